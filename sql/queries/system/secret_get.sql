@@ -1,0 +1,1 @@
+SELECT value FROM server_secrets WHERE name = $1;

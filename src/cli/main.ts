@@ -1,0 +1,52 @@
+#!/usr/bin/env bun
+// warden command line (contract section 7). Exit 0 on success, 1 on a failed check, 2 on bad usage.
+import { parseArgs } from "node:util";
+import { loadConfig } from "../config.ts";
+import { runSimulate, runVerify } from "./client.ts";
+
+const USAGE = `usage: warden <command>
+  serve                                   run the HTTPS service
+  simulate --preset NAME [--request-id ID] [--verify]
+                                          call /v1/simulate on WARDEN_URL with WARDEN_API_KEY
+  verify FILE|- [--jwks FILE]             check a saved result offline against the JWKS`;
+
+export class UsageError extends Error {}
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  switch (command) {
+    case "serve": {
+      parseArgs({ args: rest, options: {}, strict: true });
+      const { serve } = await import("../http/server.ts");
+      const { stop } = await serve(loadConfig());
+      for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => void stop().then(() => process.exit(0)));
+      return new Promise<number>(() => {}); // serve until a signal
+    }
+    case "simulate": {
+      const { values } = parseArgs({ args: rest, options: { preset: { type: "string" }, "request-id": { type: "string" }, verify: { type: "boolean" } }, strict: true });
+      if (!values.preset) throw new UsageError("simulate needs --preset NAME");
+      return runSimulate({ preset: values.preset, requestId: values["request-id"], verify: values.verify ?? false });
+    }
+    case "verify": {
+      const { values, positionals } = parseArgs({ args: rest, options: { jwks: { type: "string" } }, strict: true, allowPositionals: true });
+      if (positionals.length !== 1) throw new UsageError("verify needs one FILE (or - for stdin)");
+      return runVerify({ file: positionals[0], jwksFile: values.jwks });
+    }
+    case undefined:
+    case "help":
+    case "--help":
+      console.log(USAGE);
+      return command === undefined ? 2 : 0;
+    default:
+      throw new UsageError(`unknown command: ${command}`);
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (err) => {
+    const usage = err instanceof UsageError || (err as { code?: string })?.code?.startsWith?.("ERR_PARSE_ARGS");
+    console.error(usage ? `${(err as Error).message}\n${USAGE}` : `error: ${(err as Error).message}`);
+    process.exit(usage ? 2 : 1);
+  },
+);

@@ -1,0 +1,99 @@
+// The one database module: runs named SQL files from sql/ over the embedded (PGlite) or the
+// postgres.js driver. No SQL text lives in TypeScript; a query is called by its file name.
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { join, relative, sep } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { Driver, DriverSession, Row } from "./driver.ts";
+import { toDbError } from "./errors.ts";
+
+export type { Row } from "./driver.ts";
+export { DbError, DbUnavailableError } from "./errors.ts";
+
+export const SQL_DIR = fileURLToPath(new URL("../../sql", import.meta.url));
+
+export interface Queryable {
+  /** Runs `sql/queries/<name>.sql` with `$n` parameters; jsonb parameters are plain objects. */
+  query<T = Row>(name: string, params?: readonly unknown[]): Promise<T[]>;
+  /** The first row, or undefined. */
+  one<T = Row>(name: string, params?: readonly unknown[]): Promise<T | undefined>;
+  /** Runs a whole script, `sql/<file>` (several statements, no parameters). */
+  exec(file: string): Promise<void>;
+}
+
+export interface Db extends Queryable {
+  readonly kind: "embedded" | "postgres";
+  /** Runs fn in one transaction: committed when fn resolves, rolled back when it throws. */
+  tx<T>(fn: (q: Queryable) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+/** Reads every `.sql` file below dir once, keyed by its path without the extension. */
+export function loadSqlFiles(dir: string): Map<string, string> {
+  const files = new Map<string, string>();
+  const walk = (d: string) => {
+    for (const entry of readdirSync(d).sort()) {
+      const full = join(d, entry);
+      if (statSync(full).isDirectory()) walk(full);
+      else if (entry.endsWith(".sql")) files.set(relative(dir, full).split(sep).join("/").slice(0, -4), readFileSync(full, "utf8"));
+    }
+  };
+  walk(dir);
+  return files;
+}
+
+function queryable(session: DriverSession, queries: Map<string, string>, scripts: Map<string, string>): Queryable {
+  const text = (name: string) => {
+    const sql = queries.get(name);
+    if (sql === undefined) throw new Error(`unknown query: ${name}`);
+    return sql;
+  };
+  const query = async <T>(name: string, params: readonly unknown[] = []): Promise<T[]> => {
+    const sql = text(name);
+    try {
+      return (await session.run(sql, params)) as T[];
+    } catch (err) {
+      throw toDbError(err, name);
+    }
+  };
+  return {
+    query,
+    one: async <T>(name: string, params?: readonly unknown[]) => (await query<T>(name, params))[0],
+    async exec(file) {
+      const sql = scripts.get(file.replace(/\.sql$/, ""));
+      if (sql === undefined) throw new Error(`unknown SQL file: ${file}`);
+      try {
+        await session.script(sql);
+      } catch (err) {
+        throw toDbError(err, file);
+      }
+    },
+  };
+}
+
+export function wrapDriver(driver: Driver, sqlDir = SQL_DIR): Db {
+  const scripts = loadSqlFiles(sqlDir);
+  const queries = new Map<string, string>();
+  for (const [name, sql] of scripts) if (name.startsWith("queries/")) queries.set(name.slice("queries/".length), sql);
+  return {
+    kind: driver.kind,
+    ...queryable(driver, queries, scripts),
+    async tx(fn) {
+      try {
+        return await driver.transaction((session) => fn(queryable(session, queries, scripts)));
+      } catch (err) {
+        throw toDbError(err);
+      }
+    },
+    close: () => driver.close(),
+  };
+}
+
+/** Opens the configured database: postgres.js when a URL is given, else PGlite in dataDir. */
+export async function openDb(opts: { databaseUrl?: string; dataDir: string; poolSize?: number }): Promise<Db> {
+  if (opts.databaseUrl) {
+    const { openPostgres } = await import("./postgres.ts");
+    return wrapDriver(await openPostgres(opts.databaseUrl, { max: opts.poolSize }));
+  }
+  const { openPglite } = await import("./pglite.ts");
+  return wrapDriver(await openPglite(opts.dataDir));
+}

@@ -1,0 +1,115 @@
+// The HTTP shell: one Elysia app with every capability's routes, the front door that every
+// request passes (request id, HTTPS, body limits), and the one place where failures become the
+// contract's error body.
+import { openapi } from "@elysiajs/openapi";
+import { Elysia } from "elysia";
+import { accountsRoutes } from "../accounts/routes.ts";
+import { receiptsRoutes } from "../receipts/routes.ts";
+import { simulationRoutes } from "../simulation/routes.ts";
+import { systemRoutes } from "./system-routes.ts";
+import { checkBodyHeaders, readJsonBody } from "./body.ts";
+import type { Deps } from "./deps.ts";
+import { AppError, errorBody, toAppError } from "./errors.ts";
+import { attachState, requestState } from "./request-state.ts";
+import { newId } from "../ids.ts";
+
+// 1 to 128 visible ASCII characters (contract section 1).
+const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
+
+const SECURITY_HEADERS: Record<string, string> = {
+  "strict-transport-security": "max-age=63072000; includeSubDomains",
+  "x-content-type-options": "nosniff",
+  "cache-control": "no-store",
+};
+
+function validationMessage(error: unknown): string {
+  // Only the failing path and TypeBox's short message: never the schema or the value.
+  const first = (error as { all?: { path?: string; message?: string }[] }).all?.[0];
+  if (!first) return "The request is not valid.";
+  const where = (error as { type?: string }).type ?? "body";
+  return `${where}${first.path || ""}: ${first.message ?? "invalid"}`;
+}
+
+export function createApp(deps: Deps) {
+  const app = new Elysia({ normalize: false })
+    .use(
+      openapi({
+        path: "/docs",
+        specPath: "/openapi.json",
+        // Keep /.well-known/jwks.json: by default paths with a dot count as static files.
+        exclude: { staticFile: false, paths: ["/docs", "/openapi.json"] },
+        documentation: {
+          info: { title: "warden", version: deps.version, description: "Decisions, receipts and keys for bots and agents." },
+          components: {
+            securitySchemes: {
+              apiKey: { type: "apiKey", in: "header", name: "X-API-Key" },
+              bearer: { type: "http", scheme: "bearer", bearerFormat: "JWT" },
+            },
+          },
+        },
+      }),
+    )
+    .onParse(({ request }) => readJsonBody(request))
+    .onError(({ error, code, request, route, set }) => {
+      const state = requestState(request);
+      state.route = route || undefined;
+      let failure: AppError;
+      if (code === "VALIDATION") failure = new AppError("invalid_request", validationMessage(error));
+      else if (code === "NOT_FOUND") failure = new AppError("not_found");
+      else if (code === "PARSE") {
+        // Our parser's own refusals (413, bad UTF-8) arrive wrapped in Elysia's ParseError.
+        const cause = (error as { cause?: unknown }).cause;
+        failure = cause instanceof AppError ? cause : new AppError("invalid_json");
+      }
+      else {
+        const { error: mapped, unexpected } = toAppError((error as { cause?: unknown }).cause instanceof AppError ? (error as { cause: unknown }).cause : error);
+        if (unexpected) deps.log.error("unexpected_error", { request_id: state.id, route, error: String((error as Error)?.stack ?? error) });
+        failure = mapped;
+      }
+      set.status = failure.status;
+      return Response.json(errorBody(failure, state.id), { status: failure.status, headers: failure.options.headers });
+    })
+    .onAfterHandle(({ request, route }) => {
+      requestState(request).route = route;
+    })
+    .use(systemRoutes(deps))
+    .use(accountsRoutes(deps))
+    .use(simulationRoutes(deps))
+    .use(receiptsRoutes(deps));
+
+  /** Every request enters here: the front door, then the app, then the common headers and the log line. */
+  async function handle(request: Request): Promise<Response> {
+    const started = performance.now();
+    const sent = request.headers.get("x-request-id");
+    const validId = sent === null || REQUEST_ID.test(sent);
+    const state = { id: sent !== null && validId ? sent : newId("req_"), started };
+    attachState(request, state);
+    let response: Response;
+    try {
+      if (!validId) throw new AppError("invalid_request_id", "X-Request-ID must be 1 to 128 visible ASCII characters.");
+      if (new URL(request.url).protocol !== "https:") {
+        const proxied = deps.config.trustProxy && request.headers.get("x-forwarded-proto")?.toLowerCase() === "https";
+        if (!proxied) throw new AppError("https_required");
+      }
+      checkBodyHeaders(request);
+      response = await app.handle(request);
+    } catch (err) {
+      const { error } = toAppError(err);
+      response = Response.json(errorBody(error, state.id), { status: error.status, headers: error.options.headers });
+    }
+    response.headers.set("x-request-id", state.id);
+    for (const [name, value] of Object.entries(SECURITY_HEADERS)) if (!response.headers.has(name)) response.headers.set(name, value);
+    deps.log.info("request", {
+      method: request.method,
+      route: requestState(request).route ?? null,
+      status: response.status,
+      duration_ms: Math.round((performance.now() - started) * 100) / 100,
+      request_id: state.id,
+    });
+    return response;
+  }
+
+  return { app, handle };
+}
+
+export type App = ReturnType<typeof createApp>;

@@ -1,0 +1,55 @@
+// Request bodies: JSON only, at most 64 KiB, strict UTF-8 (contract section 1).
+import { AppError } from "./errors.ts";
+
+export const MAX_BODY_BYTES = 64 * 1024;
+const JSON_TYPE = /^application\/json\s*(;|$)/i;
+const BODY_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
+
+/** Checks the headers before anything is read: declared size and content type. */
+export function checkBodyHeaders(request: Request): void {
+  if (!BODY_METHODS.has(request.method)) return;
+  const length = request.headers.get("content-length");
+  if (length !== null && Number(length) > MAX_BODY_BYTES) throw new AppError("payload_too_large");
+  // A declared length decides; without one, a chunked or in-process body still counts.
+  const hasBody = length !== null ? length !== "0" : request.headers.has("transfer-encoding") || request.body !== null;
+  if (hasBody && !JSON_TYPE.test(request.headers.get("content-type") ?? "")) throw new AppError("unsupported_media_type");
+}
+
+/**
+ * Reads and parses the body, stopping at the size limit even when no length was declared.
+ * An empty body reads as null (never undefined, which would hand it to another parser).
+ */
+export async function readJsonBody(request: Request): Promise<unknown> {
+  if (!request.body) return null;
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > MAX_BODY_BYTES) {
+      await reader.cancel().catch(() => {});
+      throw new AppError("payload_too_large");
+    }
+    chunks.push(value);
+  }
+  if (size === 0) return null;
+  const bytes = new Uint8Array(size);
+  let offset = 0;
+  for (const c of chunks) {
+    bytes.set(c, offset);
+    offset += c.byteLength;
+  }
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
+  } catch {
+    throw new AppError("invalid_json", "The request body is not valid UTF-8.");
+  }
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new AppError("invalid_json");
+  }
+}

@@ -1,0 +1,18 @@
+// Everything a route needs, built once at start (src/http/service.ts) and passed down.
+import type { Sessions } from "../accounts/sessions.ts";
+import type { Config } from "../config.ts";
+import type { Db } from "../db/index.ts";
+import type { Logger } from "../log.ts";
+import type { ReceiptSigner } from "../receipts/signer.ts";
+
+export interface Deps {
+  config: Config;
+  db: Db;
+  log: Logger;
+  sessions: Sessions;
+  signer: ReceiptSigner;
+  /** A bcrypt hash of a random password, verified against when a login email is unknown. */
+  dummyPasswordHash: string;
+  version: string;
+  now: () => Date;
+}

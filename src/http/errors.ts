@@ -1,0 +1,102 @@
+// The closed error vocabulary of CONTRACT.md section 2, with one mapping to HTTP status.
+// Code raises AppError; src/http/app.ts turns every failure into the contract's error body.
+import { DbError, DbUnavailableError } from "../db/index.ts";
+
+export const ERROR_STATUS = {
+  invalid_json: 400,
+  invalid_request: 400,
+  invalid_request_id: 400,
+  invalid_preset: 400,
+  invalid_email: 400,
+  disposable_email: 400,
+  password_too_short: 400,
+  password_too_long: 400,
+  password_too_common: 400,
+  invalid_plan: 400,
+  invalid_token: 400,
+  token_expired: 400, // 401 when it is a JWT (raise with status 401)
+  token_used: 400,
+  unauthorized: 401,
+  key_revoked: 401,
+  https_required: 403,
+  plan_required: 403,
+  feature_not_granted: 403,
+  decision_denied: 403,
+  not_found: 404,
+  email_taken: 409,
+  upgrade_pending: 409,
+  not_pending: 409,
+  key_not_active: 409,
+  already_executed: 409,
+  idempotency_in_progress: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  idempotency_mismatch: 422,
+  rate_limited: 429,
+  quota_exceeded: 429,
+  internal_error: 500,
+  unavailable: 503,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+const DEFAULT_MESSAGES: Partial<Record<ErrorCode, string>> = {
+  invalid_json: "The request body is not valid JSON.",
+  unauthorized: "Missing or invalid credentials.",
+  key_revoked: "This API key has been revoked.",
+  not_found: "No such resource.",
+  internal_error: "Something went wrong on our side. Quote the request id when reporting it.",
+  unavailable: "The service is temporarily unavailable. Retry shortly.",
+  https_required: "Use HTTPS.",
+  payload_too_large: "The request body is larger than 64 KiB.",
+  unsupported_media_type: "Send the request body as application/json.",
+};
+
+export class AppError extends Error {
+  readonly status: number;
+  constructor(
+    readonly code: ErrorCode,
+    message?: string,
+    readonly options: { status?: number; fields?: Record<string, unknown>; headers?: Record<string, string> } = {},
+  ) {
+    super(message ?? DEFAULT_MESSAGES[code] ?? code.replaceAll("_", " "));
+    this.name = "AppError";
+    this.status = options.status ?? ERROR_STATUS[code];
+  }
+}
+
+/** The contract's error body. */
+export function errorBody(err: AppError, requestId: string): Record<string, unknown> {
+  return { ok: false, error: err.code, message: err.message, request_id: requestId, ...err.options.fields };
+}
+
+// Database refusals that mean something to the caller, by SQLSTATE and constraint name
+// (docs/error_codes.md lists the custom SQLSTATEs). Anything else is an internal error.
+const BY_CONSTRAINT: Record<string, [ErrorCode, string]> = {
+  tenants_email_key: ["email_taken", "An account with this email already exists."],
+};
+const BY_SQLSTATE: Record<string, [ErrorCode, string]> = {
+  WK001: ["key_not_active", "The key is not active."],
+};
+
+export function fromDbError(err: DbError): AppError | undefined {
+  if (err.sqlstate === "23505" && err.constraint && BY_CONSTRAINT[err.constraint]) {
+    const [code, message] = BY_CONSTRAINT[err.constraint];
+    return new AppError(code, message);
+  }
+  const hit = BY_SQLSTATE[err.sqlstate];
+  return hit ? new AppError(hit[0], hit[1]) : undefined;
+}
+
+/** Any thrown value as an AppError; unknown failures become internal_error (logged, not shown). */
+export function toAppError(err: unknown): { error: AppError; unexpected: boolean } {
+  if (err instanceof AppError) return { error: err, unexpected: false };
+  if (err instanceof DbUnavailableError) {
+    return { error: new AppError("unavailable", undefined, { headers: { "retry-after": "2" }, fields: { retry_after: 2 } }), unexpected: true };
+  }
+  if (err instanceof DbError) {
+    const mapped = fromDbError(err);
+    if (mapped) return { error: mapped, unexpected: false };
+  }
+  return { error: new AppError("internal_error"), unexpected: true };
+}

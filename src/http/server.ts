@@ -1,0 +1,29 @@
+// Serves the app over HTTPS (contract section 9). Behind a TLS-terminating proxy
+// (TRUST_PROXY=1, no certificate configured) it listens on plain HTTP and the front door accepts
+// only requests the proxy marks with X-Forwarded-Proto: https.
+import type { Config } from "../config.ts";
+import { MAX_BODY_BYTES } from "./body.ts";
+import { createService } from "./service.ts";
+import { loadTls } from "./tls.ts";
+
+export async function serve(config: Config) {
+  const service = await createService(config);
+  const { log } = service.deps;
+  const plain = config.trustProxy && !config.tlsCert;
+  const tls = plain ? undefined : await loadTls({ dataDir: config.dataDir, certFile: config.tlsCert, keyFile: config.tlsKey, log: log.info });
+  const server = Bun.serve({
+    port: config.port,
+    hostname: config.host,
+    tls: tls ? { cert: tls.cert, key: tls.key } : undefined,
+    // The front door refuses bodies over 64 KiB itself; this only stops far larger ones early.
+    maxRequestBodySize: MAX_BODY_BYTES * 16,
+    fetch: service.handle,
+  });
+  const url = `${plain ? "http" : "https"}://${config.host.includes(":") ? `[${config.host}]` : config.host}:${server.port}`;
+  log.info("listening", { url, database: service.deps.db.kind, tls: tls?.source ?? "proxy" });
+  const stop = async () => {
+    server.stop();
+    await service.close();
+  };
+  return { server, service, url, stop };
+}

@@ -1,0 +1,35 @@
+// Builds the running service from configuration: database, migrations, keys, the app.
+import { hashPassword } from "../accounts/passwords.ts";
+import { Sessions } from "../accounts/sessions.ts";
+import type { Config } from "../config.ts";
+import { openDb, type Db } from "../db/index.ts";
+import { migrate } from "../db/migrate.ts";
+import { randomBase62 } from "../ids.ts";
+import { createLogger, type Logger } from "../log.ts";
+import { ReceiptSigner } from "../receipts/signer.ts";
+import { createApp, type App } from "./app.ts";
+import type { Deps } from "./deps.ts";
+import pkg from "../../package.json" with { type: "json" };
+
+export const VERSION: string = pkg.version;
+
+export interface Service extends App {
+  deps: Deps;
+  close(): Promise<void>;
+}
+
+/** Opens (or takes) the database, applies migrations and wires the app. */
+export async function createService(config: Config, opts: { db?: Db; log?: Logger; now?: () => Date } = {}): Promise<Service> {
+  const log = opts.log ?? createLogger(config.logLevel);
+  const db = opts.db ?? (await openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }));
+  const applied = await migrate(db);
+  if (applied.length) log.info("migrations_applied", { versions: applied });
+  const [sessions, signer, dummyPasswordHash] = await Promise.all([
+    Sessions.open(db, config.jwtSecret),
+    ReceiptSigner.open(db),
+    hashPassword(randomBase62(24), config.bcryptCost),
+  ]);
+  const deps: Deps = { config, db, log, sessions, signer, dummyPasswordHash, version: VERSION, now: opts.now ?? (() => new Date()) };
+  const app = createApp(deps);
+  return { ...app, deps, close: () => (opts.db ? Promise.resolve() : db.close()) };
+}

@@ -1,0 +1,26 @@
+// Identifiers and secrets: a prefix plus base62 of CSPRNG bytes (contract section 1).
+export const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+
+/** `length` base62 characters, each drawn without modulo bias. */
+export function randomBase62(length: number): string {
+  let out = "";
+  while (out.length < length) {
+    for (const byte of crypto.getRandomValues(new Uint8Array(length * 2))) {
+      // 248 = 4 * 62: bytes at or above it would favour the first characters.
+      if (byte < 248 && out.length < length) out += BASE62[byte % 62];
+    }
+  }
+  return out;
+}
+
+/** 22 base62 characters carry 130.9 bits, above the contract's 128. */
+export function newId(prefix: "cust_" | "key_" | "upgr_" | "req_" | "rcpt_"): string {
+  return prefix + randomBase62(22);
+}
+
+/** Fixed-width base62 of a non-negative integer. */
+export function toBase62(n: number, width: number): string {
+  let out = "";
+  for (let v = n; v > 0; v = Math.floor(v / 62)) out = BASE62[v % 62] + out;
+  return out.padStart(width, "0");
+}

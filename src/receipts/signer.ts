@@ -1,0 +1,69 @@
+// The service's receipt signing key, kept in the database so it survives restarts and is shared
+// by every instance. Rotation (warden ops signing-key rotate) retires the active key; retired
+// public keys stay in the JWKS, so every receipt ever signed stays verifiable.
+import type { Db } from "../db/index.ts";
+import { generateSigningKey, importSigningKey, signCanonical } from "./signature.ts";
+
+interface KeyRow {
+  kid: string;
+  public_jwk: JsonWebKey;
+  private_jwk: JsonWebKey;
+  status: "active" | "retired";
+}
+
+// Another instance may rotate the key; pick up the new one within this long.
+const RELOAD_AFTER_MS = 60_000;
+
+export class ReceiptSigner {
+  private active?: { kid: string; privateKey: CryptoKey };
+  private loadedAt = 0;
+  private loading?: Promise<void>;
+
+  constructor(private readonly db: Db) {}
+
+  /** Loads the active key, creating the first one if this database has none. */
+  static async open(db: Db): Promise<ReceiptSigner> {
+    const signer = new ReceiptSigner(db);
+    await signer.load();
+    return signer;
+  }
+
+  private async load(): Promise<void> {
+    let rows = await this.db.query<KeyRow>("receipts/signing_keys");
+    if (!rows.some((r) => r.status === "active")) {
+      const key = await generateSigningKey();
+      // Two instances may race here; the partial unique index keeps exactly one.
+      await this.db.query("receipts/signing_key_create_first", [key.kid, key.publicJwk, key.privateJwk]);
+      rows = await this.db.query<KeyRow>("receipts/signing_keys");
+    }
+    const row = rows.find((r) => r.status === "active")!;
+    if (this.active?.kid !== row.kid) this.active = { kid: row.kid, privateKey: await importSigningKey(row.private_jwk) };
+    this.loadedAt = Date.now();
+  }
+
+  get kid(): string {
+    return this.active!.kid;
+  }
+
+  /** A compact EdDSA JWS over the JCS form of value. */
+  async sign(value: unknown): Promise<string> {
+    if (Date.now() - this.loadedAt > RELOAD_AFTER_MS) {
+      this.loading ??= this.load().finally(() => (this.loading = undefined));
+      await this.loading;
+    }
+    return signCanonical(value, this.active!);
+  }
+
+  /** Every public key, active and retired, as a JWKS. */
+  async jwks(): Promise<{ keys: JsonWebKey[] }> {
+    const rows = await this.db.query<KeyRow>("receipts/signing_keys");
+    return { keys: rows.map((r) => r.public_jwk) };
+  }
+
+  /** Makes a new active key; the old one is retired but stays published. */
+  static async rotate(db: Db): Promise<string> {
+    const key = await generateSigningKey();
+    await db.query("receipts/signing_key_rotate", [key.kid, key.publicJwk, key.privateJwk]);
+    return key.kid;
+  }
+}

@@ -1,0 +1,157 @@
+import { Type, type Static } from "@sinclair/typebox";
+import { contentHash } from "../receipts/canonical.ts";
+
+// Free-form facts about a request (who asked, is it approved, ...), compared by strict equality.
+const ContextValues = Type.Record(
+  Type.String({ pattern: "^[A-Za-z0-9_.-]{1,64}$" }),
+  Type.Union([Type.String({ maxLength: 500 }), Type.Number(), Type.Boolean()]),
+  { maxProperties: 32, additionalProperties: false },
+);
+
+export const ProtectInput = Type.Object(
+  {
+    action: Type.String({ minLength: 1, maxLength: 200, pattern: "^[A-Za-z0-9_.:/-]+$" }),
+    resource: Type.Optional(Type.String({ minLength: 1, maxLength: 500 })),
+    // TypeBox numbers reject NaN and Infinity, so amount is always finite here.
+    amount: Type.Optional(Type.Number({ minimum: 0, maximum: 1e15 })),
+    currency: Type.Optional(Type.String({ pattern: "^[A-Z]{3}$" })),
+    context: Type.Optional(ContextValues),
+  },
+  { additionalProperties: false },
+);
+export type ProtectInput = Static<typeof ProtectInput>;
+
+const Effect = Type.Union([Type.Literal("allow"), Type.Literal("deny")]);
+const Reason = Type.String({ minLength: 1, maxLength: 200 });
+
+// `*` may only end an action pattern (prefix match); anywhere else it could never match an action.
+const ActionPattern = Type.String({ minLength: 1, maxLength: 200, pattern: "^[A-Za-z0-9_.:/-]*\\*?$" });
+const ResourcePattern = Type.String({ minLength: 1, maxLength: 500 });
+
+// Lists need at least one entry: an empty list would make a rule that silently never matches.
+export const Condition = Type.Object(
+  {
+    actions: Type.Optional(Type.Array(ActionPattern, { minItems: 1, maxItems: 50 })),
+    resources: Type.Optional(Type.Array(ResourcePattern, { minItems: 1, maxItems: 50 })),
+    amount_above: Type.Optional(Type.Number({ minimum: 0, maximum: 1e15 })),
+    amount_at_most: Type.Optional(Type.Number({ minimum: 0, maximum: 1e15 })),
+    currencies: Type.Optional(
+      Type.Array(Type.String({ pattern: "^[A-Z]{3}$" }), { minItems: 1, maxItems: 50 }),
+    ),
+    context: Type.Optional(ContextValues),
+  },
+  { additionalProperties: false },
+);
+export type Condition = Static<typeof Condition>;
+
+export const Rule = Type.Object(
+  {
+    id: Type.String({ pattern: "^[a-z0-9][a-z0-9_.-]{0,63}$" }),
+    effect: Effect,
+    reason: Reason,
+    when: Condition,
+  },
+  { additionalProperties: false },
+);
+export type Rule = Static<typeof Rule>;
+
+export const PolicyDocument = Type.Object(
+  {
+    default_effect: Effect,
+    default_reason: Reason,
+    rules: Type.Array(Rule, { maxItems: 200 }),
+  },
+  { additionalProperties: false },
+);
+export type PolicyDocument = Static<typeof PolicyDocument>;
+
+// Version 1 is referenced by receipts forever: freezing stops any caller from changing
+// what its hash stands for.
+export function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === "object" && !Object.isFrozen(value)) {
+    for (const child of Object.values(value)) deepFreeze(child);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+const ALLOWED_CURRENCIES = ["USD", "EUR", "GBP"];
+
+// Deny by default; deny rules for irreversible or dangerous actions come first so that no
+// later allow can override them. Order matters: the first matching rule decides.
+export const DEFAULT_POLICY: PolicyDocument = deepFreeze<PolicyDocument>({
+  default_effect: "deny",
+  default_reason: "no_rule_matched",
+  rules: [
+    {
+      id: "deny_database_drop",
+      effect: "deny",
+      reason: "destructive_action",
+      when: { actions: ["database.drop", "database.truncate"] },
+    },
+    {
+      id: "deny_production_delete",
+      effect: "deny",
+      reason: "destructive_action_in_production",
+      when: {
+        actions: ["database.delete", "record.delete", "file.delete", "bucket.delete", "user.delete"],
+        resources: ["prod/*"],
+      },
+    },
+    { id: "deny_shell_exec", effect: "deny", reason: "shell_execution_forbidden", when: { actions: ["shell.exec"] } },
+    { id: "deny_secret_access", effect: "deny", reason: "secret_access_forbidden", when: { actions: ["secrets.*"] } },
+    // Any payment-like action over the limit, whatever its currency.
+    {
+      id: "deny_payment_over_limit",
+      effect: "deny",
+      reason: "amount_over_limit",
+      when: { actions: ["payment.*"], amount_above: 1000 },
+    },
+    {
+      id: "allow_payment_within_limit",
+      effect: "allow",
+      reason: "payment_within_limit",
+      when: { actions: ["payment.send"], amount_at_most: 1000, currencies: ALLOWED_CURRENCIES },
+    },
+    // Reached only by amounts within the limit, so the currency (missing or foreign) is the reason.
+    {
+      id: "deny_payment_currency",
+      effect: "deny",
+      reason: "currency_not_allowed",
+      when: { actions: ["payment.send"], amount_at_most: 1000 },
+    },
+    { id: "deny_payment_without_amount", effect: "deny", reason: "amount_required", when: { actions: ["payment.send"] } },
+    { id: "allow_document_read", effect: "allow", reason: "read_only", when: { actions: ["document.read"] } },
+    {
+      id: "deny_bulk_email",
+      effect: "deny",
+      reason: "bulk_email_forbidden",
+      when: { actions: ["email.send"], context: { bulk: true } },
+    },
+    { id: "allow_email_send", effect: "allow", reason: "email_allowed", when: { actions: ["email.send"] } },
+    {
+      id: "allow_deploy_staging",
+      effect: "allow",
+      reason: "staging_deploy",
+      when: { actions: ["deploy"], resources: ["staging/*"] },
+    },
+    {
+      id: "allow_deploy_production_approved",
+      effect: "allow",
+      reason: "deploy_approved",
+      when: { actions: ["deploy"], resources: ["prod/*"], context: { approved: true } },
+    },
+    {
+      id: "deny_deploy_production_unapproved",
+      effect: "deny",
+      reason: "approval_required",
+      when: { actions: ["deploy"], resources: ["prod/*"] },
+    },
+  ],
+});
+
+export const DEFAULT_POLICY_REF = Object.freeze({ policy_id: "pol_default", version: 1 });
+
+export async function policyHash(doc: PolicyDocument): Promise<string> {
+  return contentHash(doc);
+}

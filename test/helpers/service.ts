@@ -1,0 +1,79 @@
+// One service per test process, on the embedded database in memory or, when TEST_DATABASE_URL
+// names one, on a real PostgreSQL server. Tests talk to it through `handle` as a client would.
+import { loadConfig, type Config } from "../../src/config.ts";
+import { openDb, type Db } from "../../src/db/index.ts";
+import { createService, type Service } from "../../src/http/service.ts";
+import { createLogger } from "../../src/log.ts";
+
+export const BASE = "https://warden.test";
+export const logLines: string[] = [];
+
+let shared: Promise<{ service: Service; db: Db }> | undefined;
+
+export function testConfig(overrides: Partial<Config> = {}): Config {
+  return { ...loadConfig({ BCRYPT_COST: "4", LOG_LEVEL: "info", DATA_DIR: "memory://" }), ...overrides };
+}
+
+export function openTestDb(): Promise<Db> {
+  return openDb({ databaseUrl: process.env.TEST_DATABASE_URL, dataDir: "memory://", poolSize: 10 });
+}
+
+export function testService(): Promise<{ service: Service; db: Db }> {
+  shared ??= (async () => {
+    const db = await openTestDb();
+    const service = await createService(testConfig(), { db, log: createLogger("info", (line) => logLines.push(line)) });
+    return { service, db };
+  })();
+  return shared;
+}
+
+export interface Reply {
+  status: number;
+  headers: Headers;
+  body: any;
+  text: string;
+}
+
+export async function call(
+  method: string,
+  path: string,
+  opts: { json?: unknown; body?: BodyInit; headers?: Record<string, string>; base?: string; service?: Service } = {},
+): Promise<Reply> {
+  const service = opts.service ?? (await testService()).service;
+  const headers: Record<string, string> = { ...opts.headers };
+  let body = opts.body;
+  if (opts.json !== undefined) {
+    body = JSON.stringify(opts.json);
+    headers["content-type"] ??= "application/json";
+  }
+  const response = await service.handle(new Request((opts.base ?? BASE) + path, { method, headers, body }));
+  const text = await response.text();
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = undefined;
+  }
+  return { status: response.status, headers: response.headers, body: parsed, text };
+}
+
+let counter = 0;
+export function uniqueEmail(tag = "user"): string {
+  return `${tag}.${Date.now().toString(36)}.${(counter++).toString(36)}.${crypto.randomUUID().slice(0, 8)}@example.com`;
+}
+
+export const GOOD_PASSWORD = "correct horse battery staple";
+
+export async function signup(email = uniqueEmail(), password = GOOD_PASSWORD) {
+  const reply = await call("POST", "/auth/signup", { json: { email, password } });
+  if (reply.status !== 201) throw new Error(`signup failed: ${reply.status} ${reply.text}`);
+  return { email, password, token: reply.body.token as string, tenantId: reply.body.tenant_id as string, apiKey: reply.body.api_key as string };
+}
+
+/** The contract's error body shape, for any failure. */
+export function expectErrorShape(reply: Reply, status: number, error: string): void {
+  if (reply.status !== status || reply.body?.error !== error || reply.body?.ok !== false || typeof reply.body?.message !== "string" || typeof reply.body?.request_id !== "string") {
+    throw new Error(`expected ${status} ${error}, got ${reply.status} ${reply.text}`);
+  }
+  if (reply.headers.get("x-request-id") !== reply.body.request_id) throw new Error("X-Request-ID header and body request_id differ");
+}

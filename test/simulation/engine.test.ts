@@ -1,0 +1,319 @@
+import { describe, expect, test } from "bun:test";
+import { Value } from "@sinclair/typebox/value";
+import { decide } from "../../src/simulation/engine.ts";
+import {
+  DEFAULT_POLICY,
+  DEFAULT_POLICY_REF,
+  PolicyDocument,
+  ProtectInput,
+  policyHash,
+  type Condition,
+} from "../../src/simulation/policy.ts";
+import { PRESETS, presetNames } from "../../src/simulation/presets.ts";
+import { buildPayload } from "../../src/simulation/payload.ts";
+
+// Listed by hand on purpose: changing DEFAULT_POLICY or a preset must make this table fail.
+const EXPECTED: Record<string, [decision: "ALLOWED" | "DENIED", reason: string]> = {
+  small_payment: ["ALLOWED", "payment_within_limit"],
+  large_payment: ["DENIED", "amount_over_limit"],
+  foreign_currency_payment: ["DENIED", "currency_not_allowed"],
+  read_document: ["ALLOWED", "read_only"],
+  drop_production_database: ["DENIED", "destructive_action"],
+  delete_production_records: ["DENIED", "destructive_action_in_production"],
+  shell_command: ["DENIED", "shell_execution_forbidden"],
+  send_email: ["ALLOWED", "email_allowed"],
+  bulk_email: ["DENIED", "bulk_email_forbidden"],
+  deploy_staging: ["ALLOWED", "staging_deploy"],
+  deploy_production_unapproved: ["DENIED", "approval_required"],
+  deploy_production_approved: ["ALLOWED", "deploy_approved"],
+  unknown_action: ["DENIED", "no_rule_matched"],
+};
+
+// Receipts name the default policy by (pol_default, 1) and this hash; editing the document
+// without a new version would make old receipts unverifiable.
+const DEFAULT_POLICY_HASH = "0xbb7ca291bdb9a147f3ea2e959c814950663e2c18bb041790a7467e8f6615b8a5";
+
+function policyOf(conditions: Condition[], defaultEffect: "allow" | "deny" = "deny"): PolicyDocument {
+  return {
+    default_effect: defaultEffect,
+    default_reason: "fallback",
+    rules: conditions.map((when, i) => ({ id: `r${i}`, effect: "allow", reason: `rule_${i}`, when })),
+  };
+}
+
+// Whether a single-rule policy with this condition matches the input.
+function holds(when: Condition, input: ProtectInput): boolean {
+  return decide(input, policyOf([when])).reasons[0] === "rule_0";
+}
+
+describe("presets under DEFAULT_POLICY", () => {
+  test("the expectation table names exactly the presets", () => {
+    expect(presetNames()).toEqual(Object.keys(EXPECTED).sort());
+  });
+
+  test.each(Object.entries(EXPECTED))("%s -> %p", (name, [decision, reason]) => {
+    expect(decide(PRESETS[name].input, DEFAULT_POLICY)).toEqual({ decision, reasons: [reason] });
+  });
+
+  test("cover both outcomes, at least four of each", () => {
+    const outcomes = Object.values(EXPECTED).map(([d]) => d);
+    expect(outcomes.filter((d) => d === "ALLOWED").length).toBeGreaterThanOrEqual(4);
+    expect(outcomes.filter((d) => d === "DENIED").length).toBeGreaterThanOrEqual(4);
+  });
+
+  test("names are snake_case and sorted", () => {
+    const names = presetNames();
+    for (const name of names) expect(name).toMatch(/^[a-z0-9_]+$/);
+    expect(names).toEqual([...names].sort());
+  });
+
+  test("every preset input is a valid ProtectInput", () => {
+    for (const name of presetNames()) expect([name, Value.Check(ProtectInput, PRESETS[name].input)]).toEqual([name, true]);
+  });
+
+  test("presets cannot be altered at run time", () => {
+    expect(() => {
+      (PRESETS.small_payment.input as { amount?: number }).amount = 1;
+    }).toThrow();
+    expect(PRESETS.small_payment.input.amount).toBe(250);
+  });
+});
+
+describe("DEFAULT_POLICY", () => {
+  test("validates against PolicyDocument", () => {
+    expect([...Value.Errors(PolicyDocument, DEFAULT_POLICY)]).toEqual([]);
+    expect(Value.Check(PolicyDocument, DEFAULT_POLICY)).toBe(true);
+  });
+
+  test("denies by default", () => {
+    expect(DEFAULT_POLICY.default_effect).toBe("deny");
+    expect(DEFAULT_POLICY.default_reason).toBe("no_rule_matched");
+  });
+
+  test("rule ids are unique", () => {
+    const ids = DEFAULT_POLICY.rules.map((r) => r.id);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  test("version 1 keeps its hash", async () => {
+    expect(DEFAULT_POLICY_REF).toEqual({ policy_id: "pol_default", version: 1 });
+    expect(await policyHash(DEFAULT_POLICY)).toBe(DEFAULT_POLICY_HASH);
+  });
+
+  test("cannot be altered at run time", () => {
+    expect(() => {
+      (DEFAULT_POLICY.rules as unknown[]).pop();
+    }).toThrow();
+  });
+
+  test.each([
+    ["payment exactly at the limit", { action: "payment.send", amount: 1000, currency: "EUR" }, "ALLOWED", "payment_within_limit"],
+    ["payment just above the limit", { action: "payment.send", amount: 1000.01, currency: "GBP" }, "DENIED", "amount_over_limit"],
+    ["payment without amount", { action: "payment.send", currency: "USD" }, "DENIED", "amount_required"],
+    ["payment without currency", { action: "payment.send", amount: 5 }, "DENIED", "currency_not_allowed"],
+    ["large refund", { action: "payment.refund", amount: 5000, currency: "USD" }, "DENIED", "amount_over_limit"],
+    ["delete outside prod", { action: "record.delete", resource: "staging/db" }, "DENIED", "no_rule_matched"],
+    ["shell with approval", { action: "shell.exec", context: { approved: true } }, "DENIED", "shell_execution_forbidden"],
+    ["bulk email as a string", { action: "email.send", context: { bulk: "true" } }, "ALLOWED", "email_allowed"],
+    ["prod deploy approved as a string", { action: "deploy", resource: "prod/web", context: { approved: "true" } }, "DENIED", "approval_required"],
+    ["deploy elsewhere", { action: "deploy", resource: "dev/web" }, "DENIED", "no_rule_matched"],
+    ["deploy without resource", { action: "deploy" }, "DENIED", "no_rule_matched"],
+    ["secret read", { action: "secrets.read", resource: "vault/api" }, "DENIED", "secret_access_forbidden"],
+  ] as [string, ProtectInput, string, string][])("%s", (_label, input, decision, reason) => {
+    expect(Value.Check(ProtectInput, input)).toBe(true);
+    expect(decide(input, DEFAULT_POLICY)).toEqual({ decision: decision as "ALLOWED" | "DENIED", reasons: [reason] });
+  });
+});
+
+describe("decide", () => {
+  test("is deterministic and does not mutate its arguments", () => {
+    const input: ProtectInput = { action: "payment.send", amount: 10, currency: "USD", context: { a: 1 } };
+    const policy = structuredClone(DEFAULT_POLICY);
+    const inputCopy = structuredClone(input);
+    const policyCopy = structuredClone(policy);
+    const first = decide(input, policy);
+    const second = decide(input, policy);
+    expect(second).toEqual(first);
+    expect(second).not.toBe(first);
+    expect(input).toEqual(inputCopy);
+    expect(policy).toEqual(policyCopy);
+  });
+
+  test("returns a fresh reasons array each time", () => {
+    const first = decide({ action: "x" }, DEFAULT_POLICY);
+    first.reasons.push("tampered");
+    expect(decide({ action: "x" }, DEFAULT_POLICY).reasons).toEqual(["no_rule_matched"]);
+  });
+
+  test("first matching rule wins", () => {
+    const policy: PolicyDocument = {
+      default_effect: "allow",
+      default_reason: "fallback",
+      rules: [
+        { id: "a", effect: "deny", reason: "first", when: { actions: ["deploy"] } },
+        { id: "b", effect: "allow", reason: "second", when: { actions: ["deploy"] } },
+        { id: "c", effect: "deny", reason: "third", when: {} },
+      ],
+    };
+    expect(decide({ action: "deploy" }, policy)).toEqual({ decision: "DENIED", reasons: ["first"] });
+    expect(decide({ action: "other" }, policy)).toEqual({ decision: "DENIED", reasons: ["third"] });
+    const swapped = { ...policy, rules: [policy.rules[1], policy.rules[0]] };
+    expect(decide({ action: "deploy" }, swapped)).toEqual({ decision: "ALLOWED", reasons: ["second"] });
+  });
+
+  test("an empty policy uses its default", () => {
+    expect(decide({ action: "anything" }, { default_effect: "allow", default_reason: "open", rules: [] })).toEqual({
+      decision: "ALLOWED",
+      reasons: ["open"],
+    });
+    expect(decide({ action: "anything" }, { default_effect: "deny", default_reason: "closed", rules: [] })).toEqual({
+      decision: "DENIED",
+      reasons: ["closed"],
+    });
+  });
+
+  test("an empty condition matches everything", () => {
+    expect(holds({}, { action: "a" })).toBe(true);
+  });
+
+  test("actions: exact unless the entry ends in *", () => {
+    expect(holds({ actions: ["email.send"] }, { action: "email.send" })).toBe(true);
+    expect(holds({ actions: ["email.send"] }, { action: "email.sendall" })).toBe(false);
+    expect(holds({ actions: ["email.send"] }, { action: "email" })).toBe(false);
+    expect(holds({ actions: ["email.*"] }, { action: "email.send" })).toBe(true);
+    expect(holds({ actions: ["email.*"] }, { action: "email." })).toBe(true);
+    expect(holds({ actions: ["email.*"] }, { action: "emailx" })).toBe(false);
+    expect(holds({ actions: ["*"] }, { action: "anything" })).toBe(true);
+    expect(holds({ actions: ["a", "b"] }, { action: "b" })).toBe(true);
+  });
+
+  test("resources: prefix or exact, and a missing resource fails", () => {
+    expect(holds({ resources: ["prod/*"] }, { action: "a", resource: "prod/db" })).toBe(true);
+    expect(holds({ resources: ["prod/*"] }, { action: "a", resource: "production/db" })).toBe(false);
+    expect(holds({ resources: ["prod/db"] }, { action: "a", resource: "prod/db/x" })).toBe(false);
+    expect(holds({ resources: ["prod/*"] }, { action: "a" })).toBe(false);
+    // `*` only has meaning at the end.
+    expect(holds({ resources: ["*/db"] }, { action: "a", resource: "prod/db" })).toBe(false);
+  });
+
+  test("amount_above is strict and needs an amount", () => {
+    const when = { amount_above: 100 };
+    expect(holds(when, { action: "a", amount: 100.000001 })).toBe(true);
+    expect(holds(when, { action: "a", amount: 100 })).toBe(false);
+    expect(holds(when, { action: "a", amount: 0 })).toBe(false);
+    expect(holds(when, { action: "a" })).toBe(false);
+    expect(holds({ amount_above: 0 }, { action: "a", amount: 0 })).toBe(false);
+  });
+
+  test("amount_at_most is inclusive and needs an amount", () => {
+    const when = { amount_at_most: 100 };
+    expect(holds(when, { action: "a", amount: 100 })).toBe(true);
+    expect(holds(when, { action: "a", amount: 0 })).toBe(true);
+    expect(holds(when, { action: "a", amount: 100.000001 })).toBe(false);
+    expect(holds(when, { action: "a" })).toBe(false);
+  });
+
+  test("amount bounds combine into a range", () => {
+    const when = { amount_above: 10, amount_at_most: 20 };
+    expect(holds(when, { action: "a", amount: 10 })).toBe(false);
+    expect(holds(when, { action: "a", amount: 15 })).toBe(true);
+    expect(holds(when, { action: "a", amount: 20 })).toBe(true);
+    expect(holds(when, { action: "a", amount: 21 })).toBe(false);
+  });
+
+  test("currencies: membership, and a missing currency fails", () => {
+    const when = { currencies: ["USD", "EUR"] };
+    expect(holds(when, { action: "a", currency: "EUR" })).toBe(true);
+    expect(holds(when, { action: "a", currency: "JPY" })).toBe(false);
+    expect(holds(when, { action: "a" })).toBe(false);
+  });
+
+  test("context: every key present with a strictly equal value", () => {
+    const when = { context: { approved: true, level: 2, team: "ops" } };
+    expect(holds(when, { action: "a", context: { approved: true, level: 2, team: "ops", extra: "x" } })).toBe(true);
+    expect(holds(when, { action: "a", context: { approved: "true", level: 2, team: "ops" } })).toBe(false);
+    expect(holds(when, { action: "a", context: { approved: true, level: "2", team: "ops" } })).toBe(false);
+    expect(holds(when, { action: "a", context: { approved: true, level: 2 } })).toBe(false);
+    expect(holds(when, { action: "a" })).toBe(false);
+    expect(holds({ context: { flag: false } }, { action: "a", context: { flag: 0 } })).toBe(false);
+    expect(holds({ context: { flag: false } }, { action: "a", context: { flag: false } })).toBe(true);
+  });
+
+  test("context keys are never inherited", () => {
+    const inherited = Object.create({ approved: true }) as Record<string, boolean>;
+    expect(holds({ context: { approved: true } }, { action: "a", context: inherited })).toBe(false);
+  });
+
+  test("all present fields must hold", () => {
+    const when: Condition = { actions: ["payment.*"], currencies: ["USD"], amount_at_most: 50 };
+    expect(holds(when, { action: "payment.send", currency: "USD", amount: 50 })).toBe(true);
+    expect(holds(when, { action: "payment.send", currency: "EUR", amount: 50 })).toBe(false);
+    expect(holds(when, { action: "transfer", currency: "USD", amount: 50 })).toBe(false);
+    expect(holds(when, { action: "payment.send", currency: "USD", amount: 51 })).toBe(false);
+  });
+});
+
+describe("schemas", () => {
+  test("ProtectInput refuses malformed inputs", () => {
+    const bad: unknown[] = [
+      {},
+      { action: "" },
+      { action: "has space" },
+      { action: "a".repeat(201) },
+      { action: "a", extra: 1 },
+      { action: "a", amount: -1 },
+      { action: "a", amount: 1e16 },
+      { action: "a", amount: Number.NaN },
+      { action: "a", amount: Number.POSITIVE_INFINITY },
+      { action: "a", currency: "usd" },
+      { action: "a", resource: "r".repeat(501) },
+      { action: "a", context: { "bad key": 1 } },
+      { action: "a", context: { k: null } },
+      { action: "a", context: { k: { nested: 1 } } },
+      { action: "a", context: Object.fromEntries(Array.from({ length: 33 }, (_, i) => [`k${i}`, i])) },
+    ];
+    for (const input of bad) expect([input, Value.Check(ProtectInput, input)]).toEqual([input, false]);
+    expect(Value.Check(ProtectInput, { action: "a:b/c-d_e.f", amount: 0, currency: "USD", context: { k: "v" } })).toBe(true);
+  });
+
+  test("PolicyDocument refuses malformed policies", () => {
+    const rule = { id: "r", effect: "allow", reason: "x", when: {} };
+    const doc = (rules: unknown[]) => ({ default_effect: "deny", default_reason: "d", rules });
+    expect(Value.Check(PolicyDocument, doc([rule]))).toBe(true);
+    const bad: unknown[] = [
+      { ...doc([rule]), extra: 1 },
+      { ...doc([rule]), default_effect: "maybe" },
+      doc([{ ...rule, id: "Upper" }]),
+      doc([{ ...rule, effect: "block" }]),
+      doc([{ ...rule, when: { unknown: 1 } }]),
+      doc([{ ...rule, when: { actions: ["*.delete"] } }]),
+      doc([{ ...rule, when: { actions: [] } }]),
+      doc([{ ...rule, extra: true }]),
+      doc(Array.from({ length: 201 }, (_, i) => ({ ...rule, id: `r${i}` }))),
+    ];
+    for (const policy of bad) expect(Value.Check(PolicyDocument, policy)).toBe(false);
+  });
+});
+
+describe("buildPayload", () => {
+  const policy = { policy_id: "pol_default", version: 1, hash: DEFAULT_POLICY_HASH };
+  const input: ProtectInput = { action: "deploy", resource: "staging/web" };
+
+  test("has the contract's shape, with preset only when given", () => {
+    const base = { input, policy, decision: "ALLOWED" as const, reasons: ["staging_deploy"] };
+    expect(buildPayload({ ...base, kind: "protect" })).toEqual({ v: 1, kind: "protect", ...base });
+    expect("preset" in buildPayload({ ...base, kind: "protect" })).toBe(false);
+    expect(buildPayload({ ...base, kind: "simulation", preset: "deploy_staging" })).toEqual({
+      v: 1,
+      kind: "simulation",
+      ...base,
+      preset: "deploy_staging",
+    });
+  });
+
+  test("keeps only the policy reference fields", () => {
+    const row = { ...policy, document: DEFAULT_POLICY } as typeof policy;
+    const payload = buildPayload({ kind: "execute", input, policy: row, decision: "DENIED", reasons: ["x"] });
+    expect(payload.policy).toEqual(policy);
+  });
+});
