@@ -95,5 +95,6 @@ export async function openDb(opts: { databaseUrl?: string; dataDir: string; pool
     return wrapDriver(await openPostgres(opts.databaseUrl, { max: opts.poolSize }));
   }
   const { openPglite } = await import("./pglite.ts");
-  return wrapDriver(await openPglite(opts.dataDir));
+  // A folder of its own inside DATA_DIR, beside the certificate and the mail outbox.
+  return wrapDriver(await openPglite(opts.dataDir === "memory://" ? opts.dataDir : join(opts.dataDir, "pgdata")));
 }

@@ -1,4 +1,5 @@
 import { PGlite, types, type Transaction } from "@electric-sql/pglite";
+import { mkdirSync } from "node:fs";
 import type { Driver, DriverSession, Row } from "./driver.ts";
 
 // int8 (counts, sums) as JS numbers, as the postgres driver does: warden's counters stay far
@@ -19,6 +20,8 @@ function session(db: PGlite | Transaction): DriverSession {
 
 /** Embedded PostgreSQL (WASM) in `dataDir`, or in memory when dataDir is "memory://". */
 export async function openPglite(dataDir: string): Promise<Driver> {
+  // PGlite creates only the last folder of the path; DATA_DIR itself may not exist yet.
+  if (dataDir !== "memory://") mkdirSync(dataDir, { recursive: true });
   const db = await PGlite.create(dataDir === "memory://" ? undefined : dataDir, { parsers });
   return {
     kind: "embedded",

@@ -5,7 +5,9 @@ WITH k AS (
 ), touched AS (
   UPDATE api_keys SET last_used_at = now()
   FROM k
-  WHERE api_keys.key_id = k.key_id AND k.status = 'active'
+  -- Re-check the row's own status: a revoke that commits while this waits for the row lock must
+  -- make the key read as revoked, not trip the api_keys_guard trigger.
+  WHERE api_keys.key_id = k.key_id AND api_keys.status = 'active'
     AND (api_keys.last_used_at IS NULL OR api_keys.last_used_at < now() - interval '60 seconds')
   RETURNING api_keys.key_id
 )

@@ -1,0 +1,244 @@
+// The command line end to end, as a user runs it: a real HTTPS server in this process, the CLI as
+// a child process talking to it, saved results checked offline.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { createHash } from "node:crypto";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import canonicalize from "canonicalize";
+import { serve } from "../../src/http/server.ts";
+import { testConfig, uniqueEmail, GOOD_PASSWORD } from "../helpers/service.ts";
+
+// PGlite on disk and the dev certificate take seconds to set up; each CLI run starts a process.
+const SLOW = 60_000;
+const ROOT = join(import.meta.dir, "..", "..");
+const insecure = { tls: { rejectUnauthorized: false } } as RequestInit;
+
+let dir: string;
+let url: string;
+let apiKey: string;
+let stop: (() => Promise<void>) | undefined;
+let closedUrl: string;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "warden-cli-"));
+  const started = await serve(testConfig({ port: 0, dataDir: join(dir, "data"), databaseUrl: process.env.TEST_DATABASE_URL, logLevel: "warn" }));
+  stop = started.stop;
+  url = started.url;
+  const res = await fetch(`${url}/auth/signup`, {
+    ...insecure,
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ email: uniqueEmail("cli"), password: GOOD_PASSWORD }),
+  });
+  const body = (await res.json()) as { api_key?: string };
+  if (res.status !== 201 || typeof body.api_key !== "string") throw new Error(`signup failed: ${res.status} ${JSON.stringify(body)}`);
+  apiKey = body.api_key;
+  // A port that was just free: nothing listens there during the offline checks.
+  const probe = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response("") });
+  closedUrl = `https://127.0.0.1:${probe.port}`;
+  probe.stop(true);
+}, SLOW);
+
+afterAll(async () => {
+  await stop?.();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+}, SLOW);
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+  json: any;
+}
+
+async function cli(args: string[], opts: { env?: Record<string, string>; stdin?: string } = {}): Promise<Run> {
+  const child = Bun.spawn([process.execPath, "src/cli/main.ts", ...args], {
+    cwd: ROOT,
+    env: { ...process.env, WARDEN_URL: url, WARDEN_INSECURE: "1", WARDEN_API_KEY: apiKey, ...opts.env },
+    stdin: opts.stdin === undefined ? "ignore" : new Blob([opts.stdin]),
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [stdout, stderr, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
+  let json: unknown;
+  try {
+    json = JSON.parse(stdout);
+  } catch {
+    json = undefined;
+  }
+  return { code, stdout, stderr, json };
+}
+
+function saved(name: string, value: unknown): string {
+  const file = join(dir, name);
+  writeFileSync(file, typeof value === "string" ? value : JSON.stringify(value, null, 2));
+  return file;
+}
+
+// content_hash as the contract defines it, built without the service's own code.
+function independentContentHash(payload: unknown): string {
+  return "0x" + createHash("sha256").update(canonicalize(payload)!, "utf8").digest("hex");
+}
+
+const flip = (decision: string) => (decision === "ALLOWED" ? "DENIED" : "ALLOWED");
+
+describe("warden simulate", () => {
+  test("a preset: exit 0, the server's result, not verified", async () => {
+    const run = await cli(["simulate", "--preset", "small_payment"]);
+    expect(run.code).toBe(0);
+    expect(run.json).toMatchObject({ ok: true, decision: "ALLOWED", verified: false, preset: "small_payment" });
+    expect(run.json.request_id).toMatch(/^req_/);
+    expect(run.json.content_hash).toBe(independentContentHash(run.json.payload));
+  }, SLOW);
+
+  test("--verify with --request-id: exit 0, verified, the caller's request id", async () => {
+    const run = await cli(["simulate", "--preset", "large_payment", "--verify", "--request-id", "cli-test-1"]);
+    expect(run.code).toBe(0);
+    expect(run.json).toMatchObject({ ok: true, verified: true, request_id: "cli-test-1", decision: "DENIED", preset: "large_payment" });
+  }, SLOW);
+
+  test("--verify refuses a result the server (or a proxy) altered: exit 1, receipt_mismatch", async () => {
+    // A plain-HTTP front that passes requests to the real server but flips the decision it returns.
+    const front = Bun.serve({
+      port: 0,
+      hostname: "127.0.0.1",
+      async fetch(req) {
+        const path = new URL(req.url).pathname;
+        const upstream = await fetch(url + path, { ...insecure, method: req.method, headers: req.headers, body: req.method === "POST" ? await req.text() : undefined });
+        const body = (await upstream.json()) as Record<string, any>;
+        if (path === "/v1/simulate") body.decision = flip(body.decision);
+        return Response.json(body, { status: upstream.status });
+      },
+    });
+    try {
+      const run = await cli(["simulate", "--preset", "small_payment", "--verify"], { env: { WARDEN_URL: `http://127.0.0.1:${front.port}` } });
+      expect(run.code).toBe(1);
+      expect(run.json).toMatchObject({ ok: false, verified: false, error: "receipt_mismatch", decision: "DENIED", checks: { content_hash: false, signature: true } });
+      // The same front without the --verify flag passes the altered result through unchecked.
+      const unchecked = await cli(["simulate", "--preset", "small_payment"], { env: { WARDEN_URL: `http://127.0.0.1:${front.port}` } });
+      expect(unchecked.code).toBe(0);
+      expect(unchecked.json).toMatchObject({ ok: true, verified: false, decision: "DENIED" });
+    } finally {
+      front.stop(true);
+    }
+  }, SLOW);
+
+  test("an unknown preset: exit 1 with invalid_preset", async () => {
+    const run = await cli(["simulate", "--preset", "nope"]);
+    expect(run.code).toBe(1);
+    expect(run.json).toMatchObject({ ok: false, error: "invalid_preset" });
+  }, SLOW);
+
+  test("a mistyped API key: exit 1 with unauthorized", async () => {
+    const broken = apiKey.slice(0, 20) + (apiKey[20] === "A" ? "B" : "A") + apiKey.slice(21);
+    const run = await cli(["simulate", "--preset", "small_payment"], { env: { WARDEN_API_KEY: broken } });
+    expect(run.code).toBe(1);
+    expect(run.json).toMatchObject({ ok: false, error: "unauthorized" });
+  }, SLOW);
+
+  test("bad usage exits 2", async () => {
+    const runs = await Promise.all([
+      cli(["simulate"]),
+      cli(["simulate", "--preset", "small_payment", "--bogus"]),
+      cli(["frobnicate"]),
+      cli(["verify"]),
+      cli(["verify", "a.json", "b.json"]),
+      cli([]),
+      cli(["simulate", "--preset", "small_payment"], { env: { WARDEN_API_KEY: "" } }),
+    ]);
+    expect(runs.map((r) => r.code)).toEqual([2, 2, 2, 2, 2, 2, 2]);
+    // Usage errors explain themselves on stderr, not as a result on stdout.
+    for (const r of runs.slice(0, 5)) {
+      expect(r.stderr).toContain("usage: warden");
+      expect(r.stdout).toBe("");
+    }
+  }, SLOW);
+});
+
+describe("warden verify", () => {
+  let result: Record<string, any>;
+  let resultFile: string;
+  let jwksFile: string;
+
+  beforeAll(async () => {
+    const run = await cli(["simulate", "--preset", "small_payment", "--request-id", "cli-verify-1"]);
+    if (run.code !== 0) throw new Error(`simulate failed: ${run.stdout} ${run.stderr}`);
+    result = run.json;
+    resultFile = saved("result.json", run.stdout);
+    const jwks = await (await fetch(`${url}/.well-known/jwks.json`, insecure)).json();
+    jwksFile = saved("jwks.json", jwks);
+  }, SLOW);
+
+  const good = { ok: true, verified: true, checks: { content_hash: true, signature: true } };
+
+  test("a saved result verifies against the server's JWKS", async () => {
+    const run = await cli(["verify", resultFile]);
+    expect(run.code).toBe(0);
+    expect(run.json).toEqual(good);
+  }, SLOW);
+
+  test("with --jwks it works fully offline", async () => {
+    const run = await cli(["verify", resultFile, "--jwks", jwksFile], { env: { WARDEN_URL: closedUrl } });
+    expect(run.code).toBe(0);
+    expect(run.json).toEqual(good);
+    // Without --jwks the same command needs the server, which is not there.
+    const online = await cli(["verify", resultFile], { env: { WARDEN_URL: closedUrl } });
+    expect(online.code).toBe(1);
+  }, SLOW);
+
+  test("- reads the result from stdin", async () => {
+    const run = await cli(["verify", "-", "--jwks", jwksFile], { stdin: JSON.stringify(result), env: { WARDEN_URL: closedUrl } });
+    expect(run.code).toBe(0);
+    expect(run.json).toEqual(good);
+  }, SLOW);
+
+  const tampered: [string, (r: Record<string, any>) => void, { content_hash: boolean; signature: boolean }][] = [
+    ["the shown decision flipped", (r) => void (r.decision = flip(r.decision)), { content_hash: false, signature: true }],
+    [
+      "the decision flipped in the payload too",
+      (r) => {
+        r.decision = flip(r.decision);
+        r.payload.decision = r.decision;
+      },
+      { content_hash: false, signature: true },
+    ],
+    [
+      "a modified payload with a correct new content_hash",
+      (r) => {
+        r.decision = flip(r.decision);
+        r.payload.decision = r.decision;
+        r.content_hash = independentContentHash(r.payload);
+      },
+      { content_hash: true, signature: false },
+    ],
+    ["another request_id", (r) => void (r.request_id = "cli-verify-2"), { content_hash: true, signature: false }],
+    ["another timestamp", (r) => void (r.timestamp = new Date(Date.parse(r.timestamp) + 1000).toISOString()), { content_hash: true, signature: false }],
+    ["a signature byte changed", (r) => void (r.signature = r.signature.slice(0, -2) + (r.signature.endsWith("AA") ? "BB" : "AA")), { content_hash: true, signature: false }],
+    ["no signature", (r) => void delete r.signature, { content_hash: true, signature: false }],
+  ];
+
+  for (const [i, [name, change, checks]] of tampered.entries()) {
+    test(`tampered (${name}): exit 1, receipt_mismatch`, async () => {
+      const copy = structuredClone(result);
+      change(copy);
+      expect(copy).not.toEqual(result);
+      const run = await cli(["verify", saved(`tampered-${i}.json`, copy), "--jwks", jwksFile], { env: { WARDEN_URL: closedUrl } });
+      expect(run.code).toBe(1);
+      expect(run.json).toEqual({ ok: false, verified: false, checks, error: "receipt_mismatch" });
+    }, SLOW);
+  }
+
+  test("a file that is not JSON: exit 1", async () => {
+    const run = await cli(["verify", saved("broken.json", "{ not json"), "--jwks", jwksFile]);
+    expect(run.code).toBe(1);
+    expect(run.json).toMatchObject({ ok: false, verified: false });
+  }, SLOW);
+
+  test("a missing file: exit 1 with a message, no stack trace", async () => {
+    const run = await cli(["verify", join(dir, "does-not-exist.json"), "--jwks", jwksFile]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toStartWith("error:");
+    expect(run.stderr).not.toContain("    at ");
+  }, SLOW);
+});

@@ -1,0 +1,372 @@
+// SQL procedures, triggers and constraints, called through the db module as the app calls them.
+// Each test runs inside a transaction that is rolled back (a sentinel error), unless what it
+// checks is the behaviour of a statement outside a transaction; those use fresh unique data.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { readdirSync } from "node:fs";
+import { join } from "node:path";
+import { DbError, SQL_DIR, type Db, type Queryable } from "../../src/db/index.ts";
+import { migrate } from "../../src/db/migrate.ts";
+import { newId } from "../../src/ids.ts";
+import { hashSecret, newSecret, secretHint } from "../../src/keys/secret.ts";
+import { verifyCanonical } from "../../src/receipts/signature.ts";
+import { ReceiptSigner } from "../../src/receipts/signer.ts";
+import { openTestDb, uniqueEmail } from "../helpers/service.ts";
+
+const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+// Not a real bcrypt hash; the column only checks the `$2` prefix and nothing here logs in.
+const PASSWORD_HASH = "$2b$04$abcdefghijklmnopqrstuuABCDEFGHIJKLMNOPQRSTUVWXYZ01234";
+const MIGRATIONS = readdirSync(join(SQL_DIR, "migrations"))
+  .filter((f) => f.endsWith(".sql"))
+  .map((f) => f.slice(0, -4))
+  .sort();
+
+class Rollback extends Error {}
+const ROLLBACK = new Rollback("rollback");
+
+// Two handles: on PGlite two separate new databases, on a server two pools on the same one.
+// `fresh` has no signing keys on PGlite. Three migration runs race from the start: on a new
+// server database all three meet on one schema.
+let db: Db;
+let fresh: Db;
+let raced: string[][];
+
+beforeAll(async () => {
+  [db, fresh] = await Promise.all([openTestDb(), openTestDb()]);
+  raced = await Promise.all([migrate(fresh), migrate(fresh), migrate(db)]);
+});
+afterAll(async () => {
+  await Promise.all([db?.close(), fresh?.close()]);
+});
+
+/** Runs fn in a transaction that is always rolled back; rethrows anything but the sentinel. */
+async function rolledBack(fn: (q: Queryable) => Promise<void>): Promise<void> {
+  const outcome = await db
+    .tx(async (q) => {
+      await fn(q);
+      throw ROLLBACK;
+    })
+    .then(
+      () => new Error("transaction was not rolled back"),
+      (err: unknown) => err,
+    );
+  if (outcome !== ROLLBACK) throw outcome;
+}
+
+/** The error a promise rejects with (fails the test when it resolves). */
+async function failure(promise: Promise<unknown>): Promise<DbError> {
+  const outcome = await promise.then(
+    (value) => ({ value }),
+    (err: unknown) => ({ err }),
+  );
+  if (!("err" in outcome)) throw new Error(`expected a database error, got ${JSON.stringify(outcome.value)}`);
+  expect(outcome.err).toBeInstanceOf(DbError);
+  return outcome.err as DbError;
+}
+
+interface NewTenant {
+  tenantId: string;
+  email: string;
+  keyId: string;
+  secret: string;
+  secretHash: string;
+}
+
+async function newTenant(): Promise<NewTenant> {
+  const secret = newSecret();
+  return { tenantId: newId("cust_"), email: uniqueEmail("sql"), keyId: newId("key_"), secret, secretHash: await hashSecret(secret) };
+}
+
+function signupParams(t: NewTenant): unknown[] {
+  return [t.tenantId, t.email, PASSWORD_HASH, t.keyId, t.secretHash, secretHint(t.secret)];
+}
+
+type KeyRow = { key_id: string; tenant_id: string; label: string; secret_hash: string; hint: string; status: string; created_at: string; last_used_at: string | null; revoked_at: string | null };
+type AuthRow = { key_id: string; tenant_id: string; status: string; plan: string };
+type SigningKeyRow = { kid: string; public_jwk: JsonWebKey; status: string };
+
+describe("migrate", () => {
+  test("concurrent first runs all succeed and apply each file once", async () => {
+    const [a, b, other] = raced;
+    // On PGlite `fresh` is always new. A server database may have been migrated by an earlier
+    // test file; when it was new, the three runs together applied each file exactly once.
+    if (fresh.kind === "embedded") {
+      expect([...a, ...b].sort()).toEqual(MIGRATIONS);
+      expect(other).toEqual(MIGRATIONS);
+    } else {
+      const all = [...a, ...b, ...other];
+      expect(all.every((v) => MIGRATIONS.includes(v))).toBe(true);
+      expect(new Set(all).size).toBe(all.length);
+    }
+    expect(new Set([...a, ...b]).size).toBe(a.length + b.length);
+    for (const handle of [fresh, db]) {
+      const applied = await handle.query<{ version: string }>("migrations/applied");
+      expect(applied.map((r) => r.version)).toEqual(MIGRATIONS);
+      expect(await handle.query("system/ping")).toEqual([{ ok: 1 }]);
+    }
+  });
+
+  test("is idempotent: a further run applies nothing", async () => {
+    expect(await migrate(fresh)).toEqual([]);
+    expect(await migrate(db)).toEqual([]);
+    const applied = await fresh.query<{ version: string }>("migrations/applied");
+    expect(applied.map((r) => r.version)).toEqual(MIGRATIONS);
+  });
+});
+
+describe("rolled-back transactions", () => {
+  test("leave nothing behind", async () => {
+    const t = await newTenant();
+    await rolledBack(async (q) => {
+      await q.query("accounts/signup", signupParams(t));
+      expect(await q.query("test/tenant_keys", [t.tenantId])).toHaveLength(1);
+    });
+    expect(await db.query("test/tenant_keys", [t.tenantId])).toEqual([]);
+    expect(await db.query("accounts/find_for_login", [t.email])).toEqual([]);
+  });
+});
+
+describe("accounts/signup (tenant_signup)", () => {
+  test("creates the tenant on the free plan and one active key labelled default", async () => {
+    const t = await newTenant();
+    await rolledBack(async (q) => {
+      const rows = await q.query<{ tenant_id: string; key_id: string; created_at: string }>("accounts/signup", signupParams(t));
+      expect(rows).toHaveLength(1);
+      expect(rows[0].tenant_id).toBe(t.tenantId);
+      expect(rows[0].key_id).toBe(t.keyId);
+      expect(rows[0].created_at).toMatch(ISO);
+
+      const tenant = await q.query<{ tenant_id: string; email: string; plan: string; session_epoch: number; created_at: string }>("test/tenant", [t.tenantId]);
+      expect(tenant).toEqual([{ tenant_id: t.tenantId, email: t.email, plan: "free", session_epoch: 0, created_at: rows[0].created_at }]);
+
+      const keys = await q.query<KeyRow>("test/tenant_keys", [t.tenantId]);
+      expect(keys).toEqual([
+        {
+          key_id: t.keyId,
+          tenant_id: t.tenantId,
+          label: "default",
+          secret_hash: t.secretHash,
+          hint: t.secret.slice(-4),
+          status: "active",
+          created_at: rows[0].created_at,
+          last_used_at: null,
+          revoked_at: null,
+        },
+      ]);
+    });
+  });
+
+  test("a second signup with the same email fails on tenants_email_key and adds nothing", async () => {
+    // Outside a transaction on purpose: the statement itself must be all or nothing.
+    const first = await newTenant();
+    await db.query("accounts/signup", signupParams(first));
+    const second = { ...(await newTenant()), email: first.email };
+    const err = await failure(db.query("accounts/signup", signupParams(second)));
+    expect(err.sqlstate).toBe("23505");
+    expect(err.constraint).toBe("tenants_email_key");
+    expect(await db.query("test/tenant", [second.tenantId])).toEqual([]);
+    expect(await db.query("test/tenant_keys", [second.tenantId])).toEqual([]);
+    expect(await db.query<KeyRow>("test/tenant_keys", [first.tenantId])).toHaveLength(1);
+  });
+
+  test("a key that cannot be stored undoes the tenant too", async () => {
+    const t = { ...(await newTenant()), keyId: "key_short" };
+    const err = await failure(db.query("accounts/signup", signupParams(t)));
+    expect(err.sqlstate).toBe("23514");
+    expect(err.constraint).toBe("api_keys_key_id_check");
+    expect(await db.query("test/tenant", [t.tenantId])).toEqual([]);
+    expect(await db.query("accounts/find_for_login", [t.email])).toEqual([]);
+  });
+
+  test("a reused secret hash is refused (api_keys_secret_hash_key) and undoes the tenant", async () => {
+    const first = await newTenant();
+    await db.query("accounts/signup", signupParams(first));
+    const second = { ...(await newTenant()), secret: first.secret, secretHash: first.secretHash };
+    const err = await failure(db.query("accounts/signup", signupParams(second)));
+    expect(err.sqlstate).toBe("23505");
+    expect(err.constraint).toBe("api_keys_secret_hash_key");
+    expect(await db.query("test/tenant", [second.tenantId])).toEqual([]);
+  });
+
+  test("a tenant id of the wrong shape violates the CHECK", async () => {
+    for (const tenantId of ["cust_short", "user_" + newId("cust_").slice(5), newId("cust_") + "x", newId("cust_").replace(/.$/, "-")]) {
+      const t = { ...(await newTenant()), tenantId };
+      await rolledBack(async (q) => {
+        const err = await failure(q.query("accounts/signup", signupParams(t)));
+        expect(err.sqlstate).toBe("23514");
+        expect(err.constraint).toBe("tenants_tenant_id_check");
+      });
+    }
+  });
+
+  test("an email that is not normalised violates the CHECK", async () => {
+    const t = await newTenant();
+    await rolledBack(async (q) => {
+      const err = await failure(q.query("accounts/signup", signupParams({ ...t, email: t.email.toUpperCase() })));
+      expect(err.sqlstate).toBe("23514");
+      expect(err.constraint).toBe("tenants_email_check");
+    });
+  });
+});
+
+describe("keys/revoke and api_keys_guard", () => {
+  test("revokes an active key once; a second revoke raises WK001", async () => {
+    const t = await newTenant();
+    await rolledBack(async (q) => {
+      await q.query("accounts/signup", signupParams(t));
+      const rows = await q.query<{ key_id: string; status: string; revoked_at: string }>("keys/revoke", [t.tenantId, t.keyId]);
+      expect(rows).toHaveLength(1);
+      expect(rows[0].key_id).toBe(t.keyId);
+      expect(rows[0].status).toBe("revoked");
+      expect(rows[0].revoked_at).toMatch(ISO);
+      expect(Math.abs(Date.parse(rows[0].revoked_at) - Date.now())).toBeLessThan(5 * 60_000);
+
+      const [stored] = await q.query<KeyRow>("test/tenant_keys", [t.tenantId]);
+      expect(stored.status).toBe("revoked");
+      expect(stored.revoked_at).toBe(rows[0].revoked_at);
+
+      const err = await failure(q.query("keys/revoke", [t.tenantId, t.keyId]));
+      expect(err.sqlstate).toBe("WK001");
+    });
+  });
+
+  test("another tenant's id revokes nothing", async () => {
+    const owner = await newTenant();
+    const other = await newTenant();
+    await rolledBack(async (q) => {
+      await q.query("accounts/signup", signupParams(owner));
+      await q.query("accounts/signup", signupParams(other));
+      expect(await q.query("keys/revoke", [other.tenantId, owner.keyId])).toEqual([]);
+      expect(await q.query("keys/revoke", [owner.tenantId, newId("key_")])).toEqual([]);
+      const [stored] = await q.query<KeyRow>("test/tenant_keys", [owner.tenantId]);
+      expect(stored.status).toBe("active");
+      expect(stored.revoked_at).toBeNull();
+    });
+  });
+});
+
+describe("keys/authenticate", () => {
+  test("finds the key and plan by hash, touches last_used_at, and shows revocation", async () => {
+    const t = await newTenant();
+    await rolledBack(async (q) => {
+      await q.query("accounts/signup", signupParams(t));
+      expect(await q.query<AuthRow>("keys/authenticate", [t.secretHash])).toEqual([{ key_id: t.keyId, tenant_id: t.tenantId, status: "active", plan: "free" }]);
+      const [touched] = await q.query<KeyRow>("test/tenant_keys", [t.tenantId]);
+      expect(touched.last_used_at).toMatch(ISO);
+
+      expect(await q.query("keys/authenticate", [await hashSecret(newSecret())])).toEqual([]);
+      expect(await q.query("keys/authenticate", [t.secretHash.toUpperCase()])).toEqual([]);
+
+      await q.query("keys/revoke", [t.tenantId, t.keyId]);
+      // Must not try to touch the revoked key (the guard would refuse the update).
+      expect(await q.query<AuthRow>("keys/authenticate", [t.secretHash])).toEqual([{ key_id: t.keyId, tenant_id: t.tenantId, status: "revoked", plan: "free" }]);
+    });
+  });
+  // PGlite runs one statement at a time, so the race exists only on a real server.
+  // The request started before the revoke committed, so either answer is linearisable; what must
+  // not happen is the touch of last_used_at tripping api_keys_guard (WK001, a 409 to the client).
+  test.skipIf(!process.env.TEST_DATABASE_URL)("a key revoked while authentication waits for its row does not trip the guard", async () => {
+    const t = await newTenant();
+    await db.query("accounts/signup", signupParams(t));
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let locked!: () => void;
+    const lockTaken = new Promise<void>((r) => (locked = r));
+    const revoking = db.tx(async (q) => {
+      await q.query("keys/revoke", [t.tenantId, t.keyId]);
+      locked();
+      await held; // keep the row locked while authentication queues behind it
+    });
+    await lockTaken;
+    const authenticating = db.query<AuthRow>("keys/authenticate", [t.secretHash]);
+    await Bun.sleep(150);
+    release();
+    await revoking;
+    const rows = await authenticating;
+    expect(rows).toHaveLength(1);
+    expect(["active", "revoked"]).toContain(rows[0].status);
+    // After the revoke committed, the next authentication reads it.
+    expect((await db.query<AuthRow>("keys/authenticate", [t.secretHash]))[0].status).toBe("revoked");
+  });
+});
+
+describe("accounts/end_sessions", () => {
+  test("increments session_epoch each time, for that tenant only", async () => {
+    const t = await newTenant();
+    const other = await newTenant();
+    await rolledBack(async (q) => {
+      await q.query("accounts/signup", signupParams(t));
+      await q.query("accounts/signup", signupParams(other));
+      expect(await q.query("accounts/session", [t.tenantId])).toEqual([{ tenant_id: t.tenantId, plan: "free", session_epoch: 0 }]);
+      expect(await q.query("accounts/end_sessions", [t.tenantId])).toEqual([{ session_epoch: 1 }]);
+      expect(await q.query("accounts/end_sessions", [t.tenantId])).toEqual([{ session_epoch: 2 }]);
+      expect(await q.query("accounts/session", [t.tenantId])).toEqual([{ tenant_id: t.tenantId, plan: "free", session_epoch: 2 }]);
+      expect(await q.query("accounts/session", [other.tenantId])).toEqual([{ tenant_id: other.tenantId, plan: "free", session_epoch: 0 }]);
+      expect(await q.query("accounts/end_sessions", [newId("cust_")])).toEqual([]);
+    });
+  });
+});
+
+describe("iso_time", () => {
+  test("renders ISO 8601 UTC with milliseconds and Z", async () => {
+    const cases: [string, string][] = [
+      ["2024-02-29 23:59:59.5+05:30", "2024-02-29T18:29:59.500Z"],
+      ["2025-01-01 00:00:00+00", "2025-01-01T00:00:00.000Z"],
+      ["1999-12-31 19:00:00.007-05", "2000-01-01T00:00:00.007Z"],
+      ["2025-06-30 12:34:56.123456+00", "2025-06-30T12:34:56.123Z"],
+    ];
+    for (const [input, expected] of cases) {
+      expect(await db.query("test/iso_time", [input])).toEqual([{ iso: expected }]);
+      // The same instant as JavaScript prints it.
+      expect(new Date(expected).toISOString()).toBe(expected);
+    }
+  });
+
+  test("never prints a 1000th millisecond", async () => {
+    const [{ iso }] = await db.query<{ iso: string }>("test/iso_time", ["2025-06-30 12:34:56.999999+00"]);
+    expect(iso).toMatch(ISO);
+    expect(Number.isNaN(Date.parse(iso))).toBe(false);
+  });
+});
+
+describe("signing keys", () => {
+  test("two signers opening at once on a new database share one active key", async () => {
+    const [a, b] = await Promise.all([ReceiptSigner.open(fresh), ReceiptSigner.open(fresh)]);
+    expect(a.kid).toBe(b.kid);
+    const rows = await fresh.query<SigningKeyRow>("receipts/signing_keys");
+    const active = rows.filter((r) => r.status === "active");
+    expect(active.map((r) => r.kid)).toEqual([a.kid]);
+    if (fresh.kind === "embedded") expect(rows).toHaveLength(1);
+  });
+
+  test("rotation makes a new active key; old signatures verify against the new JWKS", async () => {
+    const signer = await ReceiptSigner.open(db);
+    const oldKid = signer.kid;
+    const claims = { content_hash: "0x" + "ab".repeat(32), request_id: "req_sql_test", tenant_id: newId("cust_"), timestamp: new Date().toISOString(), kind: "simulation" };
+    const before = await signer.sign(claims);
+
+    const newKid = await ReceiptSigner.rotate(db);
+    expect(newKid).not.toBe(oldKid);
+
+    const rows = await db.query<SigningKeyRow>("receipts/signing_keys");
+    expect(rows.filter((r) => r.status === "active").map((r) => r.kid)).toEqual([newKid]);
+    expect(rows.find((r) => r.kid === oldKid)?.status).toBe("retired");
+
+    const jwks = await signer.jwks();
+    const kids = jwks.keys.map((k) => (k as { kid?: string }).kid);
+    expect(kids).toContain(oldKid);
+    expect(kids).toContain(newKid);
+    // Public halves only.
+    for (const key of jwks.keys) expect("d" in key).toBe(false);
+
+    const verified = await verifyCanonical(before, jwks);
+    expect(verified).toEqual({ valid: true, payload: claims, kid: oldKid });
+
+    // A signer opened after the rotation signs with the new key, also verifiable.
+    const next = await ReceiptSigner.open(db);
+    expect(next.kid).toBe(newKid);
+    const after = await next.sign(claims);
+    expect(await verifyCanonical(after, await next.jwks())).toEqual({ valid: true, payload: claims, kid: newKid });
+    // Without the new key published, the new signature does not verify.
+    expect((await verifyCanonical(after, { keys: jwks.keys.filter((k) => (k as { kid?: string }).kid !== newKid) })).valid).toBe(false);
+  });
+});
