@@ -3,12 +3,14 @@
 import { parseArgs } from "node:util";
 import { loadConfig } from "../config.ts";
 import { runSimulate, runVerify } from "./client.ts";
+import { OPS_USAGE, OpsUsageError, runOps } from "./ops.ts";
 
 const USAGE = `usage: warden <command>
   serve                                   run the HTTPS service
   simulate --preset NAME [--request-id ID] [--verify]
                                           call /v1/simulate on WARDEN_URL with WARDEN_API_KEY
-  verify FILE|- [--jwks FILE]             check a saved result offline against the JWKS`;
+  verify FILE|- [--jwks FILE]             check a saved result offline against the JWKS
+${OPS_USAGE}`;
 
 export class UsageError extends Error {}
 
@@ -32,6 +34,8 @@ async function main(argv: string[]): Promise<number> {
       if (positionals.length !== 1) throw new UsageError("verify needs one FILE (or - for stdin)");
       return runVerify({ file: positionals[0], jwksFile: values.jwks });
     }
+    case "ops":
+      return runOps(rest);
     case undefined:
     case "help":
     case "--help":
@@ -45,7 +49,7 @@ async function main(argv: string[]): Promise<number> {
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (err) => {
-    const usage = err instanceof UsageError || (err as { code?: string })?.code?.startsWith?.("ERR_PARSE_ARGS");
+    const usage = err instanceof UsageError || err instanceof OpsUsageError || (err as { code?: string })?.code?.startsWith?.("ERR_PARSE_ARGS");
     console.error(usage ? `${(err as Error).message}\n${USAGE}` : `error: ${(err as Error).message}`);
     process.exit(usage ? 2 : 1);
   },

@@ -1,5 +1,5 @@
 import { PGlite, types, type Transaction } from "@electric-sql/pglite";
-import { mkdirSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import type { Driver, DriverSession, Row } from "./driver.ts";
 
 // int8 (counts, sums) as JS numbers, as the postgres driver does: warden's counters stay far
@@ -18,15 +18,58 @@ function session(db: PGlite | Transaction): DriverSession {
   };
 }
 
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/**
+ * PGlite is one process's database: a second process opening the same folder would corrupt it.
+ * A lock file with the owner's pid refuses a second opener while the first lives, and a stale
+ * lock (its process gone) is taken over.
+ */
+function lockDataDir(dataDir: string): () => void {
+  const lockFile = `${dataDir}.lock`;
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      writeFileSync(lockFile, String(process.pid), { flag: "wx" });
+      return () => rmSync(lockFile, { force: true });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+      const owner = Number(readFileSync(lockFile, "utf8"));
+      if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && alive(owner)) {
+        throw new Error(`the embedded database in ${dataDir} is in use by process ${owner}; stop it first (or use DATABASE_URL)`);
+      }
+      rmSync(lockFile, { force: true });
+    }
+  }
+  throw new Error(`could not lock ${dataDir}`);
+}
+
 /** Embedded PostgreSQL (WASM) in `dataDir`, or in memory when dataDir is "memory://". */
 export async function openPglite(dataDir: string): Promise<Driver> {
+  const inMemory = dataDir === "memory://";
   // PGlite creates only the last folder of the path; DATA_DIR itself may not exist yet.
-  if (dataDir !== "memory://") mkdirSync(dataDir, { recursive: true });
-  const db = await PGlite.create(dataDir === "memory://" ? undefined : dataDir, { parsers });
+  if (!inMemory) mkdirSync(dataDir, { recursive: true });
+  const unlock = inMemory ? () => {} : lockDataDir(dataDir);
+  let db: PGlite;
+  try {
+    db = await PGlite.create(inMemory ? undefined : dataDir, { parsers });
+  } catch (err) {
+    unlock();
+    throw err;
+  }
   return {
     kind: "embedded",
     ...session(db),
     transaction: (fn) => db.transaction((tx) => fn(session(tx))),
-    close: () => db.close(),
+    async close() {
+      await db.close();
+      unlock();
+    },
   };
 }

@@ -1,0 +1,28 @@
+// `warden ops ...`: operator commands against DATABASE_URL, or the embedded database in
+// DATA_DIR (which must not be in use by a running service: see src/db/pglite.ts).
+import { loadConfig } from "../config.ts";
+import { openDb } from "../db/index.ts";
+import { migrate } from "../db/migrate.ts";
+import { ReceiptSigner } from "../receipts/signer.ts";
+
+export class OpsUsageError extends Error {}
+
+export const OPS_USAGE = `  ops signing-key rotate                  retire the receipt signing key and make a new one`;
+
+export async function runOps(args: string[]): Promise<number> {
+  const [group, action, ...rest] = args;
+  if (group === "signing-key" && action === "rotate" && rest.length === 0) {
+    const config = loadConfig();
+    const db = await openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+    try {
+      await migrate(db);
+      await ReceiptSigner.open(db); // a database with no key yet gets its first one before rotation
+      const kid = await ReceiptSigner.rotate(db);
+      console.log(JSON.stringify({ ok: true, kid, note: "old keys stay in the JWKS; running instances switch within a minute" }));
+      return 0;
+    } finally {
+      await db.close();
+    }
+  }
+  throw new OpsUsageError(`unknown ops command: ${args.join(" ") || "(none)"}`);
+}
