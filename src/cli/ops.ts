@@ -4,10 +4,12 @@ import { loadConfig } from "../config.ts";
 import { openDb } from "../db/index.ts";
 import { migrate } from "../db/migrate.ts";
 import { ReceiptSigner } from "../receipts/signer.ts";
+import { parseReviewCommand, REVIEW_USAGE, ReviewUsageError, runReviewCommand } from "./ops-review.ts";
 
 export class OpsUsageError extends Error {}
 
-export const OPS_USAGE = `  ops signing-key rotate                  retire the receipt signing key and make a new one`;
+export const OPS_USAGE = `  ops signing-key rotate                  retire the receipt signing key and make a new one
+${REVIEW_USAGE}`;
 
 export async function runOps(args: string[]): Promise<number> {
   const [group, action, ...rest] = args;
@@ -20,6 +22,23 @@ export async function runOps(args: string[]): Promise<number> {
       const kid = await ReceiptSigner.rotate(db);
       console.log(JSON.stringify({ ok: true, kid, note: "old keys stay in the JWKS; running instances switch within a minute" }));
       return 0;
+    } finally {
+      await db.close();
+    }
+  }
+  let review;
+  try {
+    review = parseReviewCommand(args);
+  } catch (err) {
+    if (err instanceof ReviewUsageError || (err as { code?: string }).code?.startsWith?.("ERR_PARSE_ARGS")) throw new OpsUsageError((err as Error).message);
+    throw err;
+  }
+  if (review) {
+    const config = loadConfig();
+    const db = await openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+    try {
+      await migrate(db);
+      return await runReviewCommand(db, review);
     } finally {
       await db.close();
     }

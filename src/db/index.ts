@@ -22,6 +22,12 @@ export interface Queryable {
 
 export interface Db extends Queryable {
   readonly kind: "embedded" | "postgres";
+  /**
+   * Runs one statement of an operator script from sql/ops/ (already loaded from its file and
+   * translated by src/cli/psql-script.ts). Not for application queries: those go through query().
+   */
+  runScriptStatement<T = Row>(file: string, text: string, params: readonly unknown[]): Promise<T[]>;
+  sqlFile(file: string): string;
   /** Runs fn in one transaction: committed when fn resolves, rolled back when it throws. */
   tx<T>(fn: (q: Queryable) => Promise<T>): Promise<T>;
   close(): Promise<void>;
@@ -83,6 +89,19 @@ export function wrapDriver(driver: Driver, sqlDir = SQL_DIR): Db {
       } catch (err) {
         throw toDbError(err);
       }
+    },
+    async runScriptStatement<T>(file: string, text: string, params: readonly unknown[]) {
+      try {
+        return (await driver.run(text, params)) as T[];
+      } catch (err) {
+        throw toDbError(err, file);
+      }
+    },
+    /** The text of a file under sql/ (for operator scripts). */
+    sqlFile(file: string): string {
+      const sql = scripts.get(file.replace(/\.sql$/, ""));
+      if (sql === undefined) throw new Error(`unknown SQL file: ${file}`);
+      return sql;
     },
     close: () => driver.close(),
   };

@@ -5,6 +5,7 @@ import { openapi } from "@elysiajs/openapi";
 import { Elysia } from "elysia";
 import { accountsRoutes } from "../accounts/routes.ts";
 import { receiptsRoutes } from "../receipts/routes.ts";
+import { plansRoutes } from "../plans/routes.ts";
 import { simulationRoutes } from "../simulation/routes.ts";
 import { systemRoutes } from "./system-routes.ts";
 import { checkBodyHeaders, readJsonBody } from "./body.ts";
@@ -75,7 +76,8 @@ export function createApp(deps: Deps) {
     .use(systemRoutes(deps))
     .use(accountsRoutes(deps))
     .use(simulationRoutes(deps))
-    .use(receiptsRoutes(deps));
+    .use(receiptsRoutes(deps))
+    .use(plansRoutes(deps));
 
   /** Every request enters here: the front door, then the app, then the common headers and the log line. */
   async function handle(request: Request): Promise<Response> {

@@ -74,9 +74,12 @@ export function errorBody(err: AppError, requestId: string): Record<string, unkn
 // (docs/error_codes.md lists the custom SQLSTATEs). Anything else is an internal error.
 const BY_CONSTRAINT: Record<string, [ErrorCode, string]> = {
   tenants_email_key: ["email_taken", "An account with this email already exists."],
+  upgrade_requests_one_pending: ["upgrade_pending", "An upgrade request is already pending; cancel it or wait for its review."],
 };
 const BY_SQLSTATE: Record<string, [ErrorCode, string]> = {
   WK001: ["key_not_active", "The key is not active."],
+  WU001: ["invalid_plan", "Ask for a plan above your current one: pro or enterprise."],
+  WU002: ["not_pending", "Only a pending upgrade request can change."],
 };
 
 export function fromDbError(err: DbError): AppError | undefined {

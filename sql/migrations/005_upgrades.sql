@@ -1,0 +1,239 @@
+-- Plan upgrade requests and operator review (spec section 3, contract sections 5 and 6).
+-- The database owns the state machine: pending -> approved | rejected | cancelled, terminal
+-- states never change, one pending request per tenant, plans only move up, and a tenant's plan
+-- changes only through an approved request. Custom SQLSTATEs (docs/error_codes.md):
+--   WU001 invalid_plan (unknown, or not above the current plan)   WU002 not_pending
+--   WU003 plan changed outside an approved upgrade                 WU004 bad review input
+
+CREATE TABLE upgrade_requests (
+  request_id      text PRIMARY KEY CHECK (request_id ~ '^upgr_[0-9A-Za-z]{22}$'),
+  tenant_id       text NOT NULL REFERENCES tenants (tenant_id),
+  from_plan       text NOT NULL REFERENCES plans (plan),
+  requested_plan  text NOT NULL REFERENCES plans (plan),
+  reason          text NOT NULL CHECK (char_length(reason) <= 2000),
+  status          text NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'approved', 'rejected', 'cancelled')),
+  created_at      timestamptz NOT NULL DEFAULT now(),
+  reviewed_at     timestamptz,
+  reviewed_by     text CHECK (char_length(reviewed_by) BETWEEN 1 AND 200),
+  review_note     text CHECK (char_length(review_note) <= 2000),
+  cancelled_at    timestamptz,
+  CONSTRAINT upgrade_requests_review_matches_status CHECK (
+    (status IN ('approved', 'rejected')) = (reviewed_at IS NOT NULL AND reviewed_by IS NOT NULL)),
+  CONSTRAINT upgrade_requests_cancel_matches_status CHECK ((status = 'cancelled') = (cancelled_at IS NOT NULL)),
+  CONSTRAINT upgrade_requests_rejection_has_note CHECK (status <> 'rejected' OR char_length(btrim(review_note)) > 0)
+);
+CREATE UNIQUE INDEX upgrade_requests_one_pending ON upgrade_requests (tenant_id) WHERE status = 'pending';
+CREATE INDEX upgrade_requests_tenant_idx ON upgrade_requests (tenant_id, created_at DESC);
+CREATE INDEX upgrade_requests_pending_idx ON upgrade_requests (created_at) WHERE status = 'pending';
+
+CREATE FUNCTION upgrade_requests_guard() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+  IF TG_OP = 'DELETE' THEN
+    RAISE EXCEPTION 'upgrade requests are never deleted' USING ERRCODE = 'WU002';
+  END IF;
+  IF TG_OP = 'INSERT' THEN
+    IF NEW.status <> 'pending' THEN
+      RAISE EXCEPTION 'an upgrade request starts pending' USING ERRCODE = 'WU002';
+    END IF;
+    IF (SELECT rank FROM plans WHERE plan = NEW.requested_plan) <= (SELECT rank FROM plans WHERE plan = NEW.from_plan) THEN
+      RAISE EXCEPTION 'plan % is not above %', NEW.requested_plan, NEW.from_plan USING ERRCODE = 'WU001';
+    END IF;
+    RETURN NEW;
+  END IF;
+  IF OLD.status <> 'pending' THEN
+    RAISE EXCEPTION 'upgrade request % is % and cannot change', OLD.request_id, OLD.status USING ERRCODE = 'WU002';
+  END IF;
+  IF NEW.status = 'pending' THEN
+    RAISE EXCEPTION 'a pending upgrade request can only be approved, rejected or cancelled' USING ERRCODE = 'WU002';
+  END IF;
+  IF NEW.request_id <> OLD.request_id OR NEW.tenant_id <> OLD.tenant_id OR NEW.from_plan <> OLD.from_plan
+     OR NEW.requested_plan <> OLD.requested_plan OR NEW.reason <> OLD.reason OR NEW.created_at <> OLD.created_at THEN
+    RAISE EXCEPTION 'what was requested cannot change' USING ERRCODE = 'WU002';
+  END IF;
+  RETURN NEW;
+END $$;
+CREATE TRIGGER upgrade_requests_guard BEFORE INSERT OR UPDATE OR DELETE ON upgrade_requests
+  FOR EACH ROW EXECUTE FUNCTION upgrade_requests_guard();
+
+-- A tenant's plan moves only up, and only inside upgrade_request_approve() (which sets the
+-- transaction-local flag below), so neither a code path nor a stray UPDATE can change it.
+CREATE FUNCTION tenants_plan_guard() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+  IF NEW.plan IS DISTINCT FROM OLD.plan THEN
+    IF coalesce(current_setting('warden.approving_upgrade', true), '') <> OLD.tenant_id THEN
+      RAISE EXCEPTION 'the plan of % changes only through an approved upgrade request', OLD.tenant_id USING ERRCODE = 'WU003';
+    END IF;
+    IF (SELECT rank FROM plans WHERE plan = NEW.plan) <= (SELECT rank FROM plans WHERE plan = OLD.plan) THEN
+      RAISE EXCEPTION 'plan % is not above %', NEW.plan, OLD.plan USING ERRCODE = 'WU001';
+    END IF;
+  END IF;
+  RETURN NEW;
+END $$;
+CREATE TRIGGER tenants_plan_guard BEFORE UPDATE OF plan ON tenants
+  FOR EACH ROW EXECUTE FUNCTION tenants_plan_guard();
+
+CREATE FUNCTION upgrade_request_create(p_request_id text, p_tenant_id text, p_plan text, p_reason text)
+RETURNS TABLE (request_id text, status text, requested_plan text, reason text, created_at text)
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_current text;
+BEGIN
+  SELECT t.plan INTO v_current FROM tenants t WHERE t.tenant_id = p_tenant_id;
+  IF v_current IS NULL THEN
+    RAISE EXCEPTION 'unknown tenant %', p_tenant_id USING ERRCODE = 'WU004';
+  END IF;
+  IF NOT EXISTS (SELECT 1 FROM plans WHERE plan = p_plan) THEN
+    RAISE EXCEPTION 'unknown plan %', p_plan USING ERRCODE = 'WU001';
+  END IF;
+  RETURN QUERY
+    INSERT INTO upgrade_requests AS u (request_id, tenant_id, from_plan, requested_plan, reason)
+    VALUES (p_request_id, p_tenant_id, v_current, p_plan, p_reason)
+    RETURNING u.request_id, u.status, u.requested_plan, u.reason, iso_time(u.created_at);
+END $$;
+COMMENT ON FUNCTION upgrade_request_create(text, text, text, text) IS
+  'A tenant asks for a higher plan. WU001 for an unknown or not-higher plan; a second pending request violates upgrade_requests_one_pending.';
+
+CREATE FUNCTION upgrade_request_cancel(p_tenant_id text, p_request_id text)
+RETURNS TABLE (request_id text, status text)
+LANGUAGE plpgsql AS $$
+BEGIN
+  -- The row lock makes a cancel and an operator's approve of one request take turns; the
+  -- second finds it no longer pending (WU002 from the guard).
+  PERFORM 1 FROM upgrade_requests u WHERE u.request_id = p_request_id AND u.tenant_id = p_tenant_id FOR UPDATE;
+  IF NOT FOUND THEN
+    RETURN; -- unknown, or another tenant's: the caller answers 404
+  END IF;
+  RETURN QUERY
+    UPDATE upgrade_requests u SET status = 'cancelled', cancelled_at = now()
+    WHERE u.request_id = p_request_id
+    RETURNING u.request_id, u.status;
+END $$;
+COMMENT ON FUNCTION upgrade_request_cancel(text, text) IS
+  'The requester withdraws a pending request. No row: not this tenant''s request. WU002: not pending.';
+
+CREATE FUNCTION upgrade_request_approve(p_request_id text, p_reviewer text)
+RETURNS TABLE (request_id text, tenant_id text, status text, plan text, reviewed_by text, reviewed_at text)
+LANGUAGE plpgsql AS $$
+DECLARE
+  r upgrade_requests%ROWTYPE;
+  v_email text;
+BEGIN
+  IF p_reviewer IS NULL OR btrim(p_reviewer) = '' THEN
+    RAISE EXCEPTION 'name the reviewer' USING ERRCODE = 'WU004';
+  END IF;
+  SELECT * INTO r FROM upgrade_requests u WHERE u.request_id = p_request_id FOR UPDATE;
+  IF NOT FOUND THEN
+    RAISE EXCEPTION 'no upgrade request %', p_request_id USING ERRCODE = 'WU004';
+  END IF;
+  IF r.status <> 'pending' THEN
+    RAISE EXCEPTION 'upgrade request % is %', p_request_id, r.status USING ERRCODE = 'WU002';
+  END IF;
+  UPDATE upgrade_requests u SET status = 'approved', reviewed_at = now(), reviewed_by = btrim(p_reviewer)
+    WHERE u.request_id = p_request_id;
+  -- The plan changes in this same transaction; limits are read from the plan on every call,
+  -- so they rise the moment this commits.
+  PERFORM set_config('warden.approving_upgrade', r.tenant_id, true);
+  UPDATE tenants t SET plan = r.requested_plan WHERE t.tenant_id = r.tenant_id RETURNING t.email INTO v_email;
+  PERFORM set_config('warden.approving_upgrade', '', true);
+  PERFORM upgrade_request_notify(r.tenant_id, v_email, 'upgrade_approved',
+    jsonb_build_object('request_id', r.request_id, 'plan', r.requested_plan, 'previous_plan', r.from_plan));
+  RETURN QUERY
+    SELECT u.request_id, u.tenant_id, u.status, u.requested_plan, u.reviewed_by, iso_time(u.reviewed_at)
+    FROM upgrade_requests u WHERE u.request_id = p_request_id;
+END $$;
+COMMENT ON FUNCTION upgrade_request_approve(text, text) IS
+  'Operator approval: the request becomes approved and the tenant moves to the requested plan in one transaction; the tenant is emailed.';
+
+CREATE FUNCTION upgrade_request_reject(p_request_id text, p_reviewer text, p_note text)
+RETURNS TABLE (request_id text, tenant_id text, status text, review_note text, reviewed_by text, reviewed_at text)
+LANGUAGE plpgsql AS $$
+DECLARE
+  r upgrade_requests%ROWTYPE;
+BEGIN
+  IF p_reviewer IS NULL OR btrim(p_reviewer) = '' THEN
+    RAISE EXCEPTION 'name the reviewer' USING ERRCODE = 'WU004';
+  END IF;
+  IF p_note IS NULL OR btrim(p_note) = '' THEN
+    RAISE EXCEPTION 'a rejection needs a note for the customer' USING ERRCODE = 'WU004';
+  END IF;
+  SELECT * INTO r FROM upgrade_requests u WHERE u.request_id = p_request_id FOR UPDATE;
+  IF NOT FOUND THEN
+    RAISE EXCEPTION 'no upgrade request %', p_request_id USING ERRCODE = 'WU004';
+  END IF;
+  IF r.status <> 'pending' THEN
+    RAISE EXCEPTION 'upgrade request % is %', p_request_id, r.status USING ERRCODE = 'WU002';
+  END IF;
+  UPDATE upgrade_requests u SET status = 'rejected', reviewed_at = now(), reviewed_by = btrim(p_reviewer), review_note = btrim(p_note)
+    WHERE u.request_id = p_request_id;
+  PERFORM upgrade_request_notify(r.tenant_id, (SELECT t.email FROM tenants t WHERE t.tenant_id = r.tenant_id), 'upgrade_rejected',
+    jsonb_build_object('request_id', r.request_id, 'plan', r.requested_plan, 'review_note', btrim(p_note)));
+  RETURN QUERY
+    SELECT u.request_id, u.tenant_id, u.status, u.review_note, u.reviewed_by, iso_time(u.reviewed_at)
+    FROM upgrade_requests u WHERE u.request_id = p_request_id;
+END $$;
+COMMENT ON FUNCTION upgrade_request_reject(text, text, text) IS
+  'Operator rejection with a note the customer sees; the tenant is emailed. A new request may follow.';
+
+-- The review email goes through the mail outbox in the review's own transaction, so a committed
+-- review always gets its email and a rolled-back one never does.
+CREATE FUNCTION upgrade_request_notify(p_tenant_id text, p_email text, p_kind text, p_data jsonb) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO mail_outbox (kind, to_email, tenant_id, data) VALUES (p_kind, p_email, p_tenant_id, p_data);
+END $$;
+
+CREATE FUNCTION feature_grant(p_tenant_id text, p_feature text, p_granted_by text)
+RETURNS TABLE (tenant_id text, feature text, granted_by text, granted_at text)
+LANGUAGE plpgsql AS $$
+BEGIN
+  IF p_granted_by IS NULL OR btrim(p_granted_by) = '' THEN
+    RAISE EXCEPTION 'name who grants it' USING ERRCODE = 'WU004';
+  END IF;
+  IF NOT EXISTS (SELECT 1 FROM features f WHERE f.feature = p_feature AND f.access_mode = 'request_only') THEN
+    RAISE EXCEPTION '% is not a request-only feature', p_feature USING ERRCODE = 'WU004';
+  END IF;
+  IF NOT EXISTS (SELECT 1 FROM tenants t WHERE t.tenant_id = p_tenant_id) THEN
+    RAISE EXCEPTION 'no tenant %', p_tenant_id USING ERRCODE = 'WU004';
+  END IF;
+  RETURN QUERY
+    INSERT INTO feature_grants AS g (tenant_id, feature, granted_by) VALUES (p_tenant_id, p_feature, btrim(p_granted_by))
+    ON CONFLICT ON CONSTRAINT feature_grants_pkey DO UPDATE SET granted_by = g.granted_by
+    RETURNING g.tenant_id, g.feature, g.granted_by, iso_time(g.granted_at);
+END $$;
+COMMENT ON FUNCTION feature_grant(text, text, text) IS
+  'Grants a request-only feature to a tenant (idempotent). It works once the tenant''s plan also reaches the feature''s required plan.';
+
+CREATE FUNCTION feature_revoke(p_tenant_id text, p_feature text)
+RETURNS TABLE (tenant_id text, feature text, revoked boolean)
+LANGUAGE plpgsql AS $$
+BEGIN
+  DELETE FROM feature_grants g WHERE g.tenant_id = p_tenant_id AND g.feature = p_feature;
+  RETURN QUERY SELECT p_tenant_id, p_feature, FOUND;
+END $$;
+COMMENT ON FUNCTION feature_revoke(text, text) IS 'Withdraws a granted request-only feature; revoked is false when there was no grant.';
+
+CREATE FUNCTION ops_upgrades_pending()
+RETURNS TABLE (request_id text, tenant_id text, email text, current_plan text, requested_plan text, reason text, created_at text, age text)
+LANGUAGE sql STABLE AS $$
+  SELECT u.request_id, u.tenant_id, t.email, t.plan, u.requested_plan, u.reason, iso_time(u.created_at),
+         justify_interval(date_trunc('minute', now() - u.created_at))::text
+  FROM upgrade_requests u JOIN tenants t ON t.tenant_id = u.tenant_id
+  WHERE u.status = 'pending'
+  ORDER BY u.created_at, u.request_id
+$$;
+COMMENT ON FUNCTION ops_upgrades_pending() IS 'Pending upgrade requests, oldest first, for operator review.';
+
+CREATE FUNCTION ops_tenant_show(p_tenant_id text)
+RETURNS TABLE (tenant_id text, email text, plan text, email_verified boolean, created_at text,
+               keys_active bigint, granted_features text, upgrade_requests text)
+LANGUAGE sql STABLE AS $$
+  SELECT t.tenant_id, t.email, t.plan, t.email_verified_at IS NOT NULL, iso_time(t.created_at),
+         (SELECT count(*) FROM api_keys k WHERE k.tenant_id = t.tenant_id AND k.status = 'active'),
+         coalesce((SELECT string_agg(g.feature, ', ' ORDER BY g.feature) FROM feature_grants g WHERE g.tenant_id = t.tenant_id), ''),
+         coalesce((SELECT string_agg(u.request_id || ' ' || u.requested_plan || ' ' || u.status, '; ' ORDER BY u.created_at DESC)
+                   FROM upgrade_requests u WHERE u.tenant_id = t.tenant_id), '')
+  FROM tenants t WHERE t.tenant_id = p_tenant_id
+$$;
+COMMENT ON FUNCTION ops_tenant_show(text) IS 'One tenant at a glance for an operator.';

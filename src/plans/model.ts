@@ -1,0 +1,51 @@
+// Shapes of /features/catalog, /customer/upgrades and /customer/dashboard (contract section 3).
+import { t } from "elysia";
+
+const Limit = t.Union([t.Integer(), t.Null()]);
+export const Limits = t.Object({ protect_per_day: Limit, execute_per_day: Limit, receipts_stored: Limit });
+
+export const Catalog = t.Object({
+  ok: t.Literal(true),
+  plans: t.Array(t.Object({ plan: t.String(), limits: Limits })),
+  features: t.Array(
+    t.Object({
+      feature: t.String(),
+      name: t.String(),
+      description: t.String(),
+      required_plan: t.String(),
+      access_mode: t.Union([t.Literal("self_serve"), t.Literal("request_only")]),
+    }),
+  ),
+});
+
+export const UpgradeRequestBody = t.Object(
+  { requested_plan: t.String({ maxLength: 50 }), reason: t.String({ maxLength: 2000 }) },
+  { additionalProperties: false },
+);
+
+const Status = t.Union([t.Literal("pending"), t.Literal("approved"), t.Literal("rejected"), t.Literal("cancelled")]);
+
+export const UpgradeCreated = t.Object({
+  ok: t.Literal(true),
+  request_id: t.String(),
+  status: t.Literal("pending"),
+  requested_plan: t.String(),
+  reason: t.String(),
+  created_at: t.String(),
+});
+
+export const UpgradeItem = t.Object({
+  request_id: t.String(),
+  status: Status,
+  requested_plan: t.String(),
+  reason: t.String(),
+  created_at: t.String(),
+  reviewed_at: t.Union([t.String(), t.Null()]),
+  review_note: t.Union([t.String(), t.Null()]),
+});
+
+export const UpgradeList = t.Object({ ok: t.Literal(true), upgrades: t.Array(UpgradeItem) });
+
+export const UpgradeIdParams = t.Object({ id: t.String({ maxLength: 100 }) }, { additionalProperties: false });
+
+export const UpgradeCancelled = t.Object({ ok: t.Literal(true), request_id: t.String(), status: t.Literal("cancelled") });
