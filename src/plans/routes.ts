@@ -6,6 +6,7 @@ import type { Deps } from "../http/deps.ts";
 import { AppError } from "../http/errors.ts";
 import { newId } from "../ids.ts";
 import { loadCatalog } from "./catalog.ts";
+import "./mail.ts"; // registers the review email templates with the mail worker
 import { Catalog, UpgradeCancelled, UpgradeCreated, UpgradeIdParams, UpgradeList, UpgradeRequestBody } from "./model.ts";
 
 type UpgradeRow = { request_id: string; status: "pending" | "approved" | "rejected" | "cancelled"; requested_plan: string; reason: string; created_at: string; reviewed_at: string | null; review_note: string | null };

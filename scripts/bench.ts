@@ -1,0 +1,208 @@
+// npm run bench: the service under load from wrk in another process, next to a bare Bun.serve
+// TLS endpoint (the machine's ceiling), measured in one run. Embedded database first, then the
+// real PostgreSQL server when DATABASE_URL is given. Writes bench/results/<date>.{json,md}.
+//
+//   npm run bench                          # embedded only
+//   DATABASE_URL=postgres://... npm run bench
+//   BENCH_SECONDS=10 BENCH_CONNECTIONS=64 BENCH_ONLY=simulate,protect npm run bench
+import { spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Subprocess } from "bun";
+
+const ROOT = join(import.meta.dir, "..");
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 3);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64);
+const THREADS = Number(process.env.BENCH_THREADS ?? 2);
+const ONLY = process.env.BENCH_ONLY?.split(",");
+const insecure = { tls: { rejectUnauthorized: false } } as RequestInit;
+
+interface WrkResult {
+  requests: number;
+  duration_us: number;
+  p50: number;
+  p90: number;
+  p99: number;
+  max: number;
+  mean: number;
+  errors: Record<string, number>;
+}
+
+interface Row {
+  database: string;
+  scenario: string;
+  rps: number;
+  p50_ms: number;
+  p99_ms: number;
+  max_ms: number;
+  errors: number;
+  rss_mb: number;
+  ratio_to_ceiling: number;
+}
+
+function ensureWrk() {
+  if (spawnSync("wrk", ["--version"]).error === undefined) return;
+  console.log("bench: installing wrk from Debian");
+  let r = spawnSync("apt-get", ["install", "-y", "wrk"], { stdio: "inherit" });
+  if (r.status !== 0) {
+    spawnSync("apt-get", ["update"], { stdio: "inherit" });
+    r = spawnSync("apt-get", ["install", "-y", "wrk"], { stdio: "inherit" });
+  }
+  if (r.status !== 0) throw new Error("could not install wrk");
+}
+
+async function wrk(url: string, shape: { method?: string; body?: unknown; headers?: Record<string, string>; pair?: boolean }, seconds: number): Promise<WrkResult> {
+  const env = {
+    ...process.env,
+    BENCH_METHOD: shape.method ?? "GET",
+    BENCH_BODY: shape.body === undefined ? "" : JSON.stringify(shape.body),
+    BENCH_HEADERS: Object.entries({ ...(shape.body !== undefined ? { "Content-Type": "application/json" } : {}), ...shape.headers })
+      .map(([k, v]) => `${k}: ${v}`)
+      .join("\n"),
+    BENCH_PAIR: shape.pair ? "1" : "0",
+  };
+  const proc = Bun.spawn(["wrk", "-t", String(THREADS), "-c", String(CONNECTIONS), "-d", `${seconds}s`, "--latency", "-s", join(ROOT, "scripts/bench/request.lua"), url], { env, stdout: "pipe", stderr: "pipe" });
+  const [out, err] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  const line = out.split("\n").find((l) => l.startsWith("BENCH_JSON "));
+  if (!line) throw new Error(`wrk gave no summary: ${out} ${err}`);
+  return JSON.parse(line.slice("BENCH_JSON ".length));
+}
+
+function rssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  return Math.round(Number(/VmRSS:\s+(\d+)/.exec(status)![1]) / 1024);
+}
+
+async function waitHealthy(url: string, timeoutMs: number): Promise<number> {
+  const started = performance.now();
+  while (performance.now() - started < timeoutMs) {
+    if (await fetch(`${url}/health`, insecure).then((r) => r.ok, () => false)) return performance.now() - started;
+    await Bun.sleep(20);
+  }
+  throw new Error(`${url} not healthy after ${timeoutMs} ms`);
+}
+
+function startService(env: Record<string, string>): { proc: Subprocess; url: string } {
+  const port = 20000 + Math.floor(Math.random() * 20000);
+  const proc = Bun.spawn([process.execPath, "src/cli/main.ts", "serve"], {
+    cwd: ROOT,
+    env: { ...process.env, ...env, PORT: String(port), LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? "info" },
+    stdout: "ignore",
+    stderr: "inherit",
+  });
+  return { proc, url: `https://127.0.0.1:${port}` };
+}
+
+async function stopService(proc: Subprocess) {
+  proc.kill("SIGTERM");
+  await proc.exited;
+}
+
+async function post(url: string, path: string, body: unknown, headers: Record<string, string> = {}) {
+  const res = await fetch(url + path, { ...insecure, method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
+  const json = (await res.json()) as Record<string, any>;
+  if (!res.ok) throw new Error(`${path}: ${res.status} ${JSON.stringify(json)}`);
+  return json;
+}
+
+function cliOps(args: string[], env: Record<string, string>) {
+  const r = spawnSync(process.execPath, ["src/cli/main.ts", "ops", ...args], { cwd: ROOT, env: { ...process.env, ...env }, encoding: "utf8" });
+  if (r.status !== 0) throw new Error(`ops ${args.join(" ")}: ${r.stdout} ${r.stderr}`);
+  return JSON.parse(r.stdout);
+}
+
+async function benchDatabase(label: string, dbEnv: Record<string, string>, ceilingRps: number): Promise<{ rows: Row[]; startup_ms: number }> {
+  const dataDir = mkdtempSync(join(tmpdir(), "warden-bench-"));
+  const env = { ...dbEnv, DATA_DIR: dataDir, BCRYPT_COST: process.env.BENCH_BCRYPT_COST ?? "12" };
+
+  // Deterministic set-up through the public API: one tenant on enterprise (no quota in the way),
+  // its session and key. The upgrade is approved by the operator CLI, with the service stopped
+  // on the embedded database (one process holds it).
+  let { proc, url } = startService(env);
+  await waitHealthy(url, 30_000);
+  const email = `bench.${Date.now()}@example.com`;
+  const password = "bench passphrase, long enough";
+  const account = await post(url, "/auth/signup", { email, password });
+  const upgrade = await post(url, "/customer/upgrades/request", { requested_plan: "enterprise", reason: "benchmark" }, { authorization: `Bearer ${account.token}` });
+  await stopService(proc);
+  cliOps(["upgrades", "approve", upgrade.request_id, "--reviewer", "bench"], env);
+
+  // Start-up on an existing data directory, to a ready /health.
+  ({ proc, url } = startService(env));
+  const startup_ms = Math.round(await waitHealthy(url, 30_000));
+  const key = { "X-API-Key": account.api_key };
+  const scenarios: Record<string, Parameters<typeof wrk>[1] & { path: string }> = {
+    simulate: { path: "/v1/simulate", method: "POST", body: { preset: "small_payment" }, headers: key },
+    protect: { path: "/v1/protect", method: "POST", body: { action: "payment.send", resource: "vendor/acme", amount: 120, currency: "USD" }, headers: key },
+    protect_execute: { path: "/v1/protect", method: "POST", body: { action: "document.read", resource: "docs/handbook.pdf" }, headers: key, pair: true },
+    login: { path: "/auth/login", method: "POST", body: { email, password } },
+    key_list: { path: "/customer/keys", method: "GET", headers: { Authorization: `Bearer ${account.token}` } },
+  };
+  const rows: Row[] = [];
+  for (const [name, shape] of Object.entries(scenarios)) {
+    if (ONLY && !ONLY.includes(name)) continue;
+    await wrk(url + shape.path, shape, WARMUP); // warm-up, not counted
+    const r = await wrk(url + shape.path, shape, SECONDS);
+    const rps = r.requests / (r.duration_us / 1e6);
+    const errors = Object.values(r.errors).reduce((a, b) => a + b, 0);
+    rows.push({
+      database: label,
+      scenario: name,
+      rps: Math.round(rps),
+      p50_ms: r.p50 / 1000,
+      p99_ms: r.p99 / 1000,
+      max_ms: r.max / 1000,
+      errors,
+      rss_mb: rssMb(proc.pid),
+      ratio_to_ceiling: Math.round((rps / ceilingRps) * 1000) / 1000,
+    });
+    console.log(`bench: ${label} ${name}: ${Math.round(rps)} req/s, p99 ${r.p99 / 1000} ms, ${errors} errors`);
+  }
+  await stopService(proc);
+  rmSync(dataDir, { recursive: true, force: true });
+  return { rows, startup_ms };
+}
+
+function table(rows: Row[], ceiling: { rps: number; p99_ms: number }, startups: Record<string, number>): string {
+  const lines = [
+    `Bare Bun.serve TLS ceiling: ${ceiling.rps} req/s, p99 ${ceiling.p99_ms} ms (${CONNECTIONS} connections, ${THREADS} wrk threads, ${SECONDS} s).`,
+    `Start-up to a ready /health on an existing data directory: ${Object.entries(startups).map(([k, v]) => `${k} ${v} ms`).join(", ")}.`,
+    "",
+    "| database | scenario | req/s | p50 ms | p99 ms | max ms | errors | RSS MB | ratio to ceiling |",
+    "|---|---|---:|---:|---:|---:|---:|---:|---:|",
+    ...rows.map((r) => `| ${r.database} | ${r.scenario} | ${r.rps} | ${r.p50_ms} | ${r.p99_ms} | ${r.max_ms} | ${r.errors} | ${r.rss_mb} | ${r.ratio_to_ceiling} |`),
+  ];
+  return lines.join("\n");
+}
+
+ensureWrk();
+const certDir = mkdtempSync(join(tmpdir(), "warden-ceiling-"));
+const ceilingProc = Bun.spawn([process.execPath, "scripts/bench/ceiling.ts", certDir], { cwd: ROOT, stdout: "pipe", stderr: "inherit" });
+const reader = ceilingProc.stdout.getReader();
+const port = Number(new TextDecoder().decode((await reader.read()).value).trim());
+await wrk(`https://127.0.0.1:${port}/`, {}, WARMUP);
+const c = await wrk(`https://127.0.0.1:${port}/`, {}, SECONDS);
+const ceiling = { rps: Math.round(c.requests / (c.duration_us / 1e6)), p99_ms: c.p99 / 1000 };
+ceilingProc.kill();
+rmSync(certDir, { recursive: true, force: true });
+console.log(`bench: ceiling ${ceiling.rps} req/s`);
+
+const rows: Row[] = [];
+const startups: Record<string, number> = {};
+const embedded = await benchDatabase("embedded", { DATABASE_URL: "" }, ceiling.rps);
+rows.push(...embedded.rows);
+startups.embedded = embedded.startup_ms;
+if (process.env.DATABASE_URL) {
+  const pg = await benchDatabase("postgres", { DATABASE_URL: process.env.DATABASE_URL }, ceiling.rps);
+  rows.push(...pg.rows);
+  startups.postgres = pg.startup_ms;
+}
+
+const stamp = new Date().toISOString().replace(/[:]/g, "-").replace(/\..+/, "");
+mkdirSync(join(ROOT, "bench/results"), { recursive: true });
+const md = table(rows, ceiling, startups);
+writeFileSync(join(ROOT, `bench/results/${stamp}.json`), JSON.stringify({ date: new Date().toISOString(), connections: CONNECTIONS, threads: THREADS, seconds: SECONDS, ceiling, startup_ms: startups, rows }, null, 2) + "\n");
+writeFileSync(join(ROOT, `bench/results/${stamp}.md`), md + "\n");
+console.log("\n" + md);
