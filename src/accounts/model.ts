@@ -26,3 +26,49 @@ export const ErrorResponse = t.Object({
   message: t.String(),
   request_id: t.String(),
 });
+
+/** 429 rate_limited: the error body plus the seconds until the window ends. */
+export const RateLimitedResponse = t.Object({
+  ok: t.Literal(false),
+  error: t.Literal("rate_limited"),
+  message: t.String(),
+  request_id: t.String(),
+  retry_after: t.Integer({ minimum: 1 }),
+});
+
+// Tokens are 43 base64url characters; anything up to 512 characters is looked up (and refused)
+// rather than rejected by shape, so every wrong token gets the same invalid_token.
+const TokenField = t.String({ maxLength: 512 });
+
+/** `{}` or no body at all (our parser reads an empty body as null). */
+export const EmptyBody = t.Union([t.Null(), t.Object({}, strict)]);
+export const Accepted = t.Object({ ok: t.Literal(true) });
+
+export const TokenBody = t.Object({ token: TokenField }, strict);
+export const VerifyConfirmResponse = t.Object({ ok: t.Literal(true), email_verified: t.Literal(true) });
+export const VerifyStatusResponse = t.Object({
+  ok: t.Literal(true),
+  email: t.String(),
+  email_verified: t.Boolean(),
+  verified_at: t.Union([t.String({ format: "date-time" }), t.Null()]),
+});
+
+export const ResetRequestBody = t.Object({ email: t.String({ maxLength: 1000 }) }, strict);
+export const ResetValidateResponse = t.Object({
+  ok: t.Literal(true),
+  valid: t.Boolean(),
+  reason: t.Optional(t.Union([t.Literal("invalid_token"), t.Literal("token_expired"), t.Literal("token_used")])),
+});
+export const ResetConfirmBody = t.Object({ token: TokenField, password: t.String() }, strict);
+
+export const AccountResponse = t.Object({
+  ok: t.Literal(true),
+  tenant_id: t.String(),
+  email: t.String(),
+  email_verified: t.Boolean(),
+  plan: t.String(),
+  created_at: t.String({ format: "date-time" }),
+});
+export const PasswordChangeBody = t.Object({ current_password: t.String(), new_password: t.String() }, strict);
+/** `{ok}` per the contract, plus a fresh session: the change ends every earlier one, the caller's too. */
+export const PasswordChangeResponse = t.Object({ ok: t.Literal(true), token: t.String(), expires_at: t.String({ format: "date-time" }) });

@@ -1,0 +1,311 @@
+-- Account lifecycle (issue 3): one-time tokens for email verification and password reset, the
+-- mail outbox, password change, and brute-force counters for /auth.
+-- Written for PostgreSQL 15; runs unchanged on the embedded PGlite.
+--
+-- Refusals raise class WA (docs/error_codes.md): WA001 invalid_token, WA002 token_expired,
+-- WA003 token_used, WA004 the current password does not match.
+--
+-- Token times are the application's clock, passed in as p_now, so tests can move it; the mail
+-- outbox runs on the database clock because SQL-only producers (operator scripts) enqueue too.
+
+-- ---------------------------------------------------------------------------------------------
+-- Mail outbox: one row per message to send. Rows are written in the same transaction as the
+-- change that causes them, and delivered by the service's worker (src/mail/worker.ts).
+CREATE TABLE mail_outbox (
+  id               bigserial PRIMARY KEY,
+  -- Picks the template in src/mail/templates.ts; unknown kinds end as 'failed'.
+  kind             text NOT NULL CHECK (kind ~ '^[a-z][a-z0-9_]{0,62}$'),
+  to_email         text NOT NULL CHECK (char_length(to_email) BETWEEN 3 AND 254 AND position('@' IN to_email) > 1),
+  tenant_id        text REFERENCES tenants (tenant_id),
+  -- Template variables. For verification and reset this holds the raw token until the message
+  -- leaves; it is emptied as soon as the row is sent or fails (docs/decisions.md).
+  data             jsonb NOT NULL DEFAULT '{}' CHECK (jsonb_typeof(data) = 'object'),
+  status           text NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'sent', 'failed')),
+  attempts         integer NOT NULL DEFAULT 0 CHECK (attempts >= 0),
+  next_attempt_at  timestamptz NOT NULL DEFAULT now(),
+  last_error       text CHECK (char_length(last_error) <= 1000),
+  created_at       timestamptz NOT NULL DEFAULT now(),
+  sent_at          timestamptz,
+  CONSTRAINT mail_outbox_sent_at_matches_status CHECK ((status = 'sent') = (sent_at IS NOT NULL)),
+  CONSTRAINT mail_outbox_data_only_while_pending CHECK (status = 'pending' OR data = '{}'::jsonb)
+);
+CREATE INDEX mail_outbox_due_idx ON mail_outbox (next_attempt_at, id) WHERE status = 'pending';
+
+CREATE FUNCTION mail_enqueue(p_kind text, p_to_email text, p_tenant_id text, p_data jsonb) RETURNS bigint
+LANGUAGE sql AS $$
+  INSERT INTO mail_outbox (kind, to_email, tenant_id, data)
+  VALUES (p_kind, p_to_email, p_tenant_id, coalesce(p_data, '{}'::jsonb))
+  RETURNING id
+$$;
+COMMENT ON FUNCTION mail_enqueue(text, text, text, jsonb) IS
+  'Queues one message (kind names its template, data its variables); the service delivers it within its poll interval. Call it in the transaction of the change that causes the mail.';
+
+-- Claims due rows for sending. The claim itself is the lease: attempts counts up and
+-- next_attempt_at moves past the lease, so no other instance takes the row while it is being
+-- sent, and a row whose sender died is retried once the lease runs out (at-least-once delivery).
+CREATE FUNCTION mail_outbox_claim(p_limit integer, p_lease_seconds integer)
+RETURNS TABLE (id bigint, kind text, to_email text, tenant_id text, data jsonb, attempts integer)
+LANGUAGE sql AS $$
+  UPDATE mail_outbox m
+     SET attempts = m.attempts + 1,
+         next_attempt_at = now() + make_interval(secs => p_lease_seconds)
+    FROM (SELECT o.id FROM mail_outbox o
+           WHERE o.status = 'pending' AND o.next_attempt_at <= now()
+           ORDER BY o.next_attempt_at, o.id
+           LIMIT p_limit
+           FOR UPDATE SKIP LOCKED) due
+   WHERE m.id = due.id
+  RETURNING m.id, m.kind, m.to_email, m.tenant_id, m.data, m.attempts
+$$;
+COMMENT ON FUNCTION mail_outbox_claim(integer, integer) IS
+  'Takes up to p_limit due pending messages for this sender (SKIP LOCKED: instances never wait on each other) and leases them for p_lease_seconds.';
+
+CREATE FUNCTION mail_outbox_sent(p_id bigint) RETURNS boolean
+LANGUAGE sql AS $$
+  WITH done AS (
+    UPDATE mail_outbox SET status = 'sent', sent_at = now(), data = '{}'::jsonb, last_error = NULL
+     WHERE id = p_id AND status = 'pending'
+    RETURNING id
+  )
+  SELECT EXISTS (SELECT 1 FROM done)
+$$;
+COMMENT ON FUNCTION mail_outbox_sent(bigint) IS
+  'Marks a message delivered and empties its data (the raw token leaves the database with the mail).';
+
+-- A failed attempt: retried after base * 2^(attempts - 1) seconds, capped, until max_attempts;
+-- a permanent failure (unknown template, refused by the server) ends the row at once.
+CREATE FUNCTION mail_outbox_attempt_failed(
+  p_id bigint, p_error text, p_permanent boolean,
+  p_max_attempts integer, p_base_seconds integer, p_cap_seconds integer
+) RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_attempts integer;
+  v_status text;
+BEGIN
+  SELECT attempts INTO v_attempts FROM mail_outbox WHERE id = p_id AND status = 'pending' FOR UPDATE;
+  IF NOT FOUND THEN
+    RETURN NULL;
+  END IF;
+  IF p_permanent OR v_attempts >= p_max_attempts THEN
+    v_status := 'failed';
+    UPDATE mail_outbox SET status = 'failed', data = '{}'::jsonb, last_error = left(p_error, 1000) WHERE id = p_id;
+  ELSE
+    v_status := 'pending';
+    UPDATE mail_outbox
+       SET last_error = left(p_error, 1000),
+           next_attempt_at = now() + make_interval(secs => least(p_cap_seconds::float8, p_base_seconds * power(2, greatest(v_attempts - 1, 0))))
+     WHERE id = p_id;
+  END IF;
+  RETURN v_status;
+END $$;
+COMMENT ON FUNCTION mail_outbox_attempt_failed(bigint, text, boolean, integer, integer, integer) IS
+  'Records a failed delivery: exponential backoff (capped) while attempts remain, else status failed with data emptied. Returns the new status.';
+
+-- ---------------------------------------------------------------------------------------------
+-- One-time tokens. Only the SHA-256 of a token is kept; the raw value exists in the mail_outbox
+-- row until its message is sent.
+CREATE TABLE auth_tokens (
+  token_hash   text PRIMARY KEY CHECK (token_hash ~ '^[0-9a-f]{64}$'),
+  tenant_id    text NOT NULL REFERENCES tenants (tenant_id),
+  purpose      text NOT NULL CHECK (purpose IN ('verify_email', 'reset_password')),
+  -- active -> used (redeemed once) or superseded (a newer request, or a completed reset/change).
+  status       text NOT NULL DEFAULT 'active' CHECK (status IN ('active', 'used', 'superseded')),
+  created_at   timestamptz NOT NULL,
+  expires_at   timestamptz NOT NULL,
+  finished_at  timestamptz,
+  CONSTRAINT auth_tokens_lifetime CHECK (expires_at > created_at),
+  CONSTRAINT auth_tokens_finished_at_matches_status CHECK ((status = 'active') = (finished_at IS NULL))
+);
+CREATE INDEX auth_tokens_tenant_idx ON auth_tokens (tenant_id, purpose) WHERE status = 'active';
+-- A new verification request replaces the old link: one live verification token per tenant.
+CREATE UNIQUE INDEX auth_tokens_one_active_verification ON auth_tokens (tenant_id)
+  WHERE purpose = 'verify_email' AND status = 'active';
+
+CREATE FUNCTION auth_token_digest(p_token text) RETURNS text
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+AS $$ SELECT encode(sha256(convert_to(p_token, 'UTF8')), 'hex') $$;
+COMMENT ON FUNCTION auth_token_digest(text) IS
+  'Lowercase hex SHA-256 of a token: the only form in which tokens are stored or looked up.';
+
+CREATE FUNCTION auth_token_check(p_token text, p_purpose text, p_now timestamptz) RETURNS text
+LANGUAGE sql STABLE AS $$
+  SELECT coalesce((
+    SELECT CASE
+             WHEN t.status = 'used' THEN 'token_used'
+             WHEN t.status = 'superseded' THEN 'invalid_token'
+             WHEN t.expires_at <= p_now THEN 'token_expired'
+             ELSE 'valid'
+           END
+      FROM auth_tokens t
+     WHERE t.token_hash = auth_token_digest(p_token) AND t.purpose = p_purpose
+  ), 'invalid_token')
+$$;
+COMMENT ON FUNCTION auth_token_check(text, text, timestamptz) IS
+  'What redeeming the token would do, without redeeming it: valid, invalid_token (unknown, other purpose or superseded), token_expired or token_used.';
+
+-- Redeems a token exactly once: the row lock makes a second, parallel redemption wait and then
+-- see status 'used'.
+CREATE FUNCTION auth_token_take(p_token text, p_purpose text, p_now timestamptz) RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE
+  v auth_tokens%ROWTYPE;
+BEGIN
+  SELECT * INTO v FROM auth_tokens
+   WHERE token_hash = auth_token_digest(p_token) AND purpose = p_purpose
+     FOR UPDATE;
+  IF NOT FOUND OR v.status = 'superseded' THEN
+    RAISE EXCEPTION 'invalid token' USING ERRCODE = 'WA001';
+  ELSIF v.status = 'used' THEN
+    RAISE EXCEPTION 'token already used' USING ERRCODE = 'WA003';
+  ELSIF v.expires_at <= p_now THEN
+    RAISE EXCEPTION 'token expired' USING ERRCODE = 'WA002';
+  END IF;
+  UPDATE auth_tokens SET status = 'used', finished_at = p_now WHERE token_hash = v.token_hash;
+  RETURN v.tenant_id;
+END $$;
+COMMENT ON FUNCTION auth_token_take(text, text, timestamptz) IS
+  'Marks an active, unexpired token used and returns its tenant; else raises WA001 invalid_token, WA002 token_expired or WA003 token_used.';
+
+-- ---------------------------------------------------------------------------------------------
+-- Email verification.
+CREATE FUNCTION email_verification_issue(p_tenant_id text, p_token text, p_now timestamptz) RETURNS bigint
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_email text;
+  v_verified timestamptz;
+BEGIN
+  -- The tenant row lock serialises concurrent requests, so exactly one token stays live.
+  SELECT email, email_verified_at INTO v_email, v_verified FROM tenants WHERE tenant_id = p_tenant_id FOR UPDATE;
+  IF NOT FOUND OR v_verified IS NOT NULL THEN
+    RETURN NULL;
+  END IF;
+  UPDATE auth_tokens SET status = 'superseded', finished_at = p_now
+   WHERE tenant_id = p_tenant_id AND purpose = 'verify_email' AND status = 'active';
+  INSERT INTO auth_tokens (token_hash, tenant_id, purpose, created_at, expires_at)
+  VALUES (auth_token_digest(p_token), p_tenant_id, 'verify_email', p_now, p_now + interval '24 hours');
+  RETURN mail_enqueue('verify_email', v_email, p_tenant_id, jsonb_build_object('token', p_token));
+END $$;
+COMMENT ON FUNCTION email_verification_issue(text, text, timestamptz) IS
+  'New 24 h verification token for an unverified tenant (older ones stop working) and its email queued; returns the outbox id, NULL when the address is already verified.';
+
+CREATE FUNCTION email_verification_confirm(p_token text, p_now timestamptz)
+RETURNS TABLE (tenant_id text, verified_at text)
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_tenant text;
+BEGIN
+  v_tenant := auth_token_take(p_token, 'verify_email', p_now);
+  RETURN QUERY
+    UPDATE tenants t SET email_verified_at = coalesce(t.email_verified_at, p_now)
+     WHERE t.tenant_id = v_tenant
+    RETURNING t.tenant_id, iso_time(t.email_verified_at);
+END $$;
+COMMENT ON FUNCTION email_verification_confirm(text, timestamptz) IS
+  'Redeems a verification token (WA001/WA002/WA003 on refusal) and marks the tenant''s email verified.';
+
+-- ---------------------------------------------------------------------------------------------
+-- Password reset and change.
+CREATE FUNCTION password_reset_request(p_email text, p_token text, p_now timestamptz)
+RETURNS TABLE (tenant_id text, mail_id bigint)
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_tenant text;
+BEGIN
+  SELECT t.tenant_id INTO v_tenant FROM tenants t WHERE t.email = p_email;
+  IF NOT FOUND THEN
+    RETURN; -- nothing is sent to an unregistered address
+  END IF;
+  INSERT INTO auth_tokens (token_hash, tenant_id, purpose, created_at, expires_at)
+  VALUES (auth_token_digest(p_token), v_tenant, 'reset_password', p_now, p_now + interval '24 hours');
+  tenant_id := v_tenant;
+  mail_id := mail_enqueue('reset_password', p_email, v_tenant, jsonb_build_object('token', p_token));
+  RETURN NEXT;
+END $$;
+COMMENT ON FUNCTION password_reset_request(text, text, timestamptz) IS
+  'For a registered email: a 24 h reset token and its email queued (one row back); for any other address nothing (no row).';
+
+CREATE FUNCTION password_reset_confirm(p_token text, p_password_hash text, p_now timestamptz)
+RETURNS TABLE (tenant_id text, session_epoch integer)
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_tenant text;
+BEGIN
+  v_tenant := auth_token_take(p_token, 'reset_password', p_now);
+  UPDATE auth_tokens a SET status = 'superseded', finished_at = p_now
+   WHERE a.tenant_id = v_tenant AND a.purpose = 'reset_password' AND a.status = 'active';
+  -- The reset mail reached this address, which proves it as well as a verification would.
+  RETURN QUERY
+    UPDATE tenants t
+       SET password_hash = p_password_hash,
+           session_epoch = t.session_epoch + 1,
+           email_verified_at = coalesce(t.email_verified_at, p_now)
+     WHERE t.tenant_id = v_tenant
+    RETURNING t.tenant_id, t.session_epoch;
+END $$;
+COMMENT ON FUNCTION password_reset_confirm(text, text, timestamptz) IS
+  'Redeems a reset token (WA001/WA002/WA003 on refusal), sets the new bcrypt hash, ends every session (epoch + 1) and kills the tenant''s other reset tokens.';
+
+CREATE FUNCTION password_change(p_tenant_id text, p_current_hash text, p_new_hash text, p_now timestamptz)
+RETURNS integer
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_epoch integer;
+BEGIN
+  -- Compare-and-set on the hash the caller verified the current password against, so a change
+  -- or reset that lands in between makes this one fail instead of silently winning.
+  UPDATE tenants SET password_hash = p_new_hash, session_epoch = session_epoch + 1
+   WHERE tenant_id = p_tenant_id AND password_hash = p_current_hash
+  RETURNING session_epoch INTO v_epoch;
+  IF NOT FOUND THEN
+    RAISE EXCEPTION 'current password does not match' USING ERRCODE = 'WA004';
+  END IF;
+  UPDATE auth_tokens SET status = 'superseded', finished_at = p_now
+   WHERE tenant_id = p_tenant_id AND purpose = 'reset_password' AND status = 'active';
+  RETURN v_epoch;
+END $$;
+COMMENT ON FUNCTION password_change(text, text, text, timestamptz) IS
+  'Replaces the password hash if it is still p_current_hash (else WA004), ends every session and kills pending reset tokens; returns the new session epoch.';
+
+-- ---------------------------------------------------------------------------------------------
+-- Brute-force limits: fixed windows per bucket ('ip:<address or /64>:<route>',
+-- 'email:<sha256>:<action>'), shared by every instance.
+CREATE TABLE auth_rate_limits (
+  bucket        text PRIMARY KEY CHECK (char_length(bucket) BETWEEN 1 AND 300),
+  window_start  timestamptz NOT NULL,
+  resets_at     timestamptz NOT NULL,
+  hits          integer NOT NULL CHECK (hits > 0),
+  CONSTRAINT auth_rate_limits_window CHECK (resets_at > window_start)
+);
+CREATE INDEX auth_rate_limits_resets_idx ON auth_rate_limits (resets_at);
+
+CREATE FUNCTION rate_limit_hit(p_bucket text, p_limit integer, p_window_seconds integer, p_now timestamptz)
+RETURNS TABLE (allowed boolean, hits integer, retry_after integer)
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_hits integer;
+  v_resets timestamptz;
+BEGIN
+  -- One statement counts the hit and starts a new window when the old one is over, so parallel
+  -- requests on any instance see consecutive counts.
+  INSERT INTO auth_rate_limits AS r (bucket, window_start, resets_at, hits)
+  VALUES (p_bucket, p_now, p_now + make_interval(secs => p_window_seconds), 1)
+  ON CONFLICT (bucket) DO UPDATE
+     SET window_start = CASE WHEN r.resets_at <= p_now THEN p_now ELSE r.window_start END,
+         resets_at = CASE WHEN r.resets_at <= p_now THEN p_now + make_interval(secs => p_window_seconds) ELSE r.resets_at END,
+         hits = CASE WHEN r.resets_at <= p_now THEN 1 ELSE r.hits + 1 END
+  RETURNING r.hits, r.resets_at INTO v_hits, v_resets;
+  -- Now and then drop windows that ended long ago; SKIP LOCKED so sweepers never wait.
+  IF random() < 0.02 THEN
+    DELETE FROM auth_rate_limits WHERE bucket IN (
+      SELECT o.bucket FROM auth_rate_limits o
+       WHERE o.resets_at < p_now - interval '1 hour' AND o.bucket <> p_bucket
+       LIMIT 500 FOR UPDATE SKIP LOCKED);
+  END IF;
+  allowed := v_hits <= p_limit;
+  hits := v_hits;
+  retry_after := greatest(1, ceil(extract(epoch FROM v_resets - p_now))::integer);
+  RETURN NEXT;
+END $$;
+COMMENT ON FUNCTION rate_limit_hit(text, integer, integer, timestamptz) IS
+  'Counts one hit on a bucket in its current fixed window (a new window starts when the old one ends) and says whether it is within p_limit, and in how many seconds the window ends.';

@@ -1,0 +1,46 @@
+// Security events (issue 3): one JSON line each, with the tenant when known, the client
+// address, the request id and the time (added by the logger). Never a password, token or
+// secret; an email only masked (PII), enough to spot a pattern without naming the person.
+import type { Deps } from "../http/deps.ts";
+import { requestState } from "../http/request-state.ts";
+
+export type SecurityEvent =
+  | "auth.signup"
+  | "auth.login_succeeded"
+  | "auth.login_failed"
+  | "auth.verification_requested"
+  | "auth.email_verified"
+  | "auth.verification_failed"
+  | "auth.reset_requested"
+  | "auth.reset_completed"
+  | "auth.reset_failed"
+  | "auth.password_changed"
+  | "auth.password_change_failed"
+  | "auth.rate_limited";
+
+const WARN: ReadonlySet<SecurityEvent> = new Set([
+  "auth.login_failed",
+  "auth.verification_failed",
+  "auth.reset_failed",
+  "auth.password_change_failed",
+  "auth.rate_limited",
+]);
+
+/** `j***@example.com`: the first character of the local part and the domain. */
+export function maskEmail(email: string): string {
+  const at = email.lastIndexOf("@");
+  if (at < 1) return "***";
+  return `${email[0]}***${email.slice(at)}`;
+}
+
+export function securityEvent(
+  deps: Deps,
+  request: Request,
+  event: SecurityEvent,
+  fields: { tenant_id?: string | null; email?: string; reason?: string; [name: string]: string | number | boolean | null | undefined } = {},
+): void {
+  const state = requestState(request);
+  const { email, tenant_id, ...rest } = fields;
+  const line = { tenant_id: tenant_id ?? null, ip: state.ip ?? null, request_id: state.id, ...rest, ...(email === undefined ? {} : { email: maskEmail(email) }) };
+  (WARN.has(event) ? deps.log.warn : deps.log.info)(event, line);
+}

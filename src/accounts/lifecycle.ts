@@ -1,0 +1,56 @@
+// The account lifecycle as plain functions over the database: verification, reset, change.
+// The rules themselves (single use, expiry, superseding, session ends) are PL/pgSQL functions
+// of migration 003; these wrappers name them and type their rows.
+import type { Db, Queryable } from "../db/index.ts";
+import { newToken, type TokenOutcome, type TokenPurpose } from "./tokens.ts";
+
+const iso = (now: Date) => now.toISOString();
+
+/** A fresh verification token and its email, in the caller's transaction; null when already verified. */
+export async function issueVerification(q: Queryable, tenantId: string, now: Date): Promise<number | null> {
+  const row = await q.one<{ mail_id: number | null }>("accounts/verification_issue", [tenantId, newToken(), iso(now)]);
+  return row?.mail_id ?? null;
+}
+
+/** Marks the email verified; throws invalid_token / token_expired / token_used (WA001-3). */
+export async function confirmVerification(db: Db, token: string, now: Date): Promise<{ tenant_id: string; verified_at: string }> {
+  const row = await db.one<{ tenant_id: string; verified_at: string }>("accounts/verification_confirm", [token, iso(now)]);
+  return row!;
+}
+
+export async function verificationStatus(db: Db, tenantId: string) {
+  return db.one<{ email: string; email_verified: boolean; verified_at: string | null }>("accounts/verification_status", [tenantId]);
+}
+
+/**
+ * A reset token and email for a registered address, nothing for another. Both paths make a
+ * token and run the same single statement, so they take about the same time.
+ */
+export async function requestReset(db: Db, email: string, now: Date): Promise<{ tenant_id: string; mail_id: number } | undefined> {
+  return db.one<{ tenant_id: string; mail_id: number }>("accounts/reset_request", [email, newToken(), iso(now)]);
+}
+
+export async function checkToken(db: Db, token: string, purpose: TokenPurpose, now: Date): Promise<TokenOutcome> {
+  const row = await db.one<{ outcome: TokenOutcome }>("accounts/token_check", [token, purpose, iso(now)]);
+  return row!.outcome;
+}
+
+/** Sets the password from a reset token and ends every session; throws WA001-3 on a bad token. */
+export async function confirmReset(db: Db, token: string, passwordHash: string, now: Date): Promise<{ tenant_id: string; session_epoch: number }> {
+  const row = await db.one<{ tenant_id: string; session_epoch: number }>("accounts/reset_confirm", [token, passwordHash, iso(now)]);
+  return row!;
+}
+
+export async function credentials(db: Db, tenantId: string) {
+  return db.one<{ email: string; password_hash: string }>("accounts/credentials", [tenantId]);
+}
+
+/** Replaces the hash if it is still `currentHash` (else WA004) and ends every session: the new epoch. */
+export async function changePassword(db: Db, tenantId: string, currentHash: string, newHash: string, now: Date): Promise<number> {
+  const row = await db.one<{ session_epoch: number }>("accounts/password_change", [tenantId, currentHash, newHash, iso(now)]);
+  return row!.session_epoch;
+}
+
+export async function account(db: Db, tenantId: string) {
+  return db.one<{ tenant_id: string; email: string; email_verified: boolean; plan: string; created_at: string }>("accounts/account", [tenantId]);
+}

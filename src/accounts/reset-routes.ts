@@ -1,0 +1,70 @@
+// /auth/reset-password: request a link (same answer for any address), check a token, set the
+// new password with it.
+import { Elysia } from "elysia";
+import type { Deps } from "../http/deps.ts";
+import { toAppError } from "../http/errors.ts";
+import { normaliseEmail } from "./email.ts";
+import { securityEvent } from "./events.ts";
+import { checkToken, confirmReset, requestReset } from "./lifecycle.ts";
+import { Accepted, ErrorResponse, RateLimitedResponse, ResetConfirmBody, ResetRequestBody, ResetValidateResponse, TokenBody } from "./model.ts";
+import { assertAcceptablePassword, hashPassword } from "./passwords.ts";
+import { addressLimit, limitMailTo } from "./rate-limit.ts";
+
+export function resetPasswordRoutes(deps: Deps) {
+  return new Elysia({ name: "accounts-reset-password", prefix: "/auth/reset-password" })
+    .use(addressLimit(deps))
+    .post(
+      "/request",
+      async ({ body, request, route, set }) => {
+        // No syntax check either: an invalid address is just one that is not registered.
+        const email = normaliseEmail(body.email);
+        await limitMailTo(deps, request, { email }, route);
+        const queued = await requestReset(deps.db, email, deps.now());
+        if (queued) deps.mail.nudge();
+        securityEvent(deps, request, "auth.reset_requested", { tenant_id: queued?.tenant_id, email, registered: queued !== undefined });
+        set.status = 202;
+        return { ok: true as const };
+      },
+      {
+        body: ResetRequestBody,
+        parse: "json",
+        response: { 202: Accepted, 400: ErrorResponse, 429: RateLimitedResponse },
+        detail: { summary: "Email a reset link if the address is registered; the answer is the same either way", tags: ["accounts"] },
+      },
+    )
+    .post(
+      "/validate",
+      async ({ body }) => {
+        const outcome = await checkToken(deps.db, body.token, "reset_password", deps.now());
+        return outcome === "valid" ? { ok: true as const, valid: true } : { ok: true as const, valid: false, reason: outcome };
+      },
+      {
+        body: TokenBody,
+        parse: "json",
+        response: { 200: ResetValidateResponse, 400: ErrorResponse, 429: RateLimitedResponse },
+        detail: { summary: "Whether a reset token can still be used", tags: ["accounts"] },
+      },
+    )
+    .post(
+      "/confirm",
+      async ({ body, request }) => {
+        try {
+          // Costs one bcrypt even for a dead token, as a login does; the per-address limit caps it.
+          assertAcceptablePassword(body.password);
+          const passwordHash = await hashPassword(body.password, deps.config.bcryptCost);
+          const { tenant_id } = await confirmReset(deps.db, body.token, passwordHash, deps.now());
+          securityEvent(deps, request, "auth.reset_completed", { tenant_id });
+        } catch (err) {
+          securityEvent(deps, request, "auth.reset_failed", { reason: toAppError(err).error.code });
+          throw err;
+        }
+        return { ok: true as const };
+      },
+      {
+        body: ResetConfirmBody,
+        parse: "json",
+        response: { 200: Accepted, 400: ErrorResponse, 429: RateLimitedResponse },
+        detail: { summary: "Set a new password with a reset token; every earlier session ends", tags: ["accounts"] },
+      },
+    );
+}

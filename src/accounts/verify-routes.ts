@@ -1,0 +1,66 @@
+// /auth/verify-email: request a new link (JWT), confirm a token, read the state (JWT).
+import { Elysia } from "elysia";
+import { requireCustomer } from "../http/auth.ts";
+import type { Deps } from "../http/deps.ts";
+import { toAppError } from "../http/errors.ts";
+import { securityEvent } from "./events.ts";
+import { confirmVerification, issueVerification, verificationStatus } from "./lifecycle.ts";
+import { Accepted, EmptyBody, ErrorResponse, RateLimitedResponse, TokenBody, VerifyConfirmResponse, VerifyStatusResponse } from "./model.ts";
+import { addressLimit, limitMailTo } from "./rate-limit.ts";
+
+const bearer = [{ bearer: [] as string[] }] as Record<string, string[]>[];
+
+export function verifyEmailRoutes(deps: Deps) {
+  return new Elysia({ name: "accounts-verify-email", prefix: "/auth/verify-email" })
+    .use(addressLimit(deps))
+    .post(
+      "/request",
+      async ({ request, route, set }) => {
+        const { tenant_id } = await requireCustomer(deps, request);
+        await limitMailTo(deps, request, { tenantId: tenant_id }, route);
+        // Already verified: nothing to send, and the answer is the same.
+        const mailId = await deps.db.tx((q) => issueVerification(q, tenant_id, deps.now()));
+        if (mailId !== null) deps.mail.nudge();
+        securityEvent(deps, request, "auth.verification_requested", { tenant_id, sent: mailId !== null });
+        set.status = 202;
+        return { ok: true as const };
+      },
+      {
+        body: EmptyBody,
+        parse: "json",
+        response: { 202: Accepted, 400: ErrorResponse, 401: ErrorResponse, 429: RateLimitedResponse },
+        detail: { summary: "Send a new verification email; earlier links stop working", tags: ["accounts"], security: bearer },
+      },
+    )
+    .post(
+      "/confirm",
+      async ({ body, request }) => {
+        try {
+          const { tenant_id } = await confirmVerification(deps.db, body.token, deps.now());
+          securityEvent(deps, request, "auth.email_verified", { tenant_id });
+        } catch (err) {
+          securityEvent(deps, request, "auth.verification_failed", { reason: toAppError(err).error.code });
+          throw err;
+        }
+        return { ok: true as const, email_verified: true as const };
+      },
+      {
+        body: TokenBody,
+        parse: "json",
+        response: { 200: VerifyConfirmResponse, 400: ErrorResponse, 429: RateLimitedResponse },
+        detail: { summary: "Confirm the email address with the token from the link", tags: ["accounts"] },
+      },
+    )
+    .get(
+      "/status",
+      async ({ request }) => {
+        const { tenant_id } = await requireCustomer(deps, request);
+        const row = (await verificationStatus(deps.db, tenant_id))!;
+        return { ok: true as const, email: row.email, email_verified: row.email_verified, verified_at: row.verified_at };
+      },
+      {
+        response: { 200: VerifyStatusResponse, 401: ErrorResponse, 429: RateLimitedResponse },
+        detail: { summary: "Whether the account's email is verified", tags: ["accounts"], security: bearer },
+      },
+    );
+}

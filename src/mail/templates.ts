@@ -1,0 +1,89 @@
+// Message templates by outbox `kind`: pure functions from the row's data to a subject, a plain
+// text part and an HTML part. Other capabilities add their kinds with registerTemplate (for
+// example upgrade_approved / upgrade_rejected from src/plans/).
+
+export interface MailContext {
+  /** PUBLIC_URL without a trailing slash: the base of every link. */
+  publicUrl: string;
+}
+
+export interface RenderedMail {
+  subject: string;
+  text: string;
+  html: string;
+}
+
+export type MailTemplate = (data: Record<string, unknown>, ctx: MailContext) => RenderedMail;
+
+/**
+ * The row cannot become a message. Bad data is permanent; an unknown kind is retried (with
+ * backoff, until the attempts run out), since during a rolling deploy another instance may
+ * already know it.
+ */
+export class TemplateError extends Error {
+  constructor(message: string, readonly permanent: boolean) {
+    super(message);
+    this.name = "TemplateError";
+  }
+}
+
+const templates = new Map<string, MailTemplate>();
+
+export function registerTemplate(kind: string, template: MailTemplate): void {
+  if (!/^[a-z][a-z0-9_]{0,62}$/.test(kind)) throw new Error(`bad mail kind: ${kind}`);
+  templates.set(kind, template);
+}
+
+export function renderMail(kind: string, data: Record<string, unknown>, ctx: MailContext): RenderedMail {
+  const template = templates.get(kind);
+  if (!template) throw new TemplateError(`unknown mail kind: ${kind}`, false);
+  return template(data, ctx);
+}
+
+export function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+/** A string field of the row's data, or a TemplateError. */
+export function field(data: Record<string, unknown>, name: string): string {
+  const value = data[name];
+  if (typeof value !== "string" || value === "") throw new TemplateError(`mail data lacks ${name}`, true);
+  return value;
+}
+
+/** Paragraphs and one call-to-action link, as text and as minimal inline-styled HTML. */
+export function simpleMessage(subject: string, lines: { before: string[]; link?: { label: string; url: string }; after: string[] }): RenderedMail {
+  const { before, link, after } = lines;
+  const text = [...before, ...(link ? [link.url] : []), ...after].join("\n\n") + "\n";
+  const p = (s: string) => `<p style="margin:0 0 16px">${escapeHtml(s)}</p>`;
+  const button = link
+    ? `<p style="margin:0 0 16px"><a href="${escapeHtml(link.url)}" style="background:#1f2937;color:#ffffff;padding:10px 16px;border-radius:6px;text-decoration:none">${escapeHtml(link.label)}</a></p>`
+    : "";
+  const html = `<!doctype html><html><body style="font-family:sans-serif;color:#111827;line-height:1.5">${before.map(p).join("")}${button}${after.map(p).join("")}</body></html>`;
+  return { subject, text, html };
+}
+
+// Contract section 8: each link ends in ?token=<token>, and nothing else in the message looks
+// like a token. Tokens are base64url, so they need no escaping in a URL.
+function tokenLink(ctx: MailContext, path: string, token: string): string {
+  return `${ctx.publicUrl}${path}?token=${encodeURIComponent(token)}`;
+}
+
+registerTemplate("verify_email", (data, ctx) =>
+  simpleMessage("Confirm your email address for warden", {
+    before: ["Confirm the email address of your warden account by opening this link:"],
+    link: { label: "Confirm email address", url: tokenLink(ctx, "/console/verify", field(data, "token")) },
+    after: ["The link works once and expires in 24 hours. If you did not create a warden account, ignore this message."],
+  }),
+);
+
+registerTemplate("reset_password", (data, ctx) =>
+  simpleMessage("Reset your warden password", {
+    before: ["Someone asked to reset the password of the warden account for this address. To choose a new password, open this link:"],
+    link: { label: "Choose a new password", url: tokenLink(ctx, "/console/reset", field(data, "token")) },
+    after: [
+      "The link works once and expires in 24 hours. Setting a new password signs you out everywhere.",
+      "If you did not ask for this, ignore this message: your password stays as it is.",
+    ],
+  }),
+);

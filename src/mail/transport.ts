@@ -1,0 +1,84 @@
+// Where messages go: an SMTP server (SMTP_URL), or RFC 5322 files in DATA_DIR/outbox when no
+// server is configured. nodemailer builds the MIME message in both cases.
+import { mkdirSync, renameSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import nodemailer from "nodemailer";
+import type { Config } from "../config.ts";
+
+export interface OutgoingMail {
+  /** The outbox row id: names the file and the Message-ID, so a retry replaces, not duplicates. */
+  id: number;
+  to: string;
+  subject: string;
+  text: string;
+  html: string;
+}
+
+export interface MailTransport {
+  readonly kind: "smtp" | "file";
+  send(mail: OutgoingMail): Promise<void>;
+  close(): void;
+}
+
+/** A refusal that retrying will not change (an SMTP 5xx answer). */
+export function isPermanentFailure(err: unknown): boolean {
+  const code = (err as { responseCode?: unknown })?.responseCode;
+  return typeof code === "number" && code >= 500 && code < 600;
+}
+
+function message(from: string, domain: string, mail: OutgoingMail) {
+  return {
+    from,
+    to: mail.to,
+    subject: mail.subject,
+    text: mail.text,
+    html: mail.html,
+    // Stable per outbox row, and nothing in it looks like a token (contract section 8).
+    messageId: `<outbox.${mail.id}@${domain}>`,
+  };
+}
+
+function senderDomain(from: string): string {
+  return /@([^>\s]+)>?\s*$/.exec(from)?.[1] ?? "localhost";
+}
+
+function smtpTransport(config: Config, url: string): MailTransport {
+  // Short timeouts: a hung server must not hold a claimed batch past its lease.
+  const transporter = nodemailer.createTransport({ url, connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 30_000 } as never);
+  const domain = senderDomain(config.mailFrom);
+  return {
+    kind: "smtp",
+    async send(mail) {
+      await transporter.sendMail(message(config.mailFrom, domain, mail));
+    },
+    close: () => transporter.close(),
+  };
+}
+
+function fileTransport(config: Config, dir: string): MailTransport {
+  const transporter = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: "windows" });
+  const domain = senderDomain(config.mailFrom);
+  return {
+    kind: "file",
+    async send(mail) {
+      const info = await transporter.sendMail(message(config.mailFrom, domain, mail));
+      mkdirSync(dir, { recursive: true });
+      // Write then rename, so a reader never sees half a message.
+      const file = join(dir, `${mail.id}.eml`);
+      writeFileSync(`${file}.tmp`, info.message as Buffer);
+      renameSync(`${file}.tmp`, file);
+    },
+    close: () => transporter.close(),
+  };
+}
+
+/**
+ * SMTP when SMTP_URL is set, else files in DATA_DIR/outbox. An in-memory DATA_DIR (tests) has no
+ * outbox folder: then there is no transport and messages wait in the database for an instance
+ * that has one.
+ */
+export function createTransport(config: Config): MailTransport | undefined {
+  if (config.smtpUrl) return smtpTransport(config, config.smtpUrl);
+  if (config.dataDir === "memory://") return undefined;
+  return fileTransport(config, join(config.dataDir, "outbox"));
+}

@@ -1,0 +1,147 @@
+// The lifecycle's SQL functions called directly (migration 003): their refusals by SQLSTATE and
+// the state they leave. Each test runs in a transaction that is rolled back.
+import { describe, expect, test } from "bun:test";
+import { DbError, type Queryable } from "../../src/db/index.ts";
+import { newId } from "../../src/ids.ts";
+import { hashSecret, newSecret, secretHint } from "../../src/keys/secret.ts";
+import { newToken } from "../../src/accounts/tokens.ts";
+import { testService, uniqueEmail } from "../helpers/service.ts";
+
+const PASSWORD_HASH = "$2b$04$abcdefghijklmnopqrstuuABCDEFGHIJKLMNOPQRSTUVWXYZ01234";
+const OTHER_HASH = "$2b$04$zyxwvutsrqponmlkjihgfeABCDEFGHIJKLMNOPQRSTUVWXYZ01234";
+const NOW = new Date("2030-01-01T00:00:00.000Z");
+const at = (ms: number) => new Date(NOW.getTime() + ms).toISOString();
+const HOUR = 3600_000;
+
+class Rollback extends Error {}
+
+async function rolledBack(fn: (q: Queryable) => Promise<void>): Promise<void> {
+  const { db } = await testService();
+  const outcome = await db.tx(async (q) => {
+    await fn(q);
+    throw new Rollback();
+  }).catch((err: unknown) => err);
+  if (!(outcome instanceof Rollback)) throw outcome;
+}
+
+async function sqlstate(promise: Promise<unknown>): Promise<string> {
+  const err = await promise.then(() => undefined, (e: unknown) => e);
+  if (!(err instanceof DbError)) throw new Error(`expected a database error, got ${String(err)}`);
+  return err.sqlstate;
+}
+
+async function tenant(q: Queryable): Promise<{ tenantId: string; email: string }> {
+  const tenantId = newId("cust_");
+  const email = uniqueEmail("sql");
+  const secret = newSecret();
+  await q.query("accounts/signup", [tenantId, email, PASSWORD_HASH, newId("key_"), await hashSecret(secret), secretHint(secret)]);
+  return { tenantId, email };
+}
+
+type TokenRow = { token_hash: string; purpose: string; status: string };
+
+describe("tokens", () => {
+  test("auth_token_take refuses by SQLSTATE: WA001 unknown or superseded, WA002 expired, WA003 used", async () => {
+    // Each refusal aborts its transaction, so each gets its own.
+    const token = newToken();
+    const setup = async (q: Queryable) => {
+      const t = await tenant(q);
+      await q.query("accounts/verification_issue", [t.tenantId, token, NOW.toISOString()]);
+      return t;
+    };
+    await rolledBack(async (q) => {
+      await setup(q);
+      expect(await sqlstate(q.query("accounts/verification_confirm", [newToken(), at(0)]))).toBe("WA001");
+    });
+    await rolledBack(async (q) => {
+      await setup(q);
+      expect(await sqlstate(q.query("accounts/verification_confirm", [token, at(24 * HOUR)]))).toBe("WA002");
+    });
+    await rolledBack(async (q) => {
+      await setup(q);
+      expect(await q.query("accounts/verification_confirm", [token, at(24 * HOUR - 1)])).toEqual([{ tenant_id: expect.any(String), verified_at: at(24 * HOUR - 1) }]);
+      expect(await sqlstate(q.query("accounts/verification_confirm", [token, at(24 * HOUR - 1)]))).toBe("WA003");
+    });
+    await rolledBack(async (q) => {
+      const t = await setup(q);
+      await q.query("accounts/verification_issue", [t.tenantId, newToken(), at(1)]);
+      expect(await sqlstate(q.query("accounts/verification_confirm", [token, at(2)]))).toBe("WA001");
+    });
+  });
+
+  test("only the SHA-256 is stored; one live verification token per tenant", async () => {
+    await rolledBack(async (q) => {
+      const t = await tenant(q);
+      const tokens = [newToken(), newToken(), newToken()];
+      for (const [i, token] of tokens.entries()) {
+        expect((await q.one<{ mail_id: number }>("accounts/verification_issue", [t.tenantId, token, at(i)]))?.mail_id).toEqual(expect.any(Number));
+      }
+      const rows = await q.query<TokenRow>("test/auth_tokens", [t.tenantId]);
+      expect(rows.map((r) => [r.token_hash, r.status])).toEqual(
+        await Promise.all(tokens.map(async (token, i) => [await hashSecret(token), i === 2 ? "active" : "superseded"])),
+      );
+      expect(await q.query("accounts/token_check", [tokens[0], "verify_email", at(5)])).toEqual([{ outcome: "invalid_token" }]);
+      expect(await q.query("accounts/token_check", [tokens[2], "verify_email", at(5)])).toEqual([{ outcome: "valid" }]);
+      expect(await q.query("accounts/token_check", [tokens[2], "reset_password", at(5)])).toEqual([{ outcome: "invalid_token" }]);
+      expect(await q.query("accounts/token_check", [tokens[2], "verify_email", at(24 * HOUR + 2)])).toEqual([{ outcome: "token_expired" }]);
+      // The raw token is in the queued message, and nowhere else.
+      const mail = await q.query<{ kind: string; data: { token: string } }>("test/mail_outbox", [t.email]);
+      expect(mail.map((m) => [m.kind, m.data.token])).toEqual(tokens.map((token) => ["verify_email", token]));
+    });
+  });
+
+  test("a verified address gets no new token or mail", async () => {
+    await rolledBack(async (q) => {
+      const t = await tenant(q);
+      const token = newToken();
+      await q.query("accounts/verification_issue", [t.tenantId, token, at(0)]);
+      await q.query("accounts/verification_confirm", [token, at(1)]);
+      expect(await q.query("accounts/verification_issue", [t.tenantId, newToken(), at(2)])).toEqual([{ mail_id: null }]);
+      expect(await q.query("test/mail_outbox", [t.email])).toHaveLength(1);
+    });
+  });
+});
+
+describe("reset and change", () => {
+  test("reset: nothing for an unknown address; confirm sets the hash, bumps the epoch, kills the other reset tokens", async () => {
+    await rolledBack(async (q) => {
+      expect(await q.query("accounts/reset_request", [uniqueEmail("ghost"), newToken(), at(0)])).toEqual([]);
+      const t = await tenant(q);
+      const [first, second] = [newToken(), newToken()];
+      expect(await q.query("accounts/reset_request", [t.email, first, at(0)])).toEqual([{ tenant_id: t.tenantId, mail_id: expect.any(Number) }]);
+      await q.query("accounts/reset_request", [t.email, second, at(1)]);
+      expect(await q.query("accounts/reset_confirm", [second, OTHER_HASH, at(2)])).toEqual([{ tenant_id: t.tenantId, session_epoch: 1 }]);
+      const rows = await q.query<TokenRow>("test/auth_tokens", [t.tenantId]);
+      expect(rows.map((r) => r.status).sort()).toEqual(["superseded", "used"]);
+      expect(await q.query("accounts/credentials", [t.tenantId])).toEqual([{ email: t.email, password_hash: OTHER_HASH }]);
+      expect(await q.query("accounts/verification_status", [t.tenantId])).toEqual([{ email: t.email, email_verified: true, verified_at: at(2) }]);
+    });
+  });
+
+  test("password_change is a compare-and-set: WA004 when the hash moved on", async () => {
+    await rolledBack(async (q) => {
+      const t = await tenant(q);
+      const reset = newToken();
+      await q.query("accounts/reset_request", [t.email, reset, at(0)]);
+      expect(await q.query("accounts/password_change", [t.tenantId, PASSWORD_HASH, OTHER_HASH, at(1)])).toEqual([{ session_epoch: 1 }]);
+      expect(await q.query("accounts/token_check", [reset, "reset_password", at(2)])).toEqual([{ outcome: "invalid_token" }]);
+    });
+    await rolledBack(async (q) => {
+      const t = await tenant(q);
+      expect(await sqlstate(q.query("accounts/password_change", [t.tenantId, OTHER_HASH, PASSWORD_HASH, at(1)]))).toBe("WA004");
+    });
+  });
+});
+
+describe("rate_limit_hit", () => {
+  test("counts within a fixed window, says how long is left, and starts over when it ends", async () => {
+    await rolledBack(async (q) => {
+      const bucket = `test:${newToken()}`;
+      const hit = (ms: number) => q.one<{ allowed: boolean; hits: number; retry_after: number }>("accounts/rate_limit_hit", [bucket, 2, 60, at(ms)]);
+      expect(await hit(0)).toEqual({ allowed: true, hits: 1, retry_after: 60 });
+      expect(await hit(10_000)).toEqual({ allowed: true, hits: 2, retry_after: 50 });
+      expect(await hit(59_500)).toEqual({ allowed: false, hits: 3, retry_after: 1 });
+      expect(await hit(60_000)).toEqual({ allowed: true, hits: 1, retry_after: 60 });
+    });
+  });
+});

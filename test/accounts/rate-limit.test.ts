@@ -1,0 +1,193 @@
+// Brute-force limits on /auth: per client address (IPv6 by /64) and route, per email for login
+// and for mail. Services here have tight limits and a clock the test moves; they share the
+// database, and so their counters, with every other instance.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import type { RateLimits } from "../../src/config.ts";
+import { createService, type Service } from "../../src/http/service.ts";
+import { createLogger } from "../../src/log.ts";
+import { bearer } from "../helpers/accounts.ts";
+import { call, expectErrorShape, signup, testConfig, testService, uniqueEmail, type Reply } from "../helpers/service.ts";
+
+const LIMITS: RateLimits = {
+  authAddress: { limit: 3, windowSeconds: 60 },
+  loginEmail: { limit: 4, windowSeconds: 900 },
+  mailEmail: { limit: 2, windowSeconds: 3600 },
+};
+
+let clock = Date.now();
+const services: Service[] = [];
+
+async function limitedService(overrides: Parameters<typeof testConfig>[0] = {}): Promise<Service> {
+  const { db } = await testService();
+  const service = await createService(testConfig({ rateLimits: LIMITS, ...overrides }), { db, log: createLogger("silent"), now: () => new Date(clock) });
+  services.push(service);
+  return service;
+}
+
+let service: Service;
+beforeAll(async () => {
+  service = await limitedService();
+});
+afterAll(async () => {
+  await Promise.all(services.map((s) => s.close()));
+});
+
+// Fresh addresses per test and per run (a server database keeps its counters between runs,
+// some with windows this file's moved clock pushed into the future).
+let n = Math.floor(Math.random() * 0xffffff);
+const ipv4 = () => {
+  const v = n++ & 0xffffff;
+  return `10.${v >> 16}.${(v >> 8) & 255}.${v & 255}`;
+};
+const prefix64 = () => `2001:db8:${Math.floor(Math.random() * 0xffff).toString(16)}:${(n++ & 0xffff).toString(16)}`;
+
+// A fresh email each time unless one is given, so only the address limit can trip.
+const badLogin = (ip: string, email = uniqueEmail("nobody"), svc = service, headers: Record<string, string> = {}) =>
+  call("POST", "/auth/login", { json: { email, password: "wrong password" }, ip, service: svc, headers });
+
+function expectLimited(reply: Reply, maxSeconds: number): void {
+  expectErrorShape(reply, 429, "rate_limited");
+  const header = Number(reply.headers.get("retry-after"));
+  expect(header).toBe(reply.body.retry_after);
+  expect(header).toBeGreaterThanOrEqual(1);
+  expect(header).toBeLessThanOrEqual(maxSeconds);
+}
+
+describe("per client address", () => {
+  test("the 4th request in a minute is 429 with Retry-After; after the window it works again", async () => {
+    const ip = ipv4();
+    for (let i = 0; i < 3; i++) expectErrorShape(await badLogin(ip), 401, "unauthorized");
+    expectLimited(await badLogin(ip), 60);
+    // Still refused while the window runs, without pushing the end further out.
+    clock += 30_000;
+    const again = await badLogin(ip);
+    expectLimited(again, 30);
+    clock += 31_000;
+    expectErrorShape(await badLogin(ip), 401, "unauthorized");
+  });
+
+  test("counts per route, and /auth/login/ counts as /auth/login", async () => {
+    const ip = ipv4();
+    for (let i = 0; i < 2; i++) await badLogin(ip);
+    expectErrorShape(await call("POST", "/auth/login/", { json: { email: uniqueEmail("slash"), password: "wrong password" }, ip, service }), 401, "unauthorized");
+    expectLimited(await badLogin(ip), 60);
+    expect((await call("POST", "/auth/reset-password/validate", { json: { token: "x" }, ip, service })).status).toBe(200);
+    for (const path of ["//auth/login", "/auth//login", "/AUTH/login"]) {
+      expectErrorShape(await call("POST", path, { json: { email: "a@example.com", password: "x" }, ip, service }), 404, "not_found");
+    }
+  });
+
+  test("malformed requests count too", async () => {
+    const ip = ipv4();
+    for (let i = 0; i < 3; i++) expectErrorShape(await call("POST", "/auth/login", { json: { email: 1 }, ip, service }), 400, "invalid_request");
+    expectLimited(await badLogin(ip), 60);
+  });
+
+  test("every /auth route is limited", async () => {
+    // A fresh email and account per request, so only the address limit can trip.
+    const users = await Promise.all([signup(), signup(), signup(), signup()]);
+    const auth = (i: number) => bearer(users[i].token);
+    const none = () => undefined;
+    const routes: [string, string, (i: number) => unknown, (i: number) => Record<string, string> | undefined][] = [
+      ["POST", "/auth/signup", (i) => ({ email: `${i}.x`, password: "y" }), none],
+      ["POST", "/auth/login", () => ({ email: uniqueEmail("limited"), password: "y" }), none],
+      ["POST", "/auth/verify-email/request", () => ({}), auth],
+      ["POST", "/auth/verify-email/confirm", () => ({ token: "x" }), none],
+      ["GET", "/auth/verify-email/status", () => undefined, auth],
+      ["POST", "/auth/reset-password/request", () => ({ email: uniqueEmail("limited") }), none],
+      ["POST", "/auth/reset-password/validate", () => ({ token: "x" }), none],
+      ["POST", "/auth/reset-password/confirm", () => ({ token: "x", password: "whatever it is" }), none],
+    ];
+    for (const [method, path, json, headers] of routes) {
+      const ip = ipv4();
+      for (let i = 0; i < 3; i++) expect((await call(method, path, { json: json(i), headers: headers(i), ip, service })).status).not.toBe(429);
+      expectLimited(await call(method, path, { json: json(3), headers: headers(3), ip, service }), 60);
+    }
+  });
+
+  test("a spoofed X-Forwarded-For does not help without TRUST_PROXY", async () => {
+    const ip = ipv4();
+    for (let i = 0; i < 3; i++) await badLogin(ip, undefined, service, { "x-forwarded-for": ipv4() });
+    expectLimited(await badLogin(ip, undefined, service, { "x-forwarded-for": ipv4() }), 60);
+  });
+
+  test("with TRUST_PROXY=1 the address the proxy appended counts, not what the client sent", async () => {
+    const proxied = await limitedService({ trustProxy: true });
+    const proxy = "10.0.0.1";
+    const client = ipv4();
+    const via = (sent: string) => ({ "x-forwarded-for": `${sent}, ${client}`, "x-forwarded-proto": "https" });
+    for (let i = 0; i < 3; i++) await badLogin(proxy, undefined, proxied, via(ipv4()));
+    expectLimited(await badLogin(proxy, undefined, proxied, via(ipv4())), 60);
+    // Another client behind the same proxy has its own counter.
+    const neighbour = { "x-forwarded-for": ipv4(), "x-forwarded-proto": "https" };
+    expectErrorShape(await badLogin(proxy, undefined, proxied, neighbour), 401, "unauthorized");
+  });
+
+  test("IPv6 neighbours in one /64 share a counter; the next /64 does not", async () => {
+    const net = prefix64();
+    const addresses = [`${net}::1`, `${net}:1:2:3:4`, `${net}:ffff:ffff:ffff:fffe`];
+    for (const ip of addresses) expectErrorShape(await badLogin(ip), 401, "unauthorized");
+    expectLimited(await badLogin(`${net}::abcd`), 60);
+    expectErrorShape(await badLogin(`${prefix64()}::1`), 401, "unauthorized");
+  });
+
+  test("an IPv4 client on a dual-stack socket counts as its IPv4 address", async () => {
+    const ip = ipv4();
+    for (let i = 0; i < 3; i++) await badLogin(`::ffff:${ip}`);
+    expectLimited(await badLogin(ip), 60);
+  });
+
+  test("instances share the counters", async () => {
+    const other = await limitedService();
+    const ip = ipv4();
+    await badLogin(ip, undefined, service);
+    await badLogin(ip, undefined, other);
+    await badLogin(ip, undefined, service);
+    expectLimited(await badLogin(ip, undefined, other), 60);
+  });
+});
+
+describe("per email", () => {
+  test("login: the 5th attempt on one email is refused from any address, the right password too, until the window ends", async () => {
+    const user = await signup();
+    for (let i = 0; i < 4; i++) expectErrorShape(await badLogin(ipv4(), user.email), 401, "unauthorized");
+    expectLimited(await badLogin(ipv4(), user.email), 900);
+    expectLimited(await call("POST", "/auth/login", { json: { email: user.email.toUpperCase(), password: user.password }, ip: ipv4(), service }), 900);
+    // Another account is not affected.
+    const other = await signup();
+    expect((await call("POST", "/auth/login", { json: { email: other.email, password: other.password }, ip: ipv4(), service })).status).toBe(200);
+    // No permanent lockout: the owner gets in once the window is over.
+    clock += 901_000;
+    expect((await call("POST", "/auth/login", { json: { email: user.email, password: user.password }, ip: ipv4(), service })).status).toBe(200);
+  });
+
+  test("password change attempts count against the login limit", async () => {
+    const user = await signup();
+    const change = (current: string) =>
+      call("POST", "/customer/account/password", { json: { current_password: current, new_password: "another passphrase" }, headers: bearer(user.token), ip: ipv4(), service });
+    for (let i = 0; i < 4; i++) expectErrorShape(await change("a guess"), 401, "unauthorized");
+    expectLimited(await change(user.password), 900);
+  });
+
+  test("reset requests: the 3rd in an hour is refused, for a registered and an unknown address alike", async () => {
+    const user = await signup();
+    const ghost = uniqueEmail("ghost");
+    for (const email of [user.email, ghost]) {
+      for (let i = 0; i < 2; i++) expect((await call("POST", "/auth/reset-password/request", { json: { email }, ip: ipv4(), service })).status).toBe(202);
+      expectLimited(await call("POST", "/auth/reset-password/request", { json: { email }, ip: ipv4(), service }), 3600);
+    }
+    clock += 3601_000;
+    expect((await call("POST", "/auth/reset-password/request", { json: { email: user.email }, ip: ipv4(), service })).status).toBe(202);
+  });
+
+  test("verification requests are limited per account", async () => {
+    const user = await signup();
+    const ask = () => call("POST", "/auth/verify-email/request", { headers: bearer(user.token), ip: ipv4(), service });
+    for (let i = 0; i < 2; i++) expect((await ask()).status).toBe(202);
+    expectLimited(await ask(), 3600);
+    clock += 3601_000;
+    // The clock moved past the JWT's life too: log in again on the moved clock.
+    const session = await call("POST", "/auth/login", { json: { email: user.email, password: user.password }, ip: ipv4(), service });
+    expect((await call("POST", "/auth/verify-email/request", { headers: bearer(session.body.token), ip: ipv4(), service })).status).toBe(202);
+  });
+});
