@@ -1,18 +1,126 @@
-// Receipt verification material: the public keys that sign receipts and checkpoints.
+// Receipt verification material (the public keys that sign receipts and checkpoints) and the
+// customer's receipt log: /customer/receipts, one receipt, checkpoint, proofs, export.
 import { Elysia, t } from "elysia";
+import { ErrorResponse } from "../accounts/model.ts";
+import { requireCustomer } from "../http/auth.ts";
 import type { Deps } from "../http/deps.ts";
+import { AppError } from "../http/errors.ts";
+import { requireFeature } from "../plans/features.ts";
+import { logConsistency, receiptProof, signedCheckpoint } from "./checkpoint.ts";
+import { decodeCursor, encodeCursor } from "./cursor.ts";
+import { Checkpoint, ConsistencyProof, ConsistencyQuery, InclusionProof, ListQuery, OneReceipt, ProofQuery, ReceiptList, ReceiptParams } from "./model.ts";
+import { getReceiptRow, listReceiptRows, logHead, receiptRange, toReceipt } from "./store.ts";
+
+const security = [{ bearer: [] as string[] }];
+const EXPORT_PAGE = 500;
 
 export function receiptsRoutes(deps: Deps) {
-  return new Elysia({ name: "receipts" }).get(
-    "/.well-known/jwks.json",
-    async ({ set }) => {
-      set.headers["cache-control"] = "public, max-age=300";
-      const { keys } = await deps.signer.jwks();
-      return { ok: true as const, keys: keys as { kid: string; kty: "OKP"; crv: "Ed25519"; x: string }[] };
-    },
-    {
-      response: { 200: t.Object({ ok: t.Literal(true), keys: t.Array(t.Object({ kid: t.String(), kty: t.Literal("OKP"), crv: t.Literal("Ed25519"), x: t.String() })) }) },
-      detail: { summary: "Public keys (Ed25519) that sign receipts, active and retired", tags: ["receipts"] },
-    },
+  return new Elysia({ name: "receipts" })
+    .get(
+      "/.well-known/jwks.json",
+      async ({ set }) => {
+        set.headers["cache-control"] = "public, max-age=300";
+        const { keys } = await deps.signer.jwks();
+        return { ok: true as const, keys: keys as { kid: string; kty: "OKP"; crv: "Ed25519"; x: string }[] };
+      },
+      {
+        response: { 200: t.Object({ ok: t.Literal(true), keys: t.Array(t.Object({ kid: t.String(), kty: t.Literal("OKP"), crv: t.Literal("Ed25519"), x: t.String() })) }) },
+        detail: { summary: "Public keys (Ed25519) that sign receipts, active and retired", tags: ["receipts"] },
+      },
+    )
+    .use(receiptLogRoutes(deps));
+}
+
+function receiptLogRoutes(deps: Deps) {
+  const notFound = () => new AppError("not_found", "No such receipt.");
+  return (
+    new Elysia({ name: "receipt-log", prefix: "/customer/receipts" })
+      .derive(async ({ request }) => ({ customer: await requireCustomer(deps, request) }))
+      .get(
+        "",
+        async ({ customer, query }) => {
+          const limit = query.limit ?? 50;
+          const before = query.cursor === undefined ? null : decodeCursor(query.cursor);
+          if (before === undefined) throw new AppError("invalid_request", "query/cursor: not a cursor this service gave out.");
+          const rows = await listReceiptRows(deps.db, customer.tenant_id, before, limit + 1);
+          const page = rows.slice(0, limit);
+          const next_cursor = rows.length > limit ? encodeCursor(page[page.length - 1].seq) : null;
+          return { ok: true as const, receipts: page.map(toReceipt), next_cursor };
+        },
+        {
+          query: ListQuery,
+          response: { 200: ReceiptList, 400: ErrorResponse, 401: ErrorResponse },
+          detail: { summary: "The tenant's receipts, newest first (cursor pagination)", tags: ["receipts"], security },
+        },
+      )
+      // Static segments before /:receipt_id (the router prefers them anyway; this keeps it obvious).
+      .get("/checkpoint", ({ customer }) => signedCheckpoint(deps, customer.tenant_id), {
+        response: { 200: Checkpoint, 401: ErrorResponse },
+        detail: { summary: "Signed tree head of the receipt log (RFC 9162)", tags: ["receipts"], security },
+      })
+      .get("/consistency", ({ customer, query }) => logConsistency(deps, customer.tenant_id, query.from, query.to), {
+        query: ConsistencyQuery,
+        response: { 200: ConsistencyProof, 400: ErrorResponse, 401: ErrorResponse },
+        detail: { summary: "Consistency proof between two tree sizes (RFC 9162 section 2.1.4)", tags: ["receipts"], security },
+      })
+      .get(
+        "/export",
+        async ({ customer }) => {
+          await requireFeature(deps.db, customer.tenant_id, "receipt_export");
+          const tenantId = customer.tenant_id;
+          // The log as it stands now; receipts appended during the download are not included.
+          const end = (await logHead(deps.db, tenantId))?.tree_size ?? 0;
+          const encoder = new TextEncoder();
+          let next = 0;
+          const body = new ReadableStream<Uint8Array>({
+            async pull(controller) {
+              if (next >= end) return controller.close();
+              const rows = await receiptRange(deps.db, tenantId, next, end, EXPORT_PAGE);
+              if (rows.length === 0) return controller.close();
+              next = rows[rows.length - 1].seq + 1;
+              controller.enqueue(encoder.encode(rows.map((r) => JSON.stringify(toReceipt(r)) + "\n").join("")));
+            },
+          });
+          return new Response(body, {
+            headers: { "content-type": "application/x-ndjson", "content-disposition": `attachment; filename="receipts-${tenantId}.ndjson"` },
+          });
+        },
+        {
+          response: { 401: ErrorResponse, 403: ErrorResponse },
+          detail: {
+            summary: "Every receipt as NDJSON, oldest first (feature receipt_export)",
+            tags: ["receipts"],
+            security,
+            responses: { 200: { description: "One receipt (the shape of GET /customer/receipts/{receipt_id}) per line", content: { "application/x-ndjson": { schema: { type: "string" } } } } },
+          },
+        },
+      )
+      .get(
+        "/:receipt_id",
+        async ({ customer, params }) => {
+          const row = await getReceiptRow(deps.db, customer.tenant_id, params.receipt_id);
+          if (!row) throw notFound();
+          return { ok: true as const, receipt: toReceipt(row) };
+        },
+        {
+          params: ReceiptParams,
+          response: { 200: OneReceipt, 401: ErrorResponse, 404: ErrorResponse },
+          detail: { summary: "One receipt", tags: ["receipts"], security },
+        },
+      )
+      .get(
+        "/:receipt_id/proof",
+        async ({ customer, params, query }) => {
+          const row = await getReceiptRow(deps.db, customer.tenant_id, params.receipt_id);
+          if (!row) throw notFound();
+          return receiptProof(deps, customer.tenant_id, row, query.tree_size);
+        },
+        {
+          params: ReceiptParams,
+          query: ProofQuery,
+          response: { 200: InclusionProof, 400: ErrorResponse, 401: ErrorResponse, 404: ErrorResponse },
+          detail: { summary: "Inclusion proof of a receipt (RFC 9162 section 2.1.3), for tree_size (default: current)", tags: ["receipts"], security },
+        },
+      )
   );
 }

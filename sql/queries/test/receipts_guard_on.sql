@@ -1,0 +1,2 @@
+-- Tests only: puts the append-only guard back.
+ALTER TABLE receipts ENABLE TRIGGER receipts_append_only;

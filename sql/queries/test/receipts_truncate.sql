@@ -1,0 +1,2 @@
+-- Tests only, inside a rolled-back transaction: tries to empty the receipt log.
+TRUNCATE receipts;

@@ -1,0 +1,14 @@
+// Shapes of /v1/protect, /v1/execute and /v1/verify (contract sections 3 and 4).
+import { t } from "elysia";
+import { Receipt } from "../receipts/model.ts";
+
+export const ProtectResult = t.Object({ ok: t.Literal(true), verified: t.Boolean(), ...Receipt.properties });
+export const ExecuteBody = t.Object({ receipt_id: t.String({ pattern: "^rcpt_[0-9A-Za-z]{22}$" }) }, { additionalProperties: false });
+export const ExecuteResult = t.Object({ ok: t.Literal(true), executed: t.Literal(true), verified: t.Boolean(), ...Receipt.properties });
+
+export const VerifyBody = t.Object({ receipt: t.Unknown({ description: "A whole protect, execute or simulation result as returned" }) }, { additionalProperties: false });
+export const VerifyResponse = t.Object({
+  ok: t.Literal(true),
+  verified: t.Boolean(),
+  checks: t.Object({ content_hash: t.Boolean(), signature: t.Boolean(), decision: t.Boolean(), stored: t.Boolean() }),
+});

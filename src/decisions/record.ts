@@ -1,0 +1,31 @@
+// Shared by protect and execute: append the receipt, and turn the outcome (or a full quota) into
+// a response with RateLimit headers.
+import type { Outcome } from "../http/idempotency.ts";
+import type { Deps } from "../http/deps.ts";
+import { AppError, toAppError } from "../http/errors.ts";
+import { appendReceipt } from "../receipts/append.ts";
+import { usageSummary, type ReceiptView } from "../receipts/store.ts";
+import type { ResultPayload } from "../simulation/payload.ts";
+import { rateLimitHeaders, utcDay } from "./rate-limit.ts";
+
+export async function recordDecision(
+  deps: Deps,
+  args: { tenantId: string; keyId: string; requestId: string; payload: ResultPayload; protectReceiptId?: string },
+  /** The response body around the stored receipt. */
+  shape: (receipt: ReceiptView) => Record<string, unknown>,
+): Promise<Outcome> {
+  try {
+    const { receipt, quota, at } = await appendReceipt(deps, args);
+    return { status: 200, body: shape(receipt), headers: rateLimitHeaders(quota.limit, quota.used, at) };
+  } catch (err) {
+    const { error } = toAppError(err);
+    if (error.code !== "quota_exceeded") throw err;
+    // Only on this path: read where the day stands, so the 429 carries the headers too.
+    const now = deps.now();
+    const usage = await usageSummary(deps.db, args.tenantId, utcDay(now));
+    const kind = args.payload.kind === "execute" ? "execute" : "protect";
+    const limit = usage ? (kind === "execute" ? usage.execute_per_day : usage.protect_per_day) : null;
+    const used = usage ? (kind === "execute" ? usage.execute_today : usage.protect_today) : 0;
+    throw new AppError(error.code, error.message, { fields: error.options.fields, headers: rateLimitHeaders(limit, used, now) });
+  }
+}

@@ -1,0 +1,61 @@
+// /v1/protect, /v1/execute, /v1/verify: the calls bots and agents make with an API key.
+import { Elysia } from "elysia";
+import { ErrorResponse } from "../accounts/model.ts";
+import { requireKey } from "../http/auth.ts";
+import type { Deps } from "../http/deps.ts";
+import { withIdempotency } from "../http/idempotency.ts";
+import { requestId } from "../http/request-state.ts";
+import { requireFeature } from "../plans/features.ts";
+import { ProtectInput } from "../simulation/policy.ts";
+import { execute } from "./execute.ts";
+import { ExecuteBody, ExecuteResult, ProtectResult, VerifyBody, VerifyResponse } from "./model.ts";
+import { protect } from "./protect.ts";
+import { verifyReceipt } from "./verify.ts";
+
+const security = [{ apiKey: [] as string[] }];
+// 409 and 422 also come from Idempotency-Key (in progress, mismatch).
+const errors = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 409: ErrorResponse, 422: ErrorResponse, 429: ErrorResponse };
+
+export function decisionsRoutes(deps: Deps) {
+  return (
+    new Elysia({ name: "decisions", prefix: "/v1" })
+      // Before body validation: a stranger learns nothing about the schema.
+      .derive(async ({ request }) => ({ principal: await requireKey(deps, request) }))
+      .post(
+        "/protect",
+        async ({ principal, body, request }) => {
+          await requireFeature(deps.db, principal.tenant_id, "protect");
+          return withIdempotency(deps, request, principal.tenant_id, body, () => protect(deps, principal, body, requestId(request)));
+        },
+        {
+          body: ProtectInput,
+          parse: "json",
+          response: { 200: ProtectResult, ...errors },
+          detail: { summary: "Decide an action under the active policy; stored as a signed receipt (quota protect_per_day)", tags: ["decisions"], security },
+        },
+      )
+      .post(
+        "/execute",
+        async ({ principal, body, request }) => {
+          await requireFeature(deps.db, principal.tenant_id, "execute");
+          return withIdempotency(deps, request, principal.tenant_id, body, () => execute(deps, principal, body.receipt_id, requestId(request)));
+        },
+        {
+          body: ExecuteBody,
+          parse: "json",
+          response: { 200: ExecuteResult, ...errors, 404: ErrorResponse },
+          detail: { summary: "Execute an ALLOWED protect receipt under 15 minutes old, once (quota execute_per_day)", tags: ["decisions"], security },
+        },
+      )
+      .post(
+        "/verify",
+        async ({ principal, body }) => ({ ok: true as const, ...(await verifyReceipt(deps, principal.tenant_id, body.receipt)) }),
+        {
+          body: VerifyBody,
+          parse: "json",
+          response: { 200: VerifyResponse, 400: ErrorResponse, 401: ErrorResponse },
+          detail: { summary: "Re-check a result: content hash, signature, decision under its policy version, stored unchanged", tags: ["decisions"], security },
+        },
+      )
+  );
+}

@@ -1,0 +1,75 @@
+// POST /v1/verify: every check a careful client would make of a result, reported one by one.
+// The body comes from outside, so any shape is possible and nothing here may throw.
+import { Value } from "@sinclair/typebox/value";
+import type { Deps } from "../http/deps.ts";
+import { policyByRef } from "../policies/store.ts";
+import { canonicalJson } from "../receipts/canonical.ts";
+import { getReceiptRow } from "../receipts/store.ts";
+import { verifyResult } from "../receipts/verify.ts";
+import { decide } from "../simulation/engine.ts";
+import { ProtectInput } from "../simulation/policy.ts";
+
+type Fields = Record<string, unknown>;
+const isObject = (v: unknown): v is Fields => v !== null && typeof v === "object" && !Array.isArray(v);
+
+export interface VerifyChecks {
+  content_hash: boolean;
+  signature: boolean;
+  decision: boolean;
+  stored: boolean;
+}
+
+export async function verifyReceipt(deps: Deps, tenantId: string, receipt: unknown): Promise<{ verified: boolean; checks: VerifyChecks }> {
+  const offline = await verifyResult(receipt, await deps.signer.jwks());
+  const checks: VerifyChecks = {
+    ...offline.checks,
+    decision: await safely(() => decisionHolds(deps, tenantId, receipt)),
+    stored: await safely(() => storedUnchanged(deps, tenantId, receipt)),
+  };
+  // Simulations are never stored; for them the other three checks decide.
+  const simulation = isObject(receipt) && isObject(receipt.payload) && receipt.payload.kind === "simulation";
+  const verified = checks.content_hash && checks.signature && checks.decision && (checks.stored || simulation);
+  return { verified, checks };
+}
+
+async function safely(check: () => Promise<boolean>): Promise<boolean> {
+  try {
+    return await check();
+  } catch {
+    return false;
+  }
+}
+
+// Re-runs the pure decision under the exact policy version the payload names (of this tenant,
+// or the built-in default): the recorded decision and reasons must come out again.
+async function decisionHolds(deps: Deps, tenantId: string, receipt: unknown): Promise<boolean> {
+  if (!isObject(receipt) || !isObject(receipt.payload)) return false;
+  const { input, policy, decision, reasons } = receipt.payload;
+  if (!Value.Check(ProtectInput, input) || !isObject(policy)) return false;
+  const { policy_id, version, hash } = policy;
+  if (typeof policy_id !== "string" || typeof version !== "number" || typeof hash !== "string") return false;
+  const document = await policyByRef(deps.db, tenantId, { policy_id, version, hash });
+  if (!document) return false;
+  const again = decide(input, document);
+  return again.decision === decision && receipt.decision === decision && canonicalJson(again.reasons) === canonicalJson(reasons);
+}
+
+// The receipt is this tenant's and every field it shows is what the log holds.
+async function storedUnchanged(deps: Deps, tenantId: string, receipt: unknown): Promise<boolean> {
+  if (!isObject(receipt) || typeof receipt.receipt_id !== "string" || !/^rcpt_[0-9A-Za-z]{22}$/.test(receipt.receipt_id)) return false;
+  const row = await getReceiptRow(deps.db, tenantId, receipt.receipt_id);
+  if (!row) return false;
+  const required: Fields = {
+    seq: row.seq,
+    chain_hash: row.chain_hash,
+    decision: row.decision,
+    request_id: row.request_id,
+    content_hash: row.content_hash,
+    timestamp: row.timestamp,
+    signature: row.signature,
+  };
+  const optional: Fields = { tenant_id: row.tenant_id, kind: row.kind, prev_hash: row.prev_hash, key_id: row.key_id, protect_receipt_id: row.protect_receipt_id };
+  for (const [name, value] of Object.entries(required)) if (receipt[name] !== value) return false;
+  for (const [name, value] of Object.entries(optional)) if (name in receipt && receipt[name] !== value) return false;
+  return canonicalJson(receipt.payload) === row.payload;
+}

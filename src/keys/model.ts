@@ -1,0 +1,52 @@
+// Shapes of the /customer/keys routes (contract section 3).
+import { t } from "elysia";
+
+// 1 to 100 characters, no control characters (PostgreSQL text cannot hold NUL).
+export const CreateKeyBody = t.Object(
+  { label: t.String({ minLength: 1, maxLength: 100, pattern: "^[^\\u0000-\\u001f\\u007f]+$" }) },
+  { additionalProperties: false },
+);
+export const KeyParams = t.Object({ key_id: t.String() });
+
+const Iso = t.String({ format: "date-time" });
+const KeyId = t.String({ pattern: "^key_" });
+const Secret = t.String({ pattern: "^warden_live_" });
+
+export const KeyCreated = t.Object({
+  ok: t.Literal(true),
+  key_id: KeyId,
+  tenant_id: t.String(),
+  label: t.String(),
+  status: t.Literal("active"),
+  secret: Secret,
+  created_at: Iso,
+});
+
+export const KeyRotated = t.Object({
+  ok: t.Literal(true),
+  revoked_key_id: KeyId,
+  key_id: KeyId,
+  tenant_id: t.String(),
+  label: t.String(),
+  status: t.Literal("active"),
+  secret: Secret,
+  created_at: Iso,
+});
+
+export const KeyRevoked = t.Object({ ok: t.Literal(true), key_id: KeyId, status: t.Literal("revoked"), revoked_at: Iso });
+
+export const KeyList = t.Object({
+  ok: t.Literal(true),
+  keys: t.Array(
+    t.Object({
+      key_id: KeyId,
+      tenant_id: t.String(),
+      label: t.String(),
+      status: t.Union([t.Literal("active"), t.Literal("revoked")]),
+      created_at: Iso,
+      last_used_at: t.Union([Iso, t.Null()]),
+      revoked_at: t.Union([Iso, t.Null()]),
+      hint: t.String(),
+    }),
+  ),
+});

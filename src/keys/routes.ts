@@ -1,0 +1,55 @@
+// /customer/keys: API key management with the customer's JWT (contract section 3).
+import { Elysia } from "elysia";
+import { ErrorResponse } from "../accounts/model.ts";
+import { requireCustomer } from "../http/auth.ts";
+import type { Deps } from "../http/deps.ts";
+import { withIdempotency } from "../http/idempotency.ts";
+import { createKey, listKeys, revokeKey, rotateKey } from "./manage.ts";
+import { CreateKeyBody, KeyCreated, KeyList, KeyParams, KeyRevoked, KeyRotated } from "./model.ts";
+
+const security = [{ bearer: [] as string[] }];
+// 409 and 422 also come from Idempotency-Key (in progress, mismatch).
+const errors = { 400: ErrorResponse, 401: ErrorResponse, 409: ErrorResponse, 422: ErrorResponse };
+
+export function keysRoutes(deps: Deps) {
+  return (
+    new Elysia({ name: "keys", prefix: "/customer/keys" })
+      // Before body validation: a stranger learns nothing about the schema.
+      .derive(async ({ request }) => ({ customer: await requireCustomer(deps, request) }))
+      .post(
+        "",
+        ({ customer, body, request }) =>
+          withIdempotency(deps, request, customer.tenant_id, body, async () => ({ status: 201, body: await createKey(deps.db, customer.tenant_id, body.label) })),
+        {
+          body: CreateKeyBody,
+          parse: "json",
+          response: { 201: KeyCreated, ...errors },
+          detail: { summary: "Create an API key; its secret is shown only here", tags: ["keys"], security },
+        },
+      )
+      .get("", ({ customer }) => listKeys(deps.db, customer.tenant_id), {
+        response: { 200: KeyList, 401: ErrorResponse },
+        detail: { summary: "Every key of the tenant, with hint, last use and revocation time; never a secret", tags: ["keys"], security },
+      })
+      .post(
+        "/:key_id/rotate",
+        ({ customer, params, request }) =>
+          withIdempotency(deps, request, customer.tenant_id, null, async () => ({ status: 201, body: await rotateKey(deps.db, customer.tenant_id, params.key_id) })),
+        {
+          params: KeyParams,
+          response: { 201: KeyRotated, ...errors, 404: ErrorResponse },
+          detail: { summary: "Revoke a key and issue its successor (same label) in one step", tags: ["keys"], security },
+        },
+      )
+      .post(
+        "/:key_id/revoke",
+        ({ customer, params, request }) =>
+          withIdempotency(deps, request, customer.tenant_id, null, async () => ({ status: 200, body: await revokeKey(deps.db, customer.tenant_id, params.key_id) })),
+        {
+          params: KeyParams,
+          response: { 200: KeyRevoked, ...errors, 404: ErrorResponse },
+          detail: { summary: "Revoke a key; the next request with it gets 401 key_revoked", tags: ["keys"], security },
+        },
+      )
+  );
+}

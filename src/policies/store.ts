@@ -1,0 +1,53 @@
+// A tenant's policy versions: version 1 is the built-in default (pol_default, in code); custom
+// versions 2, 3, ... live in the `policies` table as immutable JCS text (docs/policy.md).
+import type { Queryable } from "../db/index.ts";
+import { canonicalJson } from "../receipts/canonical.ts";
+import type { PolicyRef } from "../simulation/payload.ts";
+import { DEFAULT_POLICY, DEFAULT_POLICY_REF, policyHash, type PolicyDocument } from "../simulation/policy.ts";
+import type { ActivePolicy } from "../simulation/simulate.ts";
+
+interface PolicyRow {
+  policy_id: string;
+  version: number;
+  hash: string;
+  document: string;
+}
+
+let builtIn: Promise<ActivePolicy> | undefined;
+
+/** The built-in default policy with its (computed once) hash. */
+export function defaultPolicy(): Promise<ActivePolicy> {
+  builtIn ??= policyHash(DEFAULT_POLICY).then((hash) => ({ ref: { ...DEFAULT_POLICY_REF, hash }, document: DEFAULT_POLICY }));
+  return builtIn;
+}
+
+function fromRow(row: PolicyRow): ActivePolicy {
+  return { ref: { policy_id: row.policy_id, version: row.version, hash: row.hash }, document: JSON.parse(row.document) as PolicyDocument };
+}
+
+/** The policy new decisions of this tenant are made under: its latest version. */
+export async function activePolicy(db: Queryable, tenantId: string): Promise<ActivePolicy> {
+  const row = await db.one<PolicyRow>("policies/active", [tenantId]);
+  return row ? fromRow(row) : defaultPolicy();
+}
+
+/**
+ * The document a receipt of this tenant names, when the reference matches a version exactly
+ * (id, version and hash); undefined otherwise. Another tenant's versions are never found.
+ */
+export async function policyByRef(db: Queryable, tenantId: string, ref: PolicyRef): Promise<PolicyDocument | undefined> {
+  const builtInPolicy = await defaultPolicy();
+  if (ref.policy_id === builtInPolicy.ref.policy_id) {
+    return ref.version === builtInPolicy.ref.version && ref.hash === builtInPolicy.ref.hash ? builtInPolicy.document : undefined;
+  }
+  if (!Number.isSafeInteger(ref.version) || ref.version < 2 || ref.version > 2_147_483_647) return undefined;
+  const row = await db.one<PolicyRow>("policies/version", [tenantId, ref.version]);
+  return row && row.policy_id === ref.policy_id && row.hash === ref.hash ? fromRow(row).document : undefined;
+}
+
+/** Stores the document as the tenant's next version and returns it. */
+export async function publishPolicy(db: Queryable, tenantId: string, document: PolicyDocument): Promise<ActivePolicy> {
+  const text = canonicalJson(document);
+  const row = await db.one<PolicyRow>("policies/publish", [tenantId, text, await policyHash(document)]);
+  return fromRow(row!);
+}

@@ -1,0 +1,61 @@
+// Storing a protect or execute decision as the tenant's next receipt. The payload is hashed and
+// signed here; receipt_append() in the database then checks the plan's quotas, assigns seq and
+// chain_hash under the tenant's head lock and counts the call, all in one statement.
+import type { Deps } from "../http/deps.ts";
+import { newId } from "../ids.ts";
+import type { ResultPayload } from "../simulation/payload.ts";
+import { canonicalJson, sha256Hex } from "./canonical.ts";
+import type { ReceiptView } from "./store.ts";
+
+export interface Appended {
+  receipt: ReceiptView;
+  /** The daily quota this call counted against: limit null = unlimited. */
+  quota: { limit: number | null; used: number };
+  /** The receipt's time, also the instant the quota day and RateLimit-Reset refer to. */
+  at: Date;
+}
+
+export async function appendReceipt(
+  deps: Deps,
+  args: { tenantId: string; keyId: string; requestId: string; payload: ResultPayload; protectReceiptId?: string },
+): Promise<Appended> {
+  const { tenantId, keyId, requestId, payload } = args;
+  const at = deps.now();
+  const timestamp = at.toISOString();
+  const text = canonicalJson(payload);
+  const content_hash = await sha256Hex(text);
+  const signature = await deps.signer.sign({ content_hash, request_id: requestId, tenant_id: tenantId, timestamp, kind: payload.kind });
+  const receipt_id = newId("rcpt_");
+  const row = await deps.db.one<{ seq: number; prev_hash: string | null; chain_hash: string; quota_limit: number | null; quota_used: number }>("receipts/append", [
+    receipt_id,
+    tenantId,
+    keyId,
+    payload.kind,
+    requestId,
+    timestamp,
+    payload.decision,
+    text,
+    content_hash,
+    signature,
+    args.protectReceiptId ?? null,
+  ]);
+  if (!row) throw new Error("receipt_append returned no row");
+  const receipt: ReceiptView = {
+    receipt_id,
+    tenant_id: tenantId,
+    kind: payload.kind as "protect" | "execute",
+    seq: Number(row.seq),
+    prev_hash: row.prev_hash,
+    chain_hash: row.chain_hash,
+    key_id: keyId,
+    protect_receipt_id: args.protectReceiptId ?? null,
+    decision: payload.decision,
+    request_id: requestId,
+    content_hash,
+    timestamp,
+    reasons: payload.reasons,
+    payload,
+    signature,
+  };
+  return { receipt, quota: { limit: row.quota_limit, used: row.quota_used }, at };
+}

@@ -1,0 +1,25 @@
+// The hash chain of a tenant's receipt log (contract section 4). The database computes the same
+// value when it appends (receipt_chain_hash() in sql/migrations/004); this copy serves checks
+// made outside it: `warden ops receipts check`, `warden verify --proof`, tests.
+import { canonicalJson, hexToBytes, sha256Hex } from "./canonical.ts";
+import { leafHash } from "./merkle.ts";
+
+export type ChainLink = { prev: string | null; content_hash: string; request_id: string; timestamp: string; seq: number };
+
+/** "0x" + hex SHA-256 of the JCS form of {prev, content_hash, request_id, timestamp, seq}. */
+export function chainHash(link: ChainLink): Promise<string> {
+  const { prev, content_hash, request_id, timestamp, seq } = link;
+  return sha256Hex(canonicalJson({ prev, content_hash, request_id, timestamp, seq }));
+}
+
+const HASH = /^0x[0-9a-f]{64}$/;
+
+export function isHash(value: unknown): value is string {
+  return typeof value === "string" && HASH.test(value);
+}
+
+/** The Merkle leaf of a receipt: SHA-256(0x00 ‖ the 32 bytes its chain_hash encodes). */
+export function receiptLeaf(chain_hash: string): Uint8Array {
+  if (!isHash(chain_hash)) throw new TypeError("receiptLeaf: chain_hash must be 0x + 64 hex");
+  return leafHash(hexToBytes(chain_hash));
+}

@@ -1,0 +1,62 @@
+// `warden ops receipts check TENANT`: re-walks a tenant's whole log from the database and
+// recomputes everything the receipts claim (canonical payload, content_hash, decision, chain,
+// seq continuity, signatures against the service's JWKS, the head). Any break is reported.
+import type { Queryable } from "../db/index.ts";
+import { bytesToHex, canonicalJson, sha256Hex } from "./canonical.ts";
+import { chainHash, receiptLeaf } from "./chain.ts";
+import { rootHash } from "./merkle.ts";
+import { verifyCanonical } from "./signature.ts";
+import { logHead, receiptRange } from "./store.ts";
+
+const PAGE = 1000;
+const MAX_REPORTED = 100;
+
+export interface LogCheck {
+  ok: boolean;
+  tenant_id: string;
+  receipts: number;
+  root_hash: string;
+  problems: { seq: number; receipt_id?: string; problem: string }[];
+}
+
+/** undefined when there is no such tenant. */
+export async function checkReceiptLog(db: Queryable, tenantId: string): Promise<LogCheck | undefined> {
+  const head = await logHead(db, tenantId);
+  if (!head) return undefined;
+  const jwks = { keys: (await db.query<{ public_jwk: JsonWebKey }>("receipts/signing_keys")).map((k) => k.public_jwk) };
+  const problems: LogCheck["problems"] = [];
+  const report = (seq: number, problem: string, receipt_id?: string) => {
+    if (problems.length < MAX_REPORTED) problems.push({ seq, receipt_id, problem });
+  };
+  const leaves: Uint8Array[] = [];
+  let expected = 0;
+  let prev: string | null = null;
+  for (;;) {
+    const rows = await receiptRange(db, tenantId, expected, Number.MAX_SAFE_INTEGER, PAGE);
+    if (rows.length === 0) break;
+    for (const row of rows) {
+      const id = row.receipt_id;
+      if (row.seq !== expected) report(expected, `seq ${row.seq} follows ${expected - 1}: a gap`, id);
+      let payload: Record<string, unknown> | undefined;
+      try {
+        payload = JSON.parse(row.payload);
+      } catch {
+        report(row.seq, "payload is not JSON", id);
+      }
+      if (payload && canonicalJson(payload) !== row.payload) report(row.seq, "payload is not in canonical (JCS) form", id);
+      if ((await sha256Hex(row.payload)) !== row.content_hash) report(row.seq, "content_hash does not match the payload", id);
+      if (payload && (payload.decision !== row.decision || payload.kind !== row.kind)) report(row.seq, "decision or kind differs from the payload", id);
+      if (row.prev_hash !== prev) report(row.seq, "prev_hash is not the previous chain_hash", id);
+      const link = { prev, content_hash: row.content_hash, request_id: row.request_id, timestamp: row.timestamp, seq: row.seq };
+      if ((await chainHash(link)) !== row.chain_hash) report(row.seq, "chain_hash does not match", id);
+      const claims = { content_hash: row.content_hash, request_id: row.request_id, tenant_id: tenantId, timestamp: row.timestamp, kind: row.kind };
+      const signed = await verifyCanonical(row.signature, jwks);
+      if (!signed.valid || canonicalJson(signed.payload) !== canonicalJson(claims)) report(row.seq, "signature does not verify", id);
+      leaves.push(receiptLeaf(row.chain_hash));
+      prev = row.chain_hash;
+      expected = row.seq + 1;
+    }
+  }
+  if (leaves.length !== head.tree_size || prev !== head.head_hash) report(leaves.length, `the head says ${head.tree_size} receipts ending in ${head.head_hash}; the log has ${leaves.length} ending in ${prev}`);
+  return { ok: problems.length === 0, tenant_id: tenantId, receipts: leaves.length, root_hash: bytesToHex(rootHash(leaves)), problems };
+}

@@ -1,0 +1,165 @@
+// The receipt log as a Merkle tree exactly as RFC 9162 section 2.1 defines it: tree heads,
+// inclusion proofs (2.1.3) and consistency proofs (2.1.4), and the verifiers for both.
+// Pure: byte arrays in, byte arrays out; no clock, no database.
+import { createHash } from "node:crypto";
+
+export type Hash = Uint8Array;
+
+function sha256(...parts: Uint8Array[]): Hash {
+  const h = createHash("sha256");
+  for (const p of parts) h.update(p);
+  return new Uint8Array(h.digest());
+}
+
+const LEAF = new Uint8Array([0x00]);
+const NODE = new Uint8Array([0x01]);
+
+// The prefixes keep a leaf from ever hashing like an inner node (second-preimage resistance).
+export function leafHash(entry: Uint8Array): Hash {
+  return sha256(LEAF, entry);
+}
+
+export function nodeHash(left: Hash, right: Hash): Hash {
+  return sha256(NODE, left, right);
+}
+
+/** The largest power of two smaller than n (n >= 2): where RFC 9162 splits a tree. */
+function split(n: number): number {
+  let k = 1;
+  while (k * 2 < n) k *= 2;
+  return k;
+}
+
+/** MTH over leaf hashes: the root of the tree of the first leaves.length entries. */
+export function rootHash(leaves: readonly Hash[]): Hash {
+  return mth(leaves, 0, leaves.length);
+}
+
+function mth(leaves: readonly Hash[], from: number, to: number): Hash {
+  const n = to - from;
+  if (n === 0) return sha256();
+  if (n === 1) return leaves[from];
+  const k = split(n);
+  return nodeHash(mth(leaves, from, from + k), mth(leaves, from + k, to));
+}
+
+/** PATH(m, D[n]) of section 2.1.3.1 over the first n leaf hashes: nearest sibling first. */
+export function inclusionProof(leaves: readonly Hash[], m: number, n = leaves.length): Hash[] {
+  if (!(Number.isInteger(m) && Number.isInteger(n) && 0 <= m && m < n && n <= leaves.length)) throw new RangeError("inclusionProof: need 0 <= m < n <= leaves");
+  const path: Hash[] = [];
+  let from = 0;
+  let to = n;
+  let index = m;
+  // Walk down from the root, collecting the sibling subtree at each split; reversed at the end
+  // because the proof lists the leaf's nearest sibling first.
+  while (to - from > 1) {
+    const k = split(to - from);
+    if (index < k) {
+      path.push(mth(leaves, from + k, to));
+      to = from + k;
+    } else {
+      path.push(mth(leaves, from, from + k));
+      from += k;
+      index -= k;
+    }
+  }
+  return path.reverse();
+}
+
+/** PROOF(m, D[n]) of section 2.1.4.1: that the tree of size m is a prefix of the tree of size n. */
+export function consistencyProof(leaves: readonly Hash[], m: number, n = leaves.length): Hash[] {
+  if (!(Number.isInteger(m) && Number.isInteger(n) && 0 < m && m <= n && n <= leaves.length)) throw new RangeError("consistencyProof: need 0 < m <= n <= leaves");
+  const path: Hash[] = [];
+  subproof(leaves, m, 0, n, true, path);
+  return path;
+}
+
+function subproof(leaves: readonly Hash[], m: number, from: number, to: number, whole: boolean, out: Hash[]): void {
+  const n = to - from;
+  if (m === n) {
+    // The old tree is this whole subtree; its root is already known to the verifier at the top.
+    if (!whole) out.push(mth(leaves, from, to));
+    return;
+  }
+  const k = split(n);
+  if (m <= k) {
+    subproof(leaves, m, from, from + k, whole, out);
+    out.push(mth(leaves, from + k, to));
+  } else {
+    subproof(leaves, m - k, from + k, to, false, out);
+    out.push(mth(leaves, from, from + k));
+  }
+}
+
+function isPowerOfTwo(n: number): boolean {
+  while (n > 1 && n % 2 === 0) n /= 2;
+  return n === 1;
+}
+
+function equal(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  let diff = 0;
+  for (let i = 0; i < a.length; i++) diff |= a[i] ^ b[i];
+  return diff === 0;
+}
+
+/** Section 2.1.3.2: does path prove leaf `hash` at `index` in the tree of `size` with `root`? */
+export function verifyInclusion(index: number, size: number, hash: Hash, path: readonly Hash[], root: Hash): boolean {
+  if (!Number.isSafeInteger(index) || !Number.isSafeInteger(size) || index < 0 || index >= size) return false;
+  // Plain numbers: trees here stay far below 2^53 leaves; BigInt-free shifts by division.
+  let fn = index;
+  let sn = size - 1;
+  let r = hash;
+  for (const p of path) {
+    if (sn === 0) return false;
+    if (fn % 2 === 1 || fn === sn) {
+      r = nodeHash(p, r);
+      if (fn % 2 === 0) {
+        while (fn % 2 === 0 && fn !== 0) {
+          fn = Math.floor(fn / 2);
+          sn = Math.floor(sn / 2);
+        }
+      }
+    } else {
+      r = nodeHash(r, p);
+    }
+    fn = Math.floor(fn / 2);
+    sn = Math.floor(sn / 2);
+  }
+  return sn === 0 && equal(r, root);
+}
+
+/** Section 2.1.4.2: does path prove the tree (first, firstRoot) a prefix of (second, secondRoot)? */
+export function verifyConsistency(first: number, second: number, firstRoot: Hash, secondRoot: Hash, path: readonly Hash[]): boolean {
+  if (!Number.isSafeInteger(first) || !Number.isSafeInteger(second) || first < 1 || first > second) return false;
+  if (first === second) return path.length === 0 && equal(firstRoot, secondRoot);
+  if (path.length === 0) return false;
+  // A power-of-two old tree is a complete subtree, so the proof leaves out its root.
+  const proof = isPowerOfTwo(first) ? [firstRoot, ...path] : [...path];
+  let fn = first - 1;
+  let sn = second - 1;
+  while (fn % 2 === 1) {
+    fn = Math.floor(fn / 2);
+    sn = Math.floor(sn / 2);
+  }
+  let fr = proof[0];
+  let sr = proof[0];
+  for (const c of proof.slice(1)) {
+    if (sn === 0) return false;
+    if (fn % 2 === 1 || fn === sn) {
+      fr = nodeHash(c, fr);
+      sr = nodeHash(c, sr);
+      if (fn % 2 === 0) {
+        while (fn % 2 === 0 && fn !== 0) {
+          fn = Math.floor(fn / 2);
+          sn = Math.floor(sn / 2);
+        }
+      }
+    } else {
+      sr = nodeHash(sr, c);
+    }
+    fn = Math.floor(fn / 2);
+    sn = Math.floor(sn / 2);
+  }
+  return sn === 0 && equal(fr, firstRoot) && equal(sr, secondRoot);
+}

@@ -1,0 +1,93 @@
+// Reading the receipt log: thin wrappers over sql/queries/receipts/*.sql and the one shape every
+// route shows a stored receipt in.
+import type { Queryable } from "../db/index.ts";
+import type { ResultPayload } from "../simulation/payload.ts";
+import { receiptLeaf } from "./chain.ts";
+
+export interface ReceiptRow {
+  receipt_id: string;
+  tenant_id: string;
+  kind: "protect" | "execute";
+  seq: number;
+  prev_hash: string | null;
+  chain_hash: string;
+  key_id: string;
+  protect_receipt_id: string | null;
+  decision: "ALLOWED" | "DENIED";
+  request_id: string;
+  content_hash: string;
+  timestamp: string;
+  /** The JCS text of the payload, exactly the bytes content_hash covers. */
+  payload: string;
+  signature: string;
+}
+
+export type ReceiptView = Omit<ReceiptRow, "payload"> & { reasons: string[]; payload: ResultPayload };
+
+export function toReceipt(row: ReceiptRow): ReceiptView {
+  const payload = JSON.parse(row.payload) as ResultPayload;
+  return {
+    receipt_id: row.receipt_id,
+    tenant_id: row.tenant_id,
+    kind: row.kind,
+    seq: row.seq,
+    prev_hash: row.prev_hash,
+    chain_hash: row.chain_hash,
+    key_id: row.key_id,
+    protect_receipt_id: row.protect_receipt_id,
+    decision: row.decision,
+    request_id: row.request_id,
+    content_hash: row.content_hash,
+    timestamp: row.timestamp,
+    reasons: payload.reasons,
+    payload,
+    signature: row.signature,
+  };
+}
+
+export function getReceiptRow(db: Queryable, tenantId: string, receiptId: string): Promise<ReceiptRow | undefined> {
+  return db.one<ReceiptRow>("receipts/get", [tenantId, receiptId]);
+}
+
+/** Newest first, below `beforeSeq` when given. */
+export function listReceiptRows(db: Queryable, tenantId: string, beforeSeq: number | null, limit: number): Promise<ReceiptRow[]> {
+  return db.query<ReceiptRow>("receipts/list", [tenantId, beforeSeq, limit]);
+}
+
+/** Oldest first, from <= seq < to, at most limit rows. */
+export function receiptRange(db: Queryable, tenantId: string, from: number, to: number, limit: number): Promise<ReceiptRow[]> {
+  return db.query<ReceiptRow>("receipts/range", [tenantId, from, to, limit]);
+}
+
+/** Size and last chain_hash of a tenant's log; undefined for an unknown tenant. */
+export async function logHead(db: Queryable, tenantId: string): Promise<{ tree_size: number; head_hash: string | null } | undefined> {
+  const row = await db.one<{ tree_size: number; head_hash: string | null }>("receipts/head", [tenantId]);
+  return row && { tree_size: Number(row.tree_size), head_hash: row.head_hash };
+}
+
+/**
+ * The Merkle leaf hashes of the first treeSize receipts. Read whole on every proof or checkpoint:
+ * at most 10,000 receipts on Pro this is a few milliseconds; a cache of subtree hashes is the
+ * next step for very large logs (docs/decisions.md).
+ */
+export async function leafHashes(db: Queryable, tenantId: string, treeSize: number): Promise<Uint8Array[]> {
+  const rows = await db.query<{ chain_hash: string }>("receipts/chain_hashes", [tenantId, treeSize]);
+  if (rows.length !== treeSize) throw new Error(`receipt log of ${tenantId} has ${rows.length} leaves below ${treeSize}`);
+  return rows.map((r) => receiptLeaf(r.chain_hash));
+}
+
+export type UsageSummary = {
+  plan: string;
+  protect_today: number;
+  execute_today: number;
+  receipts_stored: number;
+  protect_per_day: number | null;
+  execute_per_day: number | null;
+  receipts_stored_limit: number | null;
+};
+
+/** Today's (or `day`'s, UTC 'YYYY-MM-DD') usage with the current plan's limits. */
+export async function usageSummary(db: Queryable, tenantId: string, day: string | null = null): Promise<UsageSummary | undefined> {
+  const row = await db.one<UsageSummary>("receipts/usage_summary", [tenantId, day]);
+  return row && { ...row, receipts_stored: Number(row.receipts_stored) };
+}

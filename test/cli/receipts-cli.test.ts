@@ -1,0 +1,175 @@
+// `warden verify --proof` (offline, only the JWKS) and `warden ops receipts check TENANT`, run as a
+// user runs them: the CLI as a child process.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { openDb } from "../../src/db/index.ts";
+import { createService } from "../../src/http/service.ts";
+import { createLogger } from "../../src/log.ts";
+import { checkReceiptLog } from "../../src/receipts/check.ts";
+import { verifyProofBundle } from "../../src/receipts/proof-bundle.ts";
+import { bearer, execute, LARGE_PAYMENT, protect } from "../helpers/customer.ts";
+import { call, signup, testConfig, testService } from "../helpers/service.ts";
+
+const ROOT = join(import.meta.dir, "..", "..");
+const SLOW = 60_000;
+let dir: string;
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), "warden-receipts-cli-"));
+});
+afterAll(() => {
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+async function cli(args: string[], env: Record<string, string | undefined> = {}) {
+  const child = Bun.spawn([process.execPath, "src/cli/main.ts", ...args], {
+    cwd: ROOT,
+    env: { ...process.env, DATABASE_URL: undefined, WARDEN_URL: "https://127.0.0.1:1", LOG_LEVEL: "silent", ...env },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [stdout, stderr, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
+  let json: any;
+  try {
+    json = JSON.parse(stdout);
+  } catch {
+    json = undefined;
+  }
+  return { code, stdout, stderr, json };
+}
+
+function file(name: string, value: unknown): string {
+  const path = join(dir, name);
+  writeFileSync(path, typeof value === "string" ? value : JSON.stringify(value));
+  return path;
+}
+
+/** A tenant with a few receipts, and a proof bundle for one of them at the current checkpoint. */
+async function bundleFor() {
+  const a = await signup();
+  const first = (await protect(a.apiKey)).body;
+  await protect(a.apiKey, LARGE_PAYMENT);
+  await execute(a.apiKey, first.receipt_id);
+  await protect(a.apiKey);
+  const get = async (path: string) => (await call("GET", path, { headers: bearer(a.token) })).body;
+  const checkpoint = await get("/customer/receipts/checkpoint");
+  const receipt = await get(`/customer/receipts/${first.receipt_id}`);
+  const proof = await get(`/customer/receipts/${first.receipt_id}/proof?tree_size=${checkpoint.tree_size}`);
+  const jwks = (await call("GET", "/.well-known/jwks.json")).body;
+  return { a, bundle: { receipt: receipt.receipt, proof, checkpoint }, wrapped: { receipt, proof, checkpoint }, jwks, get };
+}
+
+describe("verify --proof", () => {
+  test("checks the receipt, its chain_hash, its inclusion and the signed checkpoint offline", async () => {
+    const { bundle, wrapped, jwks } = await bundleFor();
+    const jwksFile = file("jwks.json", jwks);
+    const good = await cli(["verify", "--proof", file("bundle.json", bundle), "--jwks", jwksFile]);
+    expect(good.code).toBe(0);
+    expect(good.json).toEqual({ ok: true, verified: true, checks: { content_hash: true, signature: true, chain_hash: true, inclusion: true, checkpoint: true } });
+    // The body of GET /customer/receipts/{id} as is also works.
+    expect((await cli(["verify", "--proof", file("wrapped.json", wrapped), "--jwks", jwksFile])).code).toBe(0);
+
+    const forged = { ...bundle, receipt: { ...bundle.receipt, request_id: "someone-else" } };
+    const bad = await cli(["verify", "--proof", file("forged.json", forged), "--jwks", jwksFile]);
+    expect(bad.code).toBe(1);
+    expect(bad.json).toMatchObject({ ok: false, verified: false, error: "proof_mismatch", checks: { content_hash: true, signature: false, chain_hash: false, checkpoint: true } });
+
+    const garbage = await cli(["verify", "--proof", file("garbage.json", "{not json"), "--jwks", jwksFile]);
+    expect(garbage.code).toBe(1);
+    expect(garbage.json.error).toBe("invalid_json");
+    expect((await cli(["verify", "--proof", file("x.json", bundle), "other.json"])).code).toBe(2);
+  }, SLOW);
+
+  test("each part of a bundle is checked (in process)", async () => {
+    const { a, bundle, jwks, get } = await bundleFor();
+    const ok = await verifyProofBundle(bundle, jwks);
+    expect(ok.verified).toBe(true);
+    const cases: [unknown, string][] = [
+      [{ ...bundle, checkpoint: { ...bundle.checkpoint, root_hash: "0x" + "00".repeat(32) } }, "inclusion"],
+      [{ ...bundle, proof: { ...bundle.proof, tree_size: bundle.proof.tree_size - 1 } }, "inclusion"],
+      [{ ...bundle, proof: { ...bundle.proof, path: bundle.proof.path.slice(1) } }, "inclusion"],
+      [{ ...bundle, checkpoint: { ...bundle.checkpoint, timestamp: new Date(0).toISOString() } }, "checkpoint"],
+      [{ ...bundle, receipt: { ...bundle.receipt, prev_hash: "0x" + "11".repeat(32) } }, "chain_hash"],
+      [{ ...bundle, receipt: { ...bundle.receipt, decision: "DENIED" } }, "content_hash"],
+    ];
+    for (const [candidate, failing] of cases) {
+      const result = await verifyProofBundle(candidate, jwks);
+      expect(result.verified).toBe(false);
+      expect(result.checks[failing as keyof typeof result.checks]).toBe(false);
+    }
+    // Another tenant's checkpoint does not vouch for this receipt.
+    const b = await signup();
+    await protect(b.apiKey);
+    const theirs = (await call("GET", "/customer/receipts/checkpoint", { headers: bearer(b.token) })).body;
+    expect((await verifyProofBundle({ ...bundle, checkpoint: theirs }, jwks)).checks.checkpoint).toBe(false);
+    // A later checkpoint with a proof for its size verifies as well.
+    await protect(a.apiKey);
+    const later = await get("/customer/receipts/checkpoint");
+    const proof = await get(`/customer/receipts/${bundle.receipt.receipt_id}/proof?tree_size=${later.tree_size}`);
+    expect((await verifyProofBundle({ receipt: bundle.receipt, proof, checkpoint: later }, jwks)).verified).toBe(true);
+    for (const junk of [null, 1, "x", [], {}, { receipt: {}, proof: {}, checkpoint: {} }]) {
+      expect((await verifyProofBundle(junk, jwks)).verified).toBe(false);
+    }
+  });
+});
+
+describe("checkReceiptLog (what ops receipts check runs)", () => {
+  test("an intact log passes; a forged receipt is reported with the checks it breaks", async () => {
+    const { a } = await bundleFor();
+    const { db } = await testService();
+    const intact = await checkReceiptLog(db, a.tenantId);
+    expect(intact).toMatchObject({ ok: true, tenant_id: a.tenantId, receipts: 4, problems: [] });
+    expect(intact!.root_hash).toBe((await call("GET", "/customer/receipts/checkpoint", { headers: bearer(a.token) })).body.root_hash);
+
+    const [victim] = (await call("GET", "/customer/receipts?limit=1", { headers: bearer(a.token) })).body.receipts;
+    await db.tx(async (q) => {
+      await q.query("test/receipts_guard_off");
+      await q.query("test/receipt_forge_request_id", [victim.receipt_id, "forged"]);
+      await q.query("test/receipts_guard_on");
+    });
+    const broken = await checkReceiptLog(db, a.tenantId);
+    expect(broken!.ok).toBe(false);
+    expect(broken!.problems.map((p) => p.problem).sort()).toEqual(["chain_hash does not match", "signature does not verify"]);
+    expect(broken!.problems[0].seq).toBe(victim.seq);
+    expect(await checkReceiptLog(db, "cust_" + "0".repeat(22))).toBeUndefined();
+  });
+});
+
+describe("ops receipts check TENANT", () => {
+  test("exit 0 on an intact chain, 1 on a break or an unknown tenant, 2 on bad usage", async () => {
+    // Its own database: an embedded one in a folder no service holds, or the test server.
+    const dataDir = join(dir, "data");
+    const env = { DATA_DIR: dataDir, DATABASE_URL: process.env.TEST_DATABASE_URL };
+    const open = () => openDb({ databaseUrl: process.env.TEST_DATABASE_URL, dataDir });
+    let db = await open();
+    const service = await createService(testConfig(), { db, log: createLogger("silent") });
+    const a = await call("POST", "/auth/signup", { json: { email: `ops.${Date.now()}@example.com`, password: "correct horse battery staple" }, service });
+    for (let i = 0; i < 3; i++) await protect(a.body.api_key, undefined, { service });
+    const [victim] = (await call("GET", "/customer/receipts?limit=1", { headers: bearer(a.body.token), service })).body.receipts;
+    await service.close();
+    await db.close();
+
+    const intact = await cli(["ops", "receipts", "check", a.body.tenant_id], env);
+    expect(intact.code).toBe(0);
+    expect(intact.json).toMatchObject({ ok: true, tenant_id: a.body.tenant_id, receipts: 3, problems: [] });
+
+    db = await open();
+    await db.tx(async (q) => {
+      await q.query("test/receipts_guard_off");
+      await q.query("test/receipt_forge_request_id", [victim.receipt_id, "forged"]);
+      await q.query("test/receipts_guard_on");
+    });
+    await db.close();
+    const broken = await cli(["ops", "receipts", "check", a.body.tenant_id], env);
+    expect(broken.code).toBe(1);
+    expect(broken.json.ok).toBe(false);
+    expect(broken.json.problems.length).toBeGreaterThan(0);
+
+    const unknown = await cli(["ops", "receipts", "check", "cust_" + "0".repeat(22)], env);
+    expect(unknown.code).toBe(1);
+    expect(unknown.json.error).toBe("unknown_tenant");
+    expect((await cli(["ops", "receipts", "check"], env)).code).toBe(2);
+  }, SLOW);
+});

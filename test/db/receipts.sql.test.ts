@@ -1,0 +1,297 @@
+// The database rules of issue 4, called through named queries as the app calls them: key
+// rotation and the key state machine, immutable policy versions, the append-only receipt chain,
+// quotas and idempotency records. Rolled back where the check allows it.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { DbError, type Db, type Queryable } from "../../src/db/index.ts";
+import { migrate } from "../../src/db/migrate.ts";
+import { newId } from "../../src/ids.ts";
+import { hashSecret, newSecret, secretHint } from "../../src/keys/secret.ts";
+import { canonicalJson, sha256Hex } from "../../src/receipts/canonical.ts";
+import { chainHash } from "../../src/receipts/chain.ts";
+import { buildPayload } from "../../src/simulation/payload.ts";
+import { openTestDb, uniqueEmail } from "../helpers/service.ts";
+
+const PASSWORD_HASH = "$2b$04$abcdefghijklmnopqrstuuABCDEFGHIJKLMNOPQRSTUVWXYZ01234";
+const POLICY = { policy_id: "pol_default", version: 1, hash: "0x" + "ab".repeat(32) };
+
+class Rollback extends Error {}
+let db: Db;
+
+beforeAll(async () => {
+  db = await openTestDb();
+  await migrate(db);
+});
+afterAll(async () => {
+  await db?.close();
+});
+
+async function rolledBack(fn: (q: Queryable) => Promise<void>): Promise<void> {
+  const outcome = await db.tx(async (q) => {
+    await fn(q);
+    throw new Rollback();
+  }).catch((err: unknown) => err);
+  if (!(outcome instanceof Rollback)) throw outcome;
+}
+
+async function failure(promise: Promise<unknown>): Promise<DbError> {
+  const outcome = await promise.then((value) => ({ value }), (err: unknown) => ({ err }));
+  if (!("err" in outcome)) throw new Error(`expected a database error, got ${JSON.stringify(outcome.value)}`);
+  expect(outcome.err).toBeInstanceOf(DbError);
+  return outcome.err as DbError;
+}
+
+async function tenant(q: Queryable = db) {
+  const secret = newSecret();
+  const t = { tenantId: newId("cust_"), keyId: newId("key_"), secretHash: await hashSecret(secret) };
+  await q.query("accounts/signup", [t.tenantId, uniqueEmail("sql4"), PASSWORD_HASH, t.keyId, t.secretHash, secretHint(secret)]);
+  return t;
+}
+
+type Appended = { seq: number; prev_hash: string | null; chain_hash: string; quota_limit: number | null; quota_used: number };
+
+async function append(
+  q: Queryable,
+  t: { tenantId: string; keyId: string },
+  opts: { decision?: "ALLOWED" | "DENIED"; kind?: "protect" | "execute"; protectId?: string; at?: Date; requestId?: string; receiptId?: string } = {},
+) {
+  const decision = opts.decision ?? "ALLOWED";
+  const payload = buildPayload({ kind: opts.kind ?? "protect", input: { action: "document.read", resource: "x" }, policy: POLICY, decision, reasons: ["r"] });
+  const text = canonicalJson(payload);
+  const receiptId = opts.receiptId ?? newId("rcpt_");
+  const timestamp = (opts.at ?? new Date()).toISOString();
+  const requestId = opts.requestId ?? newId("req_");
+  const [row] = await q.query<Appended>("receipts/append", [
+    receiptId, t.tenantId, t.keyId, opts.kind ?? "protect", requestId, timestamp, decision, text, await sha256Hex(text), "aaa.bbb.ccc", opts.protectId ?? null,
+  ]);
+  return { ...row, receiptId, timestamp, requestId, contentHash: await sha256Hex(text), text };
+}
+
+describe("api_key_rotate and api_keys_guard", () => {
+  test("rotation revokes the old key (replaced_by the new one) and issues the new one with the same label", async () => {
+    await rolledBack(async (q) => {
+      const t = await tenant(q);
+      const newKey = newId("key_");
+      const secret = newSecret();
+      const [row] = await q.query<Record<string, string>>("keys/rotate", [t.tenantId, t.keyId, newKey, await hashSecret(secret), secretHint(secret)]);
+      expect(row).toMatchObject({ revoked_key_id: t.keyId, key_id: newKey, tenant_id: t.tenantId, label: "default", status: "active" });
+      const keys = await q.query<Record<string, string | null>>("test/tenant_keys", [t.tenantId]);
+      expect(keys.find((k) => k.key_id === t.keyId)).toMatchObject({ status: "revoked" });
+      expect(keys.find((k) => k.key_id === newKey)).toMatchObject({ status: "active", label: "default" });
+      // A second rotation of the same (now revoked) key is refused.
+      const again = await failure(q.query("keys/rotate", [t.tenantId, t.keyId, newId("key_"), await hashSecret(newSecret()), "abcd"]));
+      expect(again.sqlstate).toBe("WK001");
+    });
+  });
+
+  test("another tenant's or an unknown key rotates nothing", async () => {
+    await rolledBack(async (q) => {
+      const owner = await tenant(q);
+      const other = await tenant(q);
+      expect(await q.query("keys/rotate", [other.tenantId, owner.keyId, newId("key_"), await hashSecret(newSecret()), "abcd"])).toEqual([]);
+      expect(await q.query("keys/rotate", [owner.tenantId, newId("key_"), newId("key_"), await hashSecret(newSecret()), "abcd"])).toEqual([]);
+    });
+  });
+
+  test("the database refuses revoked -> active, and any change of a revoked key (WK001)", async () => {
+    await rolledBack(async (q) => {
+      const t = await tenant(q);
+      await q.query("keys/revoke", [t.tenantId, t.keyId]);
+      const err = await failure(q.query("test/key_set_status", [t.keyId, "active"]));
+      expect(err.sqlstate).toBe("WK001");
+    });
+  });
+
+  test("an active key may be revoked directly; revoked_at follows the status", async () => {
+    await rolledBack(async (q) => {
+      const t = await tenant(q);
+      expect((await q.query<{ status: string }>("test/key_set_status", [t.keyId, "revoked"]))[0].status).toBe("revoked");
+    });
+  });
+});
+
+describe("policies", () => {
+  test("policy_publish numbers versions 2, 3, ... per tenant; versions are immutable (WP001)", async () => {
+    const t = await tenant();
+    const other = await tenant();
+    const doc = canonicalJson({ default_effect: "allow", default_reason: "ok", rules: [] });
+    const hash = await sha256Hex(doc);
+    const [v2] = await db.query<{ policy_id: string; version: number; hash: string }>("policies/publish", [t.tenantId, doc, hash]);
+    const [v3] = await db.query<{ version: number }>("policies/publish", [t.tenantId, doc, hash]);
+    const [o2] = await db.query<{ version: number }>("policies/publish", [other.tenantId, doc, hash]);
+    expect(v2).toMatchObject({ policy_id: "pol_" + t.tenantId.slice(5), version: 2, hash });
+    expect(v3.version).toBe(3);
+    expect(o2.version).toBe(2);
+    expect((await failure(db.query("test/policy_update", [t.tenantId, 2]))).sqlstate).toBe("WP001");
+    expect((await failure(db.query("test/policy_delete", [t.tenantId, 2]))).sqlstate).toBe("WP001");
+    expect((await db.query<{ version: number }>("policies/active", [t.tenantId]))[0].version).toBe(3);
+  });
+
+  test("a hash that does not match the document is refused", async () => {
+    const t = await tenant();
+    const err = await failure(db.query("policies/publish", [t.tenantId, '{"a":1}', "0x" + "00".repeat(32)]));
+    expect(err.sqlstate).toBe("23514");
+    expect(err.constraint).toBe("policies_hash_matches_document");
+  });
+});
+
+describe("receipt chain", () => {
+  test("appends get seq 0, 1, 2 with chain_hash as contract section 4 defines it", async () => {
+    await rolledBack(async (q) => {
+      const t = await tenant(q);
+      let prev: string | null = null;
+      for (let i = 0; i < 3; i++) {
+        const r = await append(q, t, { requestId: i === 1 ? 'we"ird\\id/1' : undefined });
+        expect(r.seq).toBe(i);
+        expect(r.prev_hash).toBe(prev);
+        expect(r.chain_hash).toBe(await chainHash({ prev, content_hash: r.contentHash, request_id: r.requestId, timestamp: r.timestamp, seq: i }));
+        prev = r.chain_hash;
+      }
+      expect(await q.query("receipts/head", [t.tenantId])).toEqual([{ tenant_id: t.tenantId, tree_size: 3, head_hash: prev }]);
+    });
+  });
+
+  test("receipt_chain_hash in SQL equals the TypeScript chain hash for awkward request ids", async () => {
+    for (const requestId of ['a"b', "back\\slash", "/slash/", "~!@#$%^&*()_+{}|:<>?`-=[];',.", "x".repeat(128)]) {
+      for (const prev of [null, "0x" + "cd".repeat(32)]) {
+        const link = { prev, content_hash: "0x" + "ef".repeat(32), request_id: requestId, timestamp: "2025-01-02T03:04:05.006Z", seq: 12345 };
+        const [row] = await db.query<{ chain_hash: string }>("test/receipt_chain_hash", [link.prev, link.content_hash, link.request_id, link.timestamp, link.seq]);
+        expect(row.chain_hash).toBe(await chainHash(link));
+      }
+    }
+  });
+
+  test("a receipt written around receipt_append() is still chained by the trigger (seq and hashes it claims are ignored)", async () => {
+    await rolledBack(async (q) => {
+      const t = await tenant(q);
+      const first = await append(q, t);
+      const text = canonicalJson(buildPayload({ kind: "protect", input: { action: "x" }, policy: POLICY, decision: "DENIED", reasons: ["n"] }));
+      const at = "2025-01-01T00:00:00.000Z";
+      const [row] = await q.query<Appended>("test/receipt_insert_raw", [newId("rcpt_"), t.tenantId, t.keyId, "req_raw", at, "DENIED", text, await sha256Hex(text), 99]);
+      expect(row.seq).toBe(1);
+      expect(row.prev_hash).toBe(first.chain_hash);
+      expect(row.chain_hash).toBe(await chainHash({ prev: first.chain_hash, content_hash: await sha256Hex(text), request_id: "req_raw", timestamp: at, seq: 1 }));
+    });
+  });
+
+  test("the database refuses a direct UPDATE of a stored receipt (WR001)", async () => {
+    const t = await tenant();
+    const r = await append(db, t, { decision: "DENIED" });
+    const err = await failure(db.query("test/receipt_update", [r.receiptId]));
+    expect(err.sqlstate).toBe("WR001");
+    const [stored] = await db.query<{ decision: string }>("receipts/get", [t.tenantId, r.receiptId]);
+    expect(stored.decision).toBe("DENIED");
+  });
+
+  test("the database refuses DELETE and TRUNCATE of receipts and a rewind of the head (WR001)", async () => {
+    const t = await tenant();
+    const r = await append(db, t);
+    expect((await failure(db.query("test/receipt_delete", [r.receiptId]))).sqlstate).toBe("WR001");
+    expect((await failure(db.query("test/receipt_heads_rewind", [t.tenantId]))).sqlstate).toBe("WR001");
+    await rolledBack(async (q) => {
+      expect((await failure(q.query("test/receipts_truncate"))).sqlstate).toBe("WR001");
+    });
+    expect(await db.query("receipts/get", [t.tenantId, r.receiptId])).toHaveLength(1);
+  });
+
+  test("a payload that does not match content_hash or decision is refused", async () => {
+    const t = await tenant();
+    const text = canonicalJson(buildPayload({ kind: "protect", input: { action: "x" }, policy: POLICY, decision: "DENIED", reasons: ["n"] }));
+    const base = [newId("rcpt_"), t.tenantId, t.keyId, "protect", "req_1", new Date().toISOString()];
+    const wrongHash = await failure(db.query("receipts/append", [...base, "DENIED", text, "0x" + "00".repeat(32), "a.b.c", null]));
+    expect(wrongHash.constraint).toBe("receipts_content_hash_matches_payload");
+    const wrongDecision = await failure(db.query("receipts/append", [...base, "ALLOWED", text, await sha256Hex(text), "a.b.c", null]));
+    expect(wrongDecision.constraint).toBe("receipts_decision_matches_payload");
+    // Neither attempt consumed quota or a seq.
+    const [usage] = await db.query<{ protect_today: number; receipts_stored: number }>("receipts/usage_summary", [t.tenantId, null]);
+    expect(usage).toMatchObject({ protect_today: 0, receipts_stored: 0 });
+  });
+
+  test("a timestamp not in the canonical ISO form is refused (22007)", async () => {
+    const t = await tenant();
+    const err = await failure(db.query("receipts/append", [newId("rcpt_"), t.tenantId, t.keyId, "protect", "r", "2025-01-01 00:00:00+00", "ALLOWED", "{}", "0x", "a.b.c", null]));
+    expect(err.sqlstate).toBe("22007");
+  });
+});
+
+describe("execute rules in receipt_append", () => {
+  test("WR002 unknown or another tenant's receipt, WR003 DENIED, WR004 older than 15 minutes, once only", async () => {
+    const t = await tenant();
+    const other = await tenant();
+    const now = Date.now();
+    const allowed = await append(db, t, { at: new Date(now - 60_000) });
+    const denied = await append(db, t, { decision: "DENIED" });
+    const old = await append(db, t, { at: new Date(now - 15 * 60_000 - 1) });
+    const theirs = await append(db, other);
+
+    const exec = (protectId: string, tt = t) => append(db, tt, { kind: "execute", protectId, decision: "ALLOWED" });
+    expect((await failure(exec(newId("rcpt_")))).sqlstate).toBe("WR002");
+    expect((await failure(exec(theirs.receiptId))).sqlstate).toBe("WR002");
+    expect((await failure(exec(denied.receiptId))).sqlstate).toBe("WR003");
+    expect((await failure(exec(old.receiptId))).sqlstate).toBe("WR004");
+
+    const done = await exec(allowed.receiptId);
+    expect(done.seq).toBe(3);
+    // An execute receipt is not itself executable.
+    expect((await failure(exec(done.receiptId))).sqlstate).toBe("WR002");
+    const twice = await failure(exec(allowed.receiptId));
+    expect(twice.sqlstate).toBe("23505");
+    expect(twice.constraint).toBe("receipts_execute_once");
+    const [usage] = await db.query<{ protect_today: number; execute_today: number; receipts_stored: number }>("receipts/usage_summary", [t.tenantId, null]);
+    expect(usage.execute_today).toBe(1);
+    expect(usage.receipts_stored).toBe(4);
+  });
+});
+
+describe("quotas (usage_consume inside receipt_append)", () => {
+  test("the daily protect limit of the current plan holds; a full day consumes nothing more", async () => {
+    const t = await tenant();
+    const day = new Date().toISOString().slice(0, 10);
+    await db.query("test/usage_set", [t.tenantId, day, 999, 0]);
+    const last = await append(db, t);
+    expect(last.quota_limit).toBe(1000);
+    expect(last.quota_used).toBe(1000);
+    expect((await failure(append(db, t))).sqlstate).toBe("WQ001");
+    const [usage] = await db.query<{ protect_today: number; receipts_stored: number }>("receipts/usage_summary", [t.tenantId, day]);
+    expect(usage).toMatchObject({ protect_today: 1000, receipts_stored: 1 });
+    // Another day has its own count.
+    const tomorrow = await append(db, t, { at: new Date(Date.now() + 86_400_000) });
+    expect(tomorrow.quota_used).toBe(1);
+  });
+
+  test("the daily execute limit (WQ002), and an upgrade raises limits at once", async () => {
+    const t = await tenant();
+    const day = new Date().toISOString().slice(0, 10);
+    const p = await append(db, t);
+    await db.query("test/usage_set", [t.tenantId, day, 1, 100]);
+    expect((await failure(append(db, t, { kind: "execute", protectId: p.receiptId }))).sqlstate).toBe("WQ002");
+    await db.query("test/plan_set_as_approved", [t.tenantId, "pro"]);
+    const done = await append(db, t, { kind: "execute", protectId: p.receiptId });
+    expect(done).toMatchObject({ quota_limit: 500, quota_used: 101 });
+    await db.query("test/plan_set_as_approved", [t.tenantId, "enterprise"]);
+    expect(await append(db, t)).toMatchObject({ quota_limit: null, quota_used: 2 });
+  });
+});
+
+describe("idempotency_claim", () => {
+  test("claimed, then in_progress, mismatch, completed with the stored response; expired records are free again", async () => {
+    const t = await tenant();
+    const fp = "a".repeat(64);
+    const claim = async (key: string, fingerprint = fp) => (await db.query<{ outcome: string; response_body: string | null }>("idempotency/claim", [t.tenantId, key, fingerprint]))[0];
+    expect((await claim("k1")).outcome).toBe("claimed");
+    expect((await claim("k1")).outcome).toBe("in_progress");
+    expect((await claim("k1", "b".repeat(64))).outcome).toBe("mismatch");
+    await db.query("idempotency/complete", [t.tenantId, "k1", 201, { "content-type": "application/json" }, '{"ok":true}']);
+    expect(await claim("k1")).toMatchObject({ outcome: "completed", response_status: 201, response_headers: { "content-type": "application/json" }, response_body: '{"ok":true}' });
+    // A completed record never changes again.
+    await db.query("idempotency/complete", [t.tenantId, "k1", 200, {}, "{}"]);
+    expect((await claim("k1")).response_body).toBe('{"ok":true}');
+    // Released claims and records older than 24 hours are gone.
+    expect((await claim("k2")).outcome).toBe("claimed");
+    await db.query("idempotency/release", [t.tenantId, "k2"]);
+    expect((await claim("k2")).outcome).toBe("claimed");
+    await db.query("test/idempotency_insert_old", [t.tenantId, "k3", 25, fp]);
+    expect((await claim("k3")).outcome).toBe("claimed");
+    await db.query("test/idempotency_insert_old", [t.tenantId, "k4", 23, fp]);
+    expect((await claim("k4")).outcome).toBe("completed");
+  });
+});
