@@ -12,6 +12,27 @@ export interface Config {
   publicUrl: string;
   logLevel: "debug" | "info" | "warn" | "error" | "silent";
   bcryptCost: number;
+  /** From: of outgoing mail. */
+  mailFrom: string;
+  /** How often the mail worker looks for due messages, in ms (it is also nudged on enqueue). */
+  mailPollMs: number;
+  /** Brute-force limits on /auth (docs/security.md). */
+  rateLimits: RateLimits;
+}
+
+/** At most `limit` hits per fixed window of `windowSeconds`. */
+export interface RateRule {
+  limit: number;
+  windowSeconds: number;
+}
+
+export interface RateLimits {
+  /** Per client address (IPv6: its /64) and /auth route. */
+  authAddress: RateRule;
+  /** Per email: login attempts (and password-change attempts). */
+  loginEmail: RateRule;
+  /** Per email: reset and verification emails requested. */
+  mailEmail: RateRule;
 }
 
 const LOG_LEVELS = ["debug", "info", "warn", "error", "silent"] as const;
@@ -35,6 +56,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     logLevel,
     // bcrypt cost 12 in production; tests lower it (BCRYPT_COST=4) to stay fast.
     bcryptCost: intFrom(env.BCRYPT_COST, 12, "BCRYPT_COST", 4, 15),
+    mailFrom: env.MAIL_FROM || `warden <no-reply@${mailDomain(env.PUBLIC_URL, host)}>`,
+    mailPollMs: intFrom(env.MAIL_POLL_MS, 1000, "MAIL_POLL_MS", 50, 3_600_000),
+    rateLimits: {
+      authAddress: rateFrom(env.RATE_LIMIT_AUTH_ADDRESS, "30/60", "RATE_LIMIT_AUTH_ADDRESS"),
+      loginEmail: rateFrom(env.RATE_LIMIT_LOGIN_EMAIL, "10/900", "RATE_LIMIT_LOGIN_EMAIL"),
+      mailEmail: rateFrom(env.RATE_LIMIT_MAIL_EMAIL, "5/3600", "RATE_LIMIT_MAIL_EMAIL"),
+    },
   };
 }
 
@@ -43,4 +71,26 @@ function intFrom(raw: string | undefined, fallback: number, name: string, min: n
   const n = Number(raw);
   if (!Number.isInteger(n) || n < min || n > max) throw new Error(`${name} must be an integer from ${min} to ${max}`);
   return n;
+}
+
+/** "N/SECONDS": at most N hits per window of SECONDS. */
+function rateFrom(raw: string | undefined, fallback: string, name: string): RateRule {
+  const match = /^\s*(\d+)\s*\/\s*(\d+)\s*$/.exec(raw || fallback);
+  const limit = Number(match?.[1]);
+  const windowSeconds = Number(match?.[2]);
+  if (!match || limit < 1 || windowSeconds < 1 || windowSeconds > 86_400 || limit > 1_000_000_000) {
+    throw new Error(`${name} must be N/SECONDS, for example ${fallback} (N at least 1, SECONDS 1 to 86400)`);
+  }
+  return { limit, windowSeconds };
+}
+
+// A name for the sender address: PUBLIC_URL's host when it is a name, else "localhost".
+function mailDomain(publicUrl: string | undefined, host: string): string {
+  let name = host;
+  try {
+    if (publicUrl) name = new URL(publicUrl).hostname;
+  } catch {
+    // An unparseable PUBLIC_URL fails where links are built; the sender falls back.
+  }
+  return /^[a-z0-9.-]*[a-z][a-z0-9.-]*$/i.test(name) && name.includes(".") ? name.toLowerCase() : "localhost";
 }

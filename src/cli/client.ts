@@ -11,7 +11,7 @@ function fetchOptions(): RequestInit {
   return process.env.WARDEN_INSECURE === "1" ? ({ tls: { rejectUnauthorized: false } } as RequestInit) : {};
 }
 
-async function fetchJwks(): Promise<{ keys: JsonWebKey[] }> {
+export async function fetchJwks(): Promise<{ keys: JsonWebKey[] }> {
   const res = await fetch(`${serverUrl()}/.well-known/jwks.json`, fetchOptions());
   if (!res.ok) throw new Error(`could not fetch the JWKS from ${serverUrl()}: HTTP ${res.status}`);
   return (await res.json()) as { keys: JsonWebKey[] };

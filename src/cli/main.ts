@@ -3,6 +3,7 @@
 import { parseArgs } from "node:util";
 import { loadConfig } from "../config.ts";
 import { runSimulate, runVerify } from "./client.ts";
+import { runVerifyProof } from "./verify-proof.ts";
 import { OPS_USAGE, OpsUsageError, runOps } from "./ops.ts";
 
 const USAGE = `usage: warden <command>
@@ -10,6 +11,7 @@ const USAGE = `usage: warden <command>
   simulate --preset NAME [--request-id ID] [--verify]
                                           call /v1/simulate on WARDEN_URL with WARDEN_API_KEY
   verify FILE|- [--jwks FILE]             check a saved result offline against the JWKS
+  verify --proof FILE|- [--jwks FILE]     check {receipt, proof, checkpoint}: the receipt is in the signed log
 ${OPS_USAGE}`;
 
 export class UsageError extends Error {}
@@ -30,7 +32,11 @@ async function main(argv: string[]): Promise<number> {
       return runSimulate({ preset: values.preset, requestId: values["request-id"], verify: values.verify ?? false });
     }
     case "verify": {
-      const { values, positionals } = parseArgs({ args: rest, options: { jwks: { type: "string" } }, strict: true, allowPositionals: true });
+      const { values, positionals } = parseArgs({ args: rest, options: { jwks: { type: "string" }, proof: { type: "string" } }, strict: true, allowPositionals: true });
+      if (values.proof !== undefined) {
+        if (positionals.length !== 0) throw new UsageError("verify --proof FILE takes no other file");
+        return runVerifyProof({ file: values.proof, jwksFile: values.jwks });
+      }
       if (positionals.length !== 1) throw new UsageError("verify needs one FILE (or - for stdin)");
       return runVerify({ file: positionals[0], jwksFile: values.jwks });
     }

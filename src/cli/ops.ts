@@ -5,11 +5,13 @@ import { openDb } from "../db/index.ts";
 import { migrate } from "../db/migrate.ts";
 import { ReceiptSigner } from "../receipts/signer.ts";
 import { parseReviewCommand, REVIEW_USAGE, ReviewUsageError, runReviewCommand } from "./ops-review.ts";
+import { RECEIPTS_USAGE, runReceiptsCheck } from "./ops-receipts.ts";
 
 export class OpsUsageError extends Error {}
 
 export const OPS_USAGE = `  ops signing-key rotate                  retire the receipt signing key and make a new one
-${REVIEW_USAGE}`;
+${REVIEW_USAGE}
+${RECEIPTS_USAGE}`;
 
 export async function runOps(args: string[]): Promise<number> {
   const [group, action, ...rest] = args;
@@ -25,6 +27,10 @@ export async function runOps(args: string[]): Promise<number> {
     } finally {
       await db.close();
     }
+  }
+  if (group === "receipts" && action === "check") {
+    if (rest.length !== 1) throw new OpsUsageError("ops receipts check needs one TENANT (cust_...)");
+    return runReceiptsCheck(rest[0]);
   }
   let review;
   try {

@@ -4,14 +4,19 @@
 import { openapi } from "@elysiajs/openapi";
 import { Elysia } from "elysia";
 import { accountsRoutes } from "../accounts/routes.ts";
+import { customerAccountRoutes } from "../accounts/customer-routes.ts";
 import { receiptsRoutes } from "../receipts/routes.ts";
-import { plansRoutes } from "../plans/routes.ts";
+import { catalogRoutes, plansRoutes } from "../plans/routes.ts";
 import { simulationRoutes } from "../simulation/routes.ts";
+import { decisionsRoutes } from "../decisions/routes.ts";
+import { keysRoutes } from "../keys/routes.ts";
+import { policiesRoutes } from "../policies/routes.ts";
 import { systemRoutes } from "./system-routes.ts";
 import { checkBodyHeaders, readJsonBody } from "./body.ts";
 import type { Deps } from "./deps.ts";
 import { AppError, errorBody, toAppError } from "./errors.ts";
 import { attachState, requestState } from "./request-state.ts";
+import { clientAddress } from "./client-address.ts";
 import { newId } from "../ids.ts";
 
 // 1 to 128 visible ASCII characters (contract section 1).
@@ -77,14 +82,20 @@ export function createApp(deps: Deps) {
     .use(accountsRoutes(deps))
     .use(simulationRoutes(deps))
     .use(receiptsRoutes(deps))
-    .use(plansRoutes(deps));
+    .use(keysRoutes(deps))
+    .use(policiesRoutes(deps))
+    .use(decisionsRoutes(deps))
+    .use(catalogRoutes(deps))
+    .use(plansRoutes(deps))
+    .use(customerAccountRoutes(deps));
 
   /** Every request enters here: the front door, then the app, then the common headers and the log line. */
-  async function handle(request: Request): Promise<Response> {
+  async function handle(request: Request, info: { ip?: string } = {}): Promise<Response> {
     const started = performance.now();
     const sent = request.headers.get("x-request-id");
     const validId = sent === null || REQUEST_ID.test(sent);
-    const state = { id: sent !== null && validId ? sent : newId("req_"), started };
+    const ip = clientAddress(info.ip, request.headers.get("x-forwarded-for"), deps.config.trustProxy);
+    const state = { id: sent !== null && validId ? sent : newId("req_"), started, ip };
     attachState(request, state);
     let response: Response;
     try {

@@ -3,6 +3,7 @@ import type { Sessions } from "../accounts/sessions.ts";
 import type { Config } from "../config.ts";
 import type { Db } from "../db/index.ts";
 import type { Logger } from "../log.ts";
+import type { Mailer } from "../mail/worker.ts";
 import type { ReceiptSigner } from "../receipts/signer.ts";
 
 export interface Deps {
@@ -15,4 +16,6 @@ export interface Deps {
   dummyPasswordHash: string;
   version: string;
   now: () => Date;
+  /** The mail outbox worker: nudge it after committing an enqueue. */
+  mail: Mailer;
 }

@@ -75,11 +75,23 @@ export function errorBody(err: AppError, requestId: string): Record<string, unkn
 const BY_CONSTRAINT: Record<string, [ErrorCode, string]> = {
   tenants_email_key: ["email_taken", "An account with this email already exists."],
   upgrade_requests_one_pending: ["upgrade_pending", "An upgrade request is already pending; cancel it or wait for its review."],
+  receipts_execute_once: ["already_executed", "This protect receipt has already been executed."],
 };
-const BY_SQLSTATE: Record<string, [ErrorCode, string]> = {
+// The optional third element: fields of the error body (for example quota_exceeded's `limit`).
+const BY_SQLSTATE: Record<string, [ErrorCode, string, Record<string, unknown>?]> = {
   WK001: ["key_not_active", "The key is not active."],
+  WA001: ["invalid_token", "This link is not valid. Request a new one."],
+  WA002: ["token_expired", "This link has expired. Request a new one."],
+  WA003: ["token_used", "This link has already been used."],
+  WA004: ["unauthorized", "The current password is not correct."],
   WU001: ["invalid_plan", "Ask for a plan above your current one: pro or enterprise."],
   WU002: ["not_pending", "Only a pending upgrade request can change."],
+  WR002: ["not_found", "No protect receipt with this id."],
+  WR003: ["decision_denied", "The protect decision was DENIED; it cannot be executed."],
+  WR004: ["token_expired", "The protect receipt is older than 15 minutes; ask /v1/protect again."],
+  WQ001: ["quota_exceeded", "The daily protect quota of your plan is used up; it resets at 00:00 UTC.", { limit: "protect_per_day" }],
+  WQ002: ["quota_exceeded", "The daily execute quota of your plan is used up; it resets at 00:00 UTC.", { limit: "execute_per_day" }],
+  WQ003: ["quota_exceeded", "Receipt storage of your plan is full; nothing is deleted. Upgrade to store more.", { limit: "receipts_stored" }],
 };
 
 export function fromDbError(err: DbError): AppError | undefined {
@@ -88,7 +100,7 @@ export function fromDbError(err: DbError): AppError | undefined {
     return new AppError(code, message);
   }
   const hit = BY_SQLSTATE[err.sqlstate];
-  return hit ? new AppError(hit[0], hit[1]) : undefined;
+  return hit ? new AppError(hit[0], hit[1], { fields: hit[2] }) : undefined;
 }
 
 /** Any thrown value as an AppError; unknown failures become internal_error (logged, not shown). */

@@ -7,6 +7,8 @@ export interface RequestState {
   /** The caller's X-Request-ID was accepted (or none was sent). */
   started: number;
   route?: string;
+  /** The client's address as the front door resolved it (src/http/client-address.ts); unset in-process. */
+  ip?: string;
 }
 
 const states = new WeakMap<Request, RequestState>();

@@ -17,7 +17,8 @@ export async function serve(config: Config) {
     tls: tls ? { cert: tls.cert, key: tls.key } : undefined,
     // The front door refuses bodies over 64 KiB itself; this only stops far larger ones early.
     maxRequestBodySize: MAX_BODY_BYTES * 16,
-    fetch: service.handle,
+    // The peer address feeds brute-force limits and security events (src/http/client-address.ts).
+    fetch: (request, server) => service.handle(request, { ip: server.requestIP(request)?.address }),
   });
   const url = `${plain ? "http" : "https"}://${config.host.includes(":") ? `[${config.host}]` : config.host}:${server.port}`;
   log.info("listening", { url, database: service.deps.db.kind, tls: tls?.source ?? "proxy" });

@@ -7,6 +7,8 @@ import { migrate } from "../db/migrate.ts";
 import { randomBase62 } from "../ids.ts";
 import { createLogger, type Logger } from "../log.ts";
 import { ReceiptSigner } from "../receipts/signer.ts";
+import { createTransport } from "../mail/transport.ts";
+import { startMailer } from "../mail/worker.ts";
 import { createApp, type App } from "./app.ts";
 import type { Deps } from "./deps.ts";
 import pkg from "../../package.json" with { type: "json" };
@@ -29,7 +31,13 @@ export async function createService(config: Config, opts: { db?: Db; log?: Logge
     ReceiptSigner.open(db),
     hashPassword(randomBase62(24), config.bcryptCost),
   ]);
-  const deps: Deps = { config, db, log, sessions, signer, dummyPasswordHash, version: VERSION, now: opts.now ?? (() => new Date()) };
+  const mail = startMailer({ db, log, transport: createTransport(config), ctx: { publicUrl: config.publicUrl }, pollMs: config.mailPollMs });
+  const deps: Deps = { config, db, log, sessions, signer, dummyPasswordHash, version: VERSION, now: opts.now ?? (() => new Date()), mail };
   const app = createApp(deps);
-  return { ...app, deps, close: () => (opts.db ? Promise.resolve() : db.close()) };
+  const close = async () => {
+    // The mail worker first: it finishes its batch while the database is still open.
+    await mail.stop();
+    if (!opts.db) await db.close();
+  };
+  return { ...app, deps, close };
 }

@@ -49,3 +49,13 @@ export const UpgradeList = t.Object({ ok: t.Literal(true), upgrades: t.Array(Upg
 export const UpgradeIdParams = t.Object({ id: t.String({ maxLength: 100 }) }, { additionalProperties: false });
 
 export const UpgradeCancelled = t.Object({ ok: t.Literal(true), request_id: t.String(), status: t.Literal("cancelled") });
+
+export const Dashboard = t.Object({
+  ok: t.Literal(true),
+  plan: t.String(),
+  usage: t.Object({ protect_today: t.Integer(), execute_today: t.Integer(), receipts_stored: t.Integer() }),
+  limits: Limits,
+  keys_active: t.Integer(),
+  pending_upgrade: t.Union([t.Object({ request_id: t.String(), requested_plan: t.String(), created_at: t.String() }), t.Null()]),
+  history: t.Array(t.Object({ day: t.String(), protect: t.Integer(), execute: t.Integer() })),
+});

@@ -5,21 +5,17 @@ import { requireKeyOrCustomer } from "../http/auth.ts";
 import type { Deps } from "../http/deps.ts";
 import { requestId } from "../http/request-state.ts";
 import { PresetList, SimulateBody, SimulationResult } from "./model.ts";
-import { DEFAULT_POLICY, DEFAULT_POLICY_REF, policyHash } from "./policy.ts";
+import { activePolicy } from "../policies/store.ts";
 import { PRESETS, presetNames } from "./presets.ts";
-import { simulatePreset, type ActivePolicy } from "./simulate.ts";
+import { simulatePreset } from "./simulate.ts";
 
 export function simulationRoutes(deps: Deps) {
-  // Every tenant decides under the built-in default policy until custom policies exist.
-  let defaultPolicy: Promise<ActivePolicy> | undefined;
-  const activePolicy = () =>
-    (defaultPolicy ??= policyHash(DEFAULT_POLICY).then((hash) => ({ ref: { ...DEFAULT_POLICY_REF, hash }, document: DEFAULT_POLICY })));
-
   const simulate = async ({ body, request }: { body: { preset: string }; request: Request }) => {
     const principal = await requireKeyOrCustomer(deps, request);
     return simulatePreset({
       preset: body.preset,
-      policy: await activePolicy(),
+      // The tenant's active policy, the same one /v1/protect would decide under.
+      policy: await activePolicy(deps.db, principal.tenant_id),
       requestId: requestId(request),
       tenantId: principal.tenant_id,
       timestamp: deps.now().toISOString(),

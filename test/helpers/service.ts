@@ -11,7 +11,10 @@ export const logLines: string[] = [];
 let shared: Promise<{ service: Service; db: Db }> | undefined;
 
 export function testConfig(overrides: Partial<Config> = {}): Config {
-  return { ...loadConfig({ BCRYPT_COST: "4", LOG_LEVEL: "info", DATA_DIR: "memory://" }), ...overrides };
+  // Brute-force limits far above what the suite does from its one (unknown) address; tests of
+  // the limits pass tight ones in overrides.
+  const generous = { RATE_LIMIT_AUTH_ADDRESS: "1000000/60", RATE_LIMIT_LOGIN_EMAIL: "1000000/60", RATE_LIMIT_MAIL_EMAIL: "1000000/60" };
+  return { ...loadConfig({ BCRYPT_COST: "4", LOG_LEVEL: "info", DATA_DIR: "memory://", ...generous }), ...overrides };
 }
 
 export function openTestDb(): Promise<Db> {
@@ -37,7 +40,7 @@ export interface Reply {
 export async function call(
   method: string,
   path: string,
-  opts: { json?: unknown; body?: BodyInit; headers?: Record<string, string>; base?: string; service?: Service } = {},
+  opts: { json?: unknown; body?: BodyInit; headers?: Record<string, string>; base?: string; service?: Service; ip?: string } = {},
 ): Promise<Reply> {
   const service = opts.service ?? (await testService()).service;
   const headers: Record<string, string> = { ...opts.headers };
@@ -46,7 +49,8 @@ export async function call(
     body = JSON.stringify(opts.json);
     headers["content-type"] ??= "application/json";
   }
-  const response = await service.handle(new Request((opts.base ?? BASE) + path, { method, headers, body }));
+  // ip: the peer address the server would pass in (src/http/server.ts).
+  const response = await service.handle(new Request((opts.base ?? BASE) + path, { method, headers, body }), { ip: opts.ip });
   const text = await response.text();
   let parsed: unknown;
   try {
