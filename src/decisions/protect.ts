@@ -2,14 +2,14 @@
 import type { Deps } from "../http/deps.ts";
 import type { Outcome } from "../http/idempotency.ts";
 import type { KeyPrincipal } from "../keys/authenticate.ts";
-import { activePolicy } from "../policies/store.ts";
+import { policyForRef } from "../policies/store.ts";
 import { decide } from "../simulation/engine.ts";
 import { buildPayload } from "../simulation/payload.ts";
 import type { ProtectInput } from "../simulation/policy.ts";
 import { recordDecision } from "./record.ts";
 
 export async function protect(deps: Deps, principal: KeyPrincipal, input: ProtectInput, requestId: string): Promise<Outcome> {
-  const policy = await activePolicy(deps.db, principal.tenant_id);
+  const policy = await policyForRef(deps.db, principal.tenant_id, principal.policy);
   const { decision, reasons } = decide(input, policy.document);
   const payload = buildPayload({ kind: "protect", input, policy: policy.ref, decision, reasons });
   return recordDecision(deps, { tenantId: principal.tenant_id, keyId: principal.key_id, requestId, payload }, (receipt) => ({

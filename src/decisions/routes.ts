@@ -5,7 +5,7 @@ import { requireKey } from "../http/auth.ts";
 import type { Deps } from "../http/deps.ts";
 import { withIdempotency } from "../http/idempotency.ts";
 import { requestId } from "../http/request-state.ts";
-import { requireFeature } from "../plans/features.ts";
+import { assertVerdict } from "../plans/features.ts";
 import { ProtectInput } from "../simulation/policy.ts";
 import { execute } from "./execute.ts";
 import { ExecuteBody, ExecuteResult, ProtectResult, VerifyBody, VerifyResponse } from "./model.ts";
@@ -24,7 +24,7 @@ export function decisionsRoutes(deps: Deps) {
       .post(
         "/protect",
         async ({ principal, body, request }) => {
-          await requireFeature(deps.db, principal.tenant_id, "protect");
+          assertVerdict("protect", principal.features.protect);
           return withIdempotency(deps, request, principal.tenant_id, body, () => protect(deps, principal, body, requestId(request)));
         },
         {
@@ -37,7 +37,7 @@ export function decisionsRoutes(deps: Deps) {
       .post(
         "/execute",
         async ({ principal, body, request }) => {
-          await requireFeature(deps.db, principal.tenant_id, "execute");
+          assertVerdict("execute", principal.features.execute);
           return withIdempotency(deps, request, principal.tenant_id, body, () => execute(deps, principal, body.receipt_id, requestId(request)));
         },
         {

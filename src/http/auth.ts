@@ -4,7 +4,7 @@ import { authenticateKey, type KeyPrincipal } from "../keys/authenticate.ts";
 import type { Deps } from "./deps.ts";
 import { AppError } from "./errors.ts";
 
-export type Principal = { tenant_id: string; plan: string; via: "jwt" | "key"; key_id?: string };
+export type Principal = (KeyPrincipal & { via: "key" }) | (Session & { via: "jwt" });
 
 function bearerToken(request: Request): string | undefined {
   const header = request.headers.get("authorization");

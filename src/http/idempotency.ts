@@ -7,7 +7,8 @@
 // 4xx the operation itself answers (404, 409 already_executed, 403 decision_denied, ...), so a
 // retry sees the same verdict; not 429 (a quota frees up or rises) and not 5xx (transient): those
 // release the key so that a retry runs again.
-import { canonicalJson, sha256Hex } from "../receipts/canonical.ts";
+import { canonicalJson } from "../receipts/canonical.ts";
+import { sha256HexSync } from "../receipts/fast-crypto.ts";
 import type { Deps } from "./deps.ts";
 import { AppError, errorBody, toAppError } from "./errors.ts";
 import { requestId } from "./request-state.ts";
@@ -27,8 +28,8 @@ function storable(status: number): boolean {
 
 /** Same key with another method, path or body is a mismatch; JCS makes key order irrelevant. */
 export async function requestFingerprint(method: string, path: string, body: unknown): Promise<string> {
-  const bodyHash = await sha256Hex(canonicalJson(body ?? null));
-  return (await sha256Hex(`${method.toUpperCase()} ${path} ${bodyHash}`)).slice(2);
+  const bodyHash = sha256HexSync(canonicalJson(body ?? null));
+  return sha256HexSync(`${method.toUpperCase()} ${path} ${bodyHash}`).slice(2);
 }
 
 function respond(outcome: { status: number; text: string; headers: Record<string, string> }, replayed = false): Response {

@@ -1,22 +1,46 @@
 import type { Db } from "../db/index.ts";
 import { AppError } from "../http/errors.ts";
+import type { FeatureVerdict } from "../plans/features.ts";
+import type { PolicyRef } from "../simulation/payload.ts";
 import { hashSecret, isWellFormedSecret } from "./secret.ts";
 
 export interface KeyPrincipal {
   tenant_id: string;
   key_id: string;
   plan: string;
+  /** The tenant's active custom policy version; null: the built-in default. */
+  policy: PolicyRef | null;
+  /** Verdicts for the features keys call (simulate, protect, execute), read with the key. */
+  features: Record<string, FeatureVerdict>;
+}
+
+interface Row {
+  key_id: string;
+  tenant_id: string;
+  status: string;
+  plan: string;
+  policy_id: string | null;
+  policy_version: number | null;
+  policy_hash: string | null;
+  verdicts: Record<string, FeatureVerdict> | null;
 }
 
 /**
- * The tenant behind an API key secret. Malformed or mistyped secrets are refused by their
+ * The tenant behind an API key secret, with what its request needs (plan, active policy version,
+ * feature verdicts) in the same round trip. Malformed or mistyped secrets are refused by their
  * checksum without a lookup; revoked keys get key_revoked on the very next request, because the
  * status is read from the database every time (no cache).
  */
 export async function authenticateKey(db: Db, secret: string): Promise<KeyPrincipal> {
   if (!isWellFormedSecret(secret)) throw new AppError("unauthorized", "Invalid API key.");
-  const row = await db.one<{ key_id: string; tenant_id: string; status: string; plan: string }>("keys/authenticate", [await hashSecret(secret)]);
+  const row = await db.one<Row>("keys/authenticate", [await hashSecret(secret)]);
   if (!row) throw new AppError("unauthorized", "Invalid API key.");
   if (row.status !== "active") throw new AppError("key_revoked");
-  return { tenant_id: row.tenant_id, key_id: row.key_id, plan: row.plan };
+  return {
+    tenant_id: row.tenant_id,
+    key_id: row.key_id,
+    plan: row.plan,
+    policy: row.policy_id === null ? null : { policy_id: row.policy_id, version: Number(row.policy_version), hash: row.policy_hash! },
+    features: row.verdicts ?? {},
+  };
 }

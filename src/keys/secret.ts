@@ -2,6 +2,7 @@
 // (contract section 3). The checksum lets secret scanners spot a key and lets the server refuse
 // a mistyped one before touching the database.
 import { randomBase62, toBase62 } from "../ids.ts";
+import { sha256PlainHexSync } from "../receipts/fast-crypto.ts";
 
 export const SECRET_PREFIX = "warden_live_";
 const SHAPE = /^warden_live_[0-9A-Za-z]{32}_[0-9A-Za-z]{6}$/;
@@ -43,6 +44,5 @@ export function secretHint(secret: string): string {
 
 /** Lowercase hex SHA-256, the only form in which a secret is stored. */
 export async function hashSecret(secret: string): Promise<string> {
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(secret)));
-  return Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
+  return sha256PlainHexSync(secret);
 }

@@ -4,14 +4,26 @@ import { AppError } from "../http/errors.ts";
 
 export type Feature = "simulate" | "protect" | "execute" | "custom_policy" | "receipt_export" | "sso" | "dedicated_region";
 
-/** Throws 403 plan_required (with required_plan) or feature_not_granted unless the tenant may use it. */
-export async function requireFeature(db: Queryable, tenantId: string, feature: Feature): Promise<void> {
-  const row = await db.one<{ verdict: string; required_plan: string }>("plans/feature_access", [tenantId, feature]);
-  if (!row) throw new Error(`feature_access found no row for ${feature}`);
-  if (row.verdict === "plan_required") {
-    throw new AppError("plan_required", `This needs the ${row.required_plan} plan or higher.`, { fields: { required_plan: row.required_plan } });
+/** What feature_access() says for one tenant and feature. */
+export interface FeatureVerdict {
+  verdict: "allowed" | "plan_required" | "feature_not_granted";
+  required_plan: string;
+}
+
+/** Throws 403 plan_required (with required_plan) or feature_not_granted unless the verdict allows. */
+export function assertVerdict(feature: Feature, verdict: FeatureVerdict | undefined): void {
+  if (!verdict) throw new Error(`no verdict for ${feature}`);
+  if (verdict.verdict === "plan_required") {
+    throw new AppError("plan_required", `This needs the ${verdict.required_plan} plan or higher.`, { fields: { required_plan: verdict.required_plan } });
   }
-  if (row.verdict === "feature_not_granted") {
+  if (verdict.verdict === "feature_not_granted") {
     throw new AppError("feature_not_granted", "This feature is available on request; ask us to enable it for your account.", { fields: { feature } });
   }
+}
+
+/** Reads the tenant's verdict and throws unless it may use the feature. */
+export async function requireFeature(db: Queryable, tenantId: string, feature: Feature): Promise<void> {
+  const row = await db.one<FeatureVerdict>("plans/feature_access", [tenantId, feature]);
+  if (!row) throw new Error(`feature_access found no row for ${feature}`);
+  assertVerdict(feature, row);
 }

@@ -31,6 +31,28 @@ export async function activePolicy(db: Queryable, tenantId: string): Promise<Act
   return row ? fromRow(row) : defaultPolicy();
 }
 
+// Policy versions never change (a trigger refuses it), so a version once read can be kept. The
+// active version itself is read on every request (with the key), never cached.
+const versions = new Map<string, ActivePolicy>();
+const MAX_CACHED_VERSIONS = 10_000;
+
+/**
+ * The policy named by a reference read with the request's key (null: the built-in default),
+ * from the cache of immutable versions when possible.
+ */
+export async function policyForRef(db: Queryable, tenantId: string, ref: PolicyRef | null): Promise<ActivePolicy> {
+  if (ref === null) return defaultPolicy();
+  const cacheKey = `${tenantId}:${ref.version}`;
+  const cached = versions.get(cacheKey);
+  if (cached && cached.ref.hash === ref.hash && cached.ref.policy_id === ref.policy_id) return cached;
+  const row = await db.one<PolicyRow>("policies/version", [tenantId, ref.version]);
+  if (!row || row.hash !== ref.hash) return activePolicy(db, tenantId);
+  const policy = fromRow(row);
+  if (versions.size >= MAX_CACHED_VERSIONS) versions.clear();
+  versions.set(cacheKey, policy);
+  return policy;
+}
+
 /**
  * The document a receipt of this tenant names, when the reference matches a version exactly
  * (id, version and hash); undefined otherwise. Another tenant's versions are never found.

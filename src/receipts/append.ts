@@ -4,7 +4,9 @@
 import type { Deps } from "../http/deps.ts";
 import { newId } from "../ids.ts";
 import type { ResultPayload } from "../simulation/payload.ts";
-import { canonicalJson, sha256Hex } from "./canonical.ts";
+import { canonicalJson } from "./canonical.ts";
+import { batcherFor } from "./batcher.ts";
+import { sha256HexSync } from "./fast-crypto.ts";
 import type { ReceiptView } from "./store.ts";
 
 export interface Appended {
@@ -23,22 +25,22 @@ export async function appendReceipt(
   const at = deps.now();
   const timestamp = at.toISOString();
   const text = canonicalJson(payload);
-  const content_hash = await sha256Hex(text);
+  const content_hash = sha256HexSync(text);
   const signature = await deps.signer.sign({ content_hash, request_id: requestId, tenant_id: tenantId, timestamp, kind: payload.kind });
   const receipt_id = newId("rcpt_");
-  const row = await deps.db.one<{ seq: number; prev_hash: string | null; chain_hash: string; quota_limit: number | null; quota_used: number }>("receipts/append", [
+  const row = await batcherFor(deps.db).append({
     receipt_id,
-    tenantId,
-    keyId,
-    payload.kind,
-    requestId,
+    tenant_id: tenantId,
+    key_id: keyId,
+    kind: payload.kind,
+    request_id: requestId,
     timestamp,
-    payload.decision,
-    text,
+    decision: payload.decision,
+    payload: text,
     content_hash,
     signature,
-    args.protectReceiptId ?? null,
-  ]);
+    protect_receipt_id: args.protectReceiptId ?? null,
+  });
   if (!row) throw new Error("receipt_append returned no row");
   const receipt: ReceiptView = {
     receipt_id,

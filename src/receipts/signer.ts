@@ -2,7 +2,8 @@
 // by every instance. Rotation (warden ops signing-key rotate) retires the active key; retired
 // public keys stay in the JWKS, so every receipt ever signed stays verifiable.
 import type { Db } from "../db/index.ts";
-import { generateSigningKey, importSigningKey, signCanonical } from "./signature.ts";
+import { fastSigner, signCanonicalSync, type FastSigner } from "./fast-crypto.ts";
+import { generateSigningKey } from "./signature.ts";
 
 interface KeyRow {
   kid: string;
@@ -15,7 +16,7 @@ interface KeyRow {
 const RELOAD_AFTER_MS = 60_000;
 
 export class ReceiptSigner {
-  private active?: { kid: string; privateKey: CryptoKey };
+  private active?: FastSigner;
   private loadedAt = 0;
   private loading?: Promise<void>;
 
@@ -37,7 +38,7 @@ export class ReceiptSigner {
       rows = await this.db.query<KeyRow>("receipts/signing_keys");
     }
     const row = rows.find((r) => r.status === "active")!;
-    if (this.active?.kid !== row.kid) this.active = { kid: row.kid, privateKey: await importSigningKey(row.private_jwk) };
+    if (this.active?.kid !== row.kid) this.active = fastSigner(row.kid, row.private_jwk);
     this.loadedAt = Date.now();
   }
 
@@ -51,7 +52,7 @@ export class ReceiptSigner {
       this.loading ??= this.load().finally(() => (this.loading = undefined));
       await this.loading;
     }
-    return signCanonical(value, this.active!);
+    return signCanonicalSync(value, this.active!);
   }
 
   /** Every public key, active and retired, as a JWKS. */

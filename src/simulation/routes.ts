@@ -5,17 +5,21 @@ import { requireKeyOrCustomer } from "../http/auth.ts";
 import type { Deps } from "../http/deps.ts";
 import { requestId } from "../http/request-state.ts";
 import { PresetList, SimulateBody, SimulationResult } from "./model.ts";
-import { activePolicy } from "../policies/store.ts";
+import { activePolicy, policyForRef } from "../policies/store.ts";
+import { assertVerdict, requireFeature } from "../plans/features.ts";
 import { PRESETS, presetNames } from "./presets.ts";
 import { simulatePreset } from "./simulate.ts";
 
 export function simulationRoutes(deps: Deps) {
   const simulate = async ({ body, request }: { body: { preset: string }; request: Request }) => {
     const principal = await requireKeyOrCustomer(deps, request);
+    // A key brings its tenant's verdicts and active policy version along; a session reads them.
+    if (principal.via === "key") assertVerdict("simulate", principal.features.simulate);
+    else await requireFeature(deps.db, principal.tenant_id, "simulate");
     return simulatePreset({
       preset: body.preset,
       // The tenant's active policy, the same one /v1/protect would decide under.
-      policy: await activePolicy(deps.db, principal.tenant_id),
+      policy: principal.via === "key" ? await policyForRef(deps.db, principal.tenant_id, principal.policy) : await activePolicy(deps.db, principal.tenant_id),
       requestId: requestId(request),
       tenantId: principal.tenant_id,
       timestamp: deps.now().toISOString(),

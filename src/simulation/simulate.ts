@@ -1,5 +1,6 @@
 // A dry run of a named preset: the pure decision, its payload and hash, and the signed claims.
-import { contentHash } from "../receipts/canonical.ts";
+import { canonicalJson } from "../receipts/canonical.ts";
+import { sha256HexSync } from "../receipts/fast-crypto.ts";
 import type { ReceiptSigner } from "../receipts/signer.ts";
 import { AppError } from "../http/errors.ts";
 import { decide } from "./engine.ts";
@@ -24,7 +25,7 @@ export async function simulatePreset(args: {
   if (!preset) throw new AppError("invalid_preset", "Unknown preset; GET /v1/presets lists them.");
   const { decision, reasons } = decide(preset.input, args.policy.document);
   const payload = buildPayload({ kind: "simulation", input: preset.input, policy: args.policy.ref, decision, reasons, preset: args.preset });
-  const content_hash = await contentHash(payload);
+  const content_hash = sha256HexSync(canonicalJson(payload));
   const signature = await args.signer.sign({
     content_hash,
     request_id: args.requestId,

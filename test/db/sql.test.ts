@@ -249,7 +249,11 @@ describe("keys/authenticate", () => {
     const t = await newTenant();
     await rolledBack(async (q) => {
       await q.query("accounts/signup", signupParams(t));
-      expect(await q.query<AuthRow>("keys/authenticate", [t.secretHash])).toEqual([{ key_id: t.keyId, tenant_id: t.tenantId, status: "active", plan: "free" }]);
+      const free = { verdict: "allowed", required_plan: "free" };
+      expect(await q.query<AuthRow>("keys/authenticate", [t.secretHash])).toEqual([
+        // No custom policy yet (the built-in default), and the verdicts for the features keys call.
+        { key_id: t.keyId, tenant_id: t.tenantId, status: "active", plan: "free", policy_id: null, policy_version: null, policy_hash: null, verdicts: { simulate: free, protect: free, execute: free } },
+      ]);
       const [touched] = await q.query<KeyRow>("test/tenant_keys", [t.tenantId]);
       expect(touched.last_used_at).toMatch(ISO);
 
@@ -258,7 +262,7 @@ describe("keys/authenticate", () => {
 
       await q.query("keys/revoke", [t.tenantId, t.keyId]);
       // Must not try to touch the revoked key (the guard would refuse the update).
-      expect(await q.query<AuthRow>("keys/authenticate", [t.secretHash])).toEqual([{ key_id: t.keyId, tenant_id: t.tenantId, status: "revoked", plan: "free" }]);
+      expect(await q.query<AuthRow>("keys/authenticate", [t.secretHash])).toEqual([expect.objectContaining({ key_id: t.keyId, tenant_id: t.tenantId, status: "revoked", plan: "free" })]);
     });
   });
   // PGlite runs one statement at a time, so the race exists only on a real server.

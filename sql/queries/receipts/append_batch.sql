@@ -1,0 +1,3 @@
+-- Stores several decisions in one call and one commit. $1 jsonb array of items (see receipt_append_batch)
+SELECT idx, seq, prev_hash, chain_hash, quota_limit, quota_used, error_sqlstate, error_constraint, error_message
+FROM receipt_append_batch($1::jsonb);
