@@ -17,6 +17,7 @@ const WARMUP = Number(process.env.BENCH_WARMUP ?? 3);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64);
 const THREADS = Number(process.env.BENCH_THREADS ?? 2);
 const ONLY = process.env.BENCH_ONLY?.split(",");
+const TENANTS = Number(process.env.BENCH_TENANTS ?? 16);
 const insecure = { tls: { rejectUnauthorized: false } } as RequestInit;
 
 interface WrkResult {
@@ -53,7 +54,7 @@ function ensureWrk() {
   if (r.status !== 0) throw new Error("could not install wrk");
 }
 
-async function wrk(url: string, shape: { method?: string; body?: unknown; headers?: Record<string, string>; pair?: boolean }, seconds: number): Promise<WrkResult> {
+async function wrk(url: string, shape: { method?: string; body?: unknown; headers?: Record<string, string>; keys?: string[]; pair?: boolean }, seconds: number): Promise<WrkResult> {
   const env = {
     ...process.env,
     BENCH_METHOD: shape.method ?? "GET",
@@ -62,6 +63,7 @@ async function wrk(url: string, shape: { method?: string; body?: unknown; header
       .map(([k, v]) => `${k}: ${v}`)
       .join("\n"),
     BENCH_PAIR: shape.pair ? "1" : "0",
+    BENCH_KEYS: (shape.keys ?? []).join(","),
   };
   const proc = Bun.spawn(["wrk", "-t", String(THREADS), "-c", String(CONNECTIONS), "-d", `${seconds}s`, "--latency", "-s", join(ROOT, "scripts/bench/request.lua"), url], { env, stdout: "pipe", stderr: "pipe" });
   const [out, err] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
@@ -115,28 +117,45 @@ function cliOps(args: string[], env: Record<string, string>) {
 
 async function benchDatabase(label: string, dbEnv: Record<string, string>, ceilingRps: number): Promise<{ rows: Row[]; startup_ms: number }> {
   const dataDir = mkdtempSync(join(tmpdir(), "warden-bench-"));
-  const env = { ...dbEnv, DATA_DIR: dataDir, BCRYPT_COST: process.env.BENCH_BCRYPT_COST ?? "12" };
+  const env = {
+    ...dbEnv,
+    DATA_DIR: dataDir,
+    BCRYPT_COST: process.env.BENCH_BCRYPT_COST ?? "12",
+    // The login scenario measures login, not the brute-force limiter (which would answer 429).
+    RATE_LIMIT_AUTH_ADDRESS: "100000000/60",
+    RATE_LIMIT_LOGIN_EMAIL: "100000000/60",
+  };
 
-  // Deterministic set-up through the public API: one tenant on enterprise (no quota in the way),
-  // its session and key. The upgrade is approved by the operator CLI, with the service stopped
-  // on the embedded database (one process holds it).
+  // Deterministic set-up through the public API: TENANTS tenants on enterprise (no quota in the
+  // way), their sessions and keys. The upgrades are approved by the operator CLI, with the service
+  // stopped on the embedded database (one process holds it).
   let { proc, url } = startService(env);
   await waitHealthy(url, 30_000);
-  const email = `bench.${Date.now()}@example.com`;
   const password = "bench passphrase, long enough";
-  const account = await post(url, "/auth/signup", { email, password });
-  const upgrade = await post(url, "/customer/upgrades/request", { requested_plan: "enterprise", reason: "benchmark" }, { authorization: `Bearer ${account.token}` });
+  const accounts: { email: string; token: string; api_key: string; tenant_id: string }[] = [];
+  const upgrades: string[] = [];
+  for (let i = 0; i < TENANTS; i++) {
+    const email = `bench.${Date.now()}.${i}@example.com`;
+    const account = await post(url, "/auth/signup", { email, password });
+    accounts.push({ email, token: account.token, api_key: account.api_key, tenant_id: account.tenant_id });
+    upgrades.push((await post(url, "/customer/upgrades/request", { requested_plan: "enterprise", reason: "benchmark" }, { authorization: `Bearer ${account.token}` })).request_id);
+  }
+  const account = accounts[0];
+  const email = account.email;
   await stopService(proc);
-  cliOps(["upgrades", "approve", upgrade.request_id, "--reviewer", "bench"], env);
+  for (const id of upgrades) cliOps(["upgrades", "approve", id, "--reviewer", "bench"], env);
 
   // Start-up on an existing data directory, to a ready /health.
   ({ proc, url } = startService(env));
   const startup_ms = Math.round(await waitHealthy(url, 30_000));
   const key = { "X-API-Key": account.api_key };
+  // Many tenants, as in service: each wrk connection keeps one tenant's key (round robin).
+  const keys = accounts.map((a) => `${a.tenant_id}=${a.api_key}`);
   const scenarios: Record<string, Parameters<typeof wrk>[1] & { path: string }> = {
     simulate: { path: "/v1/simulate", method: "POST", body: { preset: "small_payment" }, headers: key },
-    protect: { path: "/v1/protect", method: "POST", body: { action: "payment.send", resource: "vendor/acme", amount: 120, currency: "USD" }, headers: key },
-    protect_execute: { path: "/v1/protect", method: "POST", body: { action: "document.read", resource: "docs/handbook.pdf" }, headers: key, pair: true },
+    protect: { path: "/v1/protect", method: "POST", body: { action: "payment.send", resource: "vendor/acme", amount: 120, currency: "USD" }, keys },
+    protect_one_tenant: { path: "/v1/protect", method: "POST", body: { action: "payment.send", resource: "vendor/acme", amount: 120, currency: "USD" }, headers: key },
+    protect_execute: { path: "/v1/protect", method: "POST", body: { action: "document.read", resource: "docs/handbook.pdf" }, keys, pair: true },
     login: { path: "/auth/login", method: "POST", body: { email, password } },
     key_list: { path: "/customer/keys", method: "GET", headers: { Authorization: `Bearer ${account.token}` } },
   };
@@ -169,6 +188,7 @@ function table(rows: Row[], ceiling: { rps: number; p99_ms: number }, startups: 
   const lines = [
     `Bare Bun.serve TLS ceiling: ${ceiling.rps} req/s, p99 ${ceiling.p99_ms} ms (${CONNECTIONS} connections, ${THREADS} wrk threads, ${SECONDS} s).`,
     `Start-up to a ready /health on an existing data directory: ${Object.entries(startups).map(([k, v]) => `${k} ${v} ms`).join(", ")}.`,
+    `protect and protect_execute spread ${TENANTS} tenants over the connections; protect_one_tenant is one tenant's log, whose appends take turns.`,
     "",
     "| database | scenario | req/s | p50 ms | p99 ms | max ms | errors | RSS MB | ratio to ceiling |",
     "|---|---|---:|---:|---:|---:|---:|---:|---:|",

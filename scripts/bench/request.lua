@@ -8,23 +8,61 @@ for pair in string.gmatch(os.getenv("BENCH_HEADERS") or "", "[^\n]+") do
   if name then headers[name] = value end
 end
 
+-- Several tenants: each thread starts at another key and each request takes the next one, so
+-- the connections spread over every tenant.
+-- BENCH_KEYS: "tenant_id=secret,..."; execute looks the key up by the tenant of the receipt.
+local keys = {}
+local keyOf = {}
+for tenant, k in string.gmatch(os.getenv("BENCH_KEYS") or "", "([^,=]+)=([^,]+)") do
+  table.insert(keys, k)
+  keyOf[tenant] = k
+end
+local nextKey = 0
+setup = function(thread)
+  nextKey = nextKey + 1
+  thread:set("offset", nextKey)
+end
+init = function(args)
+  nextKey = tonumber(offset) or 0
+end
+
+local function headersFor()
+  if #keys == 0 then return headers end
+  nextKey = nextKey + 1
+  local h = {}
+  for k, v in pairs(headers) do h[k] = v end
+  h["X-API-Key"] = keys[(nextKey % #keys) + 1]
+  return h
+end
+
 -- Protect-then-execute: each connection alternates, executing the receipt its protect returned.
 local pair = os.getenv("BENCH_PAIR") == "1"
 local pending = nil
+local pendingHeaders = nil
 
 request = function()
   if pair and pending then
     local id = pending
     pending = nil
-    return wrk.format("POST", "/v1/execute", headers, '{"receipt_id":"' .. id .. '"}')
+    -- The execute goes with the key of the tenant whose receipt it is.
+    return wrk.format("POST", "/v1/execute", pendingHeaders, '{"receipt_id":"' .. id .. '"}')
   end
-  return wrk.format(method, nil, headers, body)
+  return wrk.format(method, nil, headersFor(), body)
 end
 
 response = function(status, hdrs, resp)
   if pair and status == 200 and resp then
     local id = string.match(resp, '"receipt_id":"(rcpt_[%w]+)"')
-    if id and not string.find(resp, '"executed"') then pending = id end
+    if id and not string.find(resp, '"executed"') then
+      pending = id
+      pendingHeaders = headers
+      local tenant = string.match(resp, '"tenant_id":"(cust_[%w]+)"')
+      if tenant and keyOf[tenant] then
+        pendingHeaders = {}
+        for k, v in pairs(headers) do pendingHeaders[k] = v end
+        pendingHeaders["X-API-Key"] = keyOf[tenant]
+      end
+    end
   end
 end
 

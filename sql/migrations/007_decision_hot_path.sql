@@ -35,3 +35,36 @@ COMMENT ON FUNCTION receipt_append_batch(jsonb) IS
   'receipt_append() for an array of items ({receipt_id, tenant_id, key_id, kind, request_id, timestamp, decision, payload, '
   'content_hash, signature, protect_receipt_id}) in one transaction; one result row per item (idx = its array position), '
   'with the SQLSTATE, constraint and message of its refusal instead of a receipt when it was refused.';
+
+-- Everything a key-authenticated request needs, in one call: the key and its status, the tenant's
+-- plan, its active policy version (NULL policy_id: the built-in default) and its verdicts for the
+-- features keys call. PL/pgSQL keeps the plan of this query for the session: the embedded
+-- database plans every ad-hoc statement anew, which cost ~2.5 ms here against ~0.4 ms.
+-- last_used_at is written at most once a minute, so busy keys do not turn every request into a
+-- row write; the row's own status is re-checked, so a revoke that commits meanwhile makes the
+-- key read as revoked rather than tripping api_keys_guard.
+CREATE FUNCTION api_key_context(p_secret_hash text)
+RETURNS TABLE (key_id text, tenant_id text, status text, plan text,
+               policy_id text, policy_version integer, policy_hash text, verdicts jsonb)
+LANGUAGE plpgsql AS $$
+#variable_conflict use_column
+BEGIN
+  UPDATE api_keys k SET last_used_at = now()
+  WHERE k.secret_hash = p_secret_hash AND k.status = 'active'
+    AND (k.last_used_at IS NULL OR k.last_used_at < now() - interval '60 seconds');
+  RETURN QUERY
+    SELECT k.key_id, k.tenant_id, k.status, t.plan, p.policy_id, p.version, p.hash, v.verdicts
+    FROM api_keys k
+    JOIN tenants t ON t.tenant_id = k.tenant_id
+    LEFT JOIN LATERAL (
+      SELECT po.policy_id, po.version, po.hash FROM policies po WHERE po.tenant_id = k.tenant_id ORDER BY po.version DESC LIMIT 1
+    ) p ON true
+    LEFT JOIN LATERAL (
+      SELECT jsonb_object_agg(f.feature, jsonb_build_object('verdict', fa.verdict, 'required_plan', fa.required_plan)) AS verdicts
+      FROM features f CROSS JOIN LATERAL feature_access(k.tenant_id, f.feature) fa
+      WHERE f.feature IN ('simulate', 'protect', 'execute')
+    ) v ON true
+    WHERE k.secret_hash = p_secret_hash;
+END $$;
+COMMENT ON FUNCTION api_key_context(text) IS
+  'The key behind a secret hash with its tenant''s plan, active policy version and feature verdicts; touches last_used_at at most once a minute.';

@@ -43,8 +43,8 @@ interface Waiting {
 
 // Large enough to absorb a burst, small enough to keep one transaction short.
 const MAX_BATCH = 200;
-// Two batches in flight let one be in the database while the next fills and is sent.
-const MAX_IN_FLIGHT = 2;
+// A few batches in flight: one tenant's take turns on its head row, other tenants' run in parallel.
+const MAX_IN_FLIGHT = 4;
 
 export class AppendBatcher {
   private queue: Waiting[] = [];
