@@ -2,6 +2,12 @@
 import { AppError } from "./errors.ts";
 
 export const MAX_BODY_BYTES = 64 * 1024;
+/**
+ * Deepest nesting of arrays and objects a body may have. Our deepest schema (a whole result sent
+ * to /v1/verify) needs 6; a 64 KiB body of brackets would otherwise cost seconds and a 500 in the
+ * validator, which pretty-prints the value it refuses (quadratic in the depth).
+ */
+export const MAX_JSON_DEPTH = 32;
 const JSON_TYPE = /^application\/json\s*(;|$)/i;
 const BODY_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
@@ -47,9 +53,29 @@ export async function readJsonBody(request: Request): Promise<unknown> {
   } catch {
     throw new AppError("invalid_json", "The request body is not valid UTF-8.");
   }
+  let parsed: unknown;
   try {
-    return JSON.parse(text);
+    parsed = JSON.parse(text);
   } catch {
     throw new AppError("invalid_json");
   }
+  if (jsonDepth(text) > MAX_JSON_DEPTH) throw new AppError("invalid_request", `The request body is nested more than ${MAX_JSON_DEPTH} levels deep.`);
+  return parsed;
+}
+
+/** The deepest nesting of `[` and `{` in JSON text, brackets inside strings not counted. One pass. */
+export function jsonDepth(text: string): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++; // backslash: skip the escaped character
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) deepest = Math.max(deepest, ++depth);
+    else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return deepest;
 }
