@@ -2,9 +2,10 @@
 import { readFile } from "node:fs/promises";
 import { verifyProofBundle } from "../receipts/proof-bundle.ts";
 import { fetchJwks } from "./client.ts";
+import { readStdin } from "../runtime.ts";
 
 export async function runVerifyProof(opts: { file: string; jwksFile?: string }): Promise<number> {
-  const text = opts.file === "-" ? await new Response(Bun.stdin.stream()).text() : await readFile(opts.file, "utf8");
+  const text = opts.file === "-" ? await readStdin() : await readFile(opts.file, "utf8");
   let bundle: unknown;
   try {
     bundle = JSON.parse(text);

@@ -2,6 +2,7 @@
 // inclusion proofs (2.1.3) and consistency proofs (2.1.4), and the verifiers for both.
 // Pure: byte arrays in, byte arrays out; no clock, no database.
 import { createHash } from "node:crypto";
+import { inclusionSides } from "./inclusion.ts";
 
 export type Hash = Uint8Array;
 
@@ -105,28 +106,12 @@ function equal(a: Uint8Array, b: Uint8Array): boolean {
 
 /** Section 2.1.3.2: does path prove leaf `hash` at `index` in the tree of `size` with `root`? */
 export function verifyInclusion(index: number, size: number, hash: Hash, path: readonly Hash[], root: Hash): boolean {
-  if (!Number.isSafeInteger(index) || !Number.isSafeInteger(size) || index < 0 || index >= size) return false;
-  // Plain numbers: trees here stay far below 2^53 leaves; BigInt-free shifts by division.
-  let fn = index;
-  let sn = size - 1;
+  // The walk is shared with the WebCrypto verifier that the CLI and the console use.
+  const sides = inclusionSides(index, size, path.length);
+  if (!sides) return false;
   let r = hash;
-  for (const p of path) {
-    if (sn === 0) return false;
-    if (fn % 2 === 1 || fn === sn) {
-      r = nodeHash(p, r);
-      if (fn % 2 === 0) {
-        while (fn % 2 === 0 && fn !== 0) {
-          fn = Math.floor(fn / 2);
-          sn = Math.floor(sn / 2);
-        }
-      }
-    } else {
-      r = nodeHash(r, p);
-    }
-    fn = Math.floor(fn / 2);
-    sn = Math.floor(sn / 2);
-  }
-  return sn === 0 && equal(r, root);
+  for (let i = 0; i < path.length; i++) r = sides[i] ? nodeHash(path[i], r) : nodeHash(r, path[i]);
+  return equal(r, root);
 }
 
 /** Section 2.1.4.2: does path prove the tree (first, firstRoot) a prefix of (second, secondRoot)? */

@@ -2,9 +2,10 @@
 // A bundle is {receipt, proof, checkpoint} exactly as GET /customer/receipts/{id},
 // GET /customer/receipts/{id}/proof?tree_size=N and GET /customer/receipts/checkpoint return them
 // (N = the checkpoint's tree_size). Input comes from files, so nothing here may throw.
+// Hashing and signatures use WebCrypto only: the console runs this same check in the browser.
 import { bytesToHex, canonicalJson, hexToBytes } from "./canonical.ts";
-import { chainHash, isHash, receiptLeaf } from "./chain.ts";
-import { verifyInclusion } from "./merkle.ts";
+import { chainHash, isHash } from "./chain.ts";
+import { leafHashAsync, verifyInclusionAsync } from "./inclusion.ts";
 import { verifyCanonical } from "./signature.ts";
 import { verifyResult } from "./verify.ts";
 
@@ -49,9 +50,9 @@ async function includes(r: unknown, proof: unknown, checkpoint: unknown): Promis
   const { seq, tree_size, leaf_hash, path } = proof;
   if (seq !== r.seq || tree_size !== checkpoint.tree_size || typeof seq !== "number" || typeof tree_size !== "number") return false;
   if (!Array.isArray(path) || !path.every(isHash)) return false;
-  const leaf = receiptLeaf(r.chain_hash);
+  const leaf = await leafHashAsync(hexToBytes(r.chain_hash));
   if (leaf_hash !== undefined && leaf_hash !== bytesToHex(leaf)) return false;
-  return verifyInclusion(seq, tree_size, leaf, path.map(hexToBytes), hexToBytes(checkpoint.root_hash));
+  return verifyInclusionAsync(seq, tree_size, leaf, path.map(hexToBytes), hexToBytes(checkpoint.root_hash));
 }
 
 // The tree head is the service's, for this receipt's tenant.

@@ -1,0 +1,89 @@
+// The console's only way to the server: the public JSON API (CONTRACT.md section 3), same origin.
+// The session token lives in sessionStorage (this tab only, gone when it closes), never a cookie.
+const TOKEN = "warden.session";
+
+export function sessionToken(): string | null {
+  try {
+    return sessionStorage.getItem(TOKEN);
+  } catch {
+    return null;
+  }
+}
+
+export function setSessionToken(token: string | null): void {
+  try {
+    if (token) sessionStorage.setItem(TOKEN, token);
+    else sessionStorage.removeItem(TOKEN);
+  } catch {
+    // Storage disabled: the session lasts as long as the page.
+  }
+  for (const listener of listeners) listener(token);
+}
+
+const listeners = new Set<(token: string | null) => void>();
+export function onSessionChange(listener: (token: string | null) => void): () => void {
+  listeners.add(listener);
+  return () => listeners.delete(listener);
+}
+
+/** A refusal in the contract's error body: `error` is the code, `body` has any extra fields. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly body: Record<string, unknown> = {},
+  ) {
+    super(message);
+  }
+  get requestId(): string | undefined {
+    return typeof this.body.request_id === "string" ? this.body.request_id : undefined;
+  }
+}
+
+export interface CallOptions {
+  json?: unknown;
+  /** Send the session token (default true). */
+  auth?: boolean;
+  /** Idempotency-Key for a POST that creates or changes something: one per user action. */
+  idempotencyKey?: string;
+}
+
+export async function api<T = Record<string, any>>(method: string, path: string, opts: CallOptions = {}): Promise<T> {
+  const headers: Record<string, string> = { accept: "application/json" };
+  const token = opts.auth === false ? null : sessionToken();
+  if (token) headers.authorization = `Bearer ${token}`;
+  if (opts.json !== undefined) headers["content-type"] = "application/json";
+  if (opts.idempotencyKey) headers["idempotency-key"] = opts.idempotencyKey;
+  const send = () => fetch(path, { method, headers, body: opts.json === undefined ? undefined : JSON.stringify(opts.json), credentials: "omit", cache: "no-store" });
+  let response: Response;
+  try {
+    response = await send();
+  } catch {
+    // The answer was lost: with an Idempotency-Key one retry is safe (the server replays the
+    // first outcome instead of acting twice); without one, the person decides.
+    try {
+      if (!opts.idempotencyKey) throw new Error("not retried");
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      response = await send();
+    } catch {
+      throw new ApiError(0, "network_error", "Could not reach warden. Check your connection and try again.");
+    }
+  }
+  let body: any;
+  try {
+    body = await response.json();
+  } catch {
+    body = undefined;
+  }
+  if (response.ok && body?.ok !== false) return body as T;
+  const code = typeof body?.error === "string" ? body.error : "internal_error";
+  const message = typeof body?.message === "string" ? body.message : `The server answered ${response.status}.`;
+  const error = new ApiError(response.status, code, message, body ?? {});
+  // An ended or expired session: back to the login page (a wrong current password is also 401,
+  // but only on the password form, which handles it itself).
+  if (response.status === 401 && token && !path.startsWith("/customer/account/password")) setSessionToken(null);
+  return Promise.reject(error);
+}
+
+export const newIdempotencyKey = (): string => crypto.randomUUID();

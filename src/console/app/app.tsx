@@ -1,0 +1,178 @@
+// The console shell: session, account, navigation, the verification banner and the pages.
+import { useEffect, useState } from "preact/hooks";
+import { isPublicPage, type Page } from "../pages.ts";
+import { api, ApiError, onSessionChange, sessionToken, setSessionToken } from "./api.ts";
+import { Link, navigate, useRoute, BASE } from "./router.tsx";
+import { announce, ErrorNotice, StatusLine } from "./ui.tsx";
+import { ForgotPage, LoginPage, ResetPage, SignupPage, VerifyPage } from "../pages/auth.tsx";
+import { DashboardPage } from "../pages/dashboard.tsx";
+import { KeysPage } from "../pages/keys.tsx";
+import { ReceiptPage, ReceiptsPage } from "../pages/receipts.tsx";
+import { PolicyPage } from "../pages/policy.tsx";
+import { PlanPage } from "../pages/plan.tsx";
+import { AccountPage } from "../pages/account.tsx";
+
+export interface Account {
+  tenant_id: string;
+  email: string;
+  email_verified: boolean;
+  plan: string;
+  created_at: string;
+}
+
+/** What every signed-in page gets from the shell. */
+export interface Session {
+  account: Account;
+  /** Reads the account again (after a verification, an approved upgrade, ...). */
+  refreshAccount: () => Promise<void>;
+  /** A secret to show once (signup's first key), consumed by the dashboard. */
+  firstKey: string | null;
+  clearFirstKey: () => void;
+}
+
+const NAV: { page: Page; label: string }[] = [
+  { page: "dashboard", label: "Dashboard" },
+  { page: "keys", label: "Keys" },
+  { page: "receipts", label: "Receipts" },
+  { page: "policy", label: "Policy" },
+  { page: "plan", label: "Plan" },
+  { page: "account", label: "Account" },
+];
+
+// Where to go after logging in: only a console path, never another site.
+export function safeNext(next: string | null): string {
+  return next && /^\/console\/[a-z][a-z0-9/_-]*$/i.test(next) ? next : `${BASE}/dashboard`;
+}
+
+export function App() {
+  const route = useRoute();
+  const [token, setToken] = useState(sessionToken);
+  const [account, setAccount] = useState<Account | null>(null);
+  const [accountError, setAccountError] = useState<unknown>(null);
+  const [firstKey, setFirstKey] = useState<string | null>(null);
+
+  useEffect(() => onSessionChange(setToken), []);
+
+  const refreshAccount = async () => {
+    try {
+      setAccount(await api<Account>("GET", "/customer/account"));
+      setAccountError(null);
+    } catch (error) {
+      if (!(error instanceof ApiError && error.status === 401)) setAccountError(error);
+    }
+  };
+
+  useEffect(() => {
+    if (token) void refreshAccount();
+    else setAccount(null);
+  }, [token]);
+
+  const publicPage = route.page === "not_found" || isPublicPage(route.page as Page);
+
+  // Signed-out visitors of a private page go to the login page, and come back after it.
+  useEffect(() => {
+    if (!token && !publicPage) {
+      const here = location.pathname;
+      navigate(`${BASE}/login${route.page === "home" ? "" : `?next=${encodeURIComponent(here)}`}`, true);
+    } else if (token && route.page === "home") navigate(`${BASE}/dashboard`, true);
+    else if (token && (route.page === "login" || route.page === "signup")) navigate(`${BASE}/dashboard`, true);
+  }, [token, route.page]);
+
+  const logout = () => {
+    setSessionToken(null);
+    navigate(`${BASE}/login`);
+    announce("You are logged out.");
+  };
+
+  const signedIn = token && account ? { account, refreshAccount, firstKey, clearFirstKey: () => setFirstKey(null) } : null;
+
+  let content;
+  if (route.page === "login") content = <LoginPage next={safeNext(route.query.get("next"))} />;
+  else if (route.page === "signup") content = <SignupPage onFirstKey={setFirstKey} />;
+  else if (route.page === "forgot") content = <ForgotPage />;
+  else if (route.page === "reset") content = <ResetPage token={route.query.get("token")} />;
+  else if (route.page === "verify") content = <VerifyPage token={route.query.get("token")} signedIn={!!token} onVerified={refreshAccount} />;
+  else if (route.page === "not_found") content = <NotFound />;
+  else if (!signedIn) content = accountError ? <ErrorNotice error={accountError} /> : <p class="loading">Loading…</p>;
+  else if (route.page === "dashboard") content = <DashboardPage session={signedIn} />;
+  else if (route.page === "keys") content = <KeysPage />;
+  else if (route.page === "receipts") content = <ReceiptsPage />;
+  else if (route.page === "receipt") content = <ReceiptPage id={route.id!} />;
+  else if (route.page === "policy") content = <PolicyPage session={signedIn} />;
+  else if (route.page === "plan") content = <PlanPage session={signedIn} />;
+  else if (route.page === "account") content = <AccountPage session={signedIn} />;
+
+  return (
+    <>
+      <a class="skip" href="#main">
+        Skip to content
+      </a>
+      <header class="top">
+        <Link href={token ? `${BASE}/dashboard` : `${BASE}/login`} class="brand">
+          warden <span>console</span>
+        </Link>
+        {token && (
+          <nav aria-label="Console">
+            <ul>
+              {NAV.map((item) => (
+                <li key={item.page}>
+                  <Link href={`${BASE}/${item.page}`} aria-current={route.page === item.page || (item.page === "receipts" && route.page === "receipt") ? "page" : undefined}>
+                    {item.label}
+                  </Link>
+                </li>
+              ))}
+              <li>
+                <button type="button" class="link" onClick={logout}>
+                  Log out
+                </button>
+              </li>
+            </ul>
+          </nav>
+        )}
+      </header>
+      {signedIn && !signedIn.account.email_verified && <VerifyBanner email={signedIn.account.email} />}
+      <main id="main" tabIndex={-1}>
+        {content}
+      </main>
+      <StatusLine />
+    </>
+  );
+}
+
+/** Shown on every page until the address is verified, with a way to send the email again. */
+function VerifyBanner({ email }: { email: string }) {
+  const [state, setState] = useState<{ busy: boolean; sent: boolean; error?: unknown }>({ busy: false, sent: false });
+  const resend = async () => {
+    setState({ busy: true, sent: false });
+    try {
+      await api("POST", "/auth/verify-email/request", { json: {} });
+      setState({ busy: false, sent: true });
+      announce(`Verification email sent to ${email}.`);
+    } catch (error) {
+      setState({ busy: false, sent: false, error });
+    }
+  };
+  return (
+    <aside class="banner" aria-label="Email verification" data-testid="verify-banner">
+      <p>
+        Please verify your email address, <strong>{email}</strong>: open the link we sent you.{" "}
+        {state.sent ? <span>Sent: check your inbox.</span> : null}
+      </p>
+      <button type="button" onClick={resend} disabled={state.busy}>
+        {state.busy ? "Sending…" : "Resend email"}
+      </button>
+      <ErrorNotice error={state.error} />
+    </aside>
+  );
+}
+
+function NotFound() {
+  return (
+    <section>
+      <h1>Page not found</h1>
+      <p>
+        <Link href={`${BASE}/dashboard`}>Go to the dashboard</Link>
+      </p>
+    </section>
+  );
+}

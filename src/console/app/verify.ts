@@ -1,0 +1,28 @@
+// The receipt "verify" button: checked here, in the browser, with WebCrypto and the public JWKS,
+// never by asking the server. It runs the very check of `warden verify --proof`
+// (src/receipts/proof-bundle.ts): content_hash (JCS + SHA-256), the Ed25519 signature, the
+// chain_hash, the inclusion proof against the signed checkpoint, and the checkpoint's signature.
+import { verifyProofBundle, type ProofChecks } from "../../receipts/proof-bundle.ts";
+import { api } from "./api.ts";
+
+export type { ProofChecks };
+
+export interface BrowserVerification {
+  verified: boolean;
+  checks: ProofChecks;
+  tree_size: number;
+  root_hash: string;
+  kids: string[];
+}
+
+export async function verifyInBrowser(receipt: { receipt_id: string }): Promise<BrowserVerification> {
+  // Only the material comes from the server: the keys, the signed tree head and the proof path.
+  const [jwks, checkpoint] = await Promise.all([
+    api<{ keys: JsonWebKey[] }>("GET", "/.well-known/jwks.json", { auth: false }),
+    api<{ tree_size: number; root_hash: string }>("GET", "/customer/receipts/checkpoint"),
+  ]);
+  const proof = await api("GET", `/customer/receipts/${encodeURIComponent(receipt.receipt_id)}/proof?tree_size=${checkpoint.tree_size}`);
+  const { verified, checks } = await verifyProofBundle({ receipt, proof, checkpoint }, jwks);
+  const kids = jwks.keys.map((k) => (k as { kid?: string }).kid ?? "").filter(Boolean);
+  return { verified, checks, tree_size: checkpoint.tree_size, root_hash: checkpoint.root_hash, kids };
+}

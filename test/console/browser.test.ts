@@ -1,0 +1,451 @@
+// The console in a real browser: Debian's Chromium driven by playwright-core against a real HTTPS
+// server (serve(), self-signed certificate) whose mail goes to an SMTP server started here, so
+// the links of the emails open in the browser. On the embedded database, or on PostgreSQL when
+// TEST_DATABASE_URL is set. Screenshots of every page go to test/artifacts/ (ignored by git).
+//
+// Without Chromium: skipped with a message locally, a failure in CI (CI or CI_SUITE set).
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { BrowserContext, Page } from "playwright-core";
+import { runOpsScript } from "../../src/cli/ops-review.ts";
+import { buildConsole } from "../../src/console/build.ts";
+import { serve } from "../../src/http/server.ts";
+import { createLogger } from "../../src/log.ts";
+import { SMALL_PAYMENT } from "../helpers/customer.ts";
+import { linkToken, startInbox, type Inbox } from "../helpers/mail.ts";
+import { testConfig, uniqueEmail } from "../helpers/service.ts";
+
+const CHROMIUM = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
+const IN_CI = !!(process.env.CI || process.env.CI_SUITE);
+const ARTIFACTS = join(import.meta.dir, "..", "artifacts");
+const available = existsSync(CHROMIUM);
+const STEP_MS = 60_000;
+
+test("Chromium is installed for the browser tests", () => {
+  if (available) return;
+  const message = `console browser tests need Chromium at ${CHROMIUM} (apt-get install -y chromium, or set CHROMIUM_PATH)`;
+  if (IN_CI) throw new Error(message);
+  console.warn(`SKIPPED: ${message}`);
+});
+
+describe.skipIf(!available)("console in Chromium", () => {
+  let inbox: Inbox;
+  let server: Awaited<ReturnType<typeof serve>>;
+  let context: BrowserContext;
+  let page: Page;
+  let origin: string;
+  let dataDir: string;
+  let userDataDir: string;
+  const requests: string[] = [];
+  const cspViolations: string[] = [];
+  const pageErrors: string[] = [];
+  const logLines: string[] = [];
+  const user = { email: uniqueEmail("console"), password: "a quiet harbour at dawn", apiKey: "", tenantId: "" };
+
+  const shot = (name: string) => page.screenshot({ path: join(ARTIFACTS, `console-${name}.png`), fullPage: true });
+  const insecure = { tls: { rejectUnauthorized: false } } as RequestInit;
+  /** Waits until the page's h1 reads `title`. */
+  const heading = (title: string | RegExp) => page.getByRole("heading", { level: 1, name: title }).waitFor();
+  /** Waits until an element matching `selector` (with `text`, when given) is visible. */
+  const seen = (selector: string, text?: string | RegExp) => page.locator(selector, text === undefined ? {} : { hasText: text }).first().waitFor();
+
+  /** Every visible form control has a label (or an accessible name from aria). */
+  const expectLabelled = async () => {
+    const unlabelled = await page.evaluate(() =>
+      [...document.querySelectorAll("input, select, textarea")]
+        .filter((el) => !(el as HTMLInputElement).hidden && (el as HTMLInputElement).type !== "hidden")
+        .filter((el) => !((el as HTMLInputElement).labels?.length || el.getAttribute("aria-label") || el.getAttribute("aria-labelledby")))
+        .map((el) => el.outerHTML),
+    );
+    expect(unlabelled).toEqual([]);
+  };
+
+  const goTo = async (label: string, title: string | RegExp) => {
+    await page.getByRole("navigation", { name: "Console" }).getByRole("link", { name: label, exact: true }).click();
+    await heading(title);
+    await expectLabelled();
+  };
+
+  beforeAll(async () => {
+    mkdirSync(ARTIFACTS, { recursive: true });
+    // The assets the server reads: npm test builds them first (pretest); a direct `bun test` too.
+    await buildConsole();
+    inbox = await startInbox();
+    const probe = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+    const port = probe.port;
+    probe.stop(true);
+    origin = `https://127.0.0.1:${port}`;
+    dataDir = mkdtempSync(join(tmpdir(), "warden-console-"));
+    const config = testConfig({ port, host: "127.0.0.1", dataDir, publicUrl: origin, smtpUrl: inbox.url, mailPollMs: 50, databaseUrl: process.env.TEST_DATABASE_URL || undefined });
+    server = await serve(config, { log: createLogger("info", (line) => logLines.push(line)) });
+
+    const { chromium } = await import("playwright-core");
+    userDataDir = mkdtempSync(join(tmpdir(), "warden-chromium-"));
+    context = await chromium.launchPersistentContext(userDataDir, {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+      ignoreHTTPSErrors: true,
+      viewport: { width: 1100, height: 800 },
+    });
+    await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin });
+    context.on("request", (r) => requests.push(r.url()));
+    page = context.pages()[0] ?? (await context.newPage());
+    page.setDefaultTimeout(20_000);
+    page.on("console", (m) => {
+      if (m.type() === "error" && /Content Security Policy/i.test(m.text())) cspViolations.push(m.text());
+    });
+    page.on("pageerror", (e) => pageErrors.push(String(e)));
+  }, 120_000);
+
+  afterAll(async () => {
+    await context?.close().catch(() => {});
+    await server?.stop();
+    await inbox?.close();
+    for (const dir of [dataDir, userDataDir]) if (dir) rmSync(dir, { recursive: true, force: true });
+  }, 60_000);
+
+  test(
+    "sign up, see the first key once, verify the email from the SMTP mail",
+    async () => {
+      const reply = await page.goto(`${origin}/console`);
+      expect(reply?.headers()["content-security-policy"]).toContain("default-src 'self'");
+      await page.waitForURL(/\/console\/login$/);
+      await heading("Log in");
+      await expectLabelled();
+      // Keyboard: the first Tab reaches the skip link, with a visible focus ring.
+      await page.keyboard.press("Tab");
+      const focused = await page.evaluate(() => ({ text: document.activeElement?.textContent, outline: getComputedStyle(document.activeElement!).outlineStyle }));
+      expect(focused).toEqual({ text: "Skip to content", outline: "solid" });
+      await shot("01-login");
+
+      await page.getByRole("link", { name: "Create an account" }).click();
+      await heading("Create an account");
+      // A short password is refused at the field, and the field says why.
+      await page.getByLabel("Email").fill(user.email);
+      await page.getByLabel("Password").fill("short");
+      await page.getByRole("button", { name: "Create account" }).click();
+      const password = page.getByLabel("Password");
+      await seen('input[name="password"][aria-invalid="true"]');
+      await seen(".field-error", "at least 8 characters");
+      await expectLabelled();
+      await shot("02-signup-error");
+      // The server's refusal of a common password lands at the same field.
+      await password.fill("password123");
+      await page.getByRole("button", { name: "Create account" }).click();
+      await seen(".field-error", /common/i);
+      await page.locator('input[name="password"]:focus').waitFor();
+      await password.fill(user.password);
+      await page.getByRole("button", { name: "Create account" }).click();
+
+      await page.waitForURL(/\/console\/dashboard$/);
+      const reveal = page.getByTestId("secret-reveal");
+      await reveal.waitFor();
+      user.apiKey = await page.getByTestId("secret-value").inputValue();
+      expect(user.apiKey).toMatch(/^warden_live_[A-Za-z0-9]{32}_[A-Za-z0-9]{6}$/);
+      await expect(reveal.textContent()).resolves.toContain("shown only once");
+      await page.getByTestId("verify-banner").waitFor();
+      await page.getByTestId("plan").waitFor();
+      await shot("03-dashboard-first-key");
+      await reveal.getByRole("button", { name: "I have stored it" }).click();
+      await expect(reveal.count()).resolves.toBe(0);
+
+      // The verification mail arrives over SMTP; its link opens the console's verify page.
+      const [mail] = await inbox.waitFor(user.email);
+      const token = linkToken(mail, "/console/verify", origin);
+      await page.goto(`${origin}/console/verify?token=${token}`);
+      await heading("Verify your email address");
+      await shot("04-verify");
+      await page.getByRole("button", { name: "Confirm my email address" }).click();
+      await page.getByTestId("verified").waitFor();
+      // The token leaves the address bar, and the banner goes away.
+      expect(page.url()).toBe(`${origin}/console/verify`);
+      await page.getByTestId("verify-banner").waitFor({ state: "detached" });
+      await shot("05-verified");
+    },
+    STEP_MS,
+  );
+
+  test(
+    "dashboard: usage bars and the 14-day chart",
+    async () => {
+      await goTo("Dashboard", "Dashboard");
+      await expect(page.getByRole("meter").count()).resolves.toBe(3);
+      await expect(page.locator("figure.chart rect.protect").count()).resolves.toBe(14);
+      await expect(page.getByTestId("plan").textContent()).resolves.toBe("free");
+      await shot("06-dashboard");
+    },
+    STEP_MS,
+  );
+
+  test(
+    "keys: create (secret once, copy button, warning), then revoke with confirmation",
+    async () => {
+      await goTo("Keys", "API keys");
+      await page.getByLabel("Label").fill("ci bot");
+      await page.getByRole("button", { name: "Create key" }).click();
+      const reveal = page.getByTestId("secret-reveal");
+      await reveal.waitFor();
+      const secret = await page.getByTestId("secret-value").inputValue();
+      expect(secret).toMatch(/^warden_live_/);
+      await expect(reveal.textContent()).resolves.toContain("It is shown only once");
+      await reveal.getByRole("button", { name: "Copy" }).click();
+      await reveal.getByRole("button", { name: "Copied" }).waitFor();
+      expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(secret);
+      const row = page.locator("tr", { hasText: "ci bot" });
+      await expect(row.locator("td.mono").textContent()).resolves.toBe(`…${secret.slice(-4)}`);
+      await shot("07-keys-created");
+      await reveal.getByRole("button", { name: "I have stored it" }).click();
+
+      // The key works until it is revoked.
+      const use = () => fetch(`${origin}/v1/simulate`, { ...insecure, method: "POST", headers: { "content-type": "application/json", "x-api-key": secret }, body: JSON.stringify({ preset: "small_payment" }) });
+      expect((await use()).status).toBe(200);
+
+      await row.getByRole("button", { name: "Revoke" }).click();
+      const dialog = page.getByRole("dialog");
+      await expect(dialog.textContent()).resolves.toContain("cannot be undone");
+      // Escape cancels: nothing happens.
+      await page.keyboard.press("Escape");
+      await dialog.waitFor({ state: "hidden" });
+      await expect(row.locator(".badge").textContent()).resolves.toBe("active");
+      await row.getByRole("button", { name: "Revoke" }).click();
+      await shot("08-keys-confirm-revoke");
+      await dialog.getByRole("button", { name: "Revoke key" }).click();
+      await row.locator(".badge.revoked").waitFor();
+      await seen('[data-testid="status"]', "revoked");
+      const after = await use();
+      expect(after.status).toBe(401);
+      expect((await after.json()).error).toBe("key_revoked");
+      await shot("09-keys-revoked");
+    },
+    STEP_MS,
+  );
+
+  test(
+    "receipts: a protect call made outside appears, and verifies in the browser (and fails against the wrong keys)",
+    async () => {
+      await goTo("Receipts", "Receipts");
+      await page.getByTestId("no-receipts").waitFor();
+      const reply = await fetch(`${origin}/v1/protect`, { ...insecure, method: "POST", headers: { "content-type": "application/json", "x-api-key": user.apiKey }, body: JSON.stringify(SMALL_PAYMENT) });
+      expect(reply.status).toBe(200);
+      const decision = (await reply.json()) as { receipt_id: string; decision: string };
+      expect(decision.decision).toBe("ALLOWED");
+
+      await page.getByRole("button", { name: "Refresh" }).click();
+      const link = page.getByRole("link", { name: decision.receipt_id });
+      await link.waitFor();
+      await shot("10-receipts");
+      await link.click();
+      await page.waitForURL(new RegExp(`/console/receipts/${decision.receipt_id}$`));
+      await seen("pre.json", '"payment.send"');
+
+      // Verify: the browser fetches the JWKS, checkpoint and proof, and checks them itself.
+      const before = requests.length;
+      await page.getByRole("button", { name: "Verify in this browser" }).click();
+      const result = page.getByTestId("verify-result");
+      await result.waitFor();
+      await expect(result.getAttribute("data-verified")).resolves.toBe("true");
+      await expect(page.locator("ul.checks li.pass").count()).resolves.toBe(5);
+      const fetched = requests.slice(before).map((u) => new URL(u).pathname);
+      expect(fetched).toContain("/.well-known/jwks.json");
+      expect(fetched).toContain("/customer/receipts/checkpoint");
+      expect(fetched).toContain(`/customer/receipts/${decision.receipt_id}/proof`);
+      expect(fetched.some((p) => p.startsWith("/v1/verify"))).toBe(false);
+      await shot("11-receipt-verified");
+
+      // The same receipt against a JWKS whose key (same kid) is not the signer's: the signatures fail.
+      const jwks = (await (await fetch(`${origin}/.well-known/jwks.json`, insecure)).json()) as { keys: { kid: string }[] };
+      const other = (await crypto.subtle.generateKey({ name: "Ed25519" }, true, ["sign", "verify"])) as CryptoKeyPair;
+      const { x } = await crypto.subtle.exportKey("jwk", other.publicKey);
+      await page.route(`${origin}/.well-known/jwks.json`, (route) => route.fulfill({ json: { ok: true, keys: jwks.keys.map((k) => ({ ...k, x })) } }));
+      await page.getByRole("button", { name: "Verify in this browser" }).click();
+      await page.locator('[data-testid="verify-result"][data-verified="false"]').waitFor();
+      await expect(page.locator("ul.checks li.fail").allTextContents()).resolves.toEqual([expect.stringContaining("Signature"), expect.stringContaining("Checkpoint")]);
+      await shot("12-receipt-wrong-keys");
+      await page.unroute(`${origin}/.well-known/jwks.json`);
+      // A tampered proof path: the inclusion check fails.
+      await page.route(`${origin}/customer/receipts/${decision.receipt_id}/proof*`, async (route) => {
+        const real = await route.fetch();
+        const body = await real.json();
+        route.fulfill({ json: { ...body, leaf_hash: undefined, path: ["0x" + "ab".repeat(32), ...body.path] } });
+      });
+      await page.getByRole("button", { name: "Verify in this browser" }).click();
+      await page.locator("ul.checks li.fail", { hasText: "Inclusion" }).waitFor();
+      await page.unroute(`${origin}/customer/receipts/${decision.receipt_id}/proof*`);
+    },
+    STEP_MS,
+  );
+
+  test(
+    "plan: request an upgrade, see it approved by the operator script; then edit the policy on Pro",
+    async () => {
+      await goTo("Policy", "Policy");
+      await expect(page.getByTestId("policy-version").textContent()).resolves.toBe("pol_default v1");
+      await expect(page.locator("textarea").count()).resolves.toBe(0);
+      await shot("13-policy-free");
+
+      await goTo("Plan", "Plan");
+      await expect(page.getByTestId("current-plan").textContent()).resolves.toBe("free");
+      await page.getByLabel("Plan", { exact: true }).selectOption("pro");
+      await page.getByLabel("Why do you need it? (optional)").fill("More daily decisions for our agents.");
+      await page.getByRole("button", { name: "Request upgrade" }).click();
+      const item = page.locator('[data-status="pending"]');
+      await item.waitFor();
+      await shot("14-plan-pending");
+      const requestId = (await item.getAttribute("data-request-id"))!;
+
+      // The operator approves with the sql/ops script, on the served instance's database.
+      const [row] = await runOpsScript<{ status: string; plan: string }>(server.service.deps.db, "ops/upgrades_approve", { request_id: requestId, reviewer: "console-test" });
+      expect(row).toMatchObject({ status: "approved", plan: "pro" });
+      await page.getByRole("button", { name: "Refresh" }).click();
+      await page.locator(`[data-request-id="${requestId}"][data-status="approved"]`).waitFor();
+      await page.locator('[data-testid="current-plan"]', { hasText: "pro" }).waitFor();
+      await shot("15-plan-approved");
+
+      // Cancel a request (after confirming); a rejected one shows the reviewer's note.
+      const ask = async (plan: string) => {
+        await page.getByLabel("Plan", { exact: true }).selectOption(plan);
+        await page.getByRole("button", { name: "Request upgrade" }).click();
+        await seen('[data-status="pending"]');
+        return (await page.locator('[data-status="pending"]').getAttribute("data-request-id"))!;
+      };
+      const cancelled = await ask("enterprise");
+      await page.locator(`[data-request-id="${cancelled}"]`).getByRole("button", { name: "Cancel request" }).click();
+      await page.getByRole("dialog").getByRole("button", { name: "Cancel request" }).click();
+      await seen(`[data-request-id="${cancelled}"][data-status="cancelled"]`);
+      const rejected = await ask("enterprise");
+      await runOpsScript(server.service.deps.db, "ops/upgrades_reject", { request_id: rejected, reviewer: "console-test", note: "Tell us about your volume first." });
+      await page.getByRole("button", { name: "Refresh" }).click();
+      await seen(`[data-request-id="${rejected}"][data-status="rejected"] .review-note`, "Tell us about your volume first.");
+      await shot("15b-plan-rejected");
+
+      // On Pro the policy is editable; a schema error is shown at the field.
+      await goTo("Policy", "Policy");
+      const editor = page.getByLabel("Policy document (JSON)");
+      const doc = JSON.parse(await editor.inputValue());
+      doc.rules[0].effect = "maybe";
+      await editor.fill(JSON.stringify(doc, null, 2));
+      await page.getByRole("button", { name: "Publish new version" }).click();
+      await seen('textarea[name="document"][aria-invalid="true"]');
+      await seen(".field-error", "rules[0].effect");
+      await page.locator('textarea[name="document"]:focus').waitFor();
+      await shot("16-policy-invalid");
+      await editor.fill("{ not json");
+      await page.getByRole("button", { name: "Publish new version" }).click();
+      await seen(".field-error", "Not valid JSON");
+      doc.rules[0].effect = "deny";
+      doc.default_reason = "nothing_matched";
+      await editor.fill(JSON.stringify(doc, null, 2));
+      await page.getByRole("button", { name: "Publish new version" }).click();
+      await page.locator('[data-testid="policy-version"]', { hasText: "v2" }).waitFor();
+      await shot("17-policy-published");
+    },
+    STEP_MS,
+  );
+
+  test(
+    "account: change the password (wrong current one refused at the field), log in again with the keyboard",
+    async () => {
+      await goTo("Account", "Account");
+      await page.getByLabel("Current password").fill("not my password");
+      await page.getByLabel("New password", { exact: true }).fill("an even quieter harbour");
+      await page.getByLabel("Repeat the new password").fill("an even quieter harbour");
+      await page.getByRole("button", { name: "Change password" }).click();
+      await seen('input[name="current_password"][aria-invalid="true"]');
+      await shot("18-account-error");
+      await page.getByLabel("Current password").fill(user.password);
+      await page.getByLabel("New password", { exact: true }).fill("an even quieter harbour");
+      await page.getByLabel("Repeat the new password").fill("an even quieter harbour");
+      await page.getByRole("button", { name: "Change password" }).click();
+      await page.getByTestId("password-changed").waitFor();
+      user.password = "an even quieter harbour";
+      // The session goes on with the fresh token the change returned.
+      await goTo("Dashboard", "Dashboard");
+      await page.getByTestId("plan").waitFor();
+      await shot("19-account-changed");
+
+      await page.getByRole("button", { name: "Log out" }).click();
+      await page.waitForURL(/\/console\/login$/);
+      // Wrong password first: the error is announced (role=alert).
+      await page.getByLabel("Email").fill(user.email);
+      await page.getByLabel("Password").fill("guess");
+      await page.keyboard.press("Enter");
+      await seen('[role="alert"]', "Wrong email or password");
+      await page.getByLabel("Password").focus();
+      await page.keyboard.press("ControlOrMeta+a");
+      await page.keyboard.type(user.password);
+      await page.keyboard.press("Enter");
+      await page.waitForURL(/\/console\/dashboard$/);
+    },
+    STEP_MS,
+  );
+
+  test(
+    "forgotten password: the reset mail's link opens the console's reset page",
+    async () => {
+      await page.getByRole("button", { name: "Log out" }).click();
+      await page.getByRole("link", { name: "Forgot your password?" }).click();
+      await heading("Reset your password");
+      await expectLabelled();
+      const before = inbox.to(user.email).length;
+      await page.getByLabel("Email").fill(user.email);
+      await page.getByRole("button", { name: "Send reset link" }).click();
+      await page.locator(".notice.success").waitFor();
+      await shot("20-forgot");
+      const messages = await inbox.waitFor(user.email, before + 1);
+      const resetMail = messages.find((m) => /\/console\/reset\?token=/.test(m.parsed.text ?? ""))!;
+      const token = linkToken(resetMail, "/console/reset", origin);
+      await page.goto(`${origin}/console/reset?token=${token}`);
+      const fresh = "a brand new lighthouse";
+      await page.getByLabel("New password", { exact: true }).fill(fresh);
+      await page.getByLabel("Repeat the new password").fill(fresh);
+      await expectLabelled();
+      await shot("21-reset");
+      await page.getByRole("button", { name: "Change password" }).click();
+      await page.locator(".notice.success").waitFor();
+      expect(page.url()).toBe(`${origin}/console/reset`);
+      // The link works once.
+      await page.goto(`${origin}/console/reset?token=${token}`);
+      await seen('[role="alert"]', "already been used");
+      await page.goto(`${origin}/console/login`);
+      await page.getByLabel("Email").fill(user.email);
+      await page.getByLabel("Password").fill(fresh);
+      await page.getByRole("button", { name: "Log in" }).click();
+      await page.waitForURL(/\/console\/dashboard$/);
+    },
+    STEP_MS,
+  );
+
+  test(
+    "phone width: every page fits 390 px without sideways scrolling",
+    async () => {
+      await page.setViewportSize({ width: 390, height: 844 });
+      for (const [label, title, name] of [
+        ["Dashboard", "Dashboard", "22-phone-dashboard"],
+        ["Keys", "API keys", "23-phone-keys"],
+        ["Receipts", "Receipts", "24-phone-receipts"],
+        ["Plan", "Plan", "25-phone-plan"],
+        ["Account", "Account", "26-phone-account"],
+      ] as const) {
+        await goTo(label, title);
+        await page.waitForLoadState("networkidle");
+        const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+        expect(overflow).toBeLessThanOrEqual(0);
+        await shot(name);
+      }
+      await page.setViewportSize({ width: 1100, height: 800 });
+    },
+    STEP_MS,
+  );
+
+  test("only the service's own origin was contacted, with no CSP violation or script error", () => {
+    const foreign = requests.filter((u) => !u.startsWith(origin + "/") && !u.startsWith("data:"));
+    expect(foreign).toEqual([]);
+    expect(cspViolations).toEqual([]);
+    expect(pageErrors).toEqual([]);
+    // No secret or token reached the log lines of the service.
+    expect(logLines.filter((l) => l.includes(user.apiKey))).toEqual([]);
+  });
+});

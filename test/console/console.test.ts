@@ -1,0 +1,175 @@
+// The console as the server serves it: pages and assets, their headers (CSP, caching), the JSON
+// 404 for anything else under /console, the bundle's size, and the pure helpers of the client.
+import { beforeAll, describe, expect, test } from "bun:test";
+import { gunzipSync, gzipSync } from "node:zlib";
+import { consoleSource, loadConsoleAssets, useConsoleSource } from "../../src/console/assets.ts";
+import { buildConsole } from "../../src/console/build.ts";
+import { pageOf, PRIVATE_PAGES, PUBLIC_PAGES } from "../../src/console/pages.ts";
+import { CONSOLE_CSP } from "../../src/console/routes.ts";
+import { policyProblem } from "../../src/console/pages/policy.tsx";
+import { createService } from "../../src/http/service.ts";
+import { createLogger } from "../../src/log.ts";
+import { BASE, call, expectErrorShape, testConfig, testService } from "../helpers/service.ts";
+
+const BUDGET_BYTES = 100 * 1024;
+let html = "";
+let assetPaths: string[] = [];
+
+beforeAll(async () => {
+  // npm test builds first (pretest); a direct `bun test` of this file builds here.
+  await buildConsole();
+  const page = await call("GET", "/console");
+  html = page.text;
+  assetPaths = [...html.matchAll(/(?:src|href)="(\/console\/assets\/[^"]+)"/g)].map((m) => m[1]);
+}, 60_000);
+
+describe("pages", () => {
+  const paths = ["/console", "/console/", ...[...PUBLIC_PAGES, ...PRIVATE_PAGES].map((p) => `/console/${p}`), "/console/receipts/rcpt_0123456789abcdefghijkl", "/console/verify?token=abc", "/console/reset?token=abc"];
+
+  test("every page path answers index.html with the console's security headers", async () => {
+    for (const path of paths) {
+      const reply = await call("GET", path);
+      expect(reply.status).toBe(200);
+      expect(reply.headers.get("content-type")).toBe("text/html; charset=utf-8");
+      expect(reply.headers.get("content-security-policy")).toBe(CONSOLE_CSP);
+      expect(reply.headers.get("x-frame-options")).toBe("DENY");
+      expect(reply.headers.get("referrer-policy")).toBe("no-referrer");
+      expect(reply.headers.get("cache-control")).toBe("no-cache");
+      expect(reply.headers.get("strict-transport-security")).toContain("max-age=");
+      expect(reply.text).toBe(html);
+    }
+  });
+
+  test("the CSP allows only the service's own origin, and no inline code", () => {
+    const directives = Object.fromEntries(CONSOLE_CSP.split(/;\s*/).map((d) => [d.split(" ")[0], d.split(" ").slice(1).join(" ")]));
+    expect(directives).toEqual({
+      "default-src": "'self'",
+      "script-src": "'self'",
+      "style-src": "'self'",
+      "img-src": "'self' data:",
+      "connect-src": "'self'",
+      "frame-ancestors": "'none'",
+      "base-uri": "'none'",
+      "form-action": "'self'",
+    });
+    expect(CONSOLE_CSP).not.toContain("unsafe");
+  });
+
+  test("index.html loads only its own assets: no inline script or style, nothing from elsewhere", () => {
+    expect(assetPaths.some((p) => p.endsWith(".js"))).toBe(true);
+    expect(assetPaths.some((p) => p.endsWith(".css"))).toBe(true);
+    expect(html).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/);
+    expect(html).not.toMatch(/<style|\sstyle=|\son[a-z]+=/i);
+    expect(html).not.toMatch(/(?:src|href)="(?:https?:)?\/\//);
+  });
+
+  test("an unchanged index.html revalidates to 304 by its ETag", async () => {
+    const first = await call("GET", "/console/keys");
+    const etag = first.headers.get("etag")!;
+    expect(etag).toMatch(/^"[\w-]+"$/);
+    const again = await call("GET", "/console/dashboard", { headers: { "if-none-match": etag } });
+    expect(again.status).toBe(304);
+    expect(again.text).toBe("");
+  });
+
+  test("anything else under /console is the contract's JSON 404", async () => {
+    for (const path of ["/console/nope", "/console/keys/extra", "/console/receipts/not-a-receipt", "/console/assets/index-nothere.js", "/console/assets/", "/console/api/keys", "/consoles"]) {
+      expectErrorShape(await call("GET", path), 404, "not_found");
+    }
+    expectErrorShape(await call("POST", "/console", { json: {} }), 404, "not_found");
+    expectErrorShape(await call("DELETE", "/console/keys"), 404, "not_found");
+  });
+
+  test("the console routes are not in the OpenAPI document (they are not API)", async () => {
+    const doc = await call("GET", "/openapi.json");
+    expect(Object.keys(doc.body.paths).filter((p) => p.startsWith("/console"))).toEqual([]);
+  });
+});
+
+describe("assets", () => {
+  test("content-hashed names, a year-long immutable cache, the right types", async () => {
+    for (const path of assetPaths) {
+      expect(path).toMatch(/^\/console\/assets\/[\w.]+-[a-z0-9]{8}\.(js|css)$/);
+      const reply = await call("GET", path);
+      expect(reply.status).toBe(200);
+      expect(reply.headers.get("cache-control")).toBe("public, max-age=31536000, immutable");
+      expect(reply.headers.get("content-type")).toBe(path.endsWith(".js") ? "text/javascript; charset=utf-8" : "text/css; charset=utf-8");
+      expect(reply.headers.get("x-content-type-options")).toBe("nosniff");
+    }
+  });
+
+  test("gzip for clients that accept it, the same bytes once unpacked", async () => {
+    const { service } = await testService();
+    for (const path of assetPaths) {
+      const plain = new Uint8Array(await (await service.handle(new Request(BASE + path))).arrayBuffer());
+      const packed = await service.handle(new Request(BASE + path, { headers: { "accept-encoding": "gzip, deflate, br" } }));
+      expect(packed.headers.get("content-encoding")).toBe("gzip");
+      expect(packed.headers.get("vary")).toBe("accept-encoding");
+      expect(new Uint8Array(gunzipSync(new Uint8Array(await packed.arrayBuffer())))).toEqual(plain);
+    }
+  });
+
+  test(`the whole bundle is under ${BUDGET_BYTES / 1024} KB gzipped`, async () => {
+    let total = gzipSync(html, { level: 9 }).length;
+    const sizes: Record<string, number> = {};
+    for (const path of assetPaths) {
+      const body = new Uint8Array(await (await fetchAsset(path)).arrayBuffer());
+      sizes[path] = gzipSync(body, { level: 9 }).length;
+      total += sizes[path];
+    }
+    console.log(`console bundle: ${(total / 1024).toFixed(1)} KB gzipped`, sizes);
+    expect(total).toBeLessThan(BUDGET_BYTES);
+  });
+
+  test("the bundle makes no third-party requests: no absolute URL it could load from", async () => {
+    for (const path of assetPaths) {
+      const text = await (await fetchAsset(path)).text();
+      // Namespace URIs (SVG, XHTML, MathML) are identifiers, never fetched.
+      const urls = [...text.matchAll(/https?:\/\/[^\s"'`)]+/g)].map((m) => m[0]).filter((u) => !/^http:\/\/www\.w3\.org\//.test(u));
+      expect(urls).toEqual([]);
+      expect(text).not.toMatch(/@import|url\(\s*["']?(?:https?:)?\/\//);
+    }
+  });
+
+  test("a missing or unreadable build reads as no console (answered 404, never a crash)", async () => {
+    expect(await loadConsoleAssets(async () => new Map())).toBeUndefined();
+    expect(await loadConsoleAssets(async () => Promise.reject(new Error("ENOENT")))).toBeUndefined();
+    // A service built while the source is empty: the console says it is not built, the API works.
+    const { db } = await testService();
+    const lines: string[] = [];
+    const previous = consoleSource();
+    useConsoleSource(async () => new Map());
+    const bare = await createService(testConfig(), { db, log: createLogger("info", (l) => lines.push(l)) }).finally(() => useConsoleSource(previous));
+    try {
+      const reply = await call("GET", "/console/keys", { service: bare });
+      expectErrorShape(reply, 404, "not_found");
+      expect(reply.body.message).toContain("npm run build:console");
+      expect(lines.some((l) => l.includes('"console_not_built"'))).toBe(true);
+      expect((await call("GET", "/health", { service: bare })).status).toBe(200);
+    } finally {
+      await bare.close();
+    }
+  });
+});
+
+async function fetchAsset(path: string): Promise<Response> {
+  const { service } = await testService();
+  return service.handle(new Request(BASE + path));
+}
+
+describe("client helpers", () => {
+  test("pageOf names exactly the console's pages", () => {
+    expect(pageOf("")).toEqual({ page: "home" });
+    expect(pageOf("keys")).toEqual({ page: "keys" });
+    expect(pageOf("keys/")).toEqual({ page: "keys" });
+    expect(pageOf("receipts/rcpt_abc123")).toEqual({ page: "receipt", id: "rcpt_abc123" });
+    for (const bad of ["assets", "keys/x", "receipts/abc", "receipts/rcpt_../x", "../keys", "Keys", "constructor", "__proto__"]) expect(pageOf(bad)).toBeUndefined();
+  });
+
+  test("policy validation errors name the field in the document", () => {
+    expect(policyProblem("body/document/rules/0/effect: Expected union value")).toBe('rules[0].effect: must be "allow" or "deny"');
+    expect(policyProblem("body/document/rules/2/when/actions/0: Expected string to match '^[A-Za-z0-9_.:/-]*\\*?$'")).toBe("rules[2].when.actions[0]: Expected string to match '^[A-Za-z0-9_.:/-]*\\*?$'");
+    expect(policyProblem("body/document: Expected required property")).toBe("Expected required property");
+    expect(policyProblem("This needs the pro plan or higher.")).toBe("This needs the pro plan or higher.");
+  });
+});
