@@ -1,6 +1,11 @@
 // Smoke test as a new user would run it: start the service as a separate process (embedded
 // database in a temp DATA_DIR, or DATABASE_URL when set), sign up, simulate a preset with the
-// CLI and verify the result offline. Exits non-zero on the first thing that is wrong.
+// CLI, verify the result offline, make one live decision and re-walk the receipt log with
+// `ops receipts check`. Exits non-zero on the first thing that is wrong.
+//
+// SMOKE_CMD runs warden another way (split on spaces, run from the repository root): the single
+// binary, SMOKE_CMD=./dist/warden, or Deno, SMOKE_CMD="deno run ... src/cli/main.ts". The script
+// itself needs only Bun and node: modules, so it runs with node_modules moved away.
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -10,9 +15,9 @@ const dataDir = mkdtempSync(join(tmpdir(), "warden-smoke-"));
 const port = 20000 + Math.floor(Math.random() * 20000);
 const url = `https://127.0.0.1:${port}`;
 const insecure = { tls: { rejectUnauthorized: false } } as RequestInit;
-const bun = process.execPath;
+const warden = process.env.SMOKE_CMD?.trim() ? process.env.SMOKE_CMD.trim().split(/\s+/) : [process.execPath, "src/cli/main.ts"];
 
-const server = Bun.spawn([bun, "src/cli/main.ts", "serve"], {
+const server = Bun.spawn([...warden, "serve"], {
   cwd: root,
   env: { ...process.env, PORT: String(port), DATA_DIR: dataDir, BCRYPT_COST: "4" },
   stdout: "pipe",
@@ -27,20 +32,30 @@ function fail(message: string): never {
 }
 
 async function cli(args: string[], env: Record<string, string>) {
-  const proc = Bun.spawn([bun, "src/cli/main.ts", ...args], { cwd: root, env: { ...process.env, WARDEN_URL: url, WARDEN_INSECURE: "1", ...env }, stdout: "pipe", stderr: "pipe" });
+  const proc = Bun.spawn([...warden, ...args], { cwd: root, env: { ...process.env, WARDEN_URL: url, WARDEN_INSECURE: "1", ...env }, stdout: "pipe", stderr: "pipe" });
   const [stdout, code] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
   return { code, json: JSON.parse(stdout) };
 }
 
 const started = performance.now();
 let healthy = false;
-for (let i = 0; i < 100 && !healthy; i++) {
+// Deno's first start on a fresh embedded database (initdb in WebAssembly) takes several seconds.
+for (let i = 0; i < 300 && !healthy; i++) {
   healthy = await fetch(`${url}/health`, insecure).then((r) => r.ok, () => false);
   if (!healthy) await Bun.sleep(100);
 }
-if (!healthy) fail("the service did not become healthy within 10 s");
+if (!healthy) fail("the service did not become healthy within 30 s");
 const health = await (await fetch(`${url}/health`, insecure)).json();
-console.log(`smoke: healthy after ${Math.round(performance.now() - started)} ms on the ${health.database} database`);
+console.log(`smoke: ${warden.join(" ")}: healthy after ${Math.round(performance.now() - started)} ms on the ${health.database} database`);
+
+// The web console: the binary carries its own build (SMOKE_CONSOLE=1 makes its absence a failure).
+const consolePage = await fetch(`${url}/console`, insecure);
+const consoleHtml = await consolePage.text();
+if (consolePage.status === 200) {
+  const script = /src="(\/console\/assets\/[^"]+\.js)"/.exec(consoleHtml)?.[1];
+  const asset = script ? await fetch(url + script, insecure) : undefined;
+  if (!asset?.ok || !asset.headers.get("content-type")?.startsWith("text/javascript")) fail(`the console's script ${script} answered ${asset?.status}`);
+} else if (process.env.SMOKE_CONSOLE === "1") fail(`GET /console answered ${consolePage.status}`);
 
 const email = `smoke.${Date.now()}@example.com`;
 const signup = await fetch(`${url}/auth/signup`, { ...insecure, method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email, password: "smoke test passphrase" }) });
@@ -59,7 +74,15 @@ writeFileSync(file, JSON.stringify({ ...simulated.json, decision: "ALLOWED", pay
 const tampered = await cli(["verify", file], {});
 if (tampered.code !== 1 || tampered.json.verified !== false) fail(`a tampered result verified: ${JSON.stringify(tampered.json)}`);
 
+const protect = await fetch(`${url}/v1/protect`, { ...insecure, method: "POST", headers: { "content-type": "application/json", "x-api-key": account.api_key }, body: JSON.stringify({ action: "payment.send", amount: 25, currency: "USD" }) });
+const decision = await protect.json();
+if (protect.status !== 200 || !decision.receipt_id) fail(`protect answered ${protect.status} ${JSON.stringify(decision)}`);
+
+// The embedded database belongs to one process: the operator command runs once the service is gone.
 server.kill("SIGTERM");
-await server.exited;
+if ((await server.exited) !== 0) fail(`the service exited with ${server.exitCode} on SIGTERM`);
+const checked = await cli(["ops", "receipts", "check", account.tenant_id], { DATA_DIR: dataDir, BCRYPT_COST: "4" });
+if (checked.code !== 0 || checked.json.ok !== true || checked.json.receipts !== 1) fail(`ops receipts check: exit ${checked.code} ${JSON.stringify(checked.json)}`);
+
 rmSync(dataDir, { recursive: true, force: true });
-console.log("smoke: signup, simulate --verify, verify and tamper detection all behave");
+console.log(`smoke: signup, simulate --verify, verify, tamper detection, protect and ops receipts check all behave (${Math.round(performance.now() - started)} ms)`);

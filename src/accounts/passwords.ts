@@ -1,6 +1,7 @@
 // Password rules (spec 5.6, contract section 2) and bcrypt hashing (spec 5.7).
 import { AppError } from "../http/errors.ts";
 import { COMMON_PASSWORDS } from "./common-passwords.ts";
+import { bcryptHash, bcryptVerify } from "../runtime.ts";
 
 export const PASSWORD_MIN = 8;
 export const PASSWORD_MAX = 256;
@@ -16,11 +17,12 @@ export function assertAcceptablePassword(password: string): void {
 }
 
 // Bun's bcrypt pre-hashes inputs over 72 bytes with SHA-512, so long passwords keep all their
-// characters significant instead of being cut at bcrypt's 72-byte limit.
+// characters significant instead of being cut at bcrypt's 72-byte limit (src/runtime.ts does the
+// same on Deno).
 export function hashPassword(password: string, cost: number): Promise<string> {
-  return Bun.password.hash(password, { algorithm: "bcrypt", cost });
+  return bcryptHash(password, cost);
 }
 
 export function verifyPassword(password: string, hash: string): Promise<boolean> {
-  return Bun.password.verify(password, hash, "bcrypt");
+  return bcryptVerify(password, hash);
 }

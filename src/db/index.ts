@@ -4,12 +4,29 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Driver, DriverSession, Row } from "./driver.ts";
+import type { PgliteAssets } from "./pglite.ts";
 import { toDbError } from "./errors.ts";
 
 export type { Row } from "./driver.ts";
 export { DbError, DbUnavailableError } from "./errors.ts";
 
 export const SQL_DIR = fileURLToPath(new URL("../../sql", import.meta.url));
+
+/**
+ * What the single binary (src/binary.ts) carries inside itself: every file of sql/, and PGlite's
+ * WebAssembly and file-system bundle as paths under Bun's embedded /$bunfs/.
+ */
+export interface EmbeddedFiles {
+  sql: Record<string, string>;
+  pglite: PgliteAssets;
+}
+
+let embedded: EmbeddedFiles | undefined;
+
+/** From now on SQL comes from the bundle, not from disk, and PGlite loads its embedded files. */
+export function useEmbeddedFiles(files: EmbeddedFiles): void {
+  embedded = files;
+}
 
 export interface Queryable {
   /** Runs `sql/queries/<name>.sql` with `$n` parameters; jsonb parameters are plain objects. */
@@ -33,8 +50,12 @@ export interface Db extends Queryable {
   close(): Promise<void>;
 }
 
-/** Reads every `.sql` file below dir once, keyed by its path without the extension. */
+/**
+ * Reads every `.sql` file below dir once, keyed by its path without the extension. SQL files come
+ * from disk in development, from the embedded bundle in the binary.
+ */
 export function loadSqlFiles(dir: string): Map<string, string> {
+  if (embedded && dir === SQL_DIR) return new Map(Object.entries(embedded.sql));
   const files = new Map<string, string>();
   const walk = (d: string) => {
     for (const entry of readdirSync(d).sort()) {
@@ -115,5 +136,5 @@ export async function openDb(opts: { databaseUrl?: string; dataDir: string; pool
   }
   const { openPglite } = await import("./pglite.ts");
   // A folder of its own inside DATA_DIR, beside the certificate and the mail outbox.
-  return wrapDriver(await openPglite(opts.dataDir === "memory://" ? opts.dataDir : join(opts.dataDir, "pgdata")));
+  return wrapDriver(await openPglite(opts.dataDir === "memory://" ? opts.dataDir : join(opts.dataDir, "pgdata"), embedded?.pglite));
 }

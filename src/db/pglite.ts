@@ -1,5 +1,6 @@
-import { PGlite, types, type Transaction } from "@electric-sql/pglite";
+import { PGlite, types, type PGliteOptions, type Transaction } from "@electric-sql/pglite";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { readFile } from "node:fs/promises";
 import type { Driver, DriverSession, Row } from "./driver.ts";
 
 // int8 (counts, sums) as JS numbers, as the postgres driver does: warden's counters stay far
@@ -23,7 +24,9 @@ function alive(pid: number): boolean {
     process.kill(pid, 0);
     return true;
   } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
+    // Only "no such process" proves the owner gone. EPERM is someone else's live process, and
+    // Deno without --allow-run cannot ask at all: both keep the lock.
+    return (err as NodeJS.ErrnoException).code !== "ESRCH";
   }
 }
 
@@ -50,15 +53,32 @@ function lockDataDir(dataDir: string): () => void {
   throw new Error(`could not lock ${dataDir}`);
 }
 
+/** Paths of PGlite's own files when they are not beside its code (the single binary embeds them). */
+export interface PgliteAssets {
+  wasm: string;
+  initdbWasm: string;
+  /** The file-system bundle, pglite.data. */
+  data: string;
+}
+
+// PGlite finds these next to its module by default, which inside a binary is a folder that
+// does not exist; its options take them as compiled modules and a Blob instead.
+async function assetOptions(assets?: PgliteAssets): Promise<Partial<PGliteOptions>> {
+  if (!assets) return {};
+  const [wasm, initdbWasm, data] = await Promise.all([readFile(assets.wasm), readFile(assets.initdbWasm), readFile(assets.data)]);
+  const [pgliteWasmModule, initdbWasmModule] = await Promise.all([WebAssembly.compile(wasm), WebAssembly.compile(initdbWasm)]);
+  return { pgliteWasmModule, initdbWasmModule, fsBundle: new Blob([data]) };
+}
+
 /** Embedded PostgreSQL (WASM) in `dataDir`, or in memory when dataDir is "memory://". */
-export async function openPglite(dataDir: string): Promise<Driver> {
+export async function openPglite(dataDir: string, assets?: PgliteAssets): Promise<Driver> {
   const inMemory = dataDir === "memory://";
   // PGlite creates only the last folder of the path; DATA_DIR itself may not exist yet.
   if (!inMemory) mkdirSync(dataDir, { recursive: true });
   const unlock = inMemory ? () => {} : lockDataDir(dataDir);
   let db: PGlite;
   try {
-    db = await PGlite.create(inMemory ? undefined : dataDir, { parsers });
+    db = await PGlite.create(inMemory ? undefined : dataDir, { parsers, ...(await assetOptions(assets)) });
   } catch (err) {
     unlock();
     throw err;

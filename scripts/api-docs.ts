@@ -1,0 +1,261 @@
+// npm run docs:api: writes docs/api.md from the OpenAPI document the service itself serves at
+// /openapi.json (built from the routes' TypeBox schemas), plus the error codes of
+// src/http/errors.ts. test/docs/api-docs.test.ts renders it again and fails when the file differs,
+// so the reference cannot drift from the code. `--check` only compares.
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { ERROR_STATUS, type ErrorCode } from "../src/http/errors.ts";
+
+export const API_DOC = join(import.meta.dir, "..", "docs", "api.md");
+
+type Schema = Record<string, any>;
+interface Operation {
+  summary?: string;
+  tags?: string[];
+  security?: Record<string, string[]>[];
+  parameters?: { name: string; in: string; required?: boolean; schema?: Schema }[];
+  requestBody?: { required?: boolean; content?: Record<string, { schema?: Schema }> };
+  responses?: Record<string, { description?: string; content?: Record<string, { schema?: Schema }> }>;
+}
+export interface OpenApi {
+  info: { title: string; version: string; description?: string };
+  paths: Record<string, Record<string, Operation>>;
+}
+
+const TAGS: Record<string, string> = {
+  system: "System",
+  accounts: "Accounts and sessions",
+  keys: "API keys",
+  simulation: "Simulation",
+  decisions: "Decisions: protect, execute, verify",
+  policy: "Policy",
+  receipts: "Receipts and the receipt log",
+  plans: "Plans, usage and upgrades",
+};
+
+// What each error code means; the status comes from src/http/errors.ts. A code missing here
+// stops the generator, so a new code cannot reach the docs without an explanation.
+const ERROR_MEANING: Record<ErrorCode, string> = {
+  invalid_json: "the body is not parseable JSON",
+  invalid_request: "the body, a parameter or the query fails validation (`message` names the JSON path); also unknown fields",
+  invalid_request_id: "`X-Request-ID` is not 1 to 128 visible ASCII characters",
+  invalid_preset: "unknown simulation preset",
+  invalid_email: "not a valid email address",
+  disposable_email: "an address at a disposable-email domain",
+  password_too_short: "under 8 characters",
+  password_too_long: "over 256 characters",
+  password_too_common: "one of the most common passwords",
+  invalid_plan: "unknown plan, or not above the current one",
+  invalid_token: "unknown verification or reset token",
+  token_expired: "verification or reset token past its life (400); a JWT past its 24 hours (401)",
+  token_used: "verification or reset token already used",
+  unauthorized: "missing or invalid JWT or API key; wrong email or password",
+  key_revoked: "an API key that was revoked or rotated",
+  https_required: "a plain-HTTP request (behind a proxy: without `X-Forwarded-Proto: https`)",
+  plan_required: "the feature needs a higher plan; the body has `required_plan`",
+  feature_not_granted: "a request-only feature an operator has not granted",
+  decision_denied: "execute of a DENIED protect receipt",
+  not_found: "unknown route, or a resource of another tenant",
+  email_taken: "signup with a registered email",
+  upgrade_pending: "a pending upgrade request already exists",
+  not_pending: "cancel of a request that is no longer pending",
+  key_not_active: "rotate or revoke of a key that is not active",
+  already_executed: "execute twice on one protect receipt",
+  idempotency_in_progress: "the same `Idempotency-Key` while the first request still runs",
+  payload_too_large: "body over 64 KiB",
+  unsupported_media_type: "a body that is not `application/json`",
+  idempotency_mismatch: "the same `Idempotency-Key` with a different body",
+  rate_limited: "too many attempts; `retry_after` (seconds) in the body, `Retry-After` header",
+  quota_exceeded: "daily quota or receipt storage used up; `limit` is `protect_per_day`, `execute_per_day` or `receipts_stored`",
+  internal_error: "anything unexpected (quote the `request_id`)",
+  unavailable: "the database cannot be reached; `Retry-After` header",
+};
+
+const INTRO = `Every request and response body is JSON; a POST body of another type gets 415, one over
+64 KiB gets 413, and unknown fields are refused. Successful bodies carry \`ok: true\`; errors are
+\`{ "ok": false, "error": "<code>", "message": "...", "request_id": "..." }\` plus the fields
+named under [Error codes](#error-codes). Every response carries \`X-Request-ID\` (yours, when you
+send one of 1 to 128 visible ASCII characters). Timestamps are ISO 8601 UTC with milliseconds;
+ids are a prefix (\`cust_\`, \`key_\`, \`upgr_\`, \`req_\`, \`rcpt_\`) and 22 random base62 characters.
+
+Authentication: **JWT** is \`Authorization: Bearer <token>\` from signup or login (24 hours);
+**API key** is \`X-API-Key: warden_live_...\`. Every POST that creates or changes something
+honours \`Idempotency-Key\` (1 to 255 characters, 24 hours). Protect and execute answers carry
+\`RateLimit-Limit\`, \`RateLimit-Remaining\` and \`RateLimit-Reset\` on plans with a daily quota.
+A worked example from signup to an offline check: [bot-example.md](bot-example.md).`;
+
+/** docs/api.md for an OpenAPI document. */
+export function renderApiDoc(spec: OpenApi): string {
+  const byTag = new Map<string, [string, string, Operation][]>();
+  for (const [path, methods] of Object.entries(spec.paths)) {
+    for (const [method, op] of Object.entries(methods)) {
+      const tag = op.tags?.[0] ?? "other";
+      if (!byTag.has(tag)) byTag.set(tag, []);
+      byTag.get(tag)!.push([method.toUpperCase(), path, op]);
+    }
+  }
+  const tags = [...byTag.keys()].sort((a, b) => order(a) - order(b));
+  const out: string[] = [
+    `# ${spec.info.title} HTTP API ${spec.info.version}`,
+    "",
+    "<!-- Generated by `npm run docs:api` from GET /openapi.json; edit the routes, not this file. -->",
+    "",
+    `${spec.info.description ?? ""} The same document, live: \`GET /openapi.json\`, or \`/docs\` in a browser.`,
+    "",
+    INTRO,
+    "",
+    "| method | path | auth | what it does |",
+    "|---|---|---|---|",
+  ];
+  for (const tag of tags) {
+    for (const [method, path, op] of byTag.get(tag)!) {
+      out.push(`| ${method} | [\`${path}\`](#${anchor(method, path)}) | ${auth(op)} | ${cell(op.summary ?? "")} |`);
+    }
+  }
+  for (const tag of tags) {
+    out.push("", `## ${TAGS[tag] ?? tag}`);
+    for (const [method, path, op] of byTag.get(tag)!) out.push("", ...operation(method, path, op));
+  }
+  out.push("", "## Error codes", "", "| status | error | when |", "|---|---|---|");
+  for (const [code, status] of Object.entries(ERROR_STATUS).sort((a, b) => a[1] - b[1])) {
+    const meaning = ERROR_MEANING[code as ErrorCode];
+    if (!meaning) throw new Error(`scripts/api-docs.ts: no explanation for the error code ${code}`);
+    out.push(`| ${status} | \`${code}\` | ${cell(meaning)} |`);
+  }
+  return out.join("\n") + "\n";
+}
+
+function order(tag: string): number {
+  const i = Object.keys(TAGS).indexOf(tag);
+  return i === -1 ? Number.MAX_SAFE_INTEGER : i;
+}
+
+function anchor(method: string, path: string): string {
+  return `${method} ${path}`.toLowerCase().replace(/[^a-z0-9 _-]/g, "").replace(/ /g, "-");
+}
+
+function auth(op: Operation): string {
+  const schemes = (op.security ?? []).flatMap((s) => Object.keys(s));
+  if (schemes.length === 0) return "none";
+  return schemes.map((s) => (s === "apiKey" ? "API key" : s === "bearer" ? "JWT" : s)).join(" or ");
+}
+
+function operation(method: string, path: string, op: Operation): string[] {
+  const lines = [`### ${method} ${path}`, "", `${op.summary ?? ""}`.trim() + ".", "", `Auth: ${auth(op)}.`];
+  const params = op.parameters ?? [];
+  if (params.length) {
+    lines.push("", "| parameter | in | required | type | constraints |", "|---|---|---|---|---|");
+    for (const p of params) lines.push(`| \`${p.name}\` | ${p.in} | ${p.required ? "yes" : "no"} | ${cell(typeOf(p.schema ?? {}))} | ${cell(constraints(p.schema ?? {}))} |`);
+  }
+  const body = op.requestBody?.content?.["application/json"]?.schema;
+  if (body) {
+    const rows = fields(body);
+    lines.push("", rows.length ? "Request body:" : "Request body: `{}`.");
+    if (rows.length) lines.push("", ...table(rows));
+  }
+  const errors: string[] = [];
+  for (const [status, response] of Object.entries(op.responses ?? {})) {
+    if (!status.startsWith("2")) {
+      errors.push(status);
+      continue;
+    }
+    const schema = response.content?.["application/json"]?.schema;
+    const rows = schema ? fields(schema) : [];
+    lines.push("", rows.length ? `Response ${status}:` : `Response ${status}.`);
+    if (rows.length) lines.push("", ...table(rows));
+  }
+  if (errors.length) lines.push("", `Errors: ${errors.join(", ")} (the error body; see [Error codes](#error-codes)).`);
+  return lines;
+}
+
+type Row = [path: string, type: string, required: boolean, notes: string];
+
+function table(rows: Row[]): string[] {
+  return ["| field | type | required | constraints |", "|---|---|---|---|", ...rows.map(([p, t, r, n]) => `| \`${p}\` | ${cell(t)} | ${r ? "yes" : "no"} | ${cell(n)} |`)];
+}
+
+/** One row per property, nested objects and arrays of objects flattened to dotted paths. */
+function fields(schema: Schema, prefix = ""): Row[] {
+  const rows: Row[] = [];
+  const required = new Set<string>(schema.required ?? []);
+  for (const [name, sub] of Object.entries<Schema>(schema.properties ?? {})) {
+    const path = prefix + name;
+    rows.push([path, typeOf(sub), required.has(name), constraints(sub)]);
+    const inner = objectOf(sub);
+    if (inner) rows.push(...fields(inner.schema, `${path}${inner.array ? "[]" : ""}.`));
+  }
+  return rows;
+}
+
+/** The object schema inside a property (itself, an array's items, or a nullable variant). */
+function objectOf(schema: Schema): { schema: Schema; array: boolean } | undefined {
+  if (schema.properties) return { schema, array: false };
+  if (schema.items?.properties) return { schema: schema.items, array: true };
+  for (const variant of schema.anyOf ?? []) {
+    const found = objectOf(variant);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+function typeOf(schema: Schema): string {
+  if ("const" in schema) return JSON.stringify(schema.const);
+  if (schema.enum) return schema.enum.map((v: unknown) => JSON.stringify(v)).join(" \\| ");
+  if (schema.anyOf) return [...new Set(schema.anyOf.map(typeOf))].join(" \\| ");
+  const type = Array.isArray(schema.type) ? schema.type.join(" \\| ") : schema.type;
+  if (type === "array") return `array of ${schema.items ? typeOf(schema.items) : "any"}`;
+  if (type === "object" && !schema.properties && schema.patternProperties) {
+    const [pattern, values] = Object.entries<Schema>(schema.patternProperties)[0];
+    return `object: \`${pattern}\` → ${typeOf(values)}`;
+  }
+  return type ?? (schema.format ? `string (${schema.format})` : "any");
+}
+
+function constraints(schema: Schema): string {
+  const notes: string[] = [];
+  const range = (min: unknown, max: unknown, unit = "") =>
+    min !== undefined && max !== undefined ? `${min} to ${max}${unit}` : min !== undefined ? `at least ${min}${unit}` : `at most ${max}${unit}`;
+  if (schema.minLength !== undefined || schema.maxLength !== undefined) notes.push(range(schema.minLength, schema.maxLength, " characters"));
+  if (schema.minimum !== undefined || schema.maximum !== undefined) notes.push(range(schema.minimum, schema.maximum));
+  if (schema.minItems !== undefined || schema.maxItems !== undefined) notes.push(range(schema.minItems, schema.maxItems, " items"));
+  if (schema.maxProperties !== undefined) notes.push(`at most ${schema.maxProperties} keys`);
+  if (schema.multipleOf === 1) notes.push("whole number");
+  if (schema.pattern) notes.push(`\`${schema.pattern}\``);
+  if (schema.format && schema.format !== "numeric") notes.push(schema.format);
+  if (schema.default !== undefined) notes.push(`default ${JSON.stringify(schema.default)}`);
+  return notes.join("; ");
+}
+
+function cell(text: string): string {
+  return text.replace(/\n/g, " ").replace(/(?<!\\)\|/g, "\\|");
+}
+
+/** The OpenAPI document of a service in memory (embedded database, nothing listening). */
+export async function currentOpenApi(): Promise<OpenApi> {
+  const { loadConfig } = await import("../src/config.ts");
+  const { createService } = await import("../src/http/service.ts");
+  const service = await createService(loadConfig({ DATA_DIR: "memory://", LOG_LEVEL: "silent", BCRYPT_COST: "4" }));
+  try {
+    const response = await service.handle(new Request("https://warden.local/openapi.json"));
+    return (await response.json()) as OpenApi;
+  } finally {
+    await service.close();
+  }
+}
+
+if (import.meta.main) {
+  const spec = await currentOpenApi();
+  const rendered = renderApiDoc(spec);
+  if (process.argv.includes("--check")) {
+    const current = readFileSync(API_DOC, "utf8");
+    if (current !== rendered) {
+      console.error("docs/api.md is out of date: run npm run docs:api");
+      process.exit(1);
+    }
+    console.log("docs/api.md matches /openapi.json");
+  } else {
+    writeFileSync(API_DOC, rendered);
+    console.log(`docs/api.md: ${Object.values(spec.paths).flatMap(Object.keys).length} operations`);
+  }
+  process.exit(0);
+}
