@@ -4,6 +4,8 @@ export interface Config {
   host: string;
   dataDir: string;
   databaseUrl?: string;
+  /** Connections each instance keeps to DATABASE_URL (docs/deployment.md). */
+  databasePoolSize?: number;
   tlsCert?: string;
   tlsKey?: string;
   trustProxy: boolean;
@@ -47,6 +49,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     host,
     dataDir: env.DATA_DIR || "./data",
     databaseUrl: env.DATABASE_URL || undefined,
+    databasePoolSize: intFrom(env.DATABASE_POOL_SIZE, 10, "DATABASE_POOL_SIZE", 1, 1000),
     tlsCert: env.TLS_CERT || undefined,
     tlsKey: env.TLS_KEY || undefined,
     trustProxy: env.TRUST_PROXY === "1" || env.TRUST_PROXY === "true",

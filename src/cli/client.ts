@@ -1,14 +1,15 @@
 // The client half of the CLI: calls a running warden and checks results offline.
 import { readFile } from "node:fs/promises";
 import { verifyResult } from "../receipts/verify.ts";
+import { insecureFetchInit, readStdin } from "../runtime.ts";
 
 function serverUrl(): string {
   return (process.env.WARDEN_URL || "https://127.0.0.1:8443").replace(/\/+$/, "");
 }
 
-// WARDEN_INSECURE=1 accepts the self-signed development certificate (Bun's fetch option).
+// WARDEN_INSECURE=1 accepts the self-signed development certificate.
 function fetchOptions(): RequestInit {
-  return process.env.WARDEN_INSECURE === "1" ? ({ tls: { rejectUnauthorized: false } } as RequestInit) : {};
+  return process.env.WARDEN_INSECURE === "1" ? insecureFetchInit() : {};
 }
 
 export async function fetchJwks(): Promise<{ keys: JsonWebKey[] }> {
@@ -49,7 +50,7 @@ export async function runSimulate(opts: { preset: string; requestId?: string; ve
 }
 
 export async function runVerify(opts: { file: string; jwksFile?: string }): Promise<number> {
-  const text = opts.file === "-" ? await new Response(Bun.stdin.stream()).text() : await readFile(opts.file, "utf8");
+  const text = opts.file === "-" ? await readStdin() : await readFile(opts.file, "utf8");
   let result: unknown;
   try {
     result = JSON.parse(text);

@@ -23,7 +23,18 @@ async function main(argv: string[]): Promise<number> {
       parseArgs({ args: rest, options: {}, strict: true });
       const { serve } = await import("../http/server.ts");
       const { stop } = await serve(loadConfig());
-      for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => void stop().then(() => process.exit(0)));
+      // Graceful: requests in flight finish, then the database closes; exit 0, or 1 if closing failed.
+      for (const signal of ["SIGINT", "SIGTERM"] as const) {
+        process.once(signal, () =>
+          void stop().then(
+            () => process.exit(0),
+            (err) => {
+              console.error(`error: stopping failed: ${(err as Error)?.message ?? err}`);
+              process.exit(1);
+            },
+          ),
+        );
+      }
       return new Promise<number>(() => {}); // serve until a signal
     }
     case "simulate": {

@@ -11,6 +11,7 @@ import { simulationRoutes } from "../simulation/routes.ts";
 import { decisionsRoutes } from "../decisions/routes.ts";
 import { keysRoutes } from "../keys/routes.ts";
 import { policiesRoutes } from "../policies/routes.ts";
+import { consoleRoutes } from "../console/routes.ts";
 import { systemRoutes } from "./system-routes.ts";
 import { checkBodyHeaders, readJsonBody } from "./body.ts";
 import type { Deps } from "./deps.ts";
@@ -87,7 +88,8 @@ export function createApp(deps: Deps) {
     .use(decisionsRoutes(deps))
     .use(catalogRoutes(deps))
     .use(plansRoutes(deps))
-    .use(customerAccountRoutes(deps));
+    .use(customerAccountRoutes(deps))
+    .use(consoleRoutes(deps));
 
   /** Every request enters here: the front door, then the app, then the common headers and the log line. */
   async function handle(request: Request, info: { ip?: string } = {}): Promise<Response> {

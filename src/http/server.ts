@@ -5,13 +5,18 @@ import type { Config } from "../config.ts";
 import { MAX_BODY_BYTES } from "./body.ts";
 import { createService } from "./service.ts";
 import { loadTls } from "./tls.ts";
+import { listen } from "../runtime.ts";
 
-export async function serve(config: Config) {
-  const service = await createService(config);
+/** How long a graceful stop (SIGTERM) waits for requests in flight before cutting them off. */
+const DRAIN_MS = 25_000;
+
+/** Options pass through to createService (tests hand in their database, log and clock). */
+export async function serve(config: Config, opts: Parameters<typeof createService>[1] = {}) {
+  const service = await createService(config, opts);
   const { log } = service.deps;
   const plain = config.trustProxy && !config.tlsCert;
   const tls = plain ? undefined : await loadTls({ dataDir: config.dataDir, certFile: config.tlsCert, keyFile: config.tlsKey, log: log.info });
-  const server = Bun.serve({
+  const server = listen({
     port: config.port,
     hostname: config.host,
     tls: tls ? { cert: tls.cert, key: tls.key } : undefined,
@@ -23,7 +28,15 @@ export async function serve(config: Config) {
   const url = `${plain ? "http" : "https"}://${config.host.includes(":") ? `[${config.host}]` : config.host}:${server.port}`;
   log.info("listening", { url, database: service.deps.db.kind, tls: tls?.source ?? "proxy" });
   const stop = async () => {
-    server.stop();
+    // Stop accepting; requests in flight finish (for at most DRAIN_MS), and only then does the
+    // database close under them.
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const drained = await Promise.race([
+      server.stop().then(() => true),
+      new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), DRAIN_MS))),
+    ]);
+    clearTimeout(timer);
+    if (!drained) await server.stop(true);
     await service.close();
   };
   return { server, service, url, stop };

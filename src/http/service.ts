@@ -23,7 +23,7 @@ export interface Service extends App {
 /** Opens (or takes) the database, applies migrations and wires the app. */
 export async function createService(config: Config, opts: { db?: Db; log?: Logger; now?: () => Date } = {}): Promise<Service> {
   const log = opts.log ?? createLogger(config.logLevel);
-  const db = opts.db ?? (await openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }));
+  const db = opts.db ?? (await openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.databasePoolSize }));
   const applied = await migrate(db);
   if (applied.length) log.info("migrations_applied", { versions: applied });
   const [sessions, signer, dummyPasswordHash] = await Promise.all([

@@ -81,7 +81,7 @@ function signupParams(t: NewTenant): unknown[] {
 }
 
 type KeyRow = { key_id: string; tenant_id: string; label: string; secret_hash: string; hint: string; status: string; created_at: string; last_used_at: string | null; revoked_at: string | null };
-type AuthRow = { key_id: string; tenant_id: string; status: string; plan: string };
+type AuthRow = { key_id: string; tenant_id: string; status: string; plan: string; policy_id?: string | null; policy_version?: number | null; policy_hash?: string | null; verdicts?: unknown };
 type SigningKeyRow = { kid: string; public_jwk: JsonWebKey; status: string };
 
 describe("migrate", () => {
