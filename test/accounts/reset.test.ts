@@ -3,21 +3,14 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Service } from "../../src/http/service.ts";
 import { bearer, laterService, requestResetToken, signupWithMail } from "../helpers/accounts.ts";
-import { mailService, startInbox, type Inbox } from "../helpers/mail.ts";
+import { closeMailFixture, openMailFixture, type Inbox } from "../helpers/mail.ts";
 import { call, expectErrorShape, signup, testService, uniqueEmail } from "../helpers/service.ts";
 
 let inbox: Inbox;
 let service: Service;
 
-beforeAll(async () => {
-  const { db } = await testService();
-  inbox = await startInbox();
-  service = await mailService(db, { smtpUrl: inbox.url });
-});
-afterAll(async () => {
-  await service?.close();
-  await inbox?.close();
-});
+beforeAll(async () => ({ inbox, service: service } = await openMailFixture()));
+afterAll(() => closeMailFixture({ inbox, service: service }));
 
 const login = (email: string, password: string) => call("POST", "/auth/login", { json: { email, password } });
 const account = (token: string) => call("GET", "/customer/account", { headers: bearer(token) });

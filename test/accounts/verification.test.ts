@@ -4,21 +4,14 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { hashSecret } from "../../src/keys/secret.ts";
 import type { Service } from "../../src/http/service.ts";
 import { bearer, laterService, signupWithMail as signupMailed } from "../helpers/accounts.ts";
-import { linkToken, mailService, startInbox, type Inbox } from "../helpers/mail.ts";
+import { closeMailFixture, linkToken, openMailFixture, type Inbox } from "../helpers/mail.ts";
 import { call, expectErrorShape, testService } from "../helpers/service.ts";
 
 let inbox: Inbox;
 let service: Service;
 
-beforeAll(async () => {
-  const { db } = await testService();
-  inbox = await startInbox();
-  service = await mailService(db, { smtpUrl: inbox.url });
-});
-afterAll(async () => {
-  await service?.close();
-  await inbox?.close();
-});
+beforeAll(async () => ({ inbox, service: service } = await openMailFixture()));
+afterAll(() => closeMailFixture({ inbox, service: service }));
 
 async function signupWithMail() {
   const user = await signupMailed(service, inbox, undefined, "verify");

@@ -96,3 +96,16 @@ export function linkToken(mail: Received, path: "/console/verify" | "/console/re
   if (inText !== inHtml) throw new Error("the HTML part links to another token than the text part");
   return inText;
 }
+
+/** An inbox and a service on the shared test database that delivers to it (close with closeMailFixture). */
+export async function openMailFixture(lines?: string[]): Promise<{ inbox: Inbox; service: Service }> {
+  const { testService } = await import("./service.ts");
+  const { db } = await testService();
+  const inbox = await startInbox();
+  return { inbox, service: await mailService(db, { smtpUrl: inbox.url }, lines) };
+}
+
+export async function closeMailFixture(fixture: { inbox?: Inbox; service?: Service }): Promise<void> {
+  await fixture.service?.close();
+  await fixture.inbox?.close();
+}

@@ -50,7 +50,11 @@ export async function call(
     headers["content-type"] ??= "application/json";
   }
   // ip: the peer address the server would pass in (src/http/server.ts).
-  const response = await service.handle(new Request((opts.base ?? BASE) + path, { method, headers, body }), { ip: opts.ip });
+  return toReply(await service.handle(new Request((opts.base ?? BASE) + path, { method, headers, body }), { ip: opts.ip }));
+}
+
+/** A response as tests read it: status, headers, the text and its JSON (undefined when not JSON). */
+export async function toReply(response: Response): Promise<Reply> {
   const text = await response.text();
   let parsed: unknown;
   try {

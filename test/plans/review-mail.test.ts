@@ -2,20 +2,14 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Service } from "../../src/http/service.ts";
 import { approve, reject } from "../helpers/ops.ts";
-import { mailService, startInbox, type Inbox } from "../helpers/mail.ts";
-import { call, signup, testService } from "../helpers/service.ts";
+import { closeMailFixture, openMailFixture, type Inbox } from "../helpers/mail.ts";
+import { call, signup } from "../helpers/service.ts";
 
 let inbox: Inbox;
 let mailer: Service;
 
-beforeAll(async () => {
-  inbox = await startInbox();
-  mailer = await mailService((await testService()).db, { smtpUrl: inbox.url });
-});
-afterAll(async () => {
-  await mailer.close();
-  await inbox.close();
-});
+beforeAll(async () => ({ inbox, service: mailer } = await openMailFixture()));
+afterAll(() => closeMailFixture({ inbox, service: mailer }));
 
 const requestUpgrade = async (token: string, plan: string) =>
   (await call("POST", "/customer/upgrades/request", { json: { requested_plan: plan, reason: "mail test" }, headers: { authorization: `Bearer ${token}` } })).body.request_id as string;

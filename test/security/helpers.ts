@@ -11,7 +11,7 @@ import { ERROR_STATUS } from "../../src/http/errors.ts";
 import { serve } from "../../src/http/server.ts";
 import { loadTls } from "../../src/http/tls.ts";
 import { createLogger } from "../../src/log.ts";
-import { testConfig, testService, type Reply } from "../helpers/service.ts";
+import { testConfig, testService, toReply, type Reply } from "../helpers/service.ts";
 
 export const ROOT = join(import.meta.dir, "..", "..");
 
@@ -60,15 +60,7 @@ export async function wire(base: string, method: string, path: string, opts: { j
     body = JSON.stringify(opts.json);
     headers["content-type"] ??= "application/json";
   }
-  const response = await fetch(base + path, { ...insecure, method, headers, body });
-  const text = await response.text();
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    parsed = undefined;
-  }
-  return { status: response.status, headers: response.headers, body: parsed, text };
+  return toReply(await fetch(base + path, { ...insecure, method, headers, body }));
 }
 
 /**

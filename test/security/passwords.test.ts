@@ -5,21 +5,14 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { COMMON_PASSWORDS } from "../../src/accounts/common-passwords.ts";
 import type { Service } from "../../src/http/service.ts";
 import { bearer, requestResetToken, signupWithMail } from "../helpers/accounts.ts";
-import { mailService, startInbox, type Inbox } from "../helpers/mail.ts";
-import { call, logLines, signup, testService, uniqueEmail, type Reply } from "../helpers/service.ts";
+import { closeMailFixture, openMailFixture, type Inbox } from "../helpers/mail.ts";
+import { call, logLines, signup, uniqueEmail, type Reply } from "../helpers/service.ts";
 import { expectCleanError, expectNoSecretIn, remember } from "./helpers.ts";
 
 let inbox: Inbox;
 let mailer: Service;
-beforeAll(async () => {
-  const { db } = await testService();
-  inbox = await startInbox();
-  mailer = await mailService(db, { smtpUrl: inbox.url });
-});
-afterAll(async () => {
-  await mailer?.close();
-  await inbox?.close();
-});
+beforeAll(async () => ({ inbox, service: mailer } = await openMailFixture()));
+afterAll(() => closeMailFixture({ inbox, service: mailer }));
 
 const login = (email: string, password: string) => call("POST", "/auth/login", { json: { email, password } });
 const bytes = (s: string) => new TextEncoder().encode(s).length;

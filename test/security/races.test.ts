@@ -6,9 +6,9 @@ import { DbError } from "../../src/db/index.ts";
 import type { Service } from "../../src/http/service.ts";
 import { bearer, requestResetToken, signupWithMail } from "../helpers/accounts.ts";
 import { apiKey, execute, pool, protect, setUsage } from "../helpers/customer.ts";
-import { mailService, startInbox, type Inbox } from "../helpers/mail.ts";
+import { closeMailFixture, openMailFixture, type Inbox } from "../helpers/mail.ts";
 import { approve, planOf } from "../helpers/ops.ts";
-import { call, logLines, signup, testService, type Reply } from "../helpers/service.ts";
+import { call, logLines, signup, type Reply } from "../helpers/service.ts";
 import { expectCleanError, expectNoSecretIn, remember } from "./helpers.ts";
 
 const PARALLEL = 20;
@@ -16,15 +16,8 @@ const ROUNDS = Number(process.env.RACE_ROUNDS ?? 5);
 
 let inbox: Inbox;
 let mailer: Service;
-beforeAll(async () => {
-  const { db } = await testService();
-  inbox = await startInbox();
-  mailer = await mailService(db, { smtpUrl: inbox.url });
-});
-afterAll(async () => {
-  await mailer?.close();
-  await inbox?.close();
-});
+beforeAll(async () => ({ inbox, service: mailer } = await openMailFixture()));
+afterAll(() => closeMailFixture({ inbox, service: mailer }));
 
 async function tenant() {
   const t = await signup();

@@ -5,24 +5,10 @@ import { api } from "../app/api.ts";
 import { BASE, Link } from "../app/router.tsx";
 import { announce, ErrorNotice, Loading, PageTitle, useLoad, When } from "../app/ui.tsx";
 import { verifyInBrowser, type BrowserVerification, type ProofChecks } from "../app/verify.ts";
+import type { ReceiptView } from "../../receipts/store.ts";
 
-interface Receipt {
-  receipt_id: string;
-  tenant_id: string;
-  kind: "protect" | "execute";
-  seq: number;
-  prev_hash: string | null;
-  chain_hash: string;
-  key_id: string;
-  protect_receipt_id: string | null;
-  decision: "ALLOWED" | "DENIED";
-  request_id: string;
-  content_hash: string;
-  timestamp: string;
-  reasons: string[];
-  payload: { input?: { action?: string; resource?: string; amount?: number; currency?: string }; policy?: { policy_id: string; version: number; hash: string } } & Record<string, unknown>;
-  signature: string;
-}
+// The shape GET /customer/receipts returns: the server's own type, imported for its type only.
+type Receipt = ReceiptView;
 
 const PAGE_SIZE = 20;
 
