@@ -113,12 +113,12 @@ END $$;
 COMMENT ON FUNCTION upgrade_request_cancel(text, text) IS
   'The requester withdraws a pending request. No row: not this tenant''s request. WU002: not pending.';
 
-CREATE FUNCTION upgrade_request_approve(p_request_id text, p_reviewer text)
-RETURNS TABLE (request_id text, tenant_id text, status text, plan text, reviewed_by text, reviewed_at text)
+-- The review procedures' shared first step: a named reviewer, and the request locked (so a
+-- cancel and a review of one request take turns) and still pending.
+CREATE FUNCTION upgrade_request_take_for_review(p_request_id text, p_reviewer text) RETURNS upgrade_requests
 LANGUAGE plpgsql AS $$
 DECLARE
   r upgrade_requests%ROWTYPE;
-  v_email text;
 BEGIN
   IF p_reviewer IS NULL OR btrim(p_reviewer) = '' THEN
     RAISE EXCEPTION 'name the reviewer' USING ERRCODE = 'WU004';
@@ -130,6 +130,19 @@ BEGIN
   IF r.status <> 'pending' THEN
     RAISE EXCEPTION 'upgrade request % is %', p_request_id, r.status USING ERRCODE = 'WU002';
   END IF;
+  RETURN r;
+END $$;
+COMMENT ON FUNCTION upgrade_request_take_for_review(text, text) IS
+  'Locks a pending upgrade request for review; WU004 without a reviewer or for an unknown request, WU002 when it is not pending.';
+
+CREATE FUNCTION upgrade_request_approve(p_request_id text, p_reviewer text)
+RETURNS TABLE (request_id text, tenant_id text, status text, plan text, reviewed_by text, reviewed_at text)
+LANGUAGE plpgsql AS $$
+DECLARE
+  r upgrade_requests%ROWTYPE;
+  v_email text;
+BEGIN
+  r := upgrade_request_take_for_review(p_request_id, p_reviewer);
   UPDATE upgrade_requests u SET status = 'approved', reviewed_at = now(), reviewed_by = btrim(p_reviewer)
     WHERE u.request_id = p_request_id;
   -- The plan changes in this same transaction; limits are read from the plan on every call,
@@ -152,19 +165,10 @@ LANGUAGE plpgsql AS $$
 DECLARE
   r upgrade_requests%ROWTYPE;
 BEGIN
-  IF p_reviewer IS NULL OR btrim(p_reviewer) = '' THEN
-    RAISE EXCEPTION 'name the reviewer' USING ERRCODE = 'WU004';
-  END IF;
   IF p_note IS NULL OR btrim(p_note) = '' THEN
     RAISE EXCEPTION 'a rejection needs a note for the customer' USING ERRCODE = 'WU004';
   END IF;
-  SELECT * INTO r FROM upgrade_requests u WHERE u.request_id = p_request_id FOR UPDATE;
-  IF NOT FOUND THEN
-    RAISE EXCEPTION 'no upgrade request %', p_request_id USING ERRCODE = 'WU004';
-  END IF;
-  IF r.status <> 'pending' THEN
-    RAISE EXCEPTION 'upgrade request % is %', p_request_id, r.status USING ERRCODE = 'WU002';
-  END IF;
+  r := upgrade_request_take_for_review(p_request_id, p_reviewer);
   UPDATE upgrade_requests u SET status = 'rejected', reviewed_at = now(), reviewed_by = btrim(p_reviewer), review_note = btrim(p_note)
     WHERE u.request_id = p_request_id;
   PERFORM upgrade_request_notify(r.tenant_id, (SELECT t.email FROM tenants t WHERE t.tenant_id = r.tenant_id), 'upgrade_rejected',
