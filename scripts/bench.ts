@@ -118,7 +118,7 @@ function cliOps(args: string[], env: Record<string, string>) {
   return JSON.parse(r.stdout);
 }
 
-async function benchDatabase(label: string, dbEnv: Record<string, string>, ceilingRps: number): Promise<{ rows: Row[]; startup_ms: number }> {
+async function benchDatabase(label: string, dbEnv: Record<string, string>, ceilingRps: number): Promise<{ rows: Row[]; startup_ms: number; correctness: string }> {
   const dataDir = mkdtempSync(join(tmpdir(), "warden-bench-"));
   const env = {
     ...dbEnv,
@@ -184,13 +184,69 @@ async function benchDatabase(label: string, dbEnv: Record<string, string>, ceili
     });
     console.log(`bench: ${label} ${name}: ${Math.round(rps)} req/s, p99 ${r.p99 / 1000} ms, ${errors} errors`);
   }
+  const correctness = await checkUnderLoad(url, accounts);
   await stopService(proc);
+  // Every tenant's chain re-walked by the operator command (the service is stopped: on the
+  // embedded database only one process may hold it).
+  for (const a of accounts) cliOps(["receipts", "check", a.tenant_id], env);
+  console.log(`bench: ${label} correctness: ${correctness}; ${accounts.length} chains verified`);
   rmSync(dataDir, { recursive: true, force: true });
-  return { rows, startup_ms };
+  return { rows, startup_ms, correctness: `${correctness}; ${accounts.length} chains verified by ops receipts check` };
 }
 
-function table(rows: Row[], ceiling: { rps: number; p99_ms: number }, startups: Record<string, number>): string {
+/**
+ * Correctness under load: a bounded run of protect (and execute of every third allowed receipt)
+ * whose every answer this process counts, then the stored receipts and the quota counters must
+ * have grown by exactly the number of 200s. (wrk cannot prove this: requests in flight when it
+ * stops still complete on the server.)
+ */
+async function checkUnderLoad(url: string, accounts: { token: string; api_key: string }[]): Promise<string> {
+  const CALLS = Number(process.env.BENCH_CHECK_CALLS ?? 3000);
+  const totals = async () => {
+    let stored = 0;
+    let counted = 0;
+    for (const a of accounts) {
+      const d = (await (await fetch(`${url}/customer/dashboard`, { ...insecure, headers: { authorization: `Bearer ${a.token}` } })).json()) as { usage: { protect_today: number; execute_today: number; receipts_stored: number } };
+      stored += d.usage.receipts_stored;
+      counted += d.usage.protect_today + d.usage.execute_today;
+    }
+    return { stored, counted };
+  };
+  await Bun.sleep(500); // what wrk left in flight finishes first
+  const before = await totals();
+  let sent = 0;
+  let ok = 0;
+  let refused = 0;
+  await Promise.all(
+    Array.from({ length: CONNECTIONS }, async (_, lane) => {
+      while (sent < CALLS) {
+        const n = sent++;
+        const headers = { "content-type": "application/json", "x-api-key": accounts[(lane + n) % accounts.length].api_key };
+        const res = await fetch(`${url}/v1/protect`, { ...insecure, method: "POST", headers, body: JSON.stringify({ action: "document.read", resource: `docs/${n}` }) });
+        const body = (await res.json()) as { receipt_id?: string; decision?: string };
+        if (res.status !== 200) {
+          refused++;
+          continue;
+        }
+        ok++;
+        if (n % 3 === 0 && body.decision === "ALLOWED") {
+          const ex = await fetch(`${url}/v1/execute`, { ...insecure, method: "POST", headers, body: JSON.stringify({ receipt_id: body.receipt_id }) });
+          await ex.arrayBuffer();
+          if (ex.status === 200) ok++;
+          else refused++;
+        }
+      }
+    }),
+  );
+  const after = await totals();
+  const summary = `${ok} answered 200 (${refused} refused); stored receipts +${after.stored - before.stored}, quota counters +${after.counted - before.counted}`;
+  if (after.stored - before.stored !== ok || after.counted - before.counted !== ok || refused !== 0) throw new Error(`correctness under load failed: ${summary}`);
+  return summary;
+}
+
+function table(rows: Row[], ceiling: { rps: number; p99_ms: number }, startups: Record<string, number>, checks: Record<string, string>): string {
   const lines = [
+    ...Object.entries(checks).map(([db, c]) => `Correctness under load (${db}): ${c}.`),
     `Bare Bun.serve TLS ceiling: ${ceiling.rps} req/s, p99 ${ceiling.p99_ms} ms (${CONNECTIONS} connections, ${THREADS} wrk threads, ${SECONDS} s).`,
     `Start-up to a ready /health on an existing data directory: ${Object.entries(startups).map(([k, v]) => `${k} ${v} ms`).join(", ")}.`,
     `protect and protect_execute spread ${TENANTS} tenants over the connections; protect_one_tenant is one tenant's log, whose appends take turns.`,
@@ -216,18 +272,21 @@ console.log(`bench: ceiling ${ceiling.rps} req/s`);
 
 const rows: Row[] = [];
 const startups: Record<string, number> = {};
+const checks: Record<string, string> = {};
 const embedded = await benchDatabase("embedded", { DATABASE_URL: "" }, ceiling.rps);
 rows.push(...embedded.rows);
 startups.embedded = embedded.startup_ms;
+checks.embedded = embedded.correctness;
 if (process.env.DATABASE_URL) {
   const pg = await benchDatabase("postgres", { DATABASE_URL: process.env.DATABASE_URL }, ceiling.rps);
   rows.push(...pg.rows);
   startups.postgres = pg.startup_ms;
+  checks.postgres = pg.correctness;
 }
 
 const stamp = new Date().toISOString().replace(/[:]/g, "-").replace(/\..+/, "");
 mkdirSync(join(ROOT, "bench/results"), { recursive: true });
-const md = table(rows, ceiling, startups);
-writeFileSync(join(ROOT, `bench/results/${stamp}.json`), JSON.stringify({ date: new Date().toISOString(), connections: CONNECTIONS, threads: THREADS, seconds: SECONDS, ceiling, startup_ms: startups, rows }, null, 2) + "\n");
+const md = table(rows, ceiling, startups, checks);
+writeFileSync(join(ROOT, `bench/results/${stamp}.json`), JSON.stringify({ date: new Date().toISOString(), connections: CONNECTIONS, threads: THREADS, seconds: SECONDS, ceiling, startup_ms: startups, correctness: checks, rows }, null, 2) + "\n");
 writeFileSync(join(ROOT, `bench/results/${stamp}.md`), md + "\n");
 console.log("\n" + md);
