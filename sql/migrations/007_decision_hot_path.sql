@@ -1,8 +1,8 @@
 -- The decision hot path in fewer round trips (docs/performance.md):
--- receipt_append_batch() stores many decisions in one call and one commit (group commit), each
--- item in its own subtransaction so one item's refusal (quota, already executed, ...) does not
--- undo the others. Items are taken in tenant order, so batches of several instances lock tenant
--- heads in the same order and cannot deadlock.
+-- receipt_append_batch() stores many decisions in one call and one commit (group commit); when an
+-- item is refused (quota, already executed, ...) each item gets its own subtransaction, so one
+-- item's refusal does not undo the others. Items are taken in tenant order, so batches of several
+-- instances lock tenant heads in the same order and cannot deadlock.
 
 CREATE FUNCTION receipt_append_batch(p_items jsonb)
 RETURNS TABLE (idx integer, seq bigint, prev_hash text, chain_hash text, quota_limit integer, quota_used integer,
@@ -13,7 +13,45 @@ DECLARE
   it record;
   r record;
   v_constraint text;
+  -- The fast path's answers, kept until the whole batch has gone in.
+  v_idx integer[] := '{}';
+  v_seq bigint[] := '{}';
+  v_prev text[] := '{}';
+  v_chain text[] := '{}';
+  v_limit integer[] := '{}';
+  v_used integer[] := '{}';
+  v_fast boolean := true;
 BEGIN
+  -- Fast path: every item in one subtransaction (a subtransaction per item cost ~40% of the
+  -- batch). Any refusal undoes the whole attempt, and the careful path below runs instead.
+  BEGIN
+    FOR it IN
+      SELECT (e.ord - 1)::integer AS i, e.value AS v
+      FROM jsonb_array_elements(p_items) WITH ORDINALITY AS e(value, ord)
+      ORDER BY e.value ->> 'tenant_id', e.ord
+    LOOP
+      SELECT a.seq, a.prev_hash, a.chain_hash, a.quota_limit, a.quota_used INTO r
+      FROM receipt_append(it.v ->> 'receipt_id', it.v ->> 'tenant_id', it.v ->> 'key_id', it.v ->> 'kind',
+                          it.v ->> 'request_id', it.v ->> 'timestamp', it.v ->> 'decision', it.v ->> 'payload',
+                          it.v ->> 'content_hash', it.v ->> 'signature', it.v ->> 'protect_receipt_id') AS a;
+      v_idx := v_idx || it.i;
+      v_seq := v_seq || r.seq;
+      v_prev := v_prev || r.prev_hash;
+      v_chain := v_chain || r.chain_hash;
+      v_limit := v_limit || r.quota_limit;
+      v_used := v_used || r.quota_used;
+    END LOOP;
+  EXCEPTION WHEN OTHERS THEN
+    v_fast := false;
+  END;
+  IF v_fast THEN
+    RETURN QUERY
+      SELECT u.i, u.s, u.p, u.c, u.l, u.q, NULL::text, NULL::text, NULL::text
+      FROM unnest(v_idx, v_seq, v_prev, v_chain, v_limit, v_used) AS u(i, s, p, c, l, q);
+    RETURN;
+  END IF;
+
+  -- Careful path: each item in its own subtransaction, so one refusal leaves the others stored.
   FOR it IN
     SELECT (e.ord - 1)::integer AS i, e.value AS v
     FROM jsonb_array_elements(p_items) WITH ORDINALITY AS e(value, ord)
