@@ -50,13 +50,20 @@ CREATE TABLE api_keys (
 CREATE UNIQUE INDEX api_keys_secret_hash_key ON api_keys (secret_hash);
 CREATE INDEX api_keys_tenant_idx ON api_keys (tenant_id, created_at);
 
--- A key moves only active -> revoked; a revoked key never changes again; identity columns never
--- change. Raised as SQLSTATE WK001 (docs/error_codes.md), answered as 409 key_not_active.
+-- Keys are born active; a key moves only active -> revoked (replaced_by is set only by that
+-- move); a revoked key never changes; identity columns never change; keys are never deleted.
+-- Raised as SQLSTATE WK001 (docs/error_codes.md), answered as 409 key_not_active.
 CREATE FUNCTION api_keys_guard() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
   IF TG_OP = 'DELETE' THEN
     RAISE EXCEPTION 'api keys are never deleted' USING ERRCODE = 'WK001';
+  END IF;
+  IF TG_OP = 'INSERT' THEN
+    IF NEW.status <> 'active' OR NEW.replaced_by IS NOT NULL THEN
+      RAISE EXCEPTION 'a key is created active' USING ERRCODE = 'WK001';
+    END IF;
+    RETURN NEW;
   END IF;
   IF OLD.status = 'revoked' THEN
     RAISE EXCEPTION 'key % is revoked and cannot change', OLD.key_id USING ERRCODE = 'WK001';
@@ -65,9 +72,12 @@ BEGIN
      OR NEW.hint <> OLD.hint OR NEW.created_at <> OLD.created_at THEN
     RAISE EXCEPTION 'identity columns of key % are immutable', OLD.key_id USING ERRCODE = 'WK001';
   END IF;
+  IF NEW.replaced_by IS NOT NULL AND NEW.status <> 'revoked' THEN
+    RAISE EXCEPTION 'only a revoked key has a replacement' USING ERRCODE = 'WK001';
+  END IF;
   RETURN NEW;
 END $$;
-CREATE TRIGGER api_keys_guard BEFORE UPDATE OR DELETE ON api_keys
+CREATE TRIGGER api_keys_guard BEFORE INSERT OR UPDATE OR DELETE ON api_keys
   FOR EACH ROW EXECUTE FUNCTION api_keys_guard();
 
 -- Secrets the service creates for itself once and shares between instances (JWT_SECRET unset).

@@ -17,36 +17,6 @@ COMMENT ON FUNCTION sha256_hex(text) IS '"0x" + hex SHA-256 of the UTF-8 bytes o
 
 -- Keys --------------------------------------------------------------------------------------
 
--- Keys are born active; a key moves only active -> revoked (replaced_by is set only by that
--- move); a revoked key never changes; identity columns never change; keys are never deleted.
-CREATE OR REPLACE FUNCTION api_keys_guard() RETURNS trigger
-LANGUAGE plpgsql AS $$
-BEGIN
-  IF TG_OP = 'DELETE' THEN
-    RAISE EXCEPTION 'api keys are never deleted' USING ERRCODE = 'WK001';
-  END IF;
-  IF TG_OP = 'INSERT' THEN
-    IF NEW.status <> 'active' OR NEW.replaced_by IS NOT NULL THEN
-      RAISE EXCEPTION 'a key is created active' USING ERRCODE = 'WK001';
-    END IF;
-    RETURN NEW;
-  END IF;
-  IF OLD.status = 'revoked' THEN
-    RAISE EXCEPTION 'key % is revoked and cannot change', OLD.key_id USING ERRCODE = 'WK001';
-  END IF;
-  IF NEW.key_id <> OLD.key_id OR NEW.tenant_id <> OLD.tenant_id OR NEW.secret_hash <> OLD.secret_hash
-     OR NEW.hint <> OLD.hint OR NEW.created_at <> OLD.created_at THEN
-    RAISE EXCEPTION 'identity columns of key % are immutable', OLD.key_id USING ERRCODE = 'WK001';
-  END IF;
-  IF NEW.replaced_by IS NOT NULL AND NEW.status <> 'revoked' THEN
-    RAISE EXCEPTION 'only a revoked key has a replacement' USING ERRCODE = 'WK001';
-  END IF;
-  RETURN NEW;
-END $$;
-DROP TRIGGER api_keys_guard ON api_keys;
-CREATE TRIGGER api_keys_guard BEFORE INSERT OR UPDATE OR DELETE ON api_keys
-  FOR EACH ROW EXECUTE FUNCTION api_keys_guard();
-
 -- Lets receipts name the key that asked with a foreign key that also pins the tenant.
 CREATE UNIQUE INDEX api_keys_tenant_key_key ON api_keys (tenant_id, key_id);
 
