@@ -4,6 +4,16 @@
 -- item's refusal does not undo the others. Items are taken in tenant order, so batches of several
 -- instances lock tenant heads in the same order and cannot deadlock.
 
+-- One batch item (a jsonb object with receipt_append's arguments by name) through receipt_append().
+CREATE FUNCTION receipt_append_item(p_item jsonb)
+RETURNS TABLE (seq bigint, prev_hash text, chain_hash text, quota_limit integer, quota_used integer)
+LANGUAGE sql AS $$
+  SELECT a.seq, a.prev_hash, a.chain_hash, a.quota_limit, a.quota_used
+  FROM receipt_append(p_item ->> 'receipt_id', p_item ->> 'tenant_id', p_item ->> 'key_id', p_item ->> 'kind',
+                      p_item ->> 'request_id', p_item ->> 'timestamp', p_item ->> 'decision', p_item ->> 'payload',
+                      p_item ->> 'content_hash', p_item ->> 'signature', p_item ->> 'protect_receipt_id') AS a
+$$;
+
 CREATE FUNCTION receipt_append_batch(p_items jsonb)
 RETURNS TABLE (idx integer, seq bigint, prev_hash text, chain_hash text, quota_limit integer, quota_used integer,
                error_sqlstate text, error_constraint text, error_message text)
@@ -30,10 +40,7 @@ BEGIN
       FROM jsonb_array_elements(p_items) WITH ORDINALITY AS e(value, ord)
       ORDER BY e.value ->> 'tenant_id', e.ord
     LOOP
-      SELECT a.seq, a.prev_hash, a.chain_hash, a.quota_limit, a.quota_used INTO r
-      FROM receipt_append(it.v ->> 'receipt_id', it.v ->> 'tenant_id', it.v ->> 'key_id', it.v ->> 'kind',
-                          it.v ->> 'request_id', it.v ->> 'timestamp', it.v ->> 'decision', it.v ->> 'payload',
-                          it.v ->> 'content_hash', it.v ->> 'signature', it.v ->> 'protect_receipt_id') AS a;
+      SELECT a.seq, a.prev_hash, a.chain_hash, a.quota_limit, a.quota_used INTO r FROM receipt_append_item(it.v) AS a;
       v_idx := v_idx || it.i;
       v_seq := v_seq || r.seq;
       v_prev := v_prev || r.prev_hash;
@@ -58,10 +65,7 @@ BEGIN
     ORDER BY e.value ->> 'tenant_id', e.ord
   LOOP
     BEGIN
-      SELECT a.seq, a.prev_hash, a.chain_hash, a.quota_limit, a.quota_used INTO r
-      FROM receipt_append(it.v ->> 'receipt_id', it.v ->> 'tenant_id', it.v ->> 'key_id', it.v ->> 'kind',
-                          it.v ->> 'request_id', it.v ->> 'timestamp', it.v ->> 'decision', it.v ->> 'payload',
-                          it.v ->> 'content_hash', it.v ->> 'signature', it.v ->> 'protect_receipt_id') AS a;
+      SELECT a.seq, a.prev_hash, a.chain_hash, a.quota_limit, a.quota_used INTO r FROM receipt_append_item(it.v) AS a;
       RETURN QUERY SELECT it.i, r.seq, r.prev_hash, r.chain_hash, r.quota_limit, r.quota_used, NULL::text, NULL::text, NULL::text;
     EXCEPTION WHEN OTHERS THEN
       GET STACKED DIAGNOSTICS v_constraint = CONSTRAINT_NAME;
