@@ -6,7 +6,7 @@
 //   DATABASE_URL=postgres://... npm run bench
 //   BENCH_SECONDS=10 BENCH_CONNECTIONS=64 BENCH_ONLY=simulate,protect npm run bench
 import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
@@ -41,6 +41,9 @@ interface Row {
   errors: number;
   rss_mb: number;
   ratio_to_ceiling: number;
+  /** Cores used on average during the timed run: by the service, and by PostgreSQL. */
+  service_cpu: number;
+  postgres_cpu: number;
 }
 
 function ensureWrk() {
@@ -73,6 +76,28 @@ async function wrk(url: string, shape: Shape, seconds: number): Promise<WrkResul
   const line = out.split("\n").find((l) => l.startsWith("BENCH_JSON "));
   if (!line) throw new Error(`wrk gave no summary: ${out} ${err}`);
   return JSON.parse(line.slice("BENCH_JSON ".length));
+}
+
+/** CPU seconds used so far by a process (user + system), from /proc. */
+function cpuSeconds(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
+  } catch {
+    return 0;
+  }
+}
+
+/** CPU seconds of every PostgreSQL server process on this machine (0 when there is none). */
+function postgresCpuSeconds(): number {
+  let total = 0;
+  for (const pid of readdirSync("/proc")) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      if (readFileSync(`/proc/${pid}/comm`, "utf8").startsWith("postgres")) total += cpuSeconds(Number(pid));
+    } catch {}
+  }
+  return total;
 }
 
 function rssMb(pid: number): number {
@@ -168,7 +193,11 @@ async function benchDatabase(label: string, dbEnv: Record<string, string>, ceili
   for (const [name, shape] of Object.entries(scenarios)) {
     if (ONLY && !ONLY.includes(name)) continue;
     await wrk(url + shape.path, shape, WARMUP); // warm-up, not counted
+    const cpu0 = { service: cpuSeconds(proc.pid), pg: postgresCpuSeconds() };
     const r = await wrk(url + shape.path, shape, SECONDS);
+    const wall = r.duration_us / 1e6;
+    const service_cpu = Math.round(((cpuSeconds(proc.pid) - cpu0.service) / wall) * 100) / 100;
+    const postgres_cpu = Math.round(((postgresCpuSeconds() - cpu0.pg) / wall) * 100) / 100;
     const rps = r.requests / (r.duration_us / 1e6);
     const errors = Object.values(r.errors).reduce((a, b) => a + b, 0);
     rows.push({
@@ -181,8 +210,10 @@ async function benchDatabase(label: string, dbEnv: Record<string, string>, ceili
       errors,
       rss_mb: rssMb(proc.pid),
       ratio_to_ceiling: Math.round((rps / ceilingRps) * 1000) / 1000,
+      service_cpu,
+      postgres_cpu,
     });
-    console.log(`bench: ${label} ${name}: ${Math.round(rps)} req/s, p99 ${r.p99 / 1000} ms, ${errors} errors`);
+    console.log(`bench: ${label} ${name}: ${Math.round(rps)} req/s, p99 ${r.p99 / 1000} ms, ${errors} errors, cores: service ${service_cpu}, postgres ${postgres_cpu}`);
   }
   const correctness = await checkUnderLoad(url, accounts);
   await stopService(proc);
@@ -251,9 +282,9 @@ function table(rows: Row[], ceiling: { rps: number; p99_ms: number }, startups: 
     `Start-up to a ready /health on an existing data directory: ${Object.entries(startups).map(([k, v]) => `${k} ${v} ms`).join(", ")}.`,
     `protect and protect_execute spread ${TENANTS} tenants over the connections; protect_one_tenant is one tenant's log, whose appends take turns.`,
     "",
-    "| database | scenario | req/s | p50 ms | p99 ms | max ms | errors | RSS MB | ratio to ceiling |",
-    "|---|---|---:|---:|---:|---:|---:|---:|---:|",
-    ...rows.map((r) => `| ${r.database} | ${r.scenario} | ${r.rps} | ${r.p50_ms} | ${r.p99_ms} | ${r.max_ms} | ${r.errors} | ${r.rss_mb} | ${r.ratio_to_ceiling} |`),
+    "| database | scenario | req/s | p50 ms | p99 ms | max ms | errors | RSS MB | ratio to ceiling | cores: service | cores: PostgreSQL |",
+    "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ...rows.map((r) => `| ${r.database} | ${r.scenario} | ${r.rps} | ${r.p50_ms} | ${r.p99_ms} | ${r.max_ms} | ${r.errors} | ${r.rss_mb} | ${r.ratio_to_ceiling} | ${r.service_cpu} | ${r.postgres_cpu} |`),
   ];
   return lines.join("\n");
 }
@@ -273,11 +304,15 @@ console.log(`bench: ceiling ${ceiling.rps} req/s`);
 const rows: Row[] = [];
 const startups: Record<string, number> = {};
 const checks: Record<string, string> = {};
-const embedded = await benchDatabase("embedded", { DATABASE_URL: "" }, ceiling.rps);
-rows.push(...embedded.rows);
-startups.embedded = embedded.startup_ms;
-checks.embedded = embedded.correctness;
-if (process.env.DATABASE_URL) {
+// BENCH_DATABASES=postgres skips the embedded database (profiling one side only).
+const DATABASES = process.env.BENCH_DATABASES?.split(",") ?? ["embedded", "postgres"];
+if (DATABASES.includes("embedded")) {
+  const embedded = await benchDatabase("embedded", { DATABASE_URL: "" }, ceiling.rps);
+  rows.push(...embedded.rows);
+  startups.embedded = embedded.startup_ms;
+  checks.embedded = embedded.correctness;
+}
+if (process.env.DATABASE_URL && DATABASES.includes("postgres")) {
   const pg = await benchDatabase("postgres", { DATABASE_URL: process.env.DATABASE_URL }, ceiling.rps);
   rows.push(...pg.rows);
   startups.postgres = pg.startup_ms;

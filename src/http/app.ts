@@ -102,7 +102,7 @@ export function createApp(deps: Deps) {
     let response: Response;
     try {
       if (!validId) throw new AppError("invalid_request_id", "X-Request-ID must be 1 to 128 visible ASCII characters.");
-      if (new URL(request.url).protocol !== "https:") {
+      if (!request.url.startsWith("https:")) {
         const proxied = deps.config.trustProxy && request.headers.get("x-forwarded-proto")?.toLowerCase() === "https";
         if (!proxied) throw new AppError("https_required");
       }

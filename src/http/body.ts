@@ -27,26 +27,8 @@ export function checkBodyHeaders(request: Request): void {
  */
 export async function readJsonBody(request: Request): Promise<unknown> {
   if (!request.body) return null;
-  const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > MAX_BODY_BYTES) {
-      await reader.cancel().catch(() => {});
-      throw new AppError("payload_too_large");
-    }
-    chunks.push(value);
-  }
-  if (size === 0) return null;
-  const bytes = new Uint8Array(size);
-  let offset = 0;
-  for (const c of chunks) {
-    bytes.set(c, offset);
-    offset += c.byteLength;
-  }
+  const bytes = declaredLength(request) !== null ? new Uint8Array(await request.arrayBuffer()) : await readCapped(request.body);
+  if (bytes.byteLength === 0) return null;
   let text: string;
   try {
     text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
@@ -61,6 +43,42 @@ export async function readJsonBody(request: Request): Promise<unknown> {
   }
   if (jsonDepth(text) > MAX_JSON_DEPTH) throw new AppError("invalid_request", `The request body is nested more than ${MAX_JSON_DEPTH} levels deep.`);
   return parsed;
+}
+
+/**
+ * A Content-Length the front door already held to the limit (checkBodyHeaders), or null. With one,
+ * HTTP framing ends the body at that many bytes, so reading it whole is safe and much cheaper
+ * than pulling the stream chunk by chunk (~8% of a simulate call's CPU).
+ */
+function declaredLength(request: Request): number | null {
+  const length = request.headers.get("content-length");
+  if (length === null || !/^\d+$/.test(length)) return null;
+  const n = Number(length);
+  return n <= MAX_BODY_BYTES ? n : null;
+}
+
+/** Reads a body of unknown length, stopping at the size limit. */
+async function readCapped(body: ReadableStream<Uint8Array>): Promise<Uint8Array> {
+  const reader = body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > MAX_BODY_BYTES) {
+      await reader.cancel().catch(() => {});
+      throw new AppError("payload_too_large");
+    }
+    chunks.push(value);
+  }
+  const bytes = new Uint8Array(size);
+  let offset = 0;
+  for (const c of chunks) {
+    bytes.set(c, offset);
+    offset += c.byteLength;
+  }
+  return bytes;
 }
 
 /** The deepest nesting of `[` and `{` in JSON text, brackets inside strings not counted. One pass. */

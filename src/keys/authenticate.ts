@@ -1,3 +1,4 @@
+import { Coalescer, perDb } from "../db/coalescer.ts";
 import type { Db } from "../db/index.ts";
 import { AppError } from "../http/errors.ts";
 import type { FeatureVerdict } from "../plans/features.ts";
@@ -15,6 +16,7 @@ export interface KeyPrincipal {
 }
 
 interface Row {
+  secret_hash: string;
   key_id: string;
   tenant_id: string;
   status: string;
@@ -26,14 +28,31 @@ interface Row {
 }
 
 /**
+ * Lookups in flight share one call (src/db/coalescer.ts): under load one query serves dozens of
+ * requests, each of which arrived before its query started. Undefined: no such key.
+ */
+const lookupsFor = perDb(
+  (db: Db) =>
+    new Coalescer<string, Row | null>(
+      async (hashes) => {
+        const rows = await db.query<Row>("keys/authenticate", [hashes]);
+        const byHash = new Map(rows.map((r) => [r.secret_hash, r]));
+        return hashes.map((h) => byHash.get(h) ?? null);
+      },
+      { maxBatch: 256, maxInFlight: 2 },
+    ),
+);
+
+/**
  * The tenant behind an API key secret, with what its request needs (plan, active policy version,
  * feature verdicts) in the same round trip. Malformed or mistyped secrets are refused by their
  * checksum without a lookup; revoked keys get key_revoked on the very next request, because the
- * status is read from the database every time (no cache).
+ * status is read from the database every time (no cache), by a query that starts after the
+ * request arrived.
  */
 export async function authenticateKey(db: Db, secret: string): Promise<KeyPrincipal> {
   if (!isWellFormedSecret(secret)) throw new AppError("unauthorized", "Invalid API key.");
-  const row = await db.one<Row>("keys/authenticate", [await hashSecret(secret)]);
+  const row = await lookupsFor(db).submit(await hashSecret(secret));
   if (!row) throw new AppError("unauthorized", "Invalid API key.");
   if (row.status !== "active") throw new AppError("key_revoked");
   return {

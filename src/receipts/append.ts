@@ -28,7 +28,7 @@ export async function appendReceipt(
   const content_hash = sha256HexSync(text);
   const signature = await deps.signer.sign({ content_hash, request_id: requestId, tenant_id: tenantId, timestamp, kind: payload.kind });
   const receipt_id = newId("rcpt_");
-  const row = await batcherFor(deps.db).append({
+  const row = await batcherFor(deps.db).submit({
     receipt_id,
     tenant_id: tenantId,
     key_id: keyId,

@@ -81,7 +81,7 @@ function signupParams(t: NewTenant): unknown[] {
 }
 
 type KeyRow = { key_id: string; tenant_id: string; label: string; secret_hash: string; hint: string; status: string; created_at: string; last_used_at: string | null; revoked_at: string | null };
-type AuthRow = { key_id: string; tenant_id: string; status: string; plan: string; policy_id?: string | null; policy_version?: number | null; policy_hash?: string | null; verdicts?: unknown };
+type AuthRow = { secret_hash?: string; key_id: string; tenant_id: string; status: string; plan: string; policy_id?: string | null; policy_version?: number | null; policy_hash?: string | null; verdicts?: unknown };
 type SigningKeyRow = { kid: string; public_jwk: JsonWebKey; status: string };
 
 describe("migrate", () => {
@@ -250,19 +250,37 @@ describe("keys/authenticate", () => {
     await rolledBack(async (q) => {
       await q.query("accounts/signup", signupParams(t));
       const free = { verdict: "allowed", required_plan: "free" };
-      expect(await q.query<AuthRow>("keys/authenticate", [t.secretHash])).toEqual([
+      expect(await q.query<AuthRow>("keys/authenticate", [[t.secretHash]])).toEqual([
         // No custom policy yet (the built-in default), and the verdicts for the features keys call.
-        { key_id: t.keyId, tenant_id: t.tenantId, status: "active", plan: "free", policy_id: null, policy_version: null, policy_hash: null, verdicts: { simulate: free, protect: free, execute: free } },
+        { secret_hash: t.secretHash, key_id: t.keyId, tenant_id: t.tenantId, status: "active", plan: "free", policy_id: null, policy_version: null, policy_hash: null, verdicts: { simulate: free, protect: free, execute: free } },
       ]);
       const [touched] = await q.query<KeyRow>("test/tenant_keys", [t.tenantId]);
       expect(touched.last_used_at).toMatch(ISO);
 
-      expect(await q.query("keys/authenticate", [await hashSecret(newSecret())])).toEqual([]);
-      expect(await q.query("keys/authenticate", [t.secretHash.toUpperCase()])).toEqual([]);
+      expect(await q.query("keys/authenticate", [[await hashSecret(newSecret())]])).toEqual([]);
+      expect(await q.query("keys/authenticate", [[t.secretHash.toUpperCase()]])).toEqual([]);
 
       await q.query("keys/revoke", [t.tenantId, t.keyId]);
       // Must not try to touch the revoked key (the guard would refuse the update).
-      expect(await q.query<AuthRow>("keys/authenticate", [t.secretHash])).toEqual([expect.objectContaining({ key_id: t.keyId, tenant_id: t.tenantId, status: "revoked", plan: "free" })]);
+      expect(await q.query<AuthRow>("keys/authenticate", [[t.secretHash]])).toEqual([expect.objectContaining({ key_id: t.keyId, tenant_id: t.tenantId, status: "revoked", plan: "free" })]);
+    });
+  });
+  test("answers a batch: one row per known key, duplicates and unknown hashes collapse", async () => {
+    const a = await newTenant();
+    const b = await newTenant();
+    await rolledBack(async (q) => {
+      await q.query("accounts/signup", signupParams(a));
+      await q.query("accounts/signup", signupParams(b));
+      await q.query("keys/revoke", [b.tenantId, b.keyId]);
+      const unknown = await hashSecret(newSecret());
+      const rows = await q.query<AuthRow>("keys/authenticate", [[a.secretHash, unknown, b.secretHash, a.secretHash]]);
+      expect(rows.map((r) => [r.secret_hash, r.key_id, r.tenant_id, r.status]).sort()).toEqual(
+        [
+          [a.secretHash, a.keyId, a.tenantId, "active"],
+          [b.secretHash, b.keyId, b.tenantId, "revoked"],
+        ].sort(),
+      );
+      expect(await q.query("keys/authenticate", [[]])).toEqual([]);
     });
   });
   // PGlite runs one statement at a time, so the race exists only on a real server.
@@ -281,7 +299,7 @@ describe("keys/authenticate", () => {
       await held; // keep the row locked while authentication queues behind it
     });
     await lockTaken;
-    const authenticating = db.query<AuthRow>("keys/authenticate", [t.secretHash]);
+    const authenticating = db.query<AuthRow>("keys/authenticate", [[t.secretHash]]);
     await Bun.sleep(150);
     release();
     await revoking;
@@ -289,7 +307,7 @@ describe("keys/authenticate", () => {
     expect(rows).toHaveLength(1);
     expect(["active", "revoked"]).toContain(rows[0].status);
     // After the revoke committed, the next authentication reads it.
-    expect((await db.query<AuthRow>("keys/authenticate", [t.secretHash]))[0].status).toBe("revoked");
+    expect((await db.query<AuthRow>("keys/authenticate", [[t.secretHash]]))[0].status).toBe("revoked");
   });
 });
 

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Db } from "../../src/db/index.ts";
 import { createService, type Service } from "../../src/http/service.ts";
-import { isWellFormedSecret } from "../../src/keys/secret.ts";
+import { isWellFormedSecret, newSecret } from "../../src/keys/secret.ts";
 import { createLogger } from "../../src/log.ts";
 import { bearer, protect } from "../helpers/customer.ts";
 import { call, expectErrorShape, openTestDb, signup, testConfig, testService } from "../helpers/service.ts";
@@ -126,6 +126,26 @@ describe("POST /customer/keys/{key_id}/revoke", () => {
     expect(reply.body.revoked_at).toMatch(ISO);
     expectErrorShape(await protect(a.apiKey), 401, "key_revoked");
     expectErrorShape(await call("POST", "/v1/simulate", { json: { preset: "small_payment" }, headers: { "x-api-key": a.apiKey } }), 401, "key_revoked");
+  });
+
+  test("concurrent requests with many keys (lookups share database calls): each gets its own key's answer", async () => {
+    const tenants = await Promise.all(Array.from({ length: 4 }, () => signup()));
+    const [revoked] = (await list(tenants[1].token)).body.keys;
+    expect((await revoke(tenants[1].token, revoked.key_id)).status).toBe(200);
+    const unknown = newSecret(); // well-formed, so it is looked up (and not found)
+    const calls = Array.from({ length: 60 }, (_, i) => i % 5);
+    const replies = await Promise.all(
+      calls.map((n) => protect(n === 4 ? unknown : tenants[n].apiKey)),
+    );
+    replies.forEach((reply, i) => {
+      const n = calls[i];
+      if (n === 1) expectErrorShape(reply, 401, "key_revoked");
+      else if (n === 4) expectErrorShape(reply, 401, "unauthorized");
+      else {
+        expect(reply.status).toBe(200);
+        expect(reply.body.tenant_id).toBe(tenants[n].tenantId);
+      }
+    });
   });
 
   test("twice: 409 key_not_active; another tenant's key: 404 and it keeps working", async () => {

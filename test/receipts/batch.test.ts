@@ -59,9 +59,9 @@ describe("receipt_append_batch", () => {
     const a = await signup();
     const ka = await keyIdOf(a);
     const results = await Promise.allSettled([
-      batcherFor(db).append(item(a.tenantId, ka, 10)),
-      batcherFor(db).append(item(a.tenantId, ka, 11, { kind: "execute", protect_receipt_id: "rcpt_BAAAAAAAAAAAAAAAAAAAAA" })),
-      batcherFor(db).append(item(a.tenantId, ka, 12)),
+      batcherFor(db).submit(item(a.tenantId, ka, 10)),
+      batcherFor(db).submit(item(a.tenantId, ka, 11, { kind: "execute", protect_receipt_id: "rcpt_BAAAAAAAAAAAAAAAAAAAAA" })),
+      batcherFor(db).submit(item(a.tenantId, ka, 12)),
     ]);
     expect(results[1].status).toBe("rejected");
     expect((results[1] as PromiseRejectedResult).reason).toBeInstanceOf(DbError);

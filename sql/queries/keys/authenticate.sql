@@ -1,2 +1,3 @@
--- The key behind a secret and what its request needs (see api_key_context). $1 secret SHA-256 hex
-SELECT key_id, tenant_id, status, plan, policy_id, policy_version, policy_hash, verdicts FROM api_key_context($1);
+-- The keys behind a batch of secrets and what their requests need (see api_key_contexts). $1 jsonb array of secret SHA-256 hex
+SELECT secret_hash, key_id, tenant_id, status, plan, policy_id, policy_version, policy_hash, verdicts
+FROM api_key_contexts($1::jsonb);

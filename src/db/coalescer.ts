@@ -1,0 +1,75 @@
+// Coalescing of concurrent database calls of one kind into one call (group commit, batched
+// lookups). The first item goes out at once; items that arrive while calls are in flight wait for
+// the next call, which takes them all. Every item's call starts after the item arrived, so a batched
+// read sees every write committed before its request came in, exactly as its own query would.
+
+export interface CoalescerOptions {
+  /** Items in one call at most. */
+  maxBatch: number;
+  /** Calls in flight at once at most. */
+  maxInFlight: number;
+}
+
+interface Waiting<I, R> {
+  item: I;
+  resolve: (result: R) => void;
+  reject: (err: unknown) => void;
+}
+
+/**
+ * `run` gets the items of one call and gives one result per item, in order: a value, or an Error
+ * that rejects that item alone. When `run` throws, every item of its call is rejected with it.
+ */
+export class Coalescer<I, R> {
+  private queue: Waiting<I, R>[] = [];
+  private inFlight = 0;
+
+  constructor(
+    private readonly run: (items: I[]) => Promise<(R | Error)[]>,
+    private readonly opts: CoalescerOptions,
+  ) {}
+
+  submit(item: I): Promise<R> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ item, resolve, reject });
+      this.pump();
+    });
+  }
+
+  private pump(): void {
+    while (this.inFlight < this.opts.maxInFlight && this.queue.length > 0) {
+      const batch = this.queue.splice(0, this.opts.maxBatch);
+      this.inFlight++;
+      this.call(batch).finally(() => {
+        this.inFlight--;
+        this.pump();
+      });
+    }
+  }
+
+  private async call(batch: Waiting<I, R>[]): Promise<void> {
+    let results: (R | Error)[];
+    try {
+      results = await this.run(batch.map((w) => w.item));
+    } catch (err) {
+      for (const w of batch) w.reject(err);
+      return;
+    }
+    batch.forEach((w, i) => {
+      const result = results[i];
+      if (result === undefined) w.reject(new Error("a coalesced call returned no result for an item"));
+      else if (result instanceof Error) w.reject(result);
+      else w.resolve(result);
+    });
+  }
+}
+
+/** One coalescer per database handle and purpose (tests with several databases stay apart). */
+export function perDb<D extends object, T>(make: (db: D) => T): (db: D) => T {
+  const made = new WeakMap<D, T>();
+  return (db) => {
+    let value = made.get(db);
+    if (value === undefined) made.set(db, (value = make(db)));
+    return value;
+  };
+}

@@ -1,0 +1,66 @@
+import { expect, test } from "bun:test";
+import { Coalescer } from "../../src/db/coalescer.ts";
+
+/** Lets the coalescer's bookkeeping after a settled call (its finally) run. */
+const settle = () => Bun.sleep(1);
+
+/** A run function whose calls the test releases by hand, recording what each call got. */
+function controlled() {
+  const calls: { items: number[]; release: (results: (number | Error)[] | Error) => void }[] = [];
+  const run = (items: number[]) =>
+    new Promise<(number | Error)[]>((resolve, reject) => {
+      calls.push({ items, release: (r) => (r instanceof Error ? reject(r) : resolve(r)) });
+    });
+  return { calls, run };
+}
+
+test("the first item goes out alone; items arriving meanwhile share the next call", async () => {
+  const { calls, run } = controlled();
+  const c = new Coalescer(run, { maxBatch: 10, maxInFlight: 1 });
+  const first = c.submit(1);
+  expect(calls.map((x) => x.items)).toEqual([[1]]);
+  const later = [c.submit(2), c.submit(3), c.submit(4)];
+  // Nothing for them yet: their call must start after they arrived, so it waits for the first.
+  expect(calls).toHaveLength(1);
+  calls[0].release([10]);
+  expect(await first).toBe(10);
+  await settle();
+  expect(calls.map((x) => x.items)).toEqual([[1], [2, 3, 4]]);
+  calls[1].release([20, 30, 40]);
+  expect(await Promise.all(later)).toEqual([20, 30, 40]);
+});
+
+test("batches stop at maxBatch and run up to maxInFlight at once", async () => {
+  const { calls, run } = controlled();
+  const c = new Coalescer(run, { maxBatch: 2, maxInFlight: 2 });
+  const all = [1, 2, 3, 4, 5].map((n) => c.submit(n));
+  // 1 and 2 took both slots as they came; 3, 4 and 5 wait, and go out two at a time.
+  expect(calls.map((x) => x.items)).toEqual([[1], [2]]);
+  calls[1].release([2]);
+  await settle();
+  expect(calls.map((x) => x.items)).toEqual([[1], [2], [3, 4]]);
+  calls[0].release([1]);
+  await settle();
+  expect(calls.map((x) => x.items)).toEqual([[1], [2], [3, 4], [5]]);
+  calls[2].release([3, 4]);
+  calls[3].release([5]);
+  expect(await Promise.all(all)).toEqual([1, 2, 3, 4, 5]);
+});
+
+test("an Error result rejects its item only; a failed call rejects its whole batch and not the next", async () => {
+  const { calls, run } = controlled();
+  const c = new Coalescer(run, { maxBatch: 10, maxInFlight: 1 });
+  const a = c.submit(1);
+  const [b, d] = [c.submit(2), c.submit(3)];
+  calls[0].release([new Error("refused")]);
+  await expect(a).rejects.toThrow("refused");
+  await settle();
+  calls[1].release(new Error("database down"));
+  const [rb, rd] = await Promise.allSettled([b, d]);
+  expect(rb).toEqual({ status: "rejected", reason: expect.objectContaining({ message: "database down" }) });
+  expect(rd).toEqual({ status: "rejected", reason: expect.objectContaining({ message: "database down" }) });
+  await settle();
+  const e = c.submit(4);
+  calls[2].release([]);
+  await expect(e).rejects.toThrow("no result");
+});
