@@ -13,6 +13,31 @@ export interface ActivePolicy {
   document: PolicyDocument;
 }
 
+/**
+ * A preset's decision, payload and content_hash are a pure function of the preset and the policy
+ * version (versions are immutable), so they are computed once per pair; what differs per call
+ * (request id, tenant, time) is in the signed claims only. Bounded: cleared when full.
+ */
+const outcomes = new Map<string, ReturnType<typeof computeOutcome>>();
+const MAX_OUTCOMES = 10_000;
+
+function computeOutcome(name: string, input: (typeof PRESETS)[string]["input"], policy: ActivePolicy) {
+  const { decision, reasons } = decide(input, policy.document);
+  const payload = buildPayload({ kind: "simulation", input, policy: policy.ref, decision, reasons, preset: name });
+  return { decision, reasons, payload, content_hash: sha256HexSync(canonicalJson(payload)) };
+}
+
+function outcome(name: string, input: (typeof PRESETS)[string]["input"], policy: ActivePolicy) {
+  // The reference names the version exactly, and its hash covers the document.
+  const key = `${name}\u0000${policy.ref.policy_id}\u0000${policy.ref.version}\u0000${policy.ref.hash}`;
+  let found = outcomes.get(key);
+  if (!found) {
+    if (outcomes.size >= MAX_OUTCOMES) outcomes.clear();
+    outcomes.set(key, (found = computeOutcome(name, input, policy)));
+  }
+  return found;
+}
+
 export async function simulatePreset(args: {
   preset: string;
   policy: ActivePolicy;
@@ -23,9 +48,7 @@ export async function simulatePreset(args: {
 }) {
   const preset = Object.hasOwn(PRESETS, args.preset) ? PRESETS[args.preset] : undefined;
   if (!preset) throw new AppError("invalid_preset", "Unknown preset; GET /v1/presets lists them.");
-  const { decision, reasons } = decide(preset.input, args.policy.document);
-  const payload = buildPayload({ kind: "simulation", input: preset.input, policy: args.policy.ref, decision, reasons, preset: args.preset });
-  const content_hash = sha256HexSync(canonicalJson(payload));
+  const { decision, reasons, payload, content_hash } = outcome(args.preset, preset.input, args.policy);
   const signature = await args.signer.sign({
     content_hash,
     request_id: args.requestId,
