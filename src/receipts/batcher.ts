@@ -38,7 +38,7 @@ interface Row extends Omit<AppendResult, "seq"> {
 
 // Large enough to absorb a burst, small enough to keep one transaction short; a few batches in
 // flight: one tenant's take turns on its head row, other tenants' run in parallel.
-const OPTIONS = { maxBatch: 200, maxInFlight: 4 };
+const OPTIONS = { maxBatch: 200, maxInFlight: 1 };
 
 async function appendBatch(db: Db, items: AppendItem[]): Promise<(AppendResult | Error)[]> {
   const rows = await db.query<Row>("receipts/append_batch", [items]);

@@ -1,6 +1,7 @@
 // The database rules of issue 4, called through named queries as the app calls them: key
 // rotation and the key state machine, immutable policy versions, the append-only receipt chain,
 // quotas and idempotency records. Rolled back where the check allows it.
+import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { DbError, type Db, type Queryable } from "../../src/db/index.ts";
 import { migrate } from "../../src/db/migrate.ts";
@@ -160,17 +161,57 @@ describe("receipt chain", () => {
     }
   });
 
-  test("a receipt written around receipt_append() is still chained by the trigger (seq and hashes it claims are ignored)", async () => {
-    await rolledBack(async (q) => {
+  test("receipts written around receipt_append() are stored only as the exact next links (WR005 otherwise)", async () => {
+    // Outside a transaction (each refusal ends its own statement), on a tenant of its own.
+    {
+      const q = db;
       const t = await tenant(q);
       const first = await append(q, t);
-      const text = canonicalJson(buildPayload({ kind: "protect", input: { action: "x" }, policy: POLICY, decision: "DENIED", reasons: ["n"] }));
       const at = "2025-01-01T00:00:00.000Z";
-      const [row] = await q.query<Appended>("test/receipt_insert_raw", [newId("rcpt_"), t.tenantId, t.keyId, "req_raw", at, "DENIED", text, await sha256Hex(text), 99]);
-      expect(row.seq).toBe(1);
-      expect(row.prev_hash).toBe(first.chain_hash);
-      expect(row.chain_hash).toBe(await chainHash({ prev: first.chain_hash, content_hash: await sha256Hex(text), request_id: "req_raw", timestamp: at, seq: 1 }));
-    });
+      const raw = async (requestId: string, seq: number, prev: string | null, overrides: Record<string, unknown> = {}) => {
+        const text = canonicalJson(buildPayload({ kind: "protect", input: { action: requestId }, policy: POLICY, decision: "DENIED", reasons: ["n"] }));
+        const content_hash = await sha256Hex(text);
+        const chain_hash = await chainHash({ prev, content_hash, request_id: requestId, timestamp: at, seq });
+        return { receipt_id: newId("rcpt_"), tenant_id: t.tenantId, key_id: t.keyId, request_id: requestId, timestamp: at, decision: "DENIED", payload: text, content_hash, seq, prev_hash: prev, chain_hash, ...overrides };
+      };
+      const refused = (rows: unknown[]) => failure(q.query("test/receipt_insert_raw", [rows]));
+      // A seq that skips ahead, a link to the wrong predecessor, a chain_hash that is not the
+      // hash of its link, and a second row that does not link to the first: all refused.
+      expect((await refused([await raw("req_a", 99, first.chain_hash)])).sqlstate).toBe("WR005");
+      expect((await refused([await raw("req_b", 1, "0x" + "ab".repeat(32))])).sqlstate).toBe("WR005");
+      expect((await refused([await raw("req_c", 1, first.chain_hash, { chain_hash: "0x" + "00".repeat(32) })])).sqlstate).toBe("WR005");
+      const one = await raw("req_d", 1, first.chain_hash);
+      expect((await refused([one, await raw("req_e", 2, first.chain_hash)])).sqlstate).toBe("WR005");
+      expect(await q.query("receipts/head", [t.tenantId])).toEqual([{ tenant_id: t.tenantId, tree_size: 1, head_hash: first.chain_hash }]);
+
+      // The exact next links are stored, and the head moves once, to the last of them.
+      const two = await raw("req_f", 2, one.chain_hash);
+      expect(await q.query("test/receipt_insert_raw", [[one, two]])).toEqual([
+        { seq: 1, prev_hash: first.chain_hash, chain_hash: one.chain_hash },
+        { seq: 2, prev_hash: one.chain_hash, chain_hash: two.chain_hash },
+      ]);
+      expect(await q.query("receipts/head", [t.tenantId])).toEqual([{ tenant_id: t.tenantId, tree_size: 3, head_hash: two.chain_hash }]);
+      // receipt_append() continues from there.
+      expect((await append(q, t)).seq).toBe(3);
+    }
+  });
+
+  test("the cheaper shape checks of migration 009 accept exactly what the patterns of 004 accepted", async () => {
+    const hex = "0123456789abcdef";
+    const edge = [
+      "", "a", "x".repeat(128), "x".repeat(129), " ", "a b", "\u007f", "é", "~!", "\t",
+      "0x" + "a".repeat(64), "0x" + "a".repeat(63), "0x" + "a".repeat(65), "0x" + "A".repeat(64), "0X" + "a".repeat(64), "0x" + "g".repeat(64),
+      "rcpt_" + "A".repeat(22), "rcpt_" + "A".repeat(21), "rcpt_" + "A".repeat(23), "rcpt_" + "A".repeat(21) + "_", "rcpt_" + "é".repeat(22),
+    ];
+    const random = fc.sample(
+      fc.oneof(
+        fc.string({ unit: "binary", maxLength: 140 }),
+        fc.string({ unit: fc.constantFrom(...hex, "x", "0", "G"), minLength: 60, maxLength: 70 }).map((t) => "0x" + t),
+        fc.string({ unit: fc.constantFrom("a", "Z", "9", "_", "-"), minLength: 20, maxLength: 24 }).map((t) => "rcpt_" + t),
+      ),
+      { numRuns: 3000, seed: 9 },
+    ).filter((t) => !t.includes("\u0000"));
+    expect(await db.query("test/shape_checks_agree", [[...edge, ...random]])).toEqual([]);
   });
 
   test("the database refuses a direct UPDATE of a stored receipt (WR001)", async () => {

@@ -1,6 +1,8 @@
--- Tests only: a receipt written straight into the table, bypassing receipt_append(); the
--- trigger still chains it. $1 receipt_id, $2 tenant_id, $3 key_id, $4 request_id,
--- $5 timestamp, $6 decision, $7 payload JCS text, $8 content_hash, $9 seq to claim
-INSERT INTO receipts (receipt_id, tenant_id, kind, key_id, request_id, issued_at, decision, payload, content_hash, signature, seq, chain_hash)
-VALUES ($1, $2, 'protect', $3, $4, $5::timestamptz, $6, $7, $8, 'a.b.c', $9, '0x' || repeat('0', 64))
+-- Tests only: receipts written straight into the table, bypassing receipt_append(), claiming the
+-- links they carry; receipts_chain_check() decides. One row per element of $1, a jsonb array of
+-- {receipt_id, tenant_id, key_id, request_id, timestamp, decision, payload, content_hash, seq, prev_hash, chain_hash}
+INSERT INTO receipts (receipt_id, tenant_id, kind, key_id, request_id, issued_at, decision, payload, content_hash, signature, seq, prev_hash, chain_hash)
+SELECT r.receipt_id, r.tenant_id, 'protect', r.key_id, r.request_id, r.timestamp::timestamptz, r.decision, r.payload, r.content_hash, 'a.b.c', r.seq, r.prev_hash, r.chain_hash
+FROM jsonb_to_recordset($1::jsonb) AS r(receipt_id text, tenant_id text, key_id text, request_id text, timestamp text, decision text,
+                                        payload text, content_hash text, seq bigint, prev_hash text, chain_hash text)
 RETURNING seq, prev_hash, chain_hash;
