@@ -26,13 +26,17 @@ LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
   v_hashes text[] := ARRAY(SELECT DISTINCT h FROM jsonb_array_elements_text(p_secret_hashes) AS h);
 BEGIN
-  UPDATE api_keys k SET last_used_at = now()
-  WHERE k.key_id IN (
-    SELECT s.key_id FROM api_keys s
-    WHERE s.secret_hash = ANY (v_hashes) AND s.status = 'active'
-      AND (s.last_used_at IS NULL OR s.last_used_at < now() - interval '60 seconds')
-    FOR UPDATE SKIP LOCKED)
-  AND k.status = 'active';
+  -- Looked for first: the locking update below cost ~0.2 ms a call even when it touched nothing.
+  IF EXISTS (SELECT 1 FROM api_keys s WHERE s.secret_hash = ANY (v_hashes) AND s.status = 'active'
+             AND (s.last_used_at IS NULL OR s.last_used_at < now() - interval '60 seconds')) THEN
+    UPDATE api_keys k SET last_used_at = now()
+    WHERE k.key_id IN (
+      SELECT s.key_id FROM api_keys s
+      WHERE s.secret_hash = ANY (v_hashes) AND s.status = 'active'
+        AND (s.last_used_at IS NULL OR s.last_used_at < now() - interval '60 seconds')
+      FOR UPDATE SKIP LOCKED)
+    AND k.status = 'active';
+  END IF;
   RETURN QUERY
     SELECT k.secret_hash, k.key_id, k.tenant_id, k.status, t.plan, p.policy_id, p.version, p.hash, v.verdicts
     FROM api_keys k

@@ -40,6 +40,14 @@ export interface Queryable {
 export interface Db extends Queryable {
   readonly kind: "embedded" | "postgres";
   /**
+   * Counts this handle's statements that may change what a key-authenticated request reads (keys,
+   * tenants, plans, policies, features): bumped when such a statement starts and again when it
+   * ends (a transaction or script counts as one). On the embedded database this process is the
+   * only writer, so a value read before and after a lookup that did not move proves the lookup's
+   * answer still holds (src/keys/authenticate.ts). Statements named in KEY_CONTEXT_NEUTRAL do not count.
+   */
+  keyContextGeneration(): number;
+  /**
    * Runs one statement of an operator script from sql/ops/ (already loaded from its file and
    * translated by src/cli/psql-script.ts). Not for application queries: those go through query().
    */
@@ -68,7 +76,14 @@ export function loadSqlFiles(dir: string): Map<string, string> {
   return files;
 }
 
-function queryable(session: DriverSession, queries: Map<string, string>, scripts: Map<string, string>): Queryable {
+/**
+ * Queries that never write api_keys' status or owner, tenants, plans, policies, features or
+ * feature_grants: the hot path's own key lookup (it only touches last_used_at) and receipt
+ * appends (receipts, heads, usage). Any other statement counts as a possible change.
+ */
+export const KEY_CONTEXT_NEUTRAL: ReadonlySet<string> = new Set(["keys/authenticate", "receipts/append_batch"]);
+
+function queryable(session: DriverSession, queries: Map<string, string>, scripts: Map<string, string>, changing: <T>(name: string, run: () => Promise<T>) => Promise<T>): Queryable {
   const text = (name: string) => {
     const sql = queries.get(name);
     if (sql === undefined) throw new Error(`unknown query: ${name}`);
@@ -77,7 +92,7 @@ function queryable(session: DriverSession, queries: Map<string, string>, scripts
   const query = async <T>(name: string, params: readonly unknown[] = []): Promise<T[]> => {
     const sql = text(name);
     try {
-      return (await session.run(sql, params)) as T[];
+      return (await changing(name, () => session.run(sql, params))) as T[];
     } catch (err) {
       throw toDbError(err, name);
     }
@@ -89,7 +104,7 @@ function queryable(session: DriverSession, queries: Map<string, string>, scripts
       const sql = scripts.get(file.replace(/\.sql$/, ""));
       if (sql === undefined) throw new Error(`unknown SQL file: ${file}`);
       try {
-        await session.script(sql);
+        await changing(file, () => session.script(sql));
       } catch (err) {
         throw toDbError(err, file);
       }
@@ -101,19 +116,30 @@ export function wrapDriver(driver: Driver, sqlDir = SQL_DIR): Db {
   const scripts = loadSqlFiles(sqlDir);
   const queries = new Map<string, string>();
   for (const [name, sql] of scripts) if (name.startsWith("queries/")) queries.set(name.slice("queries/".length), sql);
+  let generation = 0;
+  const changing = async <T>(name: string, run: () => Promise<T>): Promise<T> => {
+    if (KEY_CONTEXT_NEUTRAL.has(name)) return run();
+    generation++;
+    try {
+      return await run();
+    } finally {
+      generation++;
+    }
+  };
   return {
     kind: driver.kind,
-    ...queryable(driver, queries, scripts),
+    keyContextGeneration: () => generation,
+    ...queryable(driver, queries, scripts, changing),
     async tx(fn) {
       try {
-        return await driver.transaction((session) => fn(queryable(session, queries, scripts)));
+        return await changing("(transaction)", () => driver.transaction((session) => fn(queryable(session, queries, scripts, changing))));
       } catch (err) {
         throw toDbError(err);
       }
     },
     async runScriptStatement<T>(file: string, text: string, params: readonly unknown[]) {
       try {
-        return (await driver.run(text, params)) as T[];
+        return (await changing(file, () => driver.run(text, params))) as T[];
       } catch (err) {
         throw toDbError(err, file);
       }

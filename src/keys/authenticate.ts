@@ -44,15 +44,49 @@ const lookupsFor = perDb(
 );
 
 /**
+ * The embedded database's key cache. There one process owns the data (the lock file keeps every
+ * other process out, operator commands included), so an answer read from the database stays true
+ * until this process itself changes keys, tenants, plans, policies or features, which moves
+ * keyContextGeneration(). An answer is kept under the generation read before its lookup began
+ * and used only while the generation is still that one: a change that ran before, during or after
+ * the lookup moved it, so a revoke, rotation, new policy version or plan change is seen by the
+ * very next request, as without the cache. Entries expire after
+ * CACHE_MS so that last_used_at is still touched about once a minute; unknown keys are not kept.
+ * On PostgreSQL other instances write too, so every request reads the database.
+ */
+const CACHE_MS = 30_000;
+const CACHE_MAX = 10_000;
+interface Cached {
+  row: Row;
+  generation: number;
+  at: number;
+}
+const cachesFor = perDb((_db: Db) => new Map<string, Cached>());
+
+async function lookup(db: Db, hash: string): Promise<Row | null> {
+  if (db.kind !== "embedded") return lookupsFor(db).submit(hash);
+  const cache = cachesFor(db);
+  const generation = db.keyContextGeneration();
+  const hit = cache.get(hash);
+  if (hit && hit.generation === generation && Date.now() - hit.at < CACHE_MS) return hit.row;
+  const row = await lookupsFor(db).submit(hash);
+  if (row) {
+    if (cache.size >= CACHE_MAX) cache.clear();
+    cache.set(hash, { row, generation, at: Date.now() });
+  }
+  return row;
+}
+
+/**
  * The tenant behind an API key secret, with what its request needs (plan, active policy version,
  * feature verdicts) in the same round trip. Malformed or mistyped secrets are refused by their
- * checksum without a lookup; revoked keys get key_revoked on the very next request, because the
- * status is read from the database every time (no cache), by a query that starts after the
- * request arrived.
+ * checksum without a lookup; revoked keys get key_revoked on the very next request: on
+ * PostgreSQL the status is read from the database every time, by a query that starts after the
+ * request arrived; on the embedded database from the key cache above, which no change outlives.
  */
 export async function authenticateKey(db: Db, secret: string): Promise<KeyPrincipal> {
   if (!isWellFormedSecret(secret)) throw new AppError("unauthorized", "Invalid API key.");
-  const row = await lookupsFor(db).submit(await hashSecret(secret));
+  const row = await lookup(db, await hashSecret(secret));
   if (!row) throw new AppError("unauthorized", "Invalid API key.");
   if (row.status !== "active") throw new AppError("key_revoked");
   return {

@@ -1,0 +1,74 @@
+// The embedded database's key cache (src/keys/authenticate.ts): used when nothing changed, never
+// once something did, and absent on PostgreSQL, where other instances write too.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import type { Db } from "../../src/db/index.ts";
+import { bearer, protect } from "../helpers/customer.ts";
+import { approve } from "../helpers/ops.ts";
+import { call, expectErrorShape, signup, testService } from "../helpers/service.ts";
+
+let db: Db;
+let lookups = 0;
+let restore: () => void;
+
+beforeAll(async () => {
+  db = (await testService()).db;
+  const query = db.query;
+  // Counts the key lookups that reach the database (the coalescer calls db.query at call time).
+  (db as { query: Db["query"] }).query = ((name: string, params?: readonly unknown[]) => {
+    if (name === "keys/authenticate") lookups += (params?.[0] as unknown[]).length;
+    return query.call(db, name, params);
+  }) as Db["query"];
+  restore = () => ((db as { query: Db["query"] }).query = query);
+});
+afterAll(() => restore());
+
+const simulate = (secret: string) => call("POST", "/v1/simulate", { json: { preset: "small_payment" }, headers: { "x-api-key": secret } });
+const keyOf = async (token: string) => (await call("GET", "/customer/keys", { headers: bearer(token) })).body.keys[0].key_id as string;
+
+describe("the key cache", () => {
+  test("embedded: repeated requests with one key read it once; on PostgreSQL, every time", async () => {
+    const a = await signup();
+    expect((await simulate(a.apiKey)).status).toBe(200);
+    const before = lookups;
+    for (let i = 0; i < 10; i++) expect((await simulate(a.apiKey)).status).toBe(200);
+    expect(lookups - before).toBe(db.kind === "embedded" ? 0 : 10);
+  });
+
+  test("a revoke is refused on the very next request, also when it ran during a lookup (20 rounds)", async () => {
+    for (let round = 0; round < 20; round++) {
+      const a = await signup();
+      const keyId = await keyOf(a.token);
+      expect((await simulate(a.apiKey)).status).toBe(200); // cached now (embedded)
+      // The revoke starts while lookups of the same key are in flight or queued.
+      const [, revoked] = await Promise.all([
+        Promise.all([simulate(a.apiKey), protect(a.apiKey)]),
+        call("POST", `/customer/keys/${keyId}/revoke`, { headers: bearer(a.token) }),
+      ]);
+      expect(revoked.status).toBe(200);
+      expectErrorShape(await simulate(a.apiKey), 401, "key_revoked");
+      expectErrorShape(await protect(a.apiKey), 401, "key_revoked");
+    }
+  });
+
+  test("a rotation, a plan upgrade and a new policy version are seen by the next request", async () => {
+    const a = await signup();
+    expect((await protect(a.apiKey)).headers.get("ratelimit-limit")).toBe("1000");
+    expect((await protect(a.apiKey)).headers.get("ratelimit-limit")).toBe("1000");
+
+    const upgrade = (await call("POST", "/customer/upgrades/request", { json: { requested_plan: "pro", reason: "more" }, headers: bearer(a.token) })).body;
+    await approve(upgrade.request_id);
+    expect((await protect(a.apiKey)).headers.get("ratelimit-limit")).toBe("5000");
+
+    const first = (await protect(a.apiKey)).body.payload.policy;
+    const current = (await call("GET", "/customer/policy", { headers: bearer(a.token) })).body;
+    expect((await call("PUT", "/customer/policy", { json: { document: current.document }, headers: bearer(a.token) })).status).toBe(200);
+    const next = (await protect(a.apiKey)).body.payload.policy;
+    expect(next.version).toBe(first.version + 1);
+
+    const keyId = await keyOf(a.token);
+    const rotated = await call("POST", `/customer/keys/${keyId}/rotate`, { headers: bearer(a.token) });
+    expect(rotated.status).toBe(201);
+    expectErrorShape(await protect(a.apiKey), 401, "key_revoked");
+    expect((await protect(rotated.body.secret)).status).toBe(200);
+  });
+});
