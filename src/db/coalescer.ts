@@ -1,6 +1,9 @@
 // Coalescing of concurrent database calls of one kind into one call (group commit, batched
-// lookups). The first item goes out at once; items that arrive while calls are in flight wait for
-// the next call, which takes them all. Every item's call starts after the item arrived, so a batched
+// lookups). A call goes out once the event loop has read what has arrived (setImmediate), so the
+// requests that came in together share it; items that arrive while calls are in flight wait for
+// the next call, which takes them all. (Going out at once made batches of one on the embedded
+// database: its queries run on this thread, so the first request's query blocked the reading of
+// the others.) Every item's call starts after the item arrived, so a batched
 // read sees every write committed before its request came in, exactly as its own query would.
 
 export interface CoalescerOptions {
@@ -23,6 +26,7 @@ interface Waiting<I, R> {
 export class Coalescer<I, R> {
   private queue: Waiting<I, R>[] = [];
   private inFlight = 0;
+  private scheduled = false;
 
   constructor(
     private readonly run: (items: I[]) => Promise<(R | Error)[]>,
@@ -32,6 +36,15 @@ export class Coalescer<I, R> {
   submit(item: I): Promise<R> {
     return new Promise((resolve, reject) => {
       this.queue.push({ item, resolve, reject });
+      this.schedule();
+    });
+  }
+
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
       this.pump();
     });
   }
@@ -42,7 +55,7 @@ export class Coalescer<I, R> {
       this.inFlight++;
       this.call(batch).finally(() => {
         this.inFlight--;
-        this.pump();
+        if (this.queue.length > 0) this.schedule();
       });
     }
   }

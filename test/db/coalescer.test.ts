@@ -14,36 +14,38 @@ function controlled() {
   return { calls, run };
 }
 
-test("the first item goes out alone; items arriving meanwhile share the next call", async () => {
+test("items that arrive together share one call; items arriving while it is in flight share the next", async () => {
   const { calls, run } = controlled();
   const c = new Coalescer(run, { maxBatch: 10, maxInFlight: 1 });
-  const first = c.submit(1);
-  expect(calls.map((x) => x.items)).toEqual([[1]]);
-  const later = [c.submit(2), c.submit(3), c.submit(4)];
-  // Nothing for them yet: their call must start after they arrived, so it waits for the first.
-  expect(calls).toHaveLength(1);
-  calls[0].release([10]);
-  expect(await first).toBe(10);
+  const first = [c.submit(1), c.submit(2)];
+  // Nothing goes out before the event loop has read what arrived with them.
+  expect(calls).toHaveLength(0);
   await settle();
-  expect(calls.map((x) => x.items)).toEqual([[1], [2, 3, 4]]);
-  calls[1].release([20, 30, 40]);
-  expect(await Promise.all(later)).toEqual([20, 30, 40]);
+  expect(calls.map((x) => x.items)).toEqual([[1, 2]]);
+  const later = [c.submit(3), c.submit(4), c.submit(5)];
+  await settle();
+  // Their call must start after they arrived, so it waits for the one in flight.
+  expect(calls).toHaveLength(1);
+  calls[0].release([10, 20]);
+  expect(await Promise.all(first)).toEqual([10, 20]);
+  await settle();
+  expect(calls.map((x) => x.items)).toEqual([[1, 2], [3, 4, 5]]);
+  calls[1].release([30, 40, 50]);
+  expect(await Promise.all(later)).toEqual([30, 40, 50]);
 });
 
 test("batches stop at maxBatch and run up to maxInFlight at once", async () => {
   const { calls, run } = controlled();
   const c = new Coalescer(run, { maxBatch: 2, maxInFlight: 2 });
   const all = [1, 2, 3, 4, 5].map((n) => c.submit(n));
-  // 1 and 2 took both slots as they came; 3, 4 and 5 wait, and go out two at a time.
-  expect(calls.map((x) => x.items)).toEqual([[1], [2]]);
-  calls[1].release([2]);
   await settle();
-  expect(calls.map((x) => x.items)).toEqual([[1], [2], [3, 4]]);
-  calls[0].release([1]);
+  // Two calls of two; 5 waits for a free slot.
+  expect(calls.map((x) => x.items)).toEqual([[1, 2], [3, 4]]);
+  calls[1].release([3, 4]);
   await settle();
-  expect(calls.map((x) => x.items)).toEqual([[1], [2], [3, 4], [5]]);
-  calls[2].release([3, 4]);
-  calls[3].release([5]);
+  expect(calls.map((x) => x.items)).toEqual([[1, 2], [3, 4], [5]]);
+  calls[0].release([1, 2]);
+  calls[2].release([5]);
   expect(await Promise.all(all)).toEqual([1, 2, 3, 4, 5]);
 });
 
@@ -51,6 +53,7 @@ test("an Error result rejects its item only; a failed call rejects its whole bat
   const { calls, run } = controlled();
   const c = new Coalescer(run, { maxBatch: 10, maxInFlight: 1 });
   const a = c.submit(1);
+  await settle();
   const [b, d] = [c.submit(2), c.submit(3)];
   calls[0].release([new Error("refused")]);
   await expect(a).rejects.toThrow("refused");
@@ -61,6 +64,7 @@ test("an Error result rejects its item only; a failed call rejects its whole bat
   expect(rd).toEqual({ status: "rejected", reason: expect.objectContaining({ message: "database down" }) });
   await settle();
   const e = c.submit(4);
+  await settle();
   calls[2].release([]);
   await expect(e).rejects.toThrow("no result");
 });
