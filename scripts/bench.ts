@@ -116,7 +116,8 @@ async function waitHealthy(url: string, timeoutMs: number): Promise<number> {
 
 function startService(env: Record<string, string>): { proc: Subprocess; url: string } {
   const port = 20000 + Math.floor(Math.random() * 20000);
-  const proc = Bun.spawn([process.execPath, "src/cli/main.ts", "serve"], {
+  const flags = process.env.BENCH_BUN_FLAGS?.split(" ").filter(Boolean) ?? [];
+  const proc = Bun.spawn([process.execPath, ...flags, "src/cli/main.ts", "serve"], {
     cwd: ROOT,
     env: { ...process.env, ...env, PORT: String(port), LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? "info" },
     stdout: "ignore",

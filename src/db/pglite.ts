@@ -70,6 +70,14 @@ async function assetOptions(assets?: PgliteAssets): Promise<Partial<PGliteOption
   return { pgliteWasmModule, initdbWasmModule, fsBundle: new Blob([data]) };
 }
 
+/**
+ * PGlite's own start parameters plus a smaller buffer pool. Its default, shared_buffers = 128MB,
+ * is touched as it fills and is most of the service's memory (RSS ~320 MB for PGlite alone after
+ * some work, ~170 MB with 16MB); the data files stay in the operating system's page cache anyway,
+ * which a one-process embedded database shares with nothing (docs/performance.md).
+ */
+const START_PARAMS = [...PGlite.defaultStartParams, "-c", "shared_buffers=16MB"];
+
 /** Embedded PostgreSQL (WASM) in `dataDir`, or in memory when dataDir is "memory://". */
 export async function openPglite(dataDir: string, assets?: PgliteAssets): Promise<Driver> {
   const inMemory = dataDir === "memory://";
@@ -78,7 +86,7 @@ export async function openPglite(dataDir: string, assets?: PgliteAssets): Promis
   const unlock = inMemory ? () => {} : lockDataDir(dataDir);
   let db: PGlite;
   try {
-    db = await PGlite.create(inMemory ? undefined : dataDir, { parsers, ...(await assetOptions(assets)) });
+    db = await PGlite.create(inMemory ? undefined : dataDir, { parsers, startParams: START_PARAMS, ...(await assetOptions(assets)) });
   } catch (err) {
     unlock();
     throw err;

@@ -244,6 +244,12 @@ describe("keys/revoke and api_keys_guard", () => {
   });
 });
 
+test("the embedded database runs with a 16MB buffer pool (memory, docs/performance.md)", async () => {
+  const [row] = await db.query<{ value: string }>("test/setting", ["shared_buffers"]);
+  if (db.kind === "embedded") expect(row.value).toBe("16MB");
+  else expect(row.value).toMatch(/^\d+[kMG]B$/);
+});
+
 describe("keys/authenticate", () => {
   test("finds the key and plan by hash, touches last_used_at, and shows revocation", async () => {
     const t = await newTenant();
