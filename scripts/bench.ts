@@ -321,8 +321,12 @@ if (process.env.DATABASE_URL && DATABASES.includes("postgres")) {
 }
 
 const stamp = new Date().toISOString().replace(/[:]/g, "-").replace(/\..+/, "");
-mkdirSync(join(ROOT, "bench/results"), { recursive: true });
+// A partial run (some scenarios or databases only) is a working measurement: it goes to
+// bench/results/scratch/, which git ignores; full runs are the record.
+const partial = ONLY !== undefined || process.env.BENCH_DATABASES !== undefined;
+const resultsDir = join(ROOT, partial ? "bench/results/scratch" : "bench/results");
+mkdirSync(resultsDir, { recursive: true });
 const md = table(rows, ceiling, startups, checks);
-writeFileSync(join(ROOT, `bench/results/${stamp}.json`), JSON.stringify({ date: new Date().toISOString(), connections: CONNECTIONS, threads: THREADS, seconds: SECONDS, ceiling, startup_ms: startups, correctness: checks, rows }, null, 2) + "\n");
-writeFileSync(join(ROOT, `bench/results/${stamp}.md`), md + "\n");
+writeFileSync(join(resultsDir, `${stamp}.json`), JSON.stringify({ date: new Date().toISOString(), connections: CONNECTIONS, threads: THREADS, seconds: SECONDS, ceiling, startup_ms: startups, correctness: checks, rows }, null, 2) + "\n");
+writeFileSync(join(resultsDir, `${stamp}.md`), md + "\n");
 console.log("\n" + md);
