@@ -56,8 +56,10 @@ function signupLoginRoutes(deps: Deps) {
         await limitLoginEmail(deps, request, email, route);
         const row = await deps.db.one<{ tenant_id: string; password_hash: string; session_epoch: number }>("accounts/find_for_login", [email]);
         // An unknown email still pays for one bcrypt verification, so timing does not tell
-        // whether an account exists.
-        const matches = await verifyPassword(body.password, row?.password_hash ?? deps.dummyPasswordHash);
+        // whether an account exists. Both wait for the dummy hash (made at start-up), so not even
+        // the first moments after a start tell them apart.
+        const dummy = await deps.dummyPasswordHash;
+        const matches = await verifyPassword(body.password, row?.password_hash ?? dummy);
         if (!row || !matches) {
           securityEvent(deps, request, "auth.login_failed", { tenant_id: row?.tenant_id, email, reason: row ? "wrong_password" : "unknown_email" });
           throw new AppError("unauthorized", "Wrong email or password.");

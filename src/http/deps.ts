@@ -12,8 +12,12 @@ export interface Deps {
   log: Logger;
   sessions: Sessions;
   signer: ReceiptSigner;
-  /** A bcrypt hash of a random password, verified against when a login email is unknown. */
-  dummyPasswordHash: string;
+  /**
+   * A bcrypt hash of a random password, verified against when a login email is unknown. Made in
+   * the background at start-up (~250 ms at cost 12, a quarter of the start): a login in the first
+   * moments waits for it, so unknown and known emails still cost the same.
+   */
+  dummyPasswordHash: Promise<string>;
   version: string;
   now: () => Date;
   /** The mail outbox worker: nudge it after committing an enqueue. */

@@ -26,11 +26,8 @@ export async function createService(config: Config, opts: { db?: Db; log?: Logge
   const db = opts.db ?? (await openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.databasePoolSize }));
   const applied = await migrate(db);
   if (applied.length) log.info("migrations_applied", { versions: applied });
-  const [sessions, signer, dummyPasswordHash] = await Promise.all([
-    Sessions.open(db, config.jwtSecret),
-    ReceiptSigner.open(db),
-    hashPassword(randomBase62(24), config.bcryptCost),
-  ]);
+  const dummyPasswordHash = hashPassword(randomBase62(24), config.bcryptCost);
+  const [sessions, signer] = await Promise.all([Sessions.open(db, config.jwtSecret), ReceiptSigner.open(db)]);
   const mail = startMailer({ db, log, transport: createTransport(config), ctx: { publicUrl: config.publicUrl }, pollMs: config.mailPollMs });
   const deps: Deps = { config, db, log, sessions, signer, dummyPasswordHash, version: VERSION, now: opts.now ?? (() => new Date()), mail };
   const app = createApp(deps);
