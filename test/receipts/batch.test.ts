@@ -1,9 +1,11 @@
 // receipt_append_batch(): many decisions in one call and one commit; one item's refusal leaves
-// the others stored; each tenant's items keep their order.
+// the others stored. A tenant's protects keep their order; a batch's executes (each naming a
+// receipt answered before) take the tenant's next seqs first.
 import { describe, expect, test } from "bun:test";
 import { newId } from "../../src/ids.ts";
 import { canonicalJson } from "../../src/receipts/canonical.ts";
 import { sha256HexSync } from "../../src/receipts/fast-crypto.ts";
+import { chainHash } from "../../src/receipts/chain.ts";
 import { batcherFor } from "../../src/receipts/batcher.ts";
 import { DbError } from "../../src/db/index.ts";
 import { call, signup, testService } from "../helpers/service.ts";
@@ -12,7 +14,7 @@ async function keyIdOf(user: { token: string }) {
   return (await call("GET", "/customer/keys", { headers: { authorization: `Bearer ${user.token}` } })).body.keys[0].key_id as string;
 }
 
-function item(tenantId: string, keyId: string, n: number, extra: Partial<{ kind: string; protect_receipt_id: string | null; decision: string }> = {}) {
+function item(tenantId: string, keyId: string, n: number, extra: Partial<{ kind: string; protect_receipt_id: string | null; decision: string; timestamp: string }> = {}) {
   const decision = extra.decision ?? "ALLOWED";
   const payload = canonicalJson({ v: 1, kind: extra.kind ?? "protect", input: { action: `batch.${n}` }, policy: { policy_id: "pol_default", version: 1, hash: "0x" + "0".repeat(64) }, decision, reasons: ["r"] });
   return {
@@ -21,7 +23,7 @@ function item(tenantId: string, keyId: string, n: number, extra: Partial<{ kind:
     key_id: keyId,
     kind: extra.kind ?? "protect",
     request_id: `batch-${n}`,
-    timestamp: new Date(Date.UTC(2026, 0, 1, 0, 0, 0, n)).toISOString(),
+    timestamp: extra.timestamp ?? new Date(Date.UTC(2026, 0, 1, 0, 0, 0, n)).toISOString(),
     decision,
     payload,
     content_hash: sha256HexSync(payload),
@@ -70,5 +72,46 @@ describe("receipt_append_batch", () => {
     // ones take seq 0 and 1 between them, each with its own answer.
     const seqs = [results[0], results[2]].map((r) => (r as PromiseFulfilledResult<{ seq: number }>).value.seq);
     expect(seqs.sort()).toEqual([0, 1]);
+  });
+
+  test("the set path: executes and protects of several tenants across midnight, links and day counts exact", async () => {
+    const { db } = await testService();
+    const [a, b] = await Promise.all([signup(), signup()]);
+    const [ka, kb] = await Promise.all([keyIdOf(a), keyIdOf(b)]);
+    type Row = { idx: number; seq: number | null; prev_hash: string | null; chain_hash: string | null; quota_used: number | null; quota_limit: number | null; error_sqlstate: string | null };
+    const run = async (items: ReturnType<typeof item>[]) => {
+      const rows = await db.query<Row>("receipts/append_batch", [items]);
+      return Object.fromEntries(rows.map((r) => [r.idx, r])) as Record<number, Row>;
+    };
+    const first = item(a.tenantId, ka, 1, { timestamp: "2026-03-01T23:59:59.990Z" });
+    expect((await run([first]))[0]).toMatchObject({ seq: 0, quota_used: 1, error_sqlstate: null });
+
+    const items = [
+      item(a.tenantId, ka, 2, { timestamp: "2026-03-01T23:59:59.999Z" }),
+      item(a.tenantId, ka, 3, { kind: "execute", protect_receipt_id: first.receipt_id, timestamp: "2026-03-02T00:00:00.001Z" }),
+      item(b.tenantId, kb, 4, { timestamp: "2026-03-02T00:00:00.002Z" }),
+      item(a.tenantId, ka, 5, { timestamp: "2026-03-02T00:00:00.003Z" }),
+      item(a.tenantId, ka, 6, { timestamp: "2026-03-01T23:59:59.998Z" }),
+    ];
+    const r = await run(items);
+    expect(Object.values(r).every((row) => row.error_sqlstate === null)).toBe(true);
+    // a: the execute takes the next seq, then the protects in arrival order.
+    expect([r[1].seq, r[0].seq, r[3].seq, r[4].seq]).toEqual([1, 2, 3, 4]);
+    expect(r[2].seq).toBe(0);
+    // Day counts: a's protects on March 1 are its 2nd and 3rd that day, on March 2 its 1st; the
+    // execute is March 2's first; free plan limits come back with them.
+    expect([r[0].quota_used, r[4].quota_used, r[3].quota_used, r[1].quota_used, r[2].quota_used]).toEqual([2, 3, 1, 1, 1]);
+    expect(r[0].quota_limit).toBe(1000);
+    expect(r[1].quota_limit).toBe(100);
+    // Every link is the hash of its predecessor's chain_hash and its own fields (contract section 4).
+    const mine = [{ ...first, row: { seq: 0, prev_hash: null } }, ...[1, 0, 3, 4].map((i) => ({ ...items[i], row: r[i] }))];
+    let prev: string | null = null;
+    for (const m of mine) {
+      expect(m.row.prev_hash).toBe(prev);
+      const expected = await chainHash({ prev, content_hash: m.content_hash, request_id: m.request_id, timestamp: m.timestamp, seq: m.row.seq! });
+      if (m.row !== mine[0].row) expect((m.row as Row).chain_hash).toBe(expected);
+      prev = expected;
+    }
+    expect(await db.query("receipts/head", [a.tenantId])).toEqual([{ tenant_id: a.tenantId, tree_size: 5, head_hash: prev }]);
   });
 });
