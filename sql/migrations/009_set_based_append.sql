@@ -172,11 +172,11 @@ BEGIN
 END $$;
 
 -- Many decisions in one call and one commit. Fast path, in one subtransaction: lock every head
--- of the batch in tenant order, append the executes one by one (each has its own checks), then
--- all protects by the set: storage and the daily quota checked and counted once per tenant,
--- links computed in one ordered pass, one INSERT. Any refusal (a full quota, an execute that lost
--- its race, ...) undoes the attempt, and the careful path gives each item its own subtransaction
--- and its own answer.
+-- of the batch in tenant order, check the executes' protect receipts, storage and the daily
+-- quotas (counted once per tenant, day and kind) by the set, compute the links in one ordered
+-- pass (a tenant's items in arrival order) and store everything with one INSERT. Any refusal (a
+-- full quota, an execute that lost its race, ...) undoes the attempt, and the careful path gives
+-- each item its own subtransaction and its own answer.
 CREATE OR REPLACE FUNCTION receipt_append_batch(p_items jsonb)
 RETURNS TABLE (idx integer, seq bigint, prev_hash text, chain_hash text, quota_limit integer, quota_used integer,
                error_sqlstate text, error_constraint text, error_message text)
@@ -195,8 +195,6 @@ DECLARE
   v_chain text[] := '{}';
   v_limit integer[] := '{}';
   v_qused integer[] := '{}';
-  -- Where the protects' answers begin in the arrays above.
-  v_first_protect integer;
   v_tenant text := NULL;
   v_size bigint;
   v_head text;
@@ -212,24 +210,39 @@ BEGIN
     WHERE h.tenant_id IN (SELECT e.value ->> 'tenant_id' FROM jsonb_array_elements(p_items) AS e(value))
     ORDER BY h.tenant_id FOR UPDATE;
 
-    -- Executes first, each through receipt_append() and its checks.
-    FOR it IN
-      SELECT (e.ord - 1)::integer AS i, e.value AS v
-      FROM jsonb_array_elements(p_items) WITH ORDINALITY AS e(value, ord)
-      WHERE e.value ->> 'kind' <> 'protect'
-      ORDER BY e.value ->> 'tenant_id', e.ord
-    LOOP
-      SELECT a.seq, a.prev_hash, a.chain_hash, a.quota_limit, a.quota_used INTO r FROM receipt_append_item(it.v) AS a;
-      v_idx := v_idx || it.i; v_seq := v_seq || r.seq; v_prev := v_prev || r.prev_hash; v_chain := v_chain || r.chain_hash;
-      v_limit := v_limit || r.quota_limit; v_qused := v_qused || r.quota_used;
-    END LOOP;
-
-    -- Protects by the set: storage for all of a tenant's items at once, then the day's quota
-    -- counted once per tenant and day.
+    -- Executes: each must name an ALLOWED protect receipt of its own tenant, younger than 15
+    -- minutes and never executed, and only once in the batch. Anything else goes the careful way,
+    -- which gives each item its own answer (receipt_append()'s checks, in its order).
+    -- Written as one index probe per item on purpose: the generic plan of this statement is
+    -- made when receipts may still be small, and a join or hashed subquery chosen then would
+    -- read the whole table once it is not. receipt_id alone names a receipt (primary key); the
+    -- tenant is compared after.
     IF EXISTS (
       SELECT 1
-      FROM (SELECT e.value ->> 'tenant_id' AS tenant_id, count(*) AS n FROM jsonb_array_elements(p_items) AS e(value)
-            WHERE e.value ->> 'kind' = 'protect' GROUP BY 1) c
+      FROM jsonb_array_elements(p_items) AS e(value)
+      LEFT JOIN LATERAL (
+        SELECT r.tenant_id, r.kind, r.decision, r.issued_at FROM receipts r
+        WHERE r.receipt_id = e.value ->> 'protect_receipt_id' LIMIT 1
+      ) p ON true
+      LEFT JOIN LATERAL (
+        SELECT true AS executed FROM receipts x WHERE x.protect_receipt_id = e.value ->> 'protect_receipt_id' LIMIT 1
+      ) d ON true
+      WHERE e.value ->> 'kind' = 'execute'
+        AND (p.tenant_id IS DISTINCT FROM e.value ->> 'tenant_id' OR p.kind <> 'protect' OR p.decision <> 'ALLOWED'
+             OR (e.value ->> 'timestamp')::timestamptz - p.issued_at >= interval '15 minutes'
+             OR d.executed)
+    ) OR (
+      SELECT count(*) <> count(DISTINCT e.value ->> 'protect_receipt_id')
+      FROM jsonb_array_elements(p_items) AS e(value) WHERE e.value ->> 'kind' = 'execute'
+    ) THEN
+      RAISE EXCEPTION 'an execute of this batch is refused' USING ERRCODE = 'WR002';
+    END IF;
+
+    -- Storage for all of a tenant's items at once, then each day's quota counted once per
+    -- tenant, day and kind.
+    IF EXISTS (
+      SELECT 1
+      FROM (SELECT e.value ->> 'tenant_id' AS tenant_id, count(*) AS n FROM jsonb_array_elements(p_items) AS e(value) GROUP BY 1) c
       JOIN tenants tn ON tn.tenant_id = c.tenant_id
       JOIN plans p ON p.plan = tn.plan
       JOIN receipt_heads h ON h.tenant_id = c.tenant_id
@@ -238,38 +251,47 @@ BEGIN
       RAISE EXCEPTION 'receipt storage is full' USING ERRCODE = 'WQ003';
     END IF;
     FOR t IN
-      SELECT i.tenant_id, i.day, count(*)::integer AS n, p.protect_per_day
-      FROM (SELECT e.value ->> 'tenant_id' AS tenant_id, ((e.value ->> 'timestamp')::timestamptz AT TIME ZONE 'UTC')::date AS day
-            FROM jsonb_array_elements(p_items) AS e(value) WHERE e.value ->> 'kind' = 'protect') i
+      SELECT i.tenant_id, i.day, i.kind, count(*)::integer AS n,
+             CASE i.kind WHEN 'protect' THEN p.protect_per_day WHEN 'execute' THEN p.execute_per_day END AS day_limit
+      FROM (SELECT e.value ->> 'tenant_id' AS tenant_id, e.value ->> 'kind' AS kind,
+                   ((e.value ->> 'timestamp')::timestamptz AT TIME ZONE 'UTC')::date AS day
+            FROM jsonb_array_elements(p_items) AS e(value)) i
       JOIN tenants tn ON tn.tenant_id = i.tenant_id
       JOIN plans p ON p.plan = tn.plan
-      GROUP BY i.tenant_id, i.day, p.protect_per_day
-      ORDER BY i.tenant_id, i.day
+      GROUP BY i.tenant_id, i.day, i.kind, p.protect_per_day, p.execute_per_day
+      ORDER BY i.tenant_id, i.day, i.kind
     LOOP
+      IF t.kind NOT IN ('protect', 'execute') THEN
+        RAISE EXCEPTION 'unknown usage kind %', t.kind USING ERRCODE = '22023';
+      END IF;
       v_used := NULL;
-      IF t.protect_per_day IS NULL OR t.protect_per_day >= t.n THEN
+      IF t.day_limit IS NULL OR t.day_limit >= t.n THEN
         INSERT INTO usage_daily AS u (tenant_id, day, protect_count, execute_count)
-        VALUES (t.tenant_id, t.day, t.n, 0)
-        ON CONFLICT (tenant_id, day) DO UPDATE SET protect_count = u.protect_count + t.n
-        WHERE t.protect_per_day IS NULL OR u.protect_count + t.n <= t.protect_per_day
-        RETURNING u.protect_count INTO v_used;
+        VALUES (t.tenant_id, t.day, CASE t.kind WHEN 'protect' THEN t.n ELSE 0 END, CASE t.kind WHEN 'execute' THEN t.n ELSE 0 END)
+        ON CONFLICT (tenant_id, day) DO UPDATE SET
+          protect_count = u.protect_count + CASE t.kind WHEN 'protect' THEN t.n ELSE 0 END,
+          execute_count = u.execute_count + CASE t.kind WHEN 'execute' THEN t.n ELSE 0 END
+        WHERE t.day_limit IS NULL
+           OR (CASE t.kind WHEN 'protect' THEN u.protect_count ELSE u.execute_count END) + t.n <= t.day_limit
+        RETURNING 1 INTO v_used;
       END IF;
       IF v_used IS NULL THEN
-        RAISE EXCEPTION 'daily protect quota of % reached', t.protect_per_day USING ERRCODE = 'WQ001';
+        RAISE EXCEPTION 'daily % quota of % reached', t.kind, t.day_limit USING ERRCODE = CASE t.kind WHEN 'protect' THEN 'WQ001' ELSE 'WQ002' END;
       END IF;
     END LOOP;
 
-    v_first_protect := cardinality(v_idx) + 1;
-    -- Links, in one ordered pass from each locked head; each item's quota_used is its place in
-    -- its tenant's day (the counter now includes all of them).
+    -- Links, in one ordered pass from each locked head (a tenant's items in arrival order); each
+    -- item's quota_used is its place in its tenant's day for its kind (the counters now include
+    -- all of them).
     FOR it IN
-      SELECT i.i, i.v, i.tenant_id, h.tree_size, h.head_hash, p.protect_per_day, u.protect_count - i.n + i.rank AS used
-      FROM (SELECT (e.ord - 1)::integer AS i, e.ord, e.value AS v, e.value ->> 'tenant_id' AS tenant_id, x.day,
-                   row_number() OVER (PARTITION BY e.value ->> 'tenant_id', x.day ORDER BY e.ord)::integer AS rank,
-                   count(*) OVER (PARTITION BY e.value ->> 'tenant_id', x.day)::integer AS n
+      SELECT i.i, i.v, i.tenant_id, h.tree_size, h.head_hash,
+             CASE i.kind WHEN 'protect' THEN p.protect_per_day ELSE p.execute_per_day END AS day_limit,
+             CASE i.kind WHEN 'protect' THEN u.protect_count ELSE u.execute_count END - i.n + i.rank AS used
+      FROM (SELECT (e.ord - 1)::integer AS i, e.ord, e.value AS v, e.value ->> 'tenant_id' AS tenant_id, e.value ->> 'kind' AS kind, x.day,
+                   row_number() OVER (PARTITION BY e.value ->> 'tenant_id', x.day, e.value ->> 'kind' ORDER BY e.ord)::integer AS rank,
+                   count(*) OVER (PARTITION BY e.value ->> 'tenant_id', x.day, e.value ->> 'kind')::integer AS n
             FROM jsonb_array_elements(p_items) WITH ORDINALITY AS e(value, ord)
-            CROSS JOIN LATERAL (SELECT ((e.value ->> 'timestamp')::timestamptz AT TIME ZONE 'UTC')::date AS day) x
-            WHERE e.value ->> 'kind' = 'protect') i
+            CROSS JOIN LATERAL (SELECT ((e.value ->> 'timestamp')::timestamptz AT TIME ZONE 'UTC')::date AS day) x) i
       JOIN receipt_heads h ON h.tenant_id = i.tenant_id
       JOIN tenants tn ON tn.tenant_id = i.tenant_id
       JOIN plans p ON p.plan = tn.plan
@@ -286,21 +308,19 @@ BEGIN
       END IF;
       v_link := receipt_chain_hash(v_head, it.v ->> 'content_hash', it.v ->> 'request_id', it.v ->> 'timestamp', v_size);
       v_idx := v_idx || it.i; v_seq := v_seq || v_size; v_prev := v_prev || v_head; v_chain := v_chain || v_link;
-      v_limit := v_limit || it.protect_per_day; v_qused := v_qused || it.used::integer;
+      v_limit := v_limit || it.day_limit; v_qused := v_qused || it.used::integer;
       v_head := v_link;
       v_size := v_size + 1;
     END LOOP;
 
-    -- One INSERT for every protect: the links computed above, the rest from the items.
-    IF cardinality(v_idx) >= v_first_protect THEN
-      INSERT INTO receipts (receipt_id, tenant_id, seq, kind, key_id, request_id, issued_at, decision, payload,
-                            content_hash, signature, prev_hash, chain_hash, protect_receipt_id)
-      SELECT e.value ->> 'receipt_id', e.value ->> 'tenant_id', l.seq, 'protect', e.value ->> 'key_id', e.value ->> 'request_id',
-             (e.value ->> 'timestamp')::timestamptz, e.value ->> 'decision', e.value ->> 'payload', e.value ->> 'content_hash',
-             e.value ->> 'signature', l.prev, l.chain, NULL
-      FROM unnest(v_idx[v_first_protect:], v_seq[v_first_protect:], v_prev[v_first_protect:], v_chain[v_first_protect:]) AS l(i, seq, prev, chain)
-      JOIN jsonb_array_elements(p_items) WITH ORDINALITY AS e(value, ord) ON e.ord = l.i + 1;
-    END IF;
+    -- One INSERT for the whole batch: the links computed above, the rest from the items.
+    INSERT INTO receipts (receipt_id, tenant_id, seq, kind, key_id, request_id, issued_at, decision, payload,
+                          content_hash, signature, prev_hash, chain_hash, protect_receipt_id)
+    SELECT e.value ->> 'receipt_id', e.value ->> 'tenant_id', l.seq, e.value ->> 'kind', e.value ->> 'key_id', e.value ->> 'request_id',
+           (e.value ->> 'timestamp')::timestamptz, e.value ->> 'decision', e.value ->> 'payload', e.value ->> 'content_hash',
+           e.value ->> 'signature', l.prev, l.chain, e.value ->> 'protect_receipt_id'
+    FROM unnest(v_idx, v_seq, v_prev, v_chain) AS l(i, seq, prev, chain)
+    JOIN jsonb_array_elements(p_items) WITH ORDINALITY AS e(value, ord) ON e.ord = l.i + 1;
   EXCEPTION WHEN OTHERS THEN
     v_fast := false;
   END;

@@ -1,6 +1,5 @@
 // receipt_append_batch(): many decisions in one call and one commit; one item's refusal leaves
-// the others stored. A tenant's protects keep their order; a batch's executes (each naming a
-// receipt answered before) take the tenant's next seqs first.
+// the others stored; each tenant's items keep their order.
 import { describe, expect, test } from "bun:test";
 import { newId } from "../../src/ids.ts";
 import { canonicalJson } from "../../src/receipts/canonical.ts";
@@ -95,8 +94,8 @@ describe("receipt_append_batch", () => {
     ];
     const r = await run(items);
     expect(Object.values(r).every((row) => row.error_sqlstate === null)).toBe(true);
-    // a: the execute takes the next seq, then the protects in arrival order.
-    expect([r[1].seq, r[0].seq, r[3].seq, r[4].seq]).toEqual([1, 2, 3, 4]);
+    // a's items in arrival order.
+    expect([r[0].seq, r[1].seq, r[3].seq, r[4].seq]).toEqual([1, 2, 3, 4]);
     expect(r[2].seq).toBe(0);
     // Day counts: a's protects on March 1 are its 2nd and 3rd that day, on March 2 its 1st; the
     // execute is March 2's first; free plan limits come back with them.
@@ -104,7 +103,7 @@ describe("receipt_append_batch", () => {
     expect(r[0].quota_limit).toBe(1000);
     expect(r[1].quota_limit).toBe(100);
     // Every link is the hash of its predecessor's chain_hash and its own fields (contract section 4).
-    const mine = [{ ...first, row: { seq: 0, prev_hash: null } }, ...[1, 0, 3, 4].map((i) => ({ ...items[i], row: r[i] }))];
+    const mine = [{ ...first, row: { seq: 0, prev_hash: null } }, ...[0, 1, 3, 4].map((i) => ({ ...items[i], row: r[i] }))];
     let prev: string | null = null;
     for (const m of mine) {
       expect(m.row.prev_hash).toBe(prev);
