@@ -1,6 +1,7 @@
 // Storing a protect or execute decision as the tenant's next receipt. The payload is hashed and
-// signed here; receipt_append() in the database then checks the plan's quotas, assigns seq and
-// chain_hash under the tenant's head lock and counts the call, all in one statement.
+// signed here; receipt_append_batch() in the database (through the group-commit batcher) then
+// checks the plan's quotas, assigns seq and chain_hash under the tenant's head lock and counts the
+// call, in the same transaction as every other append of its batch.
 import type { Deps } from "../http/deps.ts";
 import { newId } from "../ids.ts";
 import type { ResultPayload } from "../simulation/payload.ts";

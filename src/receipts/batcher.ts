@@ -36,8 +36,9 @@ interface Row extends Omit<AppendResult, "seq"> {
   error_message: string | null;
 }
 
-// Large enough to absorb a burst, small enough to keep one transaction short; a few batches in
-// flight: one tenant's take turns on its head row, other tenants' run in parallel.
+// Large enough to absorb a burst, small enough to keep one transaction short. One batch in flight
+// per process: a batch locks the heads of all its tenants, so a second one would only wait for it
+// (measured slower with two and four, docs/performance.md section 8).
 const OPTIONS = { maxBatch: 200, maxInFlight: 1 };
 
 async function appendBatch(db: Db, items: AppendItem[]): Promise<(AppendResult | Error)[]> {
