@@ -172,6 +172,8 @@ describe.skipIf(!available)("console in Chromium", () => {
     "dashboard: usage bars and the 14-day chart",
     async () => {
       await goTo("Dashboard", "Dashboard");
+      // The heading comes before the dashboard's data: wait for it to render, then count.
+      await page.getByRole("meter").first().waitFor();
       await expect(page.getByRole("meter").count()).resolves.toBe(3);
       await expect(page.locator("figure.chart rect.protect").count()).resolves.toBe(14);
       await expect(page.getByTestId("plan").textContent()).resolves.toBe("free");
