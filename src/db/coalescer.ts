@@ -3,8 +3,8 @@
 // requests that came in together share it; items that arrive while calls are in flight wait for
 // the next call, which takes them all. (Going out at once made batches of one on the embedded
 // database: its queries run on this thread, so the first request's query blocked the reading of
-// the others.) Every item's call starts after the item arrived, so a batched
-// read sees every write committed before its request came in, exactly as its own query would.
+// the others.) Every item's call starts after the item arrived, so a batched read sees every write
+// committed before its request came in, exactly as its own query would.
 
 export interface CoalescerOptions {
   /** Items in one call at most. */

@@ -43,8 +43,8 @@ export interface Db extends Queryable {
    * Counts this handle's statements that may change what a key-authenticated request reads (keys,
    * tenants, plans, policies, features): bumped when such a statement starts and again when it
    * ends (a transaction or script counts as one). On the embedded database this process is the
-   * only writer, so a value read before and after a lookup that did not move proves the lookup's
-   * answer still holds (src/keys/authenticate.ts). Statements named in KEY_CONTEXT_NEUTRAL do not count.
+   * only writer, so an answer read under a value stays true while the value has not moved
+   * (src/keys/authenticate.ts). Statements named in KEY_CONTEXT_NEUTRAL do not count.
    */
   keyContextGeneration(): number;
   /**

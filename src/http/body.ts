@@ -27,7 +27,7 @@ export function checkBodyHeaders(request: Request): void {
  */
 export async function readJsonBody(request: Request): Promise<unknown> {
   if (!request.body) return null;
-  const bytes = declaredLength(request) !== null ? new Uint8Array(await request.arrayBuffer()) : await readCapped(request.body);
+  const bytes = hasCheckedLength(request) ? new Uint8Array(await request.arrayBuffer()) : await readCapped(request.body);
   if (bytes.byteLength === 0) return null;
   let text: string;
   try {
@@ -46,15 +46,13 @@ export async function readJsonBody(request: Request): Promise<unknown> {
 }
 
 /**
- * A Content-Length the front door already held to the limit (checkBodyHeaders), or null. With one,
- * HTTP framing ends the body at that many bytes, so reading it whole is safe and much cheaper
- * than pulling the stream chunk by chunk (~8% of a simulate call's CPU).
+ * Whether the request declares a Content-Length within the limit (checkBodyHeaders refused larger
+ * ones). HTTP framing then ends the body at that many bytes, so reading it whole is safe and much
+ * cheaper than pulling the stream chunk by chunk (~8% of a simulate call's CPU).
  */
-function declaredLength(request: Request): number | null {
+function hasCheckedLength(request: Request): boolean {
   const length = request.headers.get("content-length");
-  if (length === null || !/^\d+$/.test(length)) return null;
-  const n = Number(length);
-  return n <= MAX_BODY_BYTES ? n : null;
+  return length !== null && /^\d+$/.test(length) && Number(length) <= MAX_BODY_BYTES;
 }
 
 /** Reads a body of unknown length, stopping at the size limit. */

@@ -1,3 +1,4 @@
+import { BoundedMap } from "../bounded-map.ts";
 import { Coalescer, perDb } from "../db/coalescer.ts";
 import type { Db } from "../db/index.ts";
 import { AppError } from "../http/errors.ts";
@@ -29,7 +30,7 @@ interface Row {
 
 /**
  * Lookups in flight share one call (src/db/coalescer.ts): under load one query serves dozens of
- * requests, each of which arrived before its query started. Undefined: no such key.
+ * requests, each of which arrived before its query started. null: no such key.
  */
 const lookupsFor = perDb(
   (db: Db) =>
@@ -50,18 +51,17 @@ const lookupsFor = perDb(
  * keyContextGeneration(). An answer is kept under the generation read before its lookup began
  * and used only while the generation is still that one: a change that ran before, during or after
  * the lookup moved it, so a revoke, rotation, new policy version or plan change is seen by the
- * very next request, as without the cache. Entries expire after
- * CACHE_MS so that last_used_at is still touched about once a minute; unknown keys are not kept.
+ * very next request, as without the cache. Entries expire after CACHE_MS so that last_used_at is
+ * still touched about once a minute; unknown keys are not kept.
  * On PostgreSQL other instances write too, so every request reads the database.
  */
 const CACHE_MS = 30_000;
-const CACHE_MAX = 10_000;
 interface Cached {
   row: Row;
   generation: number;
   at: number;
 }
-const cachesFor = perDb((_db: Db) => new Map<string, Cached>());
+const cachesFor = perDb((_db: Db) => new BoundedMap<string, Cached>(10_000));
 
 async function lookup(db: Db, hash: string): Promise<Row | null> {
   if (db.kind !== "embedded") return lookupsFor(db).submit(hash);
@@ -70,10 +70,7 @@ async function lookup(db: Db, hash: string): Promise<Row | null> {
   const hit = cache.get(hash);
   if (hit && hit.generation === generation && Date.now() - hit.at < CACHE_MS) return hit.row;
   const row = await lookupsFor(db).submit(hash);
-  if (row) {
-    if (cache.size >= CACHE_MAX) cache.clear();
-    cache.set(hash, { row, generation, at: Date.now() });
-  }
+  if (row) cache.set(hash, { row, generation, at: Date.now() });
   return row;
 }
 

@@ -1,5 +1,6 @@
 // A tenant's policy versions: version 1 is the built-in default (pol_default, in code); custom
 // versions 2, 3, ... live in the `policies` table as immutable JCS text (docs/policy.md).
+import { BoundedMap } from "../bounded-map.ts";
 import type { Queryable } from "../db/index.ts";
 import { canonicalJson } from "../receipts/canonical.ts";
 import type { PolicyRef } from "../simulation/payload.ts";
@@ -31,10 +32,9 @@ export async function activePolicy(db: Queryable, tenantId: string): Promise<Act
   return row ? fromRow(row) : defaultPolicy();
 }
 
-// Policy versions never change (a trigger refuses it), so a version once read can be kept. The
-// active version itself is read on every request (with the key), never cached.
-const versions = new Map<string, ActivePolicy>();
-const MAX_CACHED_VERSIONS = 10_000;
+// Policy versions never change (a trigger refuses it), so a version once read can be kept. Which
+// version is active comes with the key's context (src/keys/authenticate.ts).
+const versions = new BoundedMap<string, ActivePolicy>(10_000);
 
 /**
  * The policy named by a reference read with the request's key (null: the built-in default),
@@ -48,7 +48,6 @@ export async function policyForRef(db: Queryable, tenantId: string, ref: PolicyR
   const row = await db.one<PolicyRow>("policies/version", [tenantId, ref.version]);
   if (!row || row.hash !== ref.hash) return activePolicy(db, tenantId);
   const policy = fromRow(row);
-  if (versions.size >= MAX_CACHED_VERSIONS) versions.clear();
   versions.set(cacheKey, policy);
   return policy;
 }

@@ -1,4 +1,5 @@
 // A dry run of a named preset: the pure decision, its payload and hash, and the signed claims.
+import { BoundedMap } from "../bounded-map.ts";
 import { canonicalJson } from "../receipts/canonical.ts";
 import { sha256HexSync } from "../receipts/fast-crypto.ts";
 import type { ReceiptSigner } from "../receipts/signer.ts";
@@ -18,8 +19,7 @@ export interface ActivePolicy {
  * version (versions are immutable), so they are computed once per pair; what differs per call
  * (request id, tenant, time) is in the signed claims only. Bounded: cleared when full.
  */
-const outcomes = new Map<string, ReturnType<typeof computeOutcome>>();
-const MAX_OUTCOMES = 10_000;
+const outcomes = new BoundedMap<string, ReturnType<typeof computeOutcome>>(10_000);
 
 function computeOutcome(name: string, input: (typeof PRESETS)[string]["input"], policy: ActivePolicy) {
   const { decision, reasons } = decide(input, policy.document);
@@ -32,7 +32,6 @@ function outcome(name: string, input: (typeof PRESETS)[string]["input"], policy:
   const key = `${name}\u0000${policy.ref.policy_id}\u0000${policy.ref.version}\u0000${policy.ref.hash}`;
   let found = outcomes.get(key);
   if (!found) {
-    if (outcomes.size >= MAX_OUTCOMES) outcomes.clear();
     outcomes.set(key, (found = computeOutcome(name, input, policy)));
   }
   return found;
