@@ -11,6 +11,20 @@ export function sha256HexSync(text: string): string {
   return "0x" + createHash("sha256").update(text, "utf8").digest("hex");
 }
 
+/**
+ * chain_hash of a receipt log link (contract section 4), synchronously: the JCS text of
+ * {content_hash, prev, request_id, seq, timestamp} written out (keys in JCS order, strings as
+ * JSON.stringify writes them, as JCS does; seq a non-negative safe integer). chain.ts's chainHash()
+ * computes the same through the general canonicaliser and WebCrypto; a test checks they agree.
+ */
+export function chainHashSync(link: { prev: string | null; content_hash: string; request_id: string; timestamp: string; seq: number }): string {
+  if (!Number.isSafeInteger(link.seq) || link.seq < 0) throw new TypeError("chainHashSync: seq must be a non-negative safe integer");
+  const prev = link.prev === null ? "null" : JSON.stringify(link.prev);
+  return sha256HexSync(
+    `{"content_hash":${JSON.stringify(link.content_hash)},"prev":${prev},"request_id":${JSON.stringify(link.request_id)},"seq":${link.seq},"timestamp":${JSON.stringify(link.timestamp)}}`,
+  );
+}
+
 /** Lowercase hex SHA-256 without the prefix (how key secrets are stored). */
 export function sha256PlainHexSync(text: string): string {
   return createHash("sha256").update(text, "utf8").digest("hex");

@@ -196,6 +196,31 @@ describe("receipt chain", () => {
     }
   });
 
+  test("what the two foreign keys checked holds for every writer: a key and a protect receipt of the receipt's own tenant (23503)", async () => {
+    const [t, other] = [await tenant(), await tenant()];
+    const first = await append(db, t);
+    const otherReceipt = await append(db, other);
+    const at = "2025-01-01T00:00:00.000Z";
+    const raw = async (overrides: Record<string, unknown>) => {
+      const decision = overrides.kind === "execute" ? "ALLOWED" : "DENIED";
+      const text = canonicalJson(buildPayload({ kind: (overrides.kind as "protect" | "execute") ?? "protect", input: { action: "fk" }, policy: POLICY, decision, reasons: ["n"] }));
+      const content_hash = await sha256Hex(text);
+      const chain_hash = await chainHash({ prev: first.chain_hash, content_hash, request_id: "req_fk", timestamp: at, seq: 1 });
+      return { receipt_id: newId("rcpt_"), tenant_id: t.tenantId, key_id: t.keyId, request_id: "req_fk", timestamp: at, decision, payload: text, content_hash, seq: 1, prev_hash: first.chain_hash, chain_hash, ...overrides };
+    };
+    const refused = async (row: Record<string, unknown>) => failure(db.query("test/receipt_insert_raw", [[row]]));
+    const foreignKey = await refused(await raw({ key_id: other.keyId }));
+    expect([foreignKey.sqlstate, foreignKey.constraint]).toEqual(["23503", "receipts_key_fkey"]);
+    const unknownKey = await refused(await raw({ key_id: newId("key_") }));
+    expect([unknownKey.sqlstate, unknownKey.constraint]).toEqual(["23503", "receipts_key_fkey"]);
+    const foreignProtect = await refused(await raw({ kind: "execute", protect_receipt_id: otherReceipt.receiptId }));
+    expect([foreignProtect.sqlstate, foreignProtect.constraint]).toEqual(["23503", "receipts_protect_receipt_fkey"]);
+    const unknownProtect = await refused(await raw({ kind: "execute", protect_receipt_id: newId("rcpt_") }));
+    expect([unknownProtect.sqlstate, unknownProtect.constraint]).toEqual(["23503", "receipts_protect_receipt_fkey"]);
+    // The same row with the tenant's own key and receipt is stored.
+    expect(await db.query("test/receipt_insert_raw", [[await raw({ kind: "execute", protect_receipt_id: first.receiptId })]])).toHaveLength(1);
+  });
+
   test("the cheaper shape checks of migration 009 accept exactly what the patterns of 004 accepted", async () => {
     const hex = "0123456789abcdef";
     const edge = [

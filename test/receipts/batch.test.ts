@@ -5,7 +5,9 @@ import { newId } from "../../src/ids.ts";
 import { canonicalJson } from "../../src/receipts/canonical.ts";
 import { sha256HexSync } from "../../src/receipts/fast-crypto.ts";
 import { chainHash } from "../../src/receipts/chain.ts";
-import { batcherFor } from "../../src/receipts/batcher.ts";
+import { batcherFor, claimLinks } from "../../src/receipts/batcher.ts";
+import { chainHashSync } from "../../src/receipts/fast-crypto.ts";
+import type { Db } from "../../src/db/index.ts";
 import { DbError } from "../../src/db/index.ts";
 import { call, signup, testService } from "../helpers/service.ts";
 
@@ -112,5 +114,92 @@ describe("receipt_append_batch", () => {
       prev = expected;
     }
     expect(await db.query("receipts/head", [a.tenantId])).toEqual([{ tenant_id: a.tenantId, tree_size: 5, head_hash: prev }]);
+  });
+
+  type Linked = { idx: number; seq: number | null; prev_hash: string | null; chain_hash: string | null; error_sqlstate: string | null };
+  const store = async (db: Db, items: object[]) => {
+    const rows = await db.query<Linked>("receipts/append_batch", [items]);
+    return Object.fromEntries(rows.map((r) => [r.idx, r])) as Record<number, Linked>;
+  };
+  const headsOf = async (db: Db, ...tenants: string[]) =>
+    new Map(
+      await Promise.all(
+        tenants.map(async (t) => {
+          const [h] = await db.query<{ tree_size: number; head_hash: string | null }>("receipts/head", [t]);
+          return [t, { size: h?.tree_size ?? 0, hash: h?.head_hash ?? null }] as const;
+        }),
+      ),
+    );
+
+  test("claimed links (migration 010): taken when they continue the heads, computed when stale or wrong, never stored wrong", async () => {
+    const { db } = await testService();
+    const [a, b] = await Promise.all([signup(), signup()]);
+    const [ka, kb] = await Promise.all([keyIdOf(a), keyIdOf(b)]);
+    // A tenant without a known head: nothing is claimed, the database computes the links.
+    const unclaimed = [item(a.tenantId, ka, 1), item(b.tenantId, kb, 2)];
+    expect(claimLinks(unclaimed, new Map([[a.tenantId, { size: 0, hash: null }]]))).toBe(unclaimed);
+
+    // Claims from the true heads are exactly what is stored.
+    const claimed = claimLinks([item(a.tenantId, ka, 3), item(b.tenantId, kb, 4), item(a.tenantId, ka, 5)], await headsOf(db, a.tenantId, b.tenantId)) as (ReturnType<typeof item> & { seq: number; prev_hash: string | null; chain_hash: string })[];
+    expect(claimed.map((c) => c.seq)).toEqual([0, 0, 1]);
+    expect(claimed[2].prev_hash).toBe(claimed[0].chain_hash);
+    let r = await store(db, claimed);
+    claimed.forEach((c, i) => expect(r[i]).toMatchObject({ seq: c.seq, prev_hash: c.prev_hash, chain_hash: c.chain_hash, error_sqlstate: null }));
+
+    // Stale claims (another writer appended to a since they were made): the links continue the real head.
+    const stale = claimLinks([item(a.tenantId, ka, 6)], await headsOf(db, a.tenantId));
+    await store(db, [item(a.tenantId, ka, 7)]);
+    r = await store(db, stale);
+    const headA = (await headsOf(db, a.tenantId)).get(a.tenantId)!;
+    expect(r[0]).toMatchObject({ seq: 3, chain_hash: headA.hash, error_sqlstate: null });
+    expect(r[0].chain_hash).not.toBe((stale[0] as { chain_hash: string }).chain_hash);
+
+    // Claims that continue the head but hash wrong: the statement trigger refuses them, the careful
+    // path stores the right links; and a gap after a right first claim likewise.
+    const heads = await headsOf(db, a.tenantId, b.tenantId);
+    const wrong = claimLinks([item(b.tenantId, kb, 8), item(a.tenantId, ka, 9)], heads).map((c, i) => (i === 1 ? { ...c, chain_hash: "0x" + "00".repeat(32) } : c));
+    r = await store(db, wrong);
+    expect(r[1]).toMatchObject({ seq: 4, prev_hash: headA.hash, error_sqlstate: null });
+    expect(r[1].chain_hash).toBe(chainHashSync({ prev: headA.hash, content_hash: wrong[1].content_hash, request_id: wrong[1].request_id, timestamp: wrong[1].timestamp, seq: 4 }));
+    const gap = claimLinks([item(b.tenantId, kb, 10), item(b.tenantId, kb, 11)], await headsOf(db, b.tenantId)).map((c, i) => (i === 1 ? { ...c, seq: (c as { seq: number }).seq + 5 } : c));
+    r = await store(db, gap);
+    expect([r[0].seq, r[1].seq, r[1].prev_hash]).toEqual([2, 3, r[0].chain_hash]);
+    // Every chain re-walks from seq 0 to its head.
+    for (const t of [a.tenantId, b.tenantId]) {
+      const head = (await headsOf(db, t)).get(t)!;
+      const rows = await db.query<{ seq: number; prev_hash: string | null; chain_hash: string; content_hash: string; request_id: string; timestamp: string }>("receipts/range", [t, 0, head.size, head.size]);
+      expect(rows).toHaveLength(head.size);
+      let prev = null as string | null;
+      rows.forEach((row, i) => {
+        expect([row.seq, row.prev_hash]).toEqual([i, prev]);
+        prev = chainHashSync({ prev, content_hash: row.content_hash, request_id: row.request_id, timestamp: row.timestamp, seq: i });
+        expect(row.chain_hash).toBe(prev);
+      });
+      expect(prev).toBe(head.hash);
+    }
+  });
+
+  test("the batcher claims links from its last answer: its second batch needs no computing in the database", async () => {
+    const { db } = await testService();
+    const a = await signup();
+    const ka = await keyIdOf(a);
+    const sent: object[][] = [];
+    const spy = new Proxy(db, {
+      get(target, prop, receiver) {
+        if (prop === "query") {
+          return (name: string, params: unknown[]) => {
+            if (name === "receipts/append_batch") sent.push(params[0] as object[]);
+            return target.query(name as never, params as never);
+          };
+        }
+        return Reflect.get(target, prop, receiver);
+      },
+    });
+    const first = await batcherFor(spy).submit(item(a.tenantId, ka, 20));
+    const second = await batcherFor(spy).submit(item(a.tenantId, ka, 21));
+    expect(sent).toHaveLength(2);
+    expect(sent[0][0]).not.toHaveProperty("chain_hash");
+    expect(sent[1][0]).toMatchObject({ seq: 1, prev_hash: first.chain_hash, chain_hash: second.chain_hash });
+    expect(second).toMatchObject({ seq: 1, prev_hash: first.chain_hash });
   });
 });

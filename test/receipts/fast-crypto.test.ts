@@ -1,8 +1,10 @@
 // The server's node:crypto fast paths give exactly the bytes of the WebCrypto/jose code that
 // clients and the offline verifier use.
+import fc from "fast-check";
 import { describe, expect, test } from "bun:test";
+import { chainHash } from "../../src/receipts/chain.ts";
 import { canonicalJson, sha256Hex } from "../../src/receipts/canonical.ts";
-import { fastSigner, sha256HexSync, sha256PlainHexSync, signCanonicalSync } from "../../src/receipts/fast-crypto.ts";
+import { chainHashSync, fastSigner, sha256HexSync, sha256PlainHexSync, signCanonicalSync } from "../../src/receipts/fast-crypto.ts";
 import { generateSigningKey, verifyCanonical } from "../../src/receipts/signature.ts";
 
 describe("fast crypto", () => {
@@ -27,5 +29,18 @@ describe("fast crypto", () => {
     // Another key's JWKS refuses it.
     const other = await generateSigningKey();
     expect((await verifyCanonical(jws, { keys: [{ ...other.publicJwk, kid: key.kid } as JsonWebKey] })).valid).toBe(false);
+  });
+
+  test("chainHashSync equals chain.ts's chainHash (general JCS + WebCrypto) on arbitrary links", async () => {
+    const link = fc.record({
+      prev: fc.option(fc.string({ unit: "binary" }), { nil: null }),
+      content_hash: fc.string({ unit: "binary" }),
+      request_id: fc.string({ unit: "binary" }),
+      timestamp: fc.string(),
+      seq: fc.nat({ max: Number.MAX_SAFE_INTEGER }),
+    });
+    await fc.assert(fc.asyncProperty(link, async (l) => expect(chainHashSync(l)).toBe(await chainHash(l))), { numRuns: 300 });
+    expect(() => chainHashSync({ prev: null, content_hash: "", request_id: "", timestamp: "", seq: 1.5 })).toThrow(TypeError);
+    expect(() => chainHashSync({ prev: null, content_hash: "", request_id: "", timestamp: "", seq: -1 })).toThrow(TypeError);
   });
 });
