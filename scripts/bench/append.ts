@@ -25,7 +25,7 @@ const TENANTS = 16;
 const perTenant = Math.ceil(((ROUNDS + 5) * SIZES.reduce((a, b) => a + b, 0)) / TENANTS);
 if (perTenant >= 1000) throw new Error(`${perTenant} receipts per tenant would pass the free plan's limits: fewer rounds or smaller sizes`);
 
-const dir = process.env.DATABASE_URL ? undefined : mkdtempSync(join(tmpdir(), "warden-append-"));
+const dir = process.env.DATABASE_URL || process.env.APPEND_MEMORY ? undefined : mkdtempSync(join(tmpdir(), "warden-append-"));
 const db = await openDb({ databaseUrl: process.env.DATABASE_URL || undefined, dataDir: dir ?? "memory://", poolSize: 4 });
 await migrate(db);
 

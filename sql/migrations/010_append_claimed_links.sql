@@ -41,6 +41,73 @@ ALTER TABLE receipts DROP CONSTRAINT receipts_tenant_receipt_key;
 ALTER TABLE receipts DROP CONSTRAINT receipts_execute_once;
 CREATE UNIQUE INDEX receipts_execute_once ON receipts (protect_receipt_id) WHERE protect_receipt_id IS NOT NULL;
 
+-- Without the (tenant_id, receipt_id) index, a plan for "tenant_id = $1 AND receipt_id = $2" made
+-- while receipts was empty (a new database; generic plans, PGlite's one session) may pick the
+-- (tenant_id, seq) index and filter on receipt_id, reading all of a tenant's receipts. Lookups
+-- by id therefore go by receipt_id alone, the primary key, and compare the tenant after:
+-- receipt_append() below (its execute check, otherwise unchanged) and queries/receipts/get.sql.
+CREATE OR REPLACE FUNCTION receipt_append(
+  p_receipt_id text, p_tenant_id text, p_key_id text, p_kind text, p_request_id text, p_timestamp text,
+  p_decision text, p_payload text, p_content_hash text, p_signature text, p_protect_receipt_id text
+) RETURNS TABLE (seq bigint, prev_hash text, chain_hash text, quota_limit integer, quota_used integer)
+LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $$
+#variable_conflict use_column
+DECLARE
+  v_ts timestamptz := p_timestamp::timestamptz;
+  v_size bigint;
+  v_head text;
+  v_stored_limit integer;
+  v_protect receipts%ROWTYPE;
+  v_quota record;
+BEGIN
+  -- The signed timestamp text must be exactly what iso_time() gives back, or the chain (which
+  -- hashes iso_time(issued_at)) would not match the signature.
+  IF iso_time(v_ts) <> p_timestamp THEN
+    RAISE EXCEPTION 'timestamp % is not in the canonical form', p_timestamp USING ERRCODE = '22007';
+  END IF;
+  -- Take this tenant's turn first, so the checks below see every earlier append.
+  SELECT h.tree_size, h.head_hash INTO v_size, v_head FROM receipt_heads h WHERE h.tenant_id = p_tenant_id FOR UPDATE;
+  IF NOT FOUND THEN
+    INSERT INTO receipt_heads (tenant_id) VALUES (p_tenant_id) ON CONFLICT DO NOTHING;
+    SELECT h.tree_size, h.head_hash INTO v_size, v_head FROM receipt_heads h WHERE h.tenant_id = p_tenant_id FOR UPDATE;
+  END IF;
+
+  IF p_kind = 'execute' THEN
+    -- By receipt_id alone (the primary key), the tenant compared after: see above.
+    SELECT r.* INTO v_protect FROM receipts r WHERE r.receipt_id = p_protect_receipt_id;
+    IF NOT FOUND OR v_protect.tenant_id <> p_tenant_id OR v_protect.kind <> 'protect' THEN
+      RAISE EXCEPTION 'no protect receipt %', p_protect_receipt_id USING ERRCODE = 'WR002';
+    END IF;
+    IF v_protect.decision <> 'ALLOWED' THEN
+      RAISE EXCEPTION 'protect receipt % was DENIED', p_protect_receipt_id USING ERRCODE = 'WR003';
+    END IF;
+    IF v_ts - v_protect.issued_at >= interval '15 minutes' THEN
+      RAISE EXCEPTION 'protect receipt % is older than 15 minutes', p_protect_receipt_id USING ERRCODE = 'WR004';
+    END IF;
+    -- receipts_execute_once is what enforces this; checking first only puts "already executed"
+    -- ahead of the quota checks below.
+    IF EXISTS (SELECT 1 FROM receipts r WHERE r.protect_receipt_id = p_protect_receipt_id) THEN
+      RAISE EXCEPTION 'protect receipt % was already executed', p_protect_receipt_id
+        USING ERRCODE = 'unique_violation', CONSTRAINT = 'receipts_execute_once';
+    END IF;
+  END IF;
+
+  -- Full storage outlasts the day, so it is reported before the daily quota.
+  SELECT p.receipts_stored INTO v_stored_limit FROM tenants t JOIN plans p ON p.plan = t.plan WHERE t.tenant_id = p_tenant_id;
+  IF v_stored_limit IS NOT NULL AND v_size >= v_stored_limit THEN
+    RAISE EXCEPTION 'receipt storage of % is full', v_stored_limit USING ERRCODE = 'WQ003';
+  END IF;
+  SELECT * INTO v_quota FROM usage_consume(p_tenant_id, p_kind, (v_ts AT TIME ZONE 'UTC')::date);
+
+  RETURN QUERY
+    INSERT INTO receipts AS r (receipt_id, tenant_id, seq, kind, key_id, request_id, issued_at, decision, payload,
+                               content_hash, signature, prev_hash, chain_hash, protect_receipt_id)
+    VALUES (p_receipt_id, p_tenant_id, v_size, p_kind, p_key_id, p_request_id, v_ts, p_decision, p_payload,
+            p_content_hash, p_signature, v_head, receipt_chain_hash(v_head, p_content_hash, p_request_id, p_timestamp, v_size),
+            p_protect_receipt_id)
+    RETURNING r.seq, r.prev_hash, r.chain_hash, v_quota.quota_limit, v_quota.quota_used;
+END $$;
+
 CREATE OR REPLACE FUNCTION receipts_chain_check() RETURNS trigger
 LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $$
 BEGIN
