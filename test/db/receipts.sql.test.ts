@@ -259,6 +259,23 @@ describe("receipt chain", () => {
     expect(await db.query("receipts/get", [t.tenantId, r.receiptId])).toHaveLength(1);
   });
 
+  test("a head moves only forward, within its tenant, to its tenant's latest stored receipt (WR001)", async () => {
+    const [t, other] = [await tenant(), await tenant()];
+    const first = await append(db, t);
+    const second = await append(db, t);
+    const set = (tenantId: string, size: number, hash: string | null) => failure(db.query("test/receipt_heads_set", [t.tenantId, tenantId, size, hash]));
+    // Ahead of the stored receipts, to another receipt's hash, standing still, back, to another tenant.
+    expect((await set(t.tenantId, 3, second.chain_hash)).sqlstate).toBe("WR001");
+    expect((await set(t.tenantId, 2, first.chain_hash)).sqlstate).toBe("WR001");
+    expect((await set(t.tenantId, 2, "0x" + "ab".repeat(32))).sqlstate).toBe("WR001");
+    expect((await set(t.tenantId, 2, second.chain_hash)).sqlstate).toBe("WR001");
+    expect((await set(t.tenantId, 1, first.chain_hash)).sqlstate).toBe("WR001");
+    expect((await set(other.tenantId, 2, second.chain_hash)).sqlstate).toBe("WR001");
+    expect(await db.query("receipts/head", [t.tenantId])).toEqual([{ tenant_id: t.tenantId, tree_size: 2, head_hash: second.chain_hash }]);
+    // The chain goes on from there.
+    expect((await append(db, t)).seq).toBe(2);
+  });
+
   test("a payload that does not match content_hash or decision is refused", async () => {
     const t = await tenant();
     const text = canonicalJson(buildPayload({ kind: "protect", input: { action: "x" }, policy: POLICY, decision: "DENIED", reasons: ["n"] }));
