@@ -24,7 +24,7 @@ function signupLoginRoutes(deps: Deps) {
     .post(
       "/signup",
       async ({ body, set, request }) => {
-        const email = acceptSignupEmail(body.email);
+        const email = await acceptSignupEmail(body.email);
         assertAcceptablePassword(body.password);
         // Hash before the insert, so a taken email costs the same time as a new one.
         const passwordHash = await hashPassword(body.password, deps.config.bcryptCost);

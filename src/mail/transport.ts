@@ -2,7 +2,7 @@
 // server is configured. nodemailer builds the MIME message in both cases.
 import { mkdirSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import nodemailer from "nodemailer";
+import type { Transporter } from "nodemailer";
 import type { Config } from "../config.ts";
 
 export interface OutgoingMail {
@@ -43,34 +43,38 @@ function senderDomain(from: string): string {
 }
 
 /**
- * nodemailer's transport, made on first use: making one loads most of nodemailer (~300 ms, a
- * third of the service's start-up), and most starts send no mail for a while.
+ * nodemailer's transport, made on first use, nodemailer itself loaded then: loading it cost ~65 ms
+ * of the service's start-up and making a transport ~300 ms, and most starts send no mail for a
+ * while.
  */
-function lazy<T extends { close(): void }>(make: () => T): { get(): T; close(): void } {
-  let made: T | undefined;
-  return { get: () => (made ??= make()), close: () => made?.close() };
+function lazy(make: (nodemailer: typeof import("nodemailer").default) => Transporter): { get(): Promise<Transporter>; close(): void } {
+  let made: Promise<Transporter> | undefined;
+  return {
+    get: () => (made ??= import("nodemailer").then((m) => make(m.default))),
+    close: () => void made?.then((t) => t.close(), () => {}),
+  };
 }
 
 function smtpTransport(config: Config, url: string): MailTransport {
   // Short timeouts: a hung server must not hold a claimed batch past its lease.
-  const transporter = lazy(() => nodemailer.createTransport({ url, connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 30_000 } as never));
+  const transporter = lazy((nodemailer) => nodemailer.createTransport({ url, connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 30_000 } as never));
   const domain = senderDomain(config.mailFrom);
   return {
     kind: "smtp",
     async send(mail) {
-      await transporter.get().sendMail(message(config.mailFrom, domain, mail));
+      await (await transporter.get()).sendMail(message(config.mailFrom, domain, mail));
     },
     close: () => transporter.close(),
   };
 }
 
 function fileTransport(config: Config, dir: string): MailTransport {
-  const transporter = lazy(() => nodemailer.createTransport({ streamTransport: true, buffer: true, newline: "windows" }));
+  const transporter = lazy((nodemailer) => nodemailer.createTransport({ streamTransport: true, buffer: true, newline: "windows" }) as Transporter);
   const domain = senderDomain(config.mailFrom);
   return {
     kind: "file",
     async send(mail) {
-      const info = await transporter.get().sendMail(message(config.mailFrom, domain, mail));
+      const info = await (await transporter.get()).sendMail(message(config.mailFrom, domain, mail));
       mkdirSync(dir, { recursive: true });
       // Write then rename, so a reader never sees half a message.
       const file = join(dir, `${mail.id}.eml`);
