@@ -23,7 +23,12 @@ export function isValidEmailSyntax(email: string): boolean {
 
 /** True when the domain or any parent domain is on the disposable list. */
 export async function isDisposable(email: string): Promise<boolean> {
-  disposable ??= import("mailchecker").then((m) => new Set(m.default.blacklist()));
+  disposable ??= import("mailchecker")
+    .then((m) => new Set(m.default.blacklist()))
+    .catch((err: unknown) => {
+      disposable = undefined;
+      throw err;
+    });
   const list = await disposable;
   const labels = email.slice(email.lastIndexOf("@") + 1).toLowerCase().split(".");
   for (let i = 0; i < labels.length - 1; i++) if (list.has(labels.slice(i).join("."))) return true;

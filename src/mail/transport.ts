@@ -50,7 +50,14 @@ function senderDomain(from: string): string {
 function lazy(make: (nodemailer: typeof import("nodemailer").default) => Transporter): { get(): Promise<Transporter>; close(): void } {
   let made: Promise<Transporter> | undefined;
   return {
-    get: () => (made ??= import("nodemailer").then((m) => make(m.default))),
+    // A failed load or make is tried again at the next send, as before.
+    get: () =>
+      (made ??= import("nodemailer")
+        .then((m) => make(m.default))
+        .catch((err: unknown) => {
+          made = undefined;
+          throw err;
+        })),
     close: () => void made?.then((t) => t.close(), () => {}),
   };
 }
