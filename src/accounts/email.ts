@@ -1,12 +1,13 @@
 // Email acceptance for signup: syntax first, then the maintained disposable-domain list.
 import { AppError } from "../http/errors.ts";
+import { lazily } from "../lazily.ts";
 
 // Practical address syntax: no quoted local parts or IP literals, a dotted domain of LDH labels.
 const LOCAL = /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*$/;
 const LABEL = /^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/;
 
 // The list (~55,000 domains) is loaded at the first signup, not at start-up (~70 ms).
-let disposable: Promise<Set<string>> | undefined;
+const disposable = lazily(async () => new Set((await import("mailchecker")).default.blacklist()));
 
 export function normaliseEmail(email: string): string {
   return email.trim().toLowerCase();
@@ -23,13 +24,7 @@ export function isValidEmailSyntax(email: string): boolean {
 
 /** True when the domain or any parent domain is on the disposable list. */
 export async function isDisposable(email: string): Promise<boolean> {
-  disposable ??= import("mailchecker")
-    .then((m) => new Set(m.default.blacklist()))
-    .catch((err: unknown) => {
-      disposable = undefined;
-      throw err;
-    });
-  const list = await disposable;
+  const list = await disposable.get();
   const labels = email.slice(email.lastIndexOf("@") + 1).toLowerCase().split(".");
   for (let i = 0; i < labels.length - 1; i++) if (list.has(labels.slice(i).join("."))) return true;
   return false;

@@ -4,6 +4,7 @@ import { mkdirSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Transporter } from "nodemailer";
 import type { Config } from "../config.ts";
+import { lazily } from "../lazily.ts";
 
 export interface OutgoingMail {
   /** The outbox row id: names the file and the Message-ID, so a retry replaces, not duplicates. */
@@ -47,24 +48,14 @@ function senderDomain(from: string): string {
  * of the service's start-up and making a transport ~300 ms, and most starts send no mail for a
  * while.
  */
-function lazy(make: (nodemailer: typeof import("nodemailer").default) => Transporter): { get(): Promise<Transporter>; close(): void } {
-  let made: Promise<Transporter> | undefined;
-  return {
-    // A failed load or make is tried again at the next send, as before.
-    get: () =>
-      (made ??= import("nodemailer")
-        .then((m) => make(m.default))
-        .catch((err: unknown) => {
-          made = undefined;
-          throw err;
-        })),
-    close: () => void made?.then((t) => t.close(), () => {}),
-  };
+function transportOnFirstUse(make: (nodemailer: typeof import("nodemailer").default) => Transporter): { get(): Promise<Transporter>; close(): void } {
+  const transporter = lazily(async () => make((await import("nodemailer")).default));
+  return { get: transporter.get, close: () => void transporter.started()?.then((t) => t.close(), () => {}) };
 }
 
 function smtpTransport(config: Config, url: string): MailTransport {
   // Short timeouts: a hung server must not hold a claimed batch past its lease.
-  const transporter = lazy((nodemailer) => nodemailer.createTransport({ url, connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 30_000 } as never));
+  const transporter = transportOnFirstUse((nodemailer) => nodemailer.createTransport({ url, connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 30_000 } as never));
   const domain = senderDomain(config.mailFrom);
   return {
     kind: "smtp",
@@ -76,7 +67,7 @@ function smtpTransport(config: Config, url: string): MailTransport {
 }
 
 function fileTransport(config: Config, dir: string): MailTransport {
-  const transporter = lazy((nodemailer) => nodemailer.createTransport({ streamTransport: true, buffer: true, newline: "windows" }) as Transporter);
+  const transporter = transportOnFirstUse((nodemailer) => nodemailer.createTransport({ streamTransport: true, buffer: true, newline: "windows" }) as Transporter);
   const domain = senderDomain(config.mailFrom);
   return {
     kind: "file",

@@ -5,6 +5,7 @@
 // signature.ts); tests check both agree.
 import { createHash, createPrivateKey, sign, type KeyObject } from "node:crypto";
 import { canonicalJson } from "./canonical.ts";
+import type { ChainLink } from "./chain.ts";
 
 /** "0x" + lowercase hex SHA-256 of the UTF-8 bytes of text. */
 export function sha256HexSync(text: string): string {
@@ -17,7 +18,7 @@ export function sha256HexSync(text: string): string {
  * JSON.stringify writes them, as JCS does; seq a non-negative safe integer). chain.ts's chainHash()
  * computes the same through the general canonicaliser and WebCrypto; a test checks they agree.
  */
-export function chainHashSync(link: { prev: string | null; content_hash: string; request_id: string; timestamp: string; seq: number }): string {
+export function chainHashSync(link: ChainLink): string {
   if (!Number.isSafeInteger(link.seq) || link.seq < 0) throw new TypeError("chainHashSync: seq must be a non-negative safe integer");
   const prev = link.prev === null ? "null" : JSON.stringify(link.prev);
   return sha256HexSync(
