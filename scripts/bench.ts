@@ -7,7 +7,7 @@
 //   BENCH_SECONDS=10 BENCH_CONNECTIONS=64 BENCH_ONLY=simulate,protect npm run bench
 import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
 
@@ -44,6 +44,11 @@ interface Row {
   /** Cores used on average during the timed run: by the service, and by PostgreSQL. */
   service_cpu: number;
   postgres_cpu: number;
+  /** Cores busy on the whole machine during the timed run (wrk and the kernel included), of its cores. */
+  machine_cpu: number;
+  /** CPU time per answered request, in microseconds: the service's, and the whole machine's. */
+  service_us_per_request: number;
+  machine_us_per_request: number;
 }
 
 function ensureWrk() {
@@ -55,6 +60,13 @@ function ensureWrk() {
     r = spawnSync("apt-get", ["install", "-y", "wrk"], { stdio: "inherit" });
   }
   if (r.status !== 0) throw new Error("could not install wrk");
+}
+
+interface Ceiling {
+  rps: number;
+  p99_ms: number;
+  machine_cpu: number;
+  machine_us_per_request: number;
 }
 
 type Shape = { method?: string; body?: unknown; headers?: Record<string, string>; keys?: string[]; pair?: boolean; connections?: number; timeout?: string };
@@ -99,6 +111,16 @@ function postgresCpuSeconds(): number {
   }
   return total;
 }
+
+/** Busy CPU seconds of the whole machine so far (all cores; idle and iowait left out), from /proc/stat. */
+function machineBusySeconds(): number {
+  const [, ...ticks] = readFileSync("/proc/stat", "utf8").split("\n")[0].trim().split(/\s+/).map(Number);
+  const [user, nice, system, , , irq, softirq, steal] = ticks;
+  return (user + nice + system + irq + softirq + steal) / 100;
+}
+
+/** Per-request CPU cost in microseconds from cores busy and requests per second. */
+const usPerRequest = (cores: number, rps: number) => (rps > 0 ? Math.round((cores * 1e6) / rps) : 0);
 
 function rssMb(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, "utf8");
@@ -194,11 +216,13 @@ async function benchDatabase(label: string, dbEnv: Record<string, string>, ceili
   for (const [name, shape] of Object.entries(scenarios)) {
     if (ONLY && !ONLY.includes(name)) continue;
     await wrk(url + shape.path, shape, WARMUP); // warm-up, not counted
-    const cpu0 = { service: cpuSeconds(proc.pid), pg: postgresCpuSeconds() };
+    const cpu0 = { service: cpuSeconds(proc.pid), pg: postgresCpuSeconds(), machine: machineBusySeconds() };
     const r = await wrk(url + shape.path, shape, SECONDS);
     const wall = r.duration_us / 1e6;
-    const service_cpu = Math.round(((cpuSeconds(proc.pid) - cpu0.service) / wall) * 100) / 100;
+    const service_cores = (cpuSeconds(proc.pid) - cpu0.service) / wall;
+    const service_cpu = Math.round(service_cores * 100) / 100;
     const postgres_cpu = Math.round(((postgresCpuSeconds() - cpu0.pg) / wall) * 100) / 100;
+    const machine_cores = (machineBusySeconds() - cpu0.machine) / wall;
     const rps = r.requests / (r.duration_us / 1e6);
     const errors = Object.values(r.errors).reduce((a, b) => a + b, 0);
     rows.push({
@@ -213,8 +237,11 @@ async function benchDatabase(label: string, dbEnv: Record<string, string>, ceili
       ratio_to_ceiling: Math.round((rps / ceilingRps) * 1000) / 1000,
       service_cpu,
       postgres_cpu,
+      machine_cpu: Math.round(machine_cores * 100) / 100,
+      service_us_per_request: usPerRequest(service_cores, rps),
+      machine_us_per_request: usPerRequest(machine_cores, rps),
     });
-    console.log(`bench: ${label} ${name}: ${Math.round(rps)} req/s, p99 ${r.p99 / 1000} ms, ${errors} errors, cores: service ${service_cpu}, postgres ${postgres_cpu}`);
+    console.log(`bench: ${label} ${name}: ${Math.round(rps)} req/s, p99 ${r.p99 / 1000} ms, ${errors} errors, cores: service ${service_cpu}, postgres ${postgres_cpu}, machine ${Math.round(machine_cores * 100) / 100}`);
   }
   const correctness = await checkUnderLoad(url, accounts);
   await stopService(proc);
@@ -276,16 +303,18 @@ async function checkUnderLoad(url: string, accounts: { token: string; api_key: s
   return summary;
 }
 
-function table(rows: Row[], ceiling: { rps: number; p99_ms: number }, startups: Record<string, number>, checks: Record<string, string>): string {
+function table(rows: Row[], ceiling: Ceiling, startups: Record<string, number>, checks: Record<string, string>): string {
   const lines = [
     ...Object.entries(checks).map(([db, c]) => `Correctness under load (${db}): ${c}.`),
-    `Bare Bun.serve TLS ceiling: ${ceiling.rps} req/s, p99 ${ceiling.p99_ms} ms (${CONNECTIONS} connections, ${THREADS} wrk threads, ${SECONDS} s).`,
+    `Bare Bun.serve TLS ceiling: ${ceiling.rps} req/s, p99 ${ceiling.p99_ms} ms (${CONNECTIONS} connections, ${THREADS} wrk threads, ${SECONDS} s); ` +
+      `machine ${ceiling.machine_cpu} of ${cpus().length} cores busy, ${ceiling.machine_us_per_request} µs of machine CPU per request.`,
+    "When the machine's cores are all busy in both runs, a scenario's ratio to the ceiling is about the ceiling's machine CPU per request over the scenario's; the last columns say how busy it was and where that CPU went.",
     `Start-up to a ready /health on an existing data directory: ${Object.entries(startups).map(([k, v]) => `${k} ${v} ms`).join(", ")}.`,
     `protect and protect_execute spread ${TENANTS} tenants over the connections; protect_one_tenant is one tenant's log, whose appends take turns.`,
     "",
-    "| database | scenario | req/s | p50 ms | p99 ms | max ms | errors | RSS MB | ratio to ceiling | cores: service | cores: PostgreSQL |",
-    "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ...rows.map((r) => `| ${r.database} | ${r.scenario} | ${r.rps} | ${r.p50_ms} | ${r.p99_ms} | ${r.max_ms} | ${r.errors} | ${r.rss_mb} | ${r.ratio_to_ceiling} | ${r.service_cpu} | ${r.postgres_cpu} |`),
+    "| database | scenario | req/s | p50 ms | p99 ms | max ms | errors | RSS MB | ratio to ceiling | cores: service | cores: PostgreSQL | cores: machine | µs CPU per request: service / machine |",
+    "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ...rows.map((r) => `| ${r.database} | ${r.scenario} | ${r.rps} | ${r.p50_ms} | ${r.p99_ms} | ${r.max_ms} | ${r.errors} | ${r.rss_mb} | ${r.ratio_to_ceiling} | ${r.service_cpu} | ${r.postgres_cpu} | ${r.machine_cpu} | ${r.service_us_per_request} / ${r.machine_us_per_request} |`),
   ];
   return lines.join("\n");
 }
@@ -296,11 +325,19 @@ const ceilingProc = Bun.spawn([process.execPath, "scripts/bench/ceiling.ts", cer
 const reader = ceilingProc.stdout.getReader();
 const port = Number(new TextDecoder().decode((await reader.read()).value).trim());
 await wrk(`https://127.0.0.1:${port}/`, {}, WARMUP);
+const machine0 = machineBusySeconds();
 const c = await wrk(`https://127.0.0.1:${port}/`, {}, SECONDS);
-const ceiling = { rps: Math.round(c.requests / (c.duration_us / 1e6)), p99_ms: c.p99 / 1000 };
+const ceilingCores = (machineBusySeconds() - machine0) / (c.duration_us / 1e6);
+const ceilingRps = c.requests / (c.duration_us / 1e6);
+const ceiling: Ceiling = {
+  rps: Math.round(ceilingRps),
+  p99_ms: c.p99 / 1000,
+  machine_cpu: Math.round(ceilingCores * 100) / 100,
+  machine_us_per_request: usPerRequest(ceilingCores, ceilingRps),
+};
 ceilingProc.kill();
 rmSync(certDir, { recursive: true, force: true });
-console.log(`bench: ceiling ${ceiling.rps} req/s`);
+console.log(`bench: ceiling ${ceiling.rps} req/s, machine ${ceiling.machine_cpu} cores busy`);
 
 const rows: Row[] = [];
 const startups: Record<string, number> = {};
