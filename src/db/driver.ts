@@ -11,6 +11,12 @@ export interface DriverSession {
 
 export interface Driver extends DriverSession {
   readonly kind: "embedded" | "postgres";
+  /**
+   * Statements in order on one connection of their own, each sent without waiting for the answers
+   * of those before it (pipelining): the server starts the next as soon as it has finished the
+   * last. The driver itself where it has no such connection (PGlite runs one statement at a time).
+   */
+  readonly pipeline: DriverSession;
   transaction<T>(fn: (session: DriverSession) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }

@@ -55,6 +55,14 @@ export interface Db extends Queryable {
   sqlFile(file: string): string;
   /** Runs fn in one transaction: committed when fn resolves, rolled back when it throws. */
   tx<T>(fn: (q: Queryable) => Promise<T>): Promise<T>;
+  /**
+   * Statements on one database session of their own, run in the order they were sent, each sent
+   * without waiting for the answers of those before it, so the server goes from one to the next
+   * without a round trip between them. For a caller that keeps several statements in flight whose
+   * order matters (receipt batches, src/receipts/batcher.ts). Each statement is still its own
+   * transaction. On the embedded database, the database itself.
+   */
+  readonly pipeline: Queryable;
   close(): Promise<void>;
 }
 
@@ -130,6 +138,7 @@ export function wrapDriver(driver: Driver, sqlDir = SQL_DIR): Db {
     kind: driver.kind,
     keyContextGeneration: () => generation,
     ...queryable(driver, queries, scripts, changing),
+    pipeline: queryable(driver.pipeline, queries, scripts, changing),
     async tx(fn) {
       try {
         return await changing("(transaction)", () => driver.transaction((session) => fn(queryable(session, queries, scripts, changing))));

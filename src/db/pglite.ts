@@ -91,9 +91,11 @@ export async function openPglite(dataDir: string, assets?: PgliteAssets): Promis
     unlock();
     throw err;
   }
+  const own = session(db);
   return {
     kind: "embedded",
-    ...session(db),
+    ...own,
+    pipeline: own,
     transaction: (fn) => db.transaction((tx) => fn(session(tx))),
     async close() {
       await db.close();

@@ -17,10 +17,30 @@ function session(sql: Sql | postgres.TransactionSql<Record<string, never>>): Dri
   };
 }
 
-/** A real PostgreSQL server through postgres.js. */
+/**
+ * A real PostgreSQL server through postgres.js: `max` connections in all, one of them (when there
+ * are two or more) kept for the pipeline, the rest a pool. postgres.js sends a statement to a busy
+ * connection only when none is idle, so the pool would spread statements that must follow each
+ * other over several server sessions; a client of its own with one connection pipelines them.
+ */
 export async function openPostgres(url: string, opts: { max?: number } = {}): Promise<Driver> {
-  const sql: Sql = postgres(url, {
-    max: opts.max ?? 10,
+  const max = opts.max ?? 10;
+  const sql = client(url, max > 1 ? max - 1 : 1);
+  const lane = max > 1 ? client(url, 1) : sql;
+  return {
+    kind: "postgres",
+    ...session(sql),
+    pipeline: session(lane),
+    transaction: (fn) => sql.begin((tx) => fn(session(tx))) as Promise<never>,
+    close: async () => {
+      await Promise.all([sql.end({ timeout: 5 }), lane === sql ? undefined : lane.end({ timeout: 5 })]);
+    },
+  };
+}
+
+function client(url: string, max: number): Sql {
+  return postgres(url, {
+    max,
     onnotice: () => {},
     connect_timeout: 5,
     // A query that needs a new connection waits this long (seconds) after the last failed one
@@ -30,10 +50,4 @@ export async function openPostgres(url: string, opts: { max?: number } = {}): Pr
     // int8 as a JS number, the same as the embedded driver.
     types: { int8: { to: 20, from: [20], serialize: (x: unknown) => String(x), parse: (x: string) => Number(x) } },
   } as unknown as postgres.Options<Record<string, never>>) as unknown as Sql;
-  return {
-    kind: "postgres",
-    ...session(sql),
-    transaction: (fn) => sql.begin((tx) => fn(session(tx))) as Promise<never>,
-    close: () => sql.end({ timeout: 5 }),
-  };
 }

@@ -38,12 +38,17 @@ interface Row extends Omit<AppendResult, "seq"> {
   error_message: string | null;
 }
 
-// Large enough to absorb a burst, small enough to keep one transaction short. One batch in flight
-// per process: a batch locks the heads of all its tenants, so a second one would only wait for it
-// (measured slower with two and four, docs/performance.md section 8).
-const OPTIONS = { maxBatch: 200, maxInFlight: 1 };
+// Large enough to absorb a burst, small enough to keep one transaction short. Batches go down one
+// pipelined session (Db.pipeline): a batch locks the heads of all its tenants, so batches on two
+// server sessions would only wait for each other (measured slower, docs/performance.md section 8),
+// but on one session the next batch is already there when the last one commits, and the server
+// goes from one to the next without a round trip (section 15). Two in flight on PostgreSQL: one
+// running, one waiting behind it and gathering nothing more; PGlite runs on this thread and has
+// nothing to overlap, so one.
+const MAX_BATCH = 200;
+const IN_FLIGHT = { postgres: 2, embedded: 1 } as const;
 
-/** A tenant's log head as this process's last batch left it: the next seq and the last chain_hash. */
+/** A tenant's log head: the next seq and the last chain_hash. */
 interface Head {
   size: number;
   hash: string | null;
@@ -54,6 +59,73 @@ interface Head {
 const HEADS_REMEMBERED = 10_000;
 
 /**
+ * What the batcher knows of the heads: each tenant's head as it will be once every batch sent so
+ * far is stored as sent, where that is known. A batch sent with claims moves its tenants' heads to
+ * its last claims at once, so the next batch can claim while it is still in flight; a batch sent
+ * without claims forgets its tenants until its answer. An answer that does not match what was
+ * claimed (a refusal, another instance's appends, no claims) sets the heads from what was stored,
+ * unless a later batch has been sent for that tenant since: then the head is forgotten, and that
+ * later batch's answer sets it.
+ */
+export class HeadsMemo {
+  private readonly heads = new BoundedMap<string, Head>(HEADS_REMEMBERED);
+  private readonly lastSent = new Map<string, number>();
+  private sent = 0;
+
+  /** The items with their claims (or as they are) for the next batch, now counted as sent. */
+  send(items: AppendItem[]): { batch: number; items: AppendItem[] | ClaimedItem[]; claimed: boolean } {
+    const batch = ++this.sent;
+    const sent = claimLinks(items, this.heads);
+    const claimed = sent !== items;
+    for (const item of sent) {
+      this.lastSent.set(item.tenant_id, batch);
+      if (claimed) {
+        const c = item as ClaimedItem;
+        this.heads.set(c.tenant_id, { size: c.seq + 1, hash: c.chain_hash });
+      } else this.heads.delete(item.tenant_id);
+    }
+    return { batch, items: sent, claimed };
+  }
+
+  /** What the database stored for a batch (an Error for a refused item), in the order sent. */
+  answered(batch: number, sent: AppendItem[] | ClaimedItem[], claimed: boolean, results: (AppendResult | Error)[]): void {
+    const stored = new Map<string, Head | null>();
+    const off = new Set<string>();
+    sent.forEach((item, i) => {
+      const result = results[i];
+      const c = item as Partial<ClaimedItem>;
+      if (!claimed || result instanceof Error || result.seq !== c.seq || result.chain_hash !== c.chain_hash) off.add(item.tenant_id);
+      if (result instanceof Error) {
+        if (!stored.has(item.tenant_id)) stored.set(item.tenant_id, null);
+        return;
+      }
+      const known = stored.get(item.tenant_id);
+      if (!known || result.seq + 1 > known.size) stored.set(item.tenant_id, { size: result.seq + 1, hash: result.chain_hash });
+    });
+    for (const tenant of off) {
+      const head = stored.get(tenant);
+      if (this.lastSent.get(tenant) === batch && head) this.heads.set(tenant, head);
+      else this.heads.delete(tenant);
+    }
+    for (const tenant of stored.keys()) if (this.lastSent.get(tenant) === batch) this.lastSent.delete(tenant);
+  }
+
+  /** A batch whose outcome is unknown (its call failed): nothing is known about any head. */
+  lost(): void {
+    this.heads.clear();
+    this.lastSent.clear();
+  }
+
+  /** The head remembered for a tenant (tests). */
+  get(tenant: string): Head | undefined {
+    return this.heads.get(tenant);
+  }
+}
+
+/** An item with the link its writer claims for it. */
+export type ClaimedItem = AppendItem & { seq: number; prev_hash: string | null; chain_hash: string };
+
+/**
  * The items as sent: each with the link it would take after the heads this process last saw
  * (seq, prev_hash, chain_hash), when every tenant of the batch has one; otherwise as they are, and
  * the database computes the links. A claim is only a proposal: receipt_append_batch() takes the
@@ -61,7 +133,7 @@ const HEADS_REMEMBERED = 10_000;
  * checks every stored link and recomputes every chain_hash (migration 010). Another instance
  * appending to the same tenant makes the claims stale, which costs the computation, nothing else.
  */
-export function claimLinks(items: AppendItem[], heads: ReadonlyMap<string, Head>): AppendItem[] | (AppendItem & { seq: number; prev_hash: string | null; chain_hash: string })[] {
+export function claimLinks(items: AppendItem[], heads: ReadonlyMap<string, Head>): AppendItem[] | ClaimedItem[] {
   if (!items.every((item) => heads.has(item.tenant_id))) return items;
   const next = new Map<string, Head>();
   return items.map((item) => {
@@ -73,13 +145,14 @@ export function claimLinks(items: AppendItem[], heads: ReadonlyMap<string, Head>
   });
 }
 
-async function appendBatch(db: Db, heads: Map<string, Head>, items: AppendItem[]): Promise<(AppendResult | Error)[]> {
+async function appendBatch(db: Db, memo: HeadsMemo, items: AppendItem[]): Promise<(AppendResult | Error)[]> {
+  const { batch, items: sent, claimed } = memo.send(items);
   let rows: Row[];
   try {
-    rows = await db.query<Row>("receipts/append_batch", [claimLinks(items, heads)]);
+    rows = await db.pipeline.query<Row>("receipts/append_batch", [sent]);
   } catch (err) {
     // Committed or not, nothing is known about the heads now.
-    heads.clear();
+    memo.lost();
     throw err;
   }
   const byIndex = new Map(rows.map((r) => [r.idx, r]));
@@ -89,14 +162,7 @@ async function appendBatch(db: Db, heads: Map<string, Head>, items: AppendItem[]
     if (row.error_sqlstate) return new DbError(row.error_sqlstate, row.error_constraint ?? undefined, row.error_message ?? "", "receipts/append_batch");
     return { seq: Number(row.seq), prev_hash: row.prev_hash, chain_hash: row.chain_hash, quota_limit: row.quota_limit, quota_used: row.quota_used };
   });
-  // Each tenant's head is now its last stored receipt of this batch (a tenant's items are stored
-  // in arrival order, so that is the highest seq).
-  results.forEach((result, i) => {
-    if (result instanceof Error) return;
-    const tenant = items[i].tenant_id;
-    const known = heads.get(tenant);
-    if (!known || result.seq + 1 > known.size) heads.set(tenant, { size: result.seq + 1, hash: result.chain_hash });
-  });
+  memo.answered(batch, sent, claimed, results);
   return results;
 }
 
@@ -104,6 +170,6 @@ export type AppendBatcher = Coalescer<AppendItem, AppendResult>;
 
 /** The batcher of a database handle: `batcherFor(db).submit(item)` resolves after its batch committed. */
 export const batcherFor = perDb((db: Db): AppendBatcher => {
-  const heads = new BoundedMap<string, Head>(HEADS_REMEMBERED);
-  return new Coalescer((items) => appendBatch(db, heads, items), OPTIONS);
+  const memo = new HeadsMemo();
+  return new Coalescer((items) => appendBatch(db, memo, items), { maxBatch: MAX_BATCH, maxInFlight: IN_FLIGHT[db.kind] });
 });

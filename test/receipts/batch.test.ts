@@ -186,10 +186,13 @@ describe("receipt_append_batch", () => {
     const sent: object[][] = [];
     const spy = new Proxy(db, {
       get(target, prop, receiver) {
-        if (prop === "query") {
-          return (name: string, params: unknown[]) => {
-            if (name === "receipts/append_batch") sent.push(params[0] as object[]);
-            return target.query(name as never, params as never);
+        if (prop === "pipeline") {
+          return {
+            ...target.pipeline,
+            query: (name: string, params: unknown[]) => {
+              if (name === "receipts/append_batch") sent.push(params[0] as object[]);
+              return target.pipeline.query(name as never, params as never);
+            },
           };
         }
         return Reflect.get(target, prop, receiver);
