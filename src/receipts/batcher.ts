@@ -43,8 +43,8 @@ interface Row extends Omit<AppendResult, "seq"> {
 // server sessions would only wait for each other (measured slower, docs/performance.md section 8),
 // but on one session the next batch is already there when the last one commits, and the server
 // goes from one to the next without a round trip (section 15). Two in flight on PostgreSQL: one
-// running, one waiting behind it and gathering nothing more; PGlite runs on this thread and has
-// nothing to overlap, so one.
+// running and the next queued behind it on the server (a third only made batches smaller); PGlite
+// runs on this thread and has nothing to overlap, so one.
 const MAX_BATCH = 200;
 const IN_FLIGHT = { postgres: 2, embedded: 1 } as const;
 
@@ -126,9 +126,9 @@ export class HeadsMemo {
 export type ClaimedItem = AppendItem & { seq: number; prev_hash: string | null; chain_hash: string };
 
 /**
- * The items as sent: each with the link it would take after the heads this process last saw
- * (seq, prev_hash, chain_hash), when every tenant of the batch has one; otherwise as they are, and
- * the database computes the links. A claim is only a proposal: receipt_append_batch() takes the
+ * The items as sent: each with the link it would take after the given heads (seq, prev_hash,
+ * chain_hash), when every tenant of the batch has one; otherwise as they are, and the database
+ * computes the links. A claim is only a proposal: receipt_append_batch() takes the
  * claims only when each tenant's first one continues its locked head, and the statement trigger
  * checks every stored link and recomputes every chain_hash (migration 010). Another instance
  * appending to the same tenant makes the claims stale, which costs the computation, nothing else.
