@@ -10,6 +10,7 @@ import { chainHashSync } from "../../src/receipts/fast-crypto.ts";
 import type { Db } from "../../src/db/index.ts";
 import { DbError } from "../../src/db/index.ts";
 import { call, signup, testService } from "../helpers/service.ts";
+import { expectChainWalks } from "../helpers/chains.ts";
 
 async function keyIdOf(user: { token: string }) {
   return (await call("GET", "/customer/keys", { headers: { authorization: `Bearer ${user.token}` } })).body.keys[0].key_id as string;
@@ -167,15 +168,7 @@ describe("receipt_append_batch", () => {
     // Every chain re-walks from seq 0 to its head.
     for (const t of [a.tenantId, b.tenantId]) {
       const head = (await headsOf(db, t)).get(t)!;
-      const rows = await db.query<{ seq: number; prev_hash: string | null; chain_hash: string; content_hash: string; request_id: string; timestamp: string }>("receipts/range", [t, 0, head.size, head.size]);
-      expect(rows).toHaveLength(head.size);
-      let prev = null as string | null;
-      rows.forEach((row, i) => {
-        expect([row.seq, row.prev_hash]).toEqual([i, prev]);
-        prev = chainHashSync({ prev, content_hash: row.content_hash, request_id: row.request_id, timestamp: row.timestamp, seq: i });
-        expect(row.chain_hash).toBe(prev);
-      });
-      expect(prev).toBe(head.hash);
+      expect(await expectChainWalks(db, t, head.size)).toBe(head.hash);
     }
   });
 

@@ -10,6 +10,7 @@ import { chainHashSync, sha256HexSync } from "../../src/receipts/fast-crypto.ts"
 import { HeadsMemo, batcherFor, type AppendItem, type AppendResult, type ClaimedItem } from "../../src/receipts/batcher.ts";
 import type { Db } from "../../src/db/index.ts";
 import { call, signup, testService } from "../helpers/service.ts";
+import { expectChainWalks } from "../helpers/chains.ts";
 
 let n = 0;
 function item(tenantId: string, keyId = "key_x"): AppendItem {
@@ -165,15 +166,6 @@ describe("Db.pipeline", () => {
       }
     }
     // Every tenant's chain: seqs 0..11, each linking to the one before.
-    for (const t of tenants) {
-      const rows = await db.query<{ seq: number; prev_hash: string | null; chain_hash: string; content_hash: string; request_id: string; timestamp: string }>("receipts/range", [t.id, 0, 12, 12]);
-      let prev = null as string | null;
-      rows.forEach((row, i) => {
-        expect([row.seq, row.prev_hash]).toEqual([i, prev]);
-        prev = chainHashSync({ prev, content_hash: row.content_hash, request_id: row.request_id, timestamp: row.timestamp, seq: i });
-        expect(row.chain_hash).toBe(prev);
-      });
-      expect(rows).toHaveLength(12);
-    }
+    for (const t of tenants) await expectChainWalks(db, t.id, 12);
   });
 });
