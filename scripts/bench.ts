@@ -119,6 +119,9 @@ function machineBusySeconds(): number {
   return (user + nice + system + irq + softirq + steal) / 100;
 }
 
+/** Cores as reported: two decimals. */
+const cores2 = (cores: number) => Math.round(cores * 100) / 100;
+
 /** Per-request CPU cost in microseconds from cores busy and requests per second. */
 const usPerRequest = (cores: number, rps: number) => (rps > 0 ? Math.round((cores * 1e6) / rps) : 0);
 
@@ -220,9 +223,10 @@ async function benchDatabase(label: string, dbEnv: Record<string, string>, ceili
     const r = await wrk(url + shape.path, shape, SECONDS);
     const wall = r.duration_us / 1e6;
     const service_cores = (cpuSeconds(proc.pid) - cpu0.service) / wall;
-    const service_cpu = Math.round(service_cores * 100) / 100;
-    const postgres_cpu = Math.round(((postgresCpuSeconds() - cpu0.pg) / wall) * 100) / 100;
+    const service_cpu = cores2(service_cores);
+    const postgres_cpu = cores2((postgresCpuSeconds() - cpu0.pg) / wall);
     const machine_cores = (machineBusySeconds() - cpu0.machine) / wall;
+    const machine_cpu = cores2(machine_cores);
     const rps = r.requests / (r.duration_us / 1e6);
     const errors = Object.values(r.errors).reduce((a, b) => a + b, 0);
     rows.push({
@@ -237,11 +241,11 @@ async function benchDatabase(label: string, dbEnv: Record<string, string>, ceili
       ratio_to_ceiling: Math.round((rps / ceilingRps) * 1000) / 1000,
       service_cpu,
       postgres_cpu,
-      machine_cpu: Math.round(machine_cores * 100) / 100,
+      machine_cpu,
       service_us_per_request: usPerRequest(service_cores, rps),
       machine_us_per_request: usPerRequest(machine_cores, rps),
     });
-    console.log(`bench: ${label} ${name}: ${Math.round(rps)} req/s, p99 ${r.p99 / 1000} ms, ${errors} errors, cores: service ${service_cpu}, postgres ${postgres_cpu}, machine ${Math.round(machine_cores * 100) / 100}`);
+    console.log(`bench: ${label} ${name}: ${Math.round(rps)} req/s, p99 ${r.p99 / 1000} ms, ${errors} errors, cores: service ${service_cpu}, postgres ${postgres_cpu}, machine ${machine_cpu}`);
   }
   const correctness = await checkUnderLoad(url, accounts);
   await stopService(proc);
@@ -332,7 +336,7 @@ const ceilingRps = c.requests / (c.duration_us / 1e6);
 const ceiling: Ceiling = {
   rps: Math.round(ceilingRps),
   p99_ms: c.p99 / 1000,
-  machine_cpu: Math.round(ceilingCores * 100) / 100,
+  machine_cpu: cores2(ceilingCores),
   machine_us_per_request: usPerRequest(ceilingCores, ceilingRps),
 };
 ceilingProc.kill();
