@@ -25,7 +25,16 @@ interface Row {
   policy_id: string | null;
   policy_version: number | null;
   policy_hash: string | null;
-  verdicts: Record<string, FeatureVerdict> | null;
+  /** The features keys call, and for each its verdict and required plan, in the same order. */
+  features: string[];
+  verdicts: FeatureVerdict["verdict"][];
+  required_plans: string[];
+}
+
+function verdictsOf(row: Row): Record<string, FeatureVerdict> {
+  const out: Record<string, FeatureVerdict> = {};
+  for (let i = 0; i < row.features.length; i++) out[row.features[i]] = { verdict: row.verdicts[i], required_plan: row.required_plans[i] };
+  return out;
 }
 
 /**
@@ -91,6 +100,6 @@ export async function authenticateKey(db: Db, secret: string): Promise<KeyPrinci
     key_id: row.key_id,
     plan: row.plan,
     policy: row.policy_id === null ? null : { policy_id: row.policy_id, version: Number(row.policy_version), hash: row.policy_hash! },
-    features: row.verdicts ?? {},
+    features: verdictsOf(row),
   };
 }

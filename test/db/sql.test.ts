@@ -81,7 +81,7 @@ function signupParams(t: NewTenant): unknown[] {
 }
 
 type KeyRow = { key_id: string; tenant_id: string; label: string; secret_hash: string; hint: string; status: string; created_at: string; last_used_at: string | null; revoked_at: string | null };
-type AuthRow = { secret_hash?: string; key_id: string; tenant_id: string; status: string; plan: string; policy_id?: string | null; policy_version?: number | null; policy_hash?: string | null; verdicts?: unknown };
+type AuthRow = { secret_hash?: string; key_id: string; tenant_id: string; status: string; plan: string; policy_id?: string | null; policy_version?: number | null; policy_hash?: string | null; features?: string[]; verdicts?: string[]; required_plans?: string[] };
 type SigningKeyRow = { kid: string; public_jwk: JsonWebKey; status: string };
 
 describe("migrate", () => {
@@ -255,10 +255,12 @@ describe("keys/authenticate", () => {
     const t = await newTenant();
     await rolledBack(async (q) => {
       await q.query("accounts/signup", signupParams(t));
-      const free = { verdict: "allowed", required_plan: "free" };
       expect(await q.query<AuthRow>("keys/authenticate", [[t.secretHash]])).toEqual([
         // No custom policy yet (the built-in default), and the verdicts for the features keys call.
-        { secret_hash: t.secretHash, key_id: t.keyId, tenant_id: t.tenantId, status: "active", plan: "free", policy_id: null, policy_version: null, policy_hash: null, verdicts: { simulate: free, protect: free, execute: free } },
+        {
+          secret_hash: t.secretHash, key_id: t.keyId, tenant_id: t.tenantId, status: "active", plan: "free", policy_id: null, policy_version: null, policy_hash: null,
+          features: ["execute", "protect", "simulate"], verdicts: ["allowed", "allowed", "allowed"], required_plans: ["free", "free", "free"],
+        },
       ]);
       const [touched] = await q.query<KeyRow>("test/tenant_keys", [t.tenantId]);
       expect(touched.last_used_at).toMatch(ISO);
@@ -287,6 +289,34 @@ describe("keys/authenticate", () => {
         ].sort(),
       );
       expect(await q.query("keys/authenticate", [[]])).toEqual([]);
+    });
+  });
+  test("gives the verdicts feature_access() gives, whatever the catalog requires and the tenant holds", async () => {
+    const t = await newTenant();
+    await rolledBack(async (q) => {
+      await q.query("accounts/signup", signupParams(t));
+      // An operator moves protect up to pro and makes execute request-only on free.
+      await q.query("test/feature_set", ["protect", "pro", "self_serve"]);
+      await q.query("test/feature_set", ["execute", "free", "request_only"]);
+      const both = async () => {
+        const [row] = await q.query<AuthRow>("keys/authenticate", [[t.secretHash]]);
+        const fromLookup = Object.fromEntries(row.features!.map((f, i) => [f, { verdict: row.verdicts![i], required_plan: row.required_plans![i] }]));
+        const fromAccess: Record<string, unknown> = {};
+        for (const f of ["simulate", "protect", "execute"]) {
+          const { verdict, required_plan } = (await q.one<{ verdict: string; required_plan: string }>("plans/feature_access", [t.tenantId, f]))!;
+          fromAccess[f] = { verdict, required_plan };
+        }
+        expect(fromLookup).toEqual(fromAccess);
+        return Object.fromEntries(Object.entries(fromLookup).map(([f, v]) => [f, v.verdict]));
+      };
+      expect(await both()).toEqual({ simulate: "allowed", protect: "plan_required", execute: "feature_not_granted" });
+      await q.query("test/feature_grant_raw", [t.tenantId, "execute"]);
+      expect(await both()).toEqual({ simulate: "allowed", protect: "plan_required", execute: "allowed" });
+      await q.query("test/plan_set_as_approved", [t.tenantId, "pro"]);
+      expect(await both()).toEqual({ simulate: "allowed", protect: "allowed", execute: "allowed" });
+      // A grant does not lift a plan requirement.
+      await q.query("test/feature_set", ["execute", "enterprise", "request_only"]);
+      expect(await both()).toEqual({ simulate: "allowed", protect: "allowed", execute: "plan_required" });
     });
   });
   // PGlite runs one statement at a time, so the race exists only on a real server.
