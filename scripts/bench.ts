@@ -211,6 +211,9 @@ async function benchDatabase(label: string, dbEnv: Record<string, string>, ceili
     protect_one_tenant: { path: "/v1/protect", method: "POST", body: { action: "payment.send", resource: "vendor/acme", amount: 120, currency: "USD" }, headers: key },
     protect_execute: { path: "/v1/protect", method: "POST", body: { action: "document.read", resource: "docs/handbook.pdf" }, keys, pair: true },
     key_list: { path: "/customer/keys", method: "GET", headers: { Authorization: `Bearer ${account.token}` } },
+    // One caller, one request at a time: the latency a bot sees when warden is not busy.
+    simulate_one_caller: { path: "/v1/simulate", method: "POST", body: { preset: "small_payment" }, headers: key, connections: 1 },
+    protect_one_caller: { path: "/v1/protect", method: "POST", body: { action: "payment.send", resource: "vendor/acme", amount: 120, currency: "USD" }, headers: key, connections: 1 },
     // Last, and with 8 connections: bcrypt (cost 12, ~250 ms of CPU each) is slow on purpose, and
     // 64 waiting logins would only measure the queue. Its backlog must not spill into others.
     login: { path: "/auth/login", method: "POST", body: { email, password }, connections: 8, timeout: "10s" },
@@ -315,6 +318,7 @@ function table(rows: Row[], ceiling: Ceiling, startups: Record<string, number>, 
     "When the machine's cores are all busy in both runs, a scenario's ratio to the ceiling is about the ceiling's machine CPU per request over the scenario's; the last columns say how busy it was and where that CPU went.",
     `Start-up to a ready /health on an existing data directory: ${Object.entries(startups).map(([k, v]) => `${k} ${v} ms`).join(", ")}.`,
     `protect and protect_execute spread ${TENANTS} tenants over the connections; protect_one_tenant is one tenant's log, whose appends take turns.`,
+    "Rows marked (1 conn.) are one caller sending one request at a time: their latency is what a bot sees when warden is otherwise idle, and their ratio to the ceiling means nothing.",
     "",
     "| database | scenario | req/s | p50 ms | p99 ms | max ms | errors | RSS MB | ratio to ceiling | cores: service | cores: PostgreSQL | cores: machine | µs CPU per request: service / machine |",
     "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
