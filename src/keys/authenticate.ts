@@ -16,6 +16,7 @@ export interface KeyPrincipal {
   features: Record<string, FeatureVerdict>;
 }
 
+/** What keys/authenticate returns for one key. */
 interface Row {
   secret_hash: string;
   key_id: string;
@@ -31,10 +32,13 @@ interface Row {
   required_plans: string[];
 }
 
-function verdictsOf(row: Row): Record<string, FeatureVerdict> {
-  const out: Record<string, FeatureVerdict> = {};
-  for (let i = 0; i < row.features.length; i++) out[row.features[i]] = { verdict: row.verdicts[i], required_plan: row.required_plans[i] };
-  return out;
+/** A key's row with its verdicts by feature, as requests use them (made once per lookup). */
+type Context = Omit<Row, "features" | "verdicts" | "required_plans"> & { features: Record<string, FeatureVerdict> };
+
+function contextOf({ features, verdicts, required_plans, ...row }: Row): Context {
+  const byFeature: Record<string, FeatureVerdict> = {};
+  for (let i = 0; i < features.length; i++) byFeature[features[i]] = { verdict: verdicts[i], required_plan: required_plans[i] };
+  return { ...row, features: byFeature };
 }
 
 /**
@@ -43,10 +47,10 @@ function verdictsOf(row: Row): Record<string, FeatureVerdict> {
  */
 const lookupsFor = perDb(
   (db: Db) =>
-    new Coalescer<string, Row | null>(
+    new Coalescer<string, Context | null>(
       async (hashes) => {
         const rows = await db.query<Row>("keys/authenticate", [hashes]);
-        const byHash = new Map(rows.map((r) => [r.secret_hash, r]));
+        const byHash = new Map(rows.map((r) => [r.secret_hash, contextOf(r)]));
         return hashes.map((h) => byHash.get(h) ?? null);
       },
       { maxBatch: 256, maxInFlight: 2 },
@@ -66,13 +70,13 @@ const lookupsFor = perDb(
  */
 const CACHE_MS = 30_000;
 interface Cached {
-  row: Row;
+  row: Context;
   generation: number;
   at: number;
 }
 const cachesFor = perDb((_db: Db) => new BoundedMap<string, Cached>(10_000));
 
-async function lookup(db: Db, hash: string): Promise<Row | null> {
+async function lookup(db: Db, hash: string): Promise<Context | null> {
   if (db.kind !== "embedded") return lookupsFor(db).submit(hash);
   const cache = cachesFor(db);
   const generation = db.keyContextGeneration();
@@ -100,6 +104,6 @@ export async function authenticateKey(db: Db, secret: string): Promise<KeyPrinci
     key_id: row.key_id,
     plan: row.plan,
     policy: row.policy_id === null ? null : { policy_id: row.policy_id, version: Number(row.policy_version), hash: row.policy_hash! },
-    features: verdictsOf(row),
+    features: row.features,
   };
 }

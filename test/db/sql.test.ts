@@ -301,7 +301,7 @@ describe("keys/authenticate", () => {
       const both = async () => {
         const [row] = await q.query<AuthRow>("keys/authenticate", [[t.secretHash]]);
         const fromLookup = Object.fromEntries(row.features!.map((f, i) => [f, { verdict: row.verdicts![i], required_plan: row.required_plans![i] }]));
-        const fromAccess: Record<string, unknown> = {};
+        const fromAccess: Record<string, { verdict: string; required_plan: string }> = {};
         for (const f of ["simulate", "protect", "execute"]) {
           const { verdict, required_plan } = (await q.one<{ verdict: string; required_plan: string }>("plans/feature_access", [t.tenantId, f]))!;
           fromAccess[f] = { verdict, required_plan };
