@@ -10,6 +10,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
+import { freePort } from "./free-port.ts";
 
 const ROOT = join(import.meta.dir, "..");
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -140,7 +141,7 @@ async function waitHealthy(url: string, timeoutMs: number): Promise<number> {
 }
 
 function startService(env: Record<string, string>): { proc: Subprocess; url: string } {
-  const port = 20000 + Math.floor(Math.random() * 20000);
+  const port = freePort();
   const flags = process.env.BENCH_BUN_FLAGS?.split(" ").filter(Boolean) ?? [];
   const proc = Bun.spawn([process.execPath, ...flags, "src/cli/main.ts", "serve"], {
     cwd: ROOT,

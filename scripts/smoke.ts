@@ -9,10 +9,11 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { freePort } from "./free-port.ts";
 
 const root = join(import.meta.dir, "..");
 const dataDir = mkdtempSync(join(tmpdir(), "warden-smoke-"));
-const port = 20000 + Math.floor(Math.random() * 20000);
+const port = freePort();
 const url = `https://127.0.0.1:${port}`;
 const insecure = { tls: { rejectUnauthorized: false } } as RequestInit;
 const warden = process.env.SMOKE_CMD?.trim() ? process.env.SMOKE_CMD.trim().split(/\s+/) : [process.execPath, "src/cli/main.ts"];

@@ -8,6 +8,7 @@
 import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { freePort } from "../free-port.ts";
 
 const ROOT = join(import.meta.dir, "../..");
 const scenario = process.argv[2] ?? "simulate";
@@ -16,7 +17,7 @@ const TOP = Number(process.env.PROFILE_TOP ?? 30);
 const insecure = { tls: { rejectUnauthorized: false } } as RequestInit;
 
 const dir = mkdtempSync(join(tmpdir(), "warden-profile-"));
-const port = 20000 + Math.floor(Math.random() * 20000);
+const port = freePort();
 const env = { ...process.env, DATA_DIR: join(dir, "data"), PORT: String(port), LOG_LEVEL: "warn", BCRYPT_COST: "4" };
 const url = `https://127.0.0.1:${port}`;
 const start = (flags: string[]) => {
