@@ -89,7 +89,7 @@ export function loadSqlFiles(dir: string): Map<string, string> {
  * feature_grants: the hot path's own key lookup (it only touches last_used_at) and receipt
  * appends (receipts, heads, usage). Any other statement counts as a possible change.
  */
-export const KEY_CONTEXT_NEUTRAL: ReadonlySet<string> = new Set(["keys/authenticate", "receipts/append_batch"]);
+export const KEY_CONTEXT_NEUTRAL: ReadonlySet<string> = new Set(["keys/authenticate", "receipts/append_batch", "receipts/append_one"]);
 
 function queryable(session: DriverSession, queries: Map<string, string>, scripts: Map<string, string>, changing: <T>(name: string, run: () => Promise<T>) => Promise<T>): Queryable {
   const text = (name: string) => {

@@ -172,18 +172,16 @@ describe("receipt_append_batch", () => {
     }
   });
 
-  test("the batcher claims links from its last answer: its second batch needs no computing in the database", async () => {
-    const { db } = await testService();
-    const a = await signup();
-    const ka = await keyIdOf(a);
-    const sent: object[][] = [];
+  // Spies on the pipeline: what each call of the two append queries was sent.
+  function spying(db: Db) {
+    const sent: { name: string; params: unknown }[] = [];
     const spy = new Proxy(db, {
       get(target, prop, receiver) {
         if (prop === "pipeline") {
           return {
             ...target.pipeline,
             query: (name: string, params: unknown[]) => {
-              if (name === "receipts/append_batch") sent.push(params[0] as object[]);
+              sent.push({ name, params: params[0] });
               return target.pipeline.query(name as never, params as never);
             },
           };
@@ -191,11 +189,46 @@ describe("receipt_append_batch", () => {
         return Reflect.get(target, prop, receiver);
       },
     });
-    const first = await batcherFor(spy).submit(item(a.tenantId, ka, 20));
-    const second = await batcherFor(spy).submit(item(a.tenantId, ka, 21));
-    expect(sent).toHaveLength(2);
-    expect(sent[0][0]).not.toHaveProperty("chain_hash");
-    expect(sent[1][0]).toMatchObject({ seq: 1, prev_hash: first.chain_hash, chain_hash: second.chain_hash });
-    expect(second).toMatchObject({ seq: 1, prev_hash: first.chain_hash });
+    return { spy, sent };
+  }
+
+  test("the batcher claims links from its last answer: its second batch needs no computing in the database", async () => {
+    const { db } = await testService();
+    const a = await signup();
+    const ka = await keyIdOf(a);
+    const { spy, sent } = spying(db);
+    // Two at once: batches of two (a batch of one goes its own way, below).
+    const pair = (n: number) => Promise.all([batcherFor(spy).submit(item(a.tenantId, ka, n)), batcherFor(spy).submit(item(a.tenantId, ka, n + 1))]);
+    const first = await pair(20);
+    const second = await pair(22);
+    expect(sent.map((c) => c.name)).toEqual(["receipts/append_batch", "receipts/append_batch"]);
+    const [one, two] = sent.map((c) => c.params as object[]);
+    expect(one[0]).not.toHaveProperty("chain_hash");
+    expect(two[0]).toMatchObject({ seq: 2, prev_hash: first[1].chain_hash, chain_hash: second[0].chain_hash });
+    expect(second[0]).toMatchObject({ seq: 2, prev_hash: first[1].chain_hash });
+  });
+
+  test("a batch of one goes through receipt_append_item(): same links and refusals, and the next batch claims from its answer", async () => {
+    const { db } = await testService();
+    const a = await signup();
+    const ka = await keyIdOf(a);
+    const { spy, sent } = spying(db);
+    const lone = await batcherFor(spy).submit(item(a.tenantId, ka, 30));
+    expect(lone).toMatchObject({ seq: 0, prev_hash: null });
+    // A refusal raised by the database is that item's answer, as from a batch's careful path.
+    const refused = await batcherFor(spy).submit(item(a.tenantId, ka, 31, { kind: "execute", protect_receipt_id: "rcpt_CAAAAAAAAAAAAAAAAAAAAA" })).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    expect(refused).toBeInstanceOf(DbError);
+    expect((refused as DbError).sqlstate).toBe("WR002");
+    const again = await batcherFor(spy).submit(item(a.tenantId, ka, 32));
+    expect(again).toMatchObject({ seq: 1, prev_hash: lone.chain_hash });
+    const pair = await Promise.all([batcherFor(spy).submit(item(a.tenantId, ka, 33)), batcherFor(spy).submit(item(a.tenantId, ka, 34))]);
+    expect(sent.map((c) => c.name)).toEqual(["receipts/append_one", "receipts/append_one", "receipts/append_one", "receipts/append_batch"]);
+    // The pair was sent with claims that continue the lone appends' answers.
+    expect((sent[3].params as object[])[0]).toMatchObject({ seq: 2, prev_hash: again.chain_hash, chain_hash: pair[0].chain_hash });
+    expect(pair.map((r) => r.seq)).toEqual([2, 3]);
+    await expectChainWalks(db, a.tenantId, 4);
   });
 });
