@@ -1,5 +1,6 @@
 // Group commit for receipt appends. Every append of this process joins the next call of
-// receipt_append_batch(): while one batch is in the database, new appends queue, and the next
+// receipt_append_batch() (a batch of one item goes through receipt_append_item(), which costs a
+// lone append less): while one batch is in the database, new appends queue, and the next
 // batch takes them all. One round trip and one commit then serve many requests, and a busy
 // tenant's appends (which take turns on its head row) no longer wait for a commit each. Every
 // caller still gets its answer only after its batch committed: nothing is acknowledged early.
@@ -148,6 +149,11 @@ export function claimLinks(items: AppendItem[], heads: ReadonlyMap<string, Head>
   });
 }
 
+/** A stored item's answer (seq arrives as a bigint, in text from the PostgreSQL client). */
+function resultOf(row: Omit<AppendResult, "seq"> & { seq: number | string | null }): AppendResult {
+  return { seq: Number(row.seq), prev_hash: row.prev_hash, chain_hash: row.chain_hash, quota_limit: row.quota_limit, quota_used: row.quota_used };
+}
+
 async function appendBatch(db: Db, memo: HeadsMemo, items: AppendItem[]): Promise<(AppendResult | Error)[]> {
   const { batch, items: sent, claimed } = memo.send(items);
   let rows: Row[];
@@ -163,18 +169,10 @@ async function appendBatch(db: Db, memo: HeadsMemo, items: AppendItem[]): Promis
     const row = byIndex.get(i);
     if (!row) return new Error("receipt_append_batch returned no row for an item");
     if (row.error_sqlstate) return new DbError(row.error_sqlstate, row.error_constraint ?? undefined, row.error_message ?? "", "receipts/append_batch");
-    return { seq: Number(row.seq), prev_hash: row.prev_hash, chain_hash: row.chain_hash, quota_limit: row.quota_limit, quota_used: row.quota_used };
+    return resultOf(row);
   });
   memo.answered(batch, sent, claimed, results);
   return results;
-}
-
-interface OneRow {
-  seq: number;
-  prev_hash: string | null;
-  chain_hash: string;
-  quota_limit: number | null;
-  quota_used: number;
 }
 
 /**
@@ -188,10 +186,8 @@ async function appendOne(db: Db, memo: HeadsMemo, item: AppendItem): Promise<(Ap
   const { batch, items: sent } = memo.send([item], false);
   let result: AppendResult | Error;
   try {
-    const [row] = await db.pipeline.query<OneRow>("receipts/append_one", [item]);
-    result = row
-      ? { seq: Number(row.seq), prev_hash: row.prev_hash, chain_hash: row.chain_hash, quota_limit: row.quota_limit, quota_used: row.quota_used }
-      : new Error("receipt_append_item returned no row");
+    const [row] = await db.pipeline.query<AppendResult>("receipts/append_one", [item]);
+    result = row ? resultOf(row) : new Error("receipt_append_item returned no row");
   } catch (err) {
     if (!(err instanceof DbError)) {
       memo.lost();
