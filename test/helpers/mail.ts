@@ -8,6 +8,7 @@ import type { Db } from "../../src/db/index.ts";
 import { createService, type Service } from "../../src/http/service.ts";
 import { createLogger } from "../../src/log.ts";
 import { testConfig } from "./service.ts";
+import { freePort } from "../../scripts/free-port.ts";
 
 export interface Received {
   to: string[];
@@ -75,10 +76,7 @@ export async function startInbox(opts: { rejects?: (address: string) => boolean 
 
 /** A port nothing listens on: an SMTP server that is down. */
 export async function deadSmtpUrl(): Promise<string> {
-  const probe = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
-  const port = probe.port;
-  probe.stop(true);
-  return `smtp://127.0.0.1:${port}`;
+  return `smtp://127.0.0.1:${freePort()}`;
 }
 
 /** A service on the shared database whose mail worker delivers to smtpUrl, polling fast. */
