@@ -16,7 +16,7 @@ import { systemRoutes } from "./system-routes.ts";
 import { checkBodyHeaders, readJsonBody } from "./body.ts";
 import type { Deps } from "./deps.ts";
 import { AppError, errorBody, toAppError } from "./errors.ts";
-import { attachState, requestState } from "./request-state.ts";
+import { attachState, requestState, type RequestState } from "./request-state.ts";
 import { clientAddress } from "./client-address.ts";
 import { newId } from "../ids.ts";
 
@@ -35,6 +35,22 @@ function validationMessage(error: unknown): string {
   if (!first) return "The request is not valid.";
   const where = (error as { type?: string }).type ?? "body";
   return `${where}${first.path || ""}: ${first.message ?? "invalid"}`;
+}
+
+/** Adds state.ip, worked out on first read and kept. */
+function lazyAddress(state: RequestState, resolve: () => string | undefined): RequestState {
+  let known = false;
+  let ip: string | undefined;
+  return Object.defineProperty(state, "ip", {
+    enumerable: true,
+    get() {
+      if (!known) {
+        ip = resolve();
+        known = true;
+      }
+      return ip;
+    },
+  });
 }
 
 export function createApp(deps: Deps) {
@@ -92,12 +108,18 @@ export function createApp(deps: Deps) {
     .use(consoleRoutes(deps));
 
   /** Every request enters here: the front door, then the app, then the common headers and the log line. */
-  async function handle(request: Request, info: { ip?: string } = {}): Promise<Response> {
+  /**
+   * info.ip is the socket's peer address, or a function that asks for it: only sign-up, log-in and
+   * security events read the client address, so most requests never pay for the system call.
+   */
+  async function handle(request: Request, info: { ip?: string | (() => string | undefined) } = {}): Promise<Response> {
     const started = performance.now();
     const sent = request.headers.get("x-request-id");
     const validId = sent === null || REQUEST_ID.test(sent);
-    const ip = clientAddress(info.ip, request.headers.get("x-forwarded-for"), deps.config.trustProxy);
-    const state = { id: sent !== null && validId ? sent : newId("req_"), started, ip };
+    const peer = info.ip;
+    const state = lazyAddress({ id: sent !== null && validId ? sent : newId("req_"), started }, () =>
+      clientAddress(typeof peer === "function" ? peer() : peer, request.headers.get("x-forwarded-for"), deps.config.trustProxy),
+    );
     attachState(request, state);
     let response: Response;
     try {

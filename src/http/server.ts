@@ -22,8 +22,9 @@ export async function serve(config: Config, opts: Parameters<typeof createServic
     tls: tls ? { cert: tls.cert, key: tls.key } : undefined,
     // The front door refuses bodies over 64 KiB itself; this only stops far larger ones early.
     maxRequestBodySize: MAX_BODY_BYTES * 16,
-    // The peer address feeds brute-force limits and security events (src/http/client-address.ts).
-    fetch: (request, server) => service.handle(request, { ip: server.requestIP(request)?.address }),
+    // The peer address feeds brute-force limits and security events (src/http/client-address.ts);
+    // asked for only when one of them reads it, while the request is still open.
+    fetch: (request, server) => service.handle(request, { ip: () => server.requestIP(request)?.address }),
   });
   const url = `${plain ? "http" : "https"}://${config.host.includes(":") ? `[${config.host}]` : config.host}:${server.port}`;
   log.info("listening", { url, database: service.deps.db.kind, tls: tls?.source ?? "proxy" });

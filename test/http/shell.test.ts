@@ -4,7 +4,7 @@ import { createService } from "../../src/http/service.ts";
 import { DbUnavailableError } from "../../src/db/index.ts";
 import type { Db } from "../../src/db/index.ts";
 import { createLogger } from "../../src/log.ts";
-import { call, expectErrorShape, logLines, openTestDb, signup, testConfig, testService } from "../helpers/service.ts";
+import { BASE, call, expectErrorShape, logLines, openTestDb, signup, testConfig, testService } from "../helpers/service.ts";
 
 describe("X-Request-ID", () => {
   test("a valid caller id is echoed in the header and the error body", async () => {
@@ -152,6 +152,24 @@ describe("routing and transport", () => {
     for (const reply of [await call("GET", "/health"), await call("GET", "/nope")]) {
       expect(reply.headers.get("strict-transport-security")).toMatch(/^max-age=\d{8,}/);
     }
+  });
+
+  test("the peer address is asked for only when something reads it, and then once", async () => {
+    const { service } = await testService();
+    let asked = 0;
+    const peer = () => {
+      asked++;
+      return "203.0.113.77";
+    };
+    expect((await service.handle(new Request(BASE + "/health"), { ip: peer })).status).toBe(200);
+    expect(asked).toBe(0);
+    // A failed log-in reads it twice (its brute-force limit and its security event).
+    const before = logLines.length;
+    const body = JSON.stringify({ email: `lazy.peer.${Date.now()}@example.com`, password: "not the password at all" });
+    const login = await service.handle(new Request(BASE + "/auth/login", { method: "POST", headers: { "content-type": "application/json" }, body }), { ip: peer });
+    expect(login.status).toBe(401);
+    expect(asked).toBe(1);
+    expect(logLines.slice(before).some((line) => line.includes('"ip":"203.0.113.77"'))).toBe(true);
   });
 
   test("/health names the database", async () => {

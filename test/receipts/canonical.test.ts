@@ -143,3 +143,38 @@ describe("flat string records (the signed claims) take a shortcut that gives the
     expect(canonicalJson({ b: "x", a: 1 })).toBe('{"a":1,"b":"x"}');
   });
 });
+
+describe("canonicalJson agrees with an independent implementation", () => {
+  test("on arbitrary JSON values: nested objects and arrays, numbers, full Unicode", () => {
+    const text = fc.string({ unit: "binary", maxLength: 8 });
+    const { value } = fc.letrec((tie) => ({
+      value: fc.oneof(
+        { depthSize: "small", withCrossShrink: true },
+        fc.constant(null),
+        fc.boolean(),
+        fc.double({ noNaN: true, noDefaultInfinity: true }),
+        fc.integer(),
+        text,
+        fc.array(tie("value"), { maxLength: 4 }),
+        fc.dictionary(fc.oneof(text, fc.constantFrom("__proto__", "", "\u{1F600}", "\uFB33")), tie("value"), { maxKeys: 4 }),
+      ),
+    }));
+    fc.assert(
+      fc.property(value, (v) => {
+        const plain = JSON.parse(JSON.stringify(v));
+        expect(canonicalJson(plain)).toBe(canonicalize(plain));
+        expect(canonicalJson(plain)).toBe(canonicalizeReference(plain) as string);
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  test("refuses cycles, accepts a value shared by two members", () => {
+    const loop: Record<string, unknown> = { a: 1 };
+    loop.self = { back: loop };
+    expect(() => canonicalJson(loop)).toThrow(/circular/i);
+    const shared = { x: [1, 2] };
+    expect(canonicalJson({ b: shared, a: shared, c: [shared, shared] })).toBe('{"a":{"x":[1,2]},"b":{"x":[1,2]},"c":[{"x":[1,2]},{"x":[1,2]}]}');
+  });
+});
+
