@@ -192,6 +192,24 @@ describe("receipt_append_batch", () => {
     return { spy, sent };
   }
 
+  test("a tenant whose storage a batch would overfill: the others' items and its own up to the limit are stored, the rest refused (WQ003)", async () => {
+    const { db } = await testService();
+    const [a, b] = await Promise.all([signup(), signup()]);
+    const [ka, kb] = await Promise.all([keyIdOf(a), keyIdOf(b)]);
+    // Free: 1,000 stored and 1,000 a day. 999 in one batch on January 1st, then a batch on the
+    // 2nd (whose day counts start afresh) that would bring a to 1,001 stored.
+    const filled = await store(db, Array.from({ length: 999 }, (_, n) => item(a.tenantId, ka, 100 + n)));
+    expect(Object.values(filled).every((r) => r.error_sqlstate === null)).toBe(true);
+    const next = (n: number) => ({ timestamp: new Date(Date.UTC(2026, 0, 2, 0, 0, 0, n)).toISOString() });
+    const batch = [item(a.tenantId, ka, 2000, next(1)), item(b.tenantId, kb, 2001, next(2)), item(a.tenantId, ka, 2002, next(3))];
+    const rows = await db.query<Linked & { quota_used: number | null }>("receipts/append_batch", [batch]);
+    const r = Object.fromEntries(rows.map((row) => [row.idx, row]));
+    expect(r[0]).toMatchObject({ seq: 999, quota_used: 1, error_sqlstate: null });
+    expect(r[1]).toMatchObject({ seq: 0, quota_used: 1, error_sqlstate: null });
+    expect(r[2]).toMatchObject({ seq: null, error_sqlstate: "WQ003" });
+    await expectChainWalks(db, a.tenantId, 1000);
+  }, 60_000);
+
   test("the batcher claims links from its last answer: its second batch needs no computing in the database", async () => {
     const { db } = await testService();
     const a = await signup();
