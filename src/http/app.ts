@@ -107,10 +107,11 @@ export function createApp(deps: Deps) {
     .use(customerAccountRoutes(deps))
     .use(consoleRoutes(deps));
 
-  /** Every request enters here: the front door, then the app, then the common headers and the log line. */
   /**
-   * info.ip is the socket's peer address, or a function that asks for it: only sign-up, log-in and
-   * security events read the client address, so most requests never pay for the system call.
+   * Every request enters here: the front door, then the app, then the common headers and the log
+   * line. info.ip is the socket's peer address, or a function that asks for it: only sign-up,
+   * log-in and security events read the client address, so most requests never pay for the system
+   * call.
    */
   async function handle(request: Request, info: { ip?: string | (() => string | undefined) } = {}): Promise<Response> {
     const started = performance.now();
