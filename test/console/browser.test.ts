@@ -15,6 +15,7 @@ import { serve } from "../../src/http/server.ts";
 import { createLogger } from "../../src/log.ts";
 import { SMALL_PAYMENT } from "../helpers/customer.ts";
 import { linkToken, startInbox, type Inbox } from "../helpers/mail.ts";
+import { keepPlaywrightMessagesInOrder } from "../helpers/playwright.ts";
 import { testConfig, uniqueEmail } from "../helpers/service.ts";
 
 const CHROMIUM = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
@@ -82,6 +83,7 @@ describe.skipIf(!available)("console in Chromium", () => {
     server = await serve(config, { log: createLogger("info", (line) => logLines.push(line)) });
 
     const { chromium } = await import("playwright-core");
+    keepPlaywrightMessagesInOrder(chromium);
     userDataDir = mkdtempSync(join(tmpdir(), "warden-chromium-"));
     context = await chromium.launchPersistentContext(userDataDir, {
       executablePath: CHROMIUM,
