@@ -87,9 +87,18 @@ export function loadSqlFiles(dir: string): Map<string, string> {
 /**
  * Queries that never write api_keys' status or owner, tenants, plans, policies, features or
  * feature_grants: the hot path's own key lookup (it only touches last_used_at) and receipt
- * appends (receipts, heads, usage). Any other statement counts as a possible change.
+ * appends (receipts, heads, usage; the keyed ones also read the tenant's key_context_epoch), and
+ * the read of one receipt. Any other statement counts as a possible change.
  */
-export const KEY_CONTEXT_NEUTRAL: ReadonlySet<string> = new Set(["keys/authenticate", "receipts/append_batch", "receipts/append_one"]);
+export const KEY_CONTEXT_NEUTRAL: ReadonlySet<string> = new Set([
+  "keys/authenticate",
+  "receipts/append_batch",
+  "receipts/append_one",
+  "receipts/append_batch_keyed",
+  "receipts/append_one_keyed",
+  // The read an execute makes of its protect receipt.
+  "receipts/get",
+]);
 
 function queryable(session: DriverSession, queries: Map<string, string>, scripts: Map<string, string>, changing: <T>(name: string, run: () => Promise<T>) => Promise<T>): Queryable {
   const text = (name: string) => {

@@ -15,7 +15,7 @@ export async function execute(deps: Deps, principal: KeyPrincipal, protectReceip
   const decided = JSON.parse(row.payload) as ResultPayload;
   // The execution carries the decision it executes: same input, policy version and reasons.
   const payload = buildPayload({ kind: "execute", input: decided.input, policy: decided.policy, decision: decided.decision, reasons: decided.reasons });
-  return recordDecision(deps, { tenantId: principal.tenant_id, keyId: principal.key_id, requestId, payload, protectReceiptId }, (receipt) => ({
+  return recordDecision(deps, { tenantId: principal.tenant_id, keyId: principal.key_id, requestId, payload, protectReceiptId, hint: principal.hint }, (receipt) => ({
     ok: true,
     executed: true,
     verified: false,

@@ -12,7 +12,7 @@ export async function protect(deps: Deps, principal: KeyPrincipal, input: Protec
   const policy = await policyForRef(deps.db, principal.tenant_id, principal.policy);
   const { decision, reasons } = decide(input, policy.document);
   const payload = buildPayload({ kind: "protect", input, policy: policy.ref, decision, reasons });
-  return recordDecision(deps, { tenantId: principal.tenant_id, keyId: principal.key_id, requestId, payload }, (receipt) => ({
+  return recordDecision(deps, { tenantId: principal.tenant_id, keyId: principal.key_id, requestId, payload, hint: principal.hint }, (receipt) => ({
     ok: true,
     verified: false,
     ...receipt,

@@ -2,6 +2,7 @@
 // a response with RateLimit headers.
 import type { Outcome } from "../http/idempotency.ts";
 import type { Deps } from "../http/deps.ts";
+import type { KeyHint } from "../keys/authenticate.ts";
 import { AppError, toAppError } from "../http/errors.ts";
 import { appendReceipt } from "../receipts/append.ts";
 import { usageSummary, type ReceiptView } from "../receipts/store.ts";
@@ -10,7 +11,7 @@ import { rateLimitHeaders, utcDay } from "./rate-limit.ts";
 
 export async function recordDecision(
   deps: Deps,
-  args: { tenantId: string; keyId: string; requestId: string; payload: ResultPayload; protectReceiptId?: string },
+  args: { tenantId: string; keyId: string; requestId: string; payload: ResultPayload; protectReceiptId?: string; hint?: KeyHint },
   /** The response body around the stored receipt. */
   shape: (receipt: ReceiptView) => Record<string, unknown>,
 ): Promise<Outcome> {

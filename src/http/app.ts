@@ -122,6 +122,10 @@ export function createApp(deps: Deps) {
       clientAddress(typeof peer === "function" ? peer() : peer, request.headers.get("x-forwarded-for"), deps.config.trustProxy),
     );
     attachState(request, state);
+    const failed = (err: unknown) => {
+      const { error } = toAppError(err);
+      return Response.json(errorBody(error, state.id), { status: error.status, headers: error.options.headers });
+    };
     let response: Response;
     try {
       if (!validId) throw new AppError("invalid_request_id", "X-Request-ID must be 1 to 128 visible ASCII characters.");
@@ -132,8 +136,19 @@ export function createApp(deps: Deps) {
       checkBodyHeaders(request);
       response = await app.handle(request);
     } catch (err) {
-      const { error } = toAppError(err);
-      response = Response.json(errorBody(error, state.id), { status: error.status, headers: error.options.headers });
+      response = failed(err);
+    }
+    // A key taken from a hint that no append has checked for this request (a refusal of the body,
+    // a 404, a quota): its lookup comes first, so an unknown or revoked key gets its own answer, as
+    // if it had been read before anything else (src/http/auth.ts, requireKeyToAppend).
+    const keyCheck = state.keyCheck;
+    if (keyCheck && !keyCheck.hint.confirmed) {
+      try {
+        await keyCheck.confirm();
+        keyCheck.hint.confirmed = true;
+      } catch (err) {
+        response = failed(err);
+      }
     }
     response.headers.set("x-request-id", state.id);
     for (const [name, value] of Object.entries(SECURITY_HEADERS)) if (!response.headers.has(name)) response.headers.set(name, value);

@@ -14,7 +14,25 @@ export interface KeyPrincipal {
   policy: PolicyRef | null;
   /** Verdicts for the features keys call (simulate, protect, execute), read with the key. */
   features: Record<string, FeatureVerdict>;
+  /** Present when the context is a hint, read for an earlier request (see authenticateKey). */
+  hint?: KeyHint;
 }
+
+/**
+ * A principal made from the context read for its key by an earlier request, not for this one: its
+ * append carries the tenant's key_context_epoch read with that context, and the transaction that
+ * stores the receipt refuses it (WR006) if the epoch has moved since, i.e. if anything the context
+ * depends on changed (migration 012). confirmed turns true once the key has been checked for this
+ * request, by that transaction or by a lookup; the front door looks the key up before it sends
+ * any answer to a request whose hint is still unconfirmed (src/http/app.ts).
+ */
+export interface KeyHint {
+  key_epoch: number | string;
+  confirmed: boolean;
+}
+
+/** The features whose calls append a receipt, and so can check a hint in the same transaction. */
+export type AppendingFeature = "protect" | "execute";
 
 /** What keys/authenticate returns for one key. */
 interface Row {
@@ -30,6 +48,8 @@ interface Row {
   features: string[];
   verdicts: FeatureVerdict["verdict"][];
   required_plans: string[];
+  /** The tenant's key_context_epoch (migration 012), read with the context. */
+  key_context_epoch: number | string;
 }
 
 /** A key's row with its verdicts by feature, as requests use them (made once per lookup). */
@@ -66,7 +86,8 @@ const lookupsFor = perDb(
  * the lookup moved it, so a revoke, rotation, new policy version or plan change is seen by the
  * very next request, as without the cache. Entries expire after CACHE_MS so that last_used_at is
  * still touched about once a minute; unknown keys are not kept.
- * On PostgreSQL other instances write too, so every request reads the database.
+ * On PostgreSQL other instances write too, so every request reads the database, or (protect and
+ * execute) has its append check the context it was decided under (hintsFor below).
  */
 const CACHE_MS = 30_000;
 interface Cached {
@@ -76,8 +97,23 @@ interface Cached {
 }
 const cachesFor = perDb((_db: Db) => new BoundedMap<string, Cached>(10_000));
 
+/**
+ * PostgreSQL's hints: the context last read for each key by a request of this process, for
+ * HINT_MS. A hint is never trusted on its own: only protect and execute use it, and their appends
+ * check it in the transaction that stores the receipt (see KeyHint); a stale hint costs one WR006
+ * answer and a lookup, never a wrong receipt. Hints expire so that a busy key is still read, and
+ * its last_used_at touched, about once a minute, as on the embedded database.
+ */
+const HINT_MS = 30_000;
+const hintsFor = perDb((_db: Db) => new BoundedMap<string, { row: Context; at: number }>(10_000));
+
 async function lookup(db: Db, hash: string): Promise<Context | null> {
-  if (db.kind !== "embedded") return lookupsFor(db).submit(hash);
+  if (db.kind !== "embedded") {
+    const row = await lookupsFor(db).submit(hash);
+    if (row) hintsFor(db).set(hash, { row, at: Date.now() });
+    else hintsFor(db).delete(hash);
+    return row;
+  }
   const cache = cachesFor(db);
   const generation = db.keyContextGeneration();
   const hit = cache.get(hash);
@@ -92,13 +128,32 @@ async function lookup(db: Db, hash: string): Promise<Context | null> {
  * feature verdicts) in the same round trip. Malformed or mistyped secrets are refused by their
  * checksum without a lookup; revoked keys get key_revoked on the very next request: on
  * PostgreSQL the status is read from the database every time, by a query that starts after the
- * request arrived; on the embedded database from the key cache above, which no change outlives.
+ * request arrived (or, for a hint, checked by the append's transaction, which also starts after
+ * it); on the embedded database from the key cache above, which no change outlives.
+ *
+ * hintFor (PostgreSQL only): the request is a protect or execute, whose append can check the
+ * context itself. When this process has read an active key that may call that feature, its
+ * context is returned as a hint (principal.hint) without a database call, and the request makes
+ * one round trip instead of two (docs/performance.md section 20).
  */
-export async function authenticateKey(db: Db, secret: string): Promise<KeyPrincipal> {
+export async function authenticateKey(db: Db, secret: string, hintFor?: AppendingFeature): Promise<KeyPrincipal> {
   if (!isWellFormedSecret(secret)) throw new AppError("unauthorized", "Invalid API key.");
-  const row = await lookup(db, await hashSecret(secret));
+  const hash = await hashSecret(secret);
+  if (hintFor && db.kind === "postgres") {
+    const known = hintsFor(db).get(hash);
+    if (known && Date.now() - known.at < HINT_MS && known.row.status === "active" && known.row.features[hintFor]?.verdict === "allowed") {
+      const principal = principalOf(known.row);
+      principal.hint = { key_epoch: known.row.key_context_epoch, confirmed: false };
+      return principal;
+    }
+  }
+  const row = await lookup(db, hash);
   if (!row) throw new AppError("unauthorized", "Invalid API key.");
   if (row.status !== "active") throw new AppError("key_revoked");
+  return principalOf(row);
+}
+
+function principalOf(row: Context): KeyPrincipal {
   return {
     tenant_id: row.tenant_id,
     key_id: row.key_id,

@@ -3,6 +3,7 @@
 // checks the plan's quotas, assigns seq and chain_hash under the tenant's head lock and counts the
 // call, in the same transaction as every other append of its batch.
 import type { Deps } from "../http/deps.ts";
+import type { KeyHint } from "../keys/authenticate.ts";
 import { newId } from "../ids.ts";
 import type { ResultPayload } from "../simulation/payload.ts";
 import { canonicalJson } from "./canonical.ts";
@@ -20,7 +21,7 @@ export interface Appended {
 
 export async function appendReceipt(
   deps: Deps,
-  args: { tenantId: string; keyId: string; requestId: string; payload: ResultPayload; protectReceiptId?: string },
+  args: { tenantId: string; keyId: string; requestId: string; payload: ResultPayload; protectReceiptId?: string; hint?: KeyHint },
 ): Promise<Appended> {
   const { tenantId, keyId, requestId, payload } = args;
   const at = deps.now();
@@ -41,8 +42,11 @@ export async function appendReceipt(
     content_hash,
     signature,
     protect_receipt_id: args.protectReceiptId ?? null,
+    // A hinted key is checked by the transaction that stores the receipt (WR006 when stale).
+    ...(args.hint && { key_epoch: args.hint.key_epoch }),
   });
   if (!row) throw new Error("receipt_append returned no row");
+  if (args.hint) args.hint.confirmed = true;
   const receipt: ReceiptView = {
     receipt_id,
     tenant_id: tenantId,

@@ -21,6 +21,12 @@ export interface AppendItem {
   content_hash: string;
   signature: string;
   protect_receipt_id: string | null;
+  /**
+   * Set when the item was decided under a key context read for an earlier request (a hint,
+   * src/keys/authenticate.ts): the tenant's key_context_epoch read with it. The append refuses the
+   * item (WR006, nothing stored) when the epoch has moved since (migration 012).
+   */
+  key_epoch?: number | string;
 }
 
 export interface AppendResult {
@@ -158,7 +164,7 @@ async function appendBatch(db: Db, memo: HeadsMemo, items: AppendItem[]): Promis
   const { batch, items: sent, claimed } = memo.send(items);
   let rows: Row[];
   try {
-    rows = await db.pipeline.query<Row>("receipts/append_batch", [sent]);
+    rows = await db.pipeline.query<Row>(items.some((item) => item.key_epoch !== undefined) ? "receipts/append_batch_keyed" : "receipts/append_batch", [sent]);
   } catch (err) {
     // Committed or not, nothing is known about the heads now.
     memo.lost();
@@ -186,7 +192,7 @@ async function appendOne(db: Db, memo: HeadsMemo, item: AppendItem): Promise<(Ap
   const { batch, items: sent } = memo.send([item], false);
   let result: AppendResult | Error;
   try {
-    const [row] = await db.pipeline.query<AppendResult>("receipts/append_one", [item]);
+    const [row] = await db.pipeline.query<AppendResult>(item.key_epoch !== undefined ? "receipts/append_one_keyed" : "receipts/append_one", [item]);
     result = row ? resultOf(row) : new Error("receipt_append_item returned no row");
   } catch (err) {
     if (!(err instanceof DbError)) {

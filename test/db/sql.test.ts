@@ -81,7 +81,7 @@ function signupParams(t: NewTenant): unknown[] {
 }
 
 type KeyRow = { key_id: string; tenant_id: string; label: string; secret_hash: string; hint: string; status: string; created_at: string; last_used_at: string | null; revoked_at: string | null };
-type AuthRow = { secret_hash?: string; key_id: string; tenant_id: string; status: string; plan: string; policy_id?: string | null; policy_version?: number | null; policy_hash?: string | null; features?: string[]; verdicts?: string[]; required_plans?: string[] };
+type AuthRow = { secret_hash?: string; key_id: string; tenant_id: string; status: string; plan: string; policy_id?: string | null; policy_version?: number | null; policy_hash?: string | null; features?: string[]; verdicts?: string[]; required_plans?: string[]; key_context_epoch?: number };
 type SigningKeyRow = { kid: string; public_jwk: JsonWebKey; status: string };
 
 describe("migrate", () => {
@@ -260,6 +260,7 @@ describe("keys/authenticate", () => {
         {
           secret_hash: t.secretHash, key_id: t.keyId, tenant_id: t.tenantId, status: "active", plan: "free", policy_id: null, policy_version: null, policy_hash: null,
           features: ["execute", "protect", "simulate"], verdicts: ["allowed", "allowed", "allowed"], required_plans: ["free", "free", "free"],
+          key_context_epoch: 0,
         },
       ]);
       const [touched] = await q.query<KeyRow>("test/tenant_keys", [t.tenantId]);
@@ -270,7 +271,9 @@ describe("keys/authenticate", () => {
 
       await q.query("keys/revoke", [t.tenantId, t.keyId]);
       // Must not try to touch the revoked key (the guard would refuse the update).
-      expect(await q.query<AuthRow>("keys/authenticate", [[t.secretHash]])).toEqual([expect.objectContaining({ key_id: t.keyId, tenant_id: t.tenantId, status: "revoked", plan: "free" })]);
+      expect(await q.query<AuthRow>("keys/authenticate", [[t.secretHash]])).toEqual([
+        expect.objectContaining({ key_id: t.keyId, tenant_id: t.tenantId, status: "revoked", plan: "free", key_context_epoch: 1 }),
+      ]);
     });
   });
   test("answers a batch: one row per known key, duplicates and unknown hashes collapse", async () => {
@@ -344,6 +347,69 @@ describe("keys/authenticate", () => {
     expect(["active", "revoked"]).toContain(rows[0].status);
     // After the revoke committed, the next authentication reads it.
     expect((await db.query<AuthRow>("keys/authenticate", [[t.secretHash]]))[0].status).toBe("revoked");
+  });
+});
+
+describe("key_context_epoch (migration 012)", () => {
+  const epoch = async (q: Queryable, tenantId: string) => Number((await q.one<{ key_context_epoch: number }>("test/tenant_key_epoch", [tenantId]))!.key_context_epoch);
+
+  test("moves with everything a key's context depends on, and only the changed tenant's", async () => {
+    const t = await newTenant();
+    const other = await newTenant();
+    await rolledBack(async (q) => {
+      await q.query("accounts/signup", signupParams(t));
+      await q.query("accounts/signup", signupParams(other));
+      let last = await epoch(q, t.tenantId);
+      const moved = async (what: string, change: () => Promise<unknown>, by = 1) => {
+        const otherBefore = await epoch(q, other.tenantId);
+        await change();
+        const now = await epoch(q, t.tenantId);
+        expect({ what, moved: now - last }).toEqual({ what, moved: by });
+        expect({ what, other: await epoch(q, other.tenantId) }).toEqual({ what, other: otherBefore });
+        last = now;
+      };
+      // Neither a lookup (it writes last_used_at) nor a new key changes what a key may do.
+      await moved("lookup", () => q.query("keys/authenticate", [[t.secretHash]]), 0);
+      await moved("last_used_at", () => q.query("test/key_touch", [t.keyId]), 0);
+      const second = newId("key_");
+      const secondSecret = newSecret();
+      const secondHash = await hashSecret(secondSecret);
+      await moved("new key", () => q.query("keys/create", [second, t.tenantId, "second", secondHash, secretHint(secondSecret)]), 0);
+      await moved("new policy version", async () => {
+        const doc = '{"default":"DENIED","rules":[]}';
+        await q.query("policies/publish", [t.tenantId, doc, "0x" + (await hashSecret(doc))]);
+      });
+      await moved("plan change", () => q.query("test/plan_set_as_approved", [t.tenantId, "pro"]));
+      await moved("grant", () => q.query("test/feature_grant_raw", [t.tenantId, "sso"]));
+      await moved("grant withdrawn", () => q.query("test/feature_revoke", [t.tenantId, "sso"]));
+      await moved("revoke", () => q.query("keys/revoke", [t.tenantId, t.keyId]));
+    });
+  });
+
+  test("a catalog change moves every tenant's epoch", async () => {
+    const a = await newTenant();
+    const b = await newTenant();
+    await rolledBack(async (q) => {
+      await q.query("accounts/signup", signupParams(a));
+      await q.query("accounts/signup", signupParams(b));
+      const before = [await epoch(q, a.tenantId), await epoch(q, b.tenantId)];
+      await q.query("test/feature_set", ["protect", "pro", "self_serve"]);
+      expect([await epoch(q, a.tenantId), await epoch(q, b.tenantId)]).toEqual(before.map((e) => e + 1));
+      await q.query("test/plan_set_protect_limit", ["free", 10]);
+      expect([await epoch(q, a.tenantId), await epoch(q, b.tenantId)]).toEqual(before.map((e) => e + 2));
+    });
+  });
+
+  test("never goes back, so an old hint cannot match again", async () => {
+    const t = await newTenant();
+    await rolledBack(async (q) => {
+      await q.query("accounts/signup", signupParams(t));
+      await q.query("keys/revoke", [t.tenantId, t.keyId]);
+      expect(await epoch(q, t.tenantId)).toBe(1);
+      expect(await q.query("test/tenant_set_key_epoch", [t.tenantId, 5])).toEqual([{ key_context_epoch: 5 }]);
+      const back = await failure(q.query("test/tenant_set_key_epoch", [t.tenantId, 0]));
+      expect(back.sqlstate).toBe("23514");
+    });
   });
 });
 

@@ -1,8 +1,10 @@
 // The embedded database's key cache (src/keys/authenticate.ts): used when nothing changed, never
-// once something did, and absent on PostgreSQL, where other instances write too.
+// once something did, and absent on PostgreSQL, where other instances write too. On PostgreSQL,
+// protect and execute take the key from a hint that their own append checks (migration 012):
+// one round trip, and every answer still as if the key had been read first.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Db } from "../../src/db/index.ts";
-import { bearer, protect } from "../helpers/customer.ts";
+import { bearer, execute, protect } from "../helpers/customer.ts";
 import { approve } from "../helpers/ops.ts";
 import { call, expectErrorShape, signup, testService } from "../helpers/service.ts";
 
@@ -70,5 +72,48 @@ describe("the key cache", () => {
     expect(rotated.status).toBe(201);
     expectErrorShape(await protect(a.apiKey), 401, "key_revoked");
     expect((await protect(rotated.body.secret)).status).toBe(200);
+  });
+});
+
+describe("hints for protect and execute (PostgreSQL; the embedded database answers the same from its cache)", () => {
+  test("after the first request, protects and executes read no key: their appends check it", async () => {
+    const a = await signup();
+    expect((await protect(a.apiKey)).status).toBe(200);
+    const before = lookups;
+    for (let i = 0; i < 3; i++) {
+      const decided = await protect(a.apiKey);
+      expect(decided.status).toBe(200);
+      expect((await execute(a.apiKey, decided.body.receipt_id)).status).toBe(200);
+    }
+    expect(lookups - before).toBe(0);
+    // An Idempotency-Key is claimed before the append, so such a request reads its key first.
+    expect((await protect(a.apiKey, undefined, { headers: { "idempotency-key": `hint-${Date.now()}` } })).status).toBe(200);
+    expect(lookups - before).toBe(db.kind === "embedded" ? 0 : 1);
+  });
+
+  test("a revoked key's hinted request gets 401 key_revoked whatever else is wrong with it", async () => {
+    const a = await signup();
+    expect((await protect(a.apiKey)).status).toBe(200);
+    // With the key still active, a refused body keeps its own answer.
+    expectErrorShape(await protect(a.apiKey, { resource: "no action" }), 400, "invalid_request");
+    expectErrorShape(await execute(a.apiKey, "rcpt_AAAAAAAAAAAAAAAAAAAAAA"), 404, "not_found");
+    const revoked = await call("POST", `/customer/keys/${await keyOf(a.token)}/revoke`, { headers: bearer(a.token) });
+    expect(revoked.status).toBe(200);
+    expectErrorShape(await protect(a.apiKey, { resource: "no action" }), 401, "key_revoked");
+    expectErrorShape(await execute(a.apiKey, "rcpt_AAAAAAAAAAAAAAAAAAAAAA"), 401, "key_revoked");
+    expectErrorShape(await protect(a.apiKey), 401, "key_revoked");
+    expect((await call("GET", "/customer/dashboard", { headers: bearer(a.token) })).body.usage).toMatchObject({ protect_today: 1, receipts_stored: 1 });
+  });
+
+  test("an operator's catalog change is seen by the next hinted protect", async () => {
+    const a = await signup();
+    expect((await protect(a.apiKey)).status).toBe(200);
+    try {
+      await db.query("test/feature_set", ["protect", "pro", "self_serve"]);
+      expectErrorShape(await protect(a.apiKey), 403, "plan_required");
+    } finally {
+      await db.query("test/feature_set", ["protect", "free", "self_serve"]);
+    }
+    expect((await protect(a.apiKey)).status).toBe(200);
   });
 });

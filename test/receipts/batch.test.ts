@@ -34,6 +34,28 @@ function item(tenantId: string, keyId: string, n: number, extra: Partial<{ kind:
   };
 }
 
+type Linked = { idx: number; seq: number | null; prev_hash: string | null; chain_hash: string | null; error_sqlstate: string | null };
+
+// Spies on the pipeline: what each call of the append queries was sent.
+function spying(db: Db) {
+  const sent: { name: string; params: unknown }[] = [];
+  const spy = new Proxy(db, {
+    get(target, prop, receiver) {
+      if (prop === "pipeline") {
+        return {
+          ...target.pipeline,
+          query: (name: string, params: unknown[]) => {
+            sent.push({ name, params: params[0] });
+            return target.pipeline.query(name as never, params as never);
+          },
+        };
+      }
+      return Reflect.get(target, prop, receiver);
+    },
+  });
+  return { spy, sent };
+}
+
 describe("receipt_append_batch", () => {
   test("interleaved tenants: every item answered at its index, per-tenant order kept, a refusal isolated", async () => {
     const { db } = await testService();
@@ -117,7 +139,6 @@ describe("receipt_append_batch", () => {
     expect(await db.query("receipts/head", [a.tenantId])).toEqual([{ tenant_id: a.tenantId, tree_size: 5, head_hash: prev }]);
   });
 
-  type Linked = { idx: number; seq: number | null; prev_hash: string | null; chain_hash: string | null; error_sqlstate: string | null };
   const store = async (db: Db, items: object[]) => {
     const rows = await db.query<Linked>("receipts/append_batch", [items]);
     return Object.fromEntries(rows.map((r) => [r.idx, r])) as Record<number, Linked>;
@@ -172,25 +193,6 @@ describe("receipt_append_batch", () => {
     }
   });
 
-  // Spies on the pipeline: what each call of the two append queries was sent.
-  function spying(db: Db) {
-    const sent: { name: string; params: unknown }[] = [];
-    const spy = new Proxy(db, {
-      get(target, prop, receiver) {
-        if (prop === "pipeline") {
-          return {
-            ...target.pipeline,
-            query: (name: string, params: unknown[]) => {
-              sent.push({ name, params: params[0] });
-              return target.pipeline.query(name as never, params as never);
-            },
-          };
-        }
-        return Reflect.get(target, prop, receiver);
-      },
-    });
-    return { spy, sent };
-  }
 
   test("a tenant whose storage a batch would overfill: the others' items and its own up to the limit are stored, the rest refused (WQ003)", async () => {
     const { db } = await testService();
@@ -248,5 +250,76 @@ describe("receipt_append_batch", () => {
     expect((sent[3].params as object[])[0]).toMatchObject({ seq: 2, prev_hash: again.chain_hash, chain_hash: pair[0].chain_hash });
     expect(pair.map((r) => r.seq)).toEqual([2, 3]);
     await expectChainWalks(db, a.tenantId, 4);
+  });
+});
+
+// Items decided under a hint carry their tenant's key_context_epoch (migration 012): a stale one is
+// refused with WR006 and not stored, and it costs the items around it nothing but their claims.
+describe("keyed appends (receipt_append_batch_keyed, receipt_append_item_keyed)", () => {
+  const epochOf = async (db: Db, tenantId: string) => Number((await db.one<{ key_context_epoch: number }>("test/tenant_key_epoch", [tenantId]))!.key_context_epoch);
+
+  test("a stale item is answered WR006 at its index and not stored; fresh and unkeyed items are stored, their chains walk", async () => {
+    const { db } = await testService();
+    const [a, b] = await Promise.all([signup(), signup()]);
+    const [ka, kb] = await Promise.all([keyIdOf(a), keyIdOf(b)]);
+    const [ea, eb] = await Promise.all([epochOf(db, a.tenantId), epochOf(db, b.tenantId)]);
+    const items = [
+      { ...item(a.tenantId, ka, 40), key_epoch: ea },
+      { ...item(b.tenantId, kb, 41), key_epoch: eb + 1 },
+      item(b.tenantId, kb, 42),
+      { ...item(a.tenantId, ka, 43), key_epoch: ea },
+      { ...item(b.tenantId, kb, 44), key_epoch: eb },
+    ];
+    const rows = await db.query<Linked>("receipts/append_batch_keyed", [items]);
+    const r = Object.fromEntries(rows.map((row) => [row.idx, row]));
+    expect(rows).toHaveLength(5);
+    expect(r[1]).toMatchObject({ seq: null, error_sqlstate: "WR006" });
+    expect([r[0], r[3]].map((x) => [x.seq, x.error_sqlstate])).toEqual([[0, null], [1, null]]);
+    expect([r[2], r[4]].map((x) => [x.seq, x.error_sqlstate])).toEqual([[0, null], [1, null]]);
+    await expectChainWalks(db, a.tenantId, 2);
+    await expectChainWalks(db, b.tenantId, 2);
+    // Every item fresh: the same answers as receipt_append_batch().
+    const fresh = await db.query<Linked>("receipts/append_batch_keyed", [[{ ...item(b.tenantId, kb, 45), key_epoch: eb }]]);
+    expect(fresh).toEqual([expect.objectContaining({ idx: 0, seq: 2, error_sqlstate: null })]);
+  });
+
+  test("a revoke between the hint and the append: the item is refused, nothing stored, nothing counted", async () => {
+    const { db } = await testService();
+    const a = await signup();
+    const ka = await keyIdOf(a);
+    const epoch = await epochOf(db, a.tenantId);
+    expect((await call("POST", `/customer/keys/${ka}/revoke`, { headers: { authorization: `Bearer ${a.token}` } })).status).toBe(200);
+    const single = await db.query("receipts/append_one_keyed", [{ ...item(a.tenantId, ka, 50), key_epoch: epoch }]).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    expect(single).toBeInstanceOf(DbError);
+    expect((single as DbError).sqlstate).toBe("WR006");
+    const rows = await db.query<Linked>("receipts/append_batch_keyed", [[51, 52].map((n) => ({ ...item(a.tenantId, ka, n), key_epoch: epoch }))]);
+    expect(rows.map((row) => [row.idx, row.seq, row.error_sqlstate])).toEqual([
+      [0, null, "WR006"],
+      [1, null, "WR006"],
+    ]);
+    await expectChainWalks(db, a.tenantId, 0);
+    const usage = (await call("GET", "/customer/dashboard", { headers: { authorization: `Bearer ${a.token}` } })).body.usage;
+    expect(usage).toMatchObject({ protect_today: 0, receipts_stored: 0 });
+  });
+
+  test("the batcher sends keyed items through the keyed functions; a stale item between claimed ones leaves the chain whole", async () => {
+    const { db } = await testService();
+    const a = await signup();
+    const ka = await keyIdOf(a);
+    const epoch = await epochOf(db, a.tenantId);
+    const { spy, sent } = spying(db);
+    const keyed = (n: number, key_epoch = epoch) => batcherFor(spy).submit({ ...item(a.tenantId, ka, n), key_epoch });
+    expect(await keyed(60)).toMatchObject({ seq: 0 });
+    await Promise.all([keyed(61), keyed(62)]);
+    // The next batch is sent with claims; its middle item is stale, so the last one's claim skips a seq.
+    const settled = await Promise.allSettled([keyed(63), keyed(64, epoch + 1), keyed(65)]);
+    expect(settled.map((s) => s.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+    expect(((settled[1] as PromiseRejectedResult).reason as DbError).sqlstate).toBe("WR006");
+    expect(settled.filter((s) => s.status === "fulfilled").map((s) => (s as PromiseFulfilledResult<{ seq: number }>).value.seq)).toEqual([3, 4]);
+    expect(sent.map((c) => c.name)).toEqual(["receipts/append_one_keyed", "receipts/append_batch_keyed", "receipts/append_batch_keyed"]);
+    await expectChainWalks(db, a.tenantId, 5);
   });
 });
