@@ -92,6 +92,7 @@ export function loadSqlFiles(dir: string): Map<string, string> {
  */
 export const KEY_CONTEXT_NEUTRAL: ReadonlySet<string> = new Set([
   "keys/authenticate",
+  "keys/epochs",
   "receipts/append_batch",
   "receipts/append_one",
   "receipts/append_batch_keyed",

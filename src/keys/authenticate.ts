@@ -86,8 +86,9 @@ const lookupsFor = perDb(
  * the lookup moved it, so a revoke, rotation, new policy version or plan change is seen by the
  * very next request, as without the cache. Entries expire after CACHE_MS so that last_used_at is
  * still touched about once a minute; unknown keys are not kept.
- * On PostgreSQL other instances write too, so every request reads the database, or (protect and
- * execute) has its append check the context it was decided under (hintsFor below).
+ * On PostgreSQL other instances write too, so every request reads the database: the key, or the
+ * epoch of a context read for it shortly before, or (protect and execute) has its append check
+ * the context it was decided under (hintsFor below).
  */
 const CACHE_MS = 30_000;
 interface Cached {
@@ -99,16 +100,41 @@ const cachesFor = perDb((_db: Db) => new BoundedMap<string, Cached>(10_000));
 
 /**
  * PostgreSQL's hints: the context last read for each key by a request of this process, for
- * HINT_MS. A hint is never trusted on its own: only protect and execute use it, and their appends
- * check it in the transaction that stores the receipt (see KeyHint); a stale hint costs one WR006
- * answer and a lookup, never a wrong receipt. Hints expire so that a busy key is still read, and
- * its last_used_at touched, about once a minute, as on the embedded database.
+ * HINT_MS. A hint is never trusted on its own. Protect and execute decide under it and their
+ * appends check it in the transaction that stores the receipt (see KeyHint); a stale hint costs
+ * one WR006 answer and a lookup, never a wrong receipt. Every other request checks it first with
+ * its tenant's epoch, read by a query that starts after the request arrived (lookup below). Hints
+ * expire so that a busy key is still read, and its last_used_at touched, about once a minute, as
+ * on the embedded database.
  */
 const HINT_MS = 30_000;
 const hintsFor = perDb((_db: Db) => new BoundedMap<string, { row: Context; at: number }>(10_000));
 
+/**
+ * Tenants' key_context_epochs, the checks in flight sharing one call (each starts after its request
+ * arrived, as a lookup does). undefined: no such tenant.
+ */
+const epochsFor = perDb(
+  (db: Db) =>
+    new Coalescer<string, string | undefined>(
+      async (tenants) => {
+        const rows = await db.query<{ tenant_id: string; key_context_epoch: number | string }>("keys/epochs", [tenants]);
+        const byTenant = new Map(rows.map((r) => [r.tenant_id, String(r.key_context_epoch)]));
+        return tenants.map((t) => byTenant.get(t));
+      },
+      { maxBatch: 256, maxInFlight: 2 },
+    ),
+);
+
 async function lookup(db: Db, hash: string): Promise<Context | null> {
   if (db.kind !== "embedded") {
+    // A context read in the last HINT_MS whose tenant's epoch has not moved is the context the
+    // lookup would read now: the epoch query is far cheaper than the lookup (docs/performance.md
+    // section 21).
+    const known = hintsFor(db).get(hash);
+    if (known && Date.now() - known.at < HINT_MS) {
+      if ((await epochsFor(db).submit(known.row.tenant_id)) === String(known.row.key_context_epoch)) return known.row;
+    }
     const row = await lookupsFor(db).submit(hash);
     if (row) hintsFor(db).set(hash, { row, at: Date.now() });
     else hintsFor(db).delete(hash);
@@ -127,9 +153,10 @@ async function lookup(db: Db, hash: string): Promise<Context | null> {
  * The tenant behind an API key secret, with what its request needs (plan, active policy version,
  * feature verdicts) in the same round trip. Malformed or mistyped secrets are refused by their
  * checksum without a lookup; revoked keys get key_revoked on the very next request: on
- * PostgreSQL the status is read from the database every time, by a query that starts after the
- * request arrived (or, for a hint, checked by the append's transaction, which also starts after
- * it); on the embedded database from the key cache above, which no change outlives.
+ * PostgreSQL the key, or its tenant's key_context_epoch, is read from the database every time, by a
+ * query that starts after the request arrived (or, for a protect or execute, checked by the
+ * append's transaction, which also starts after it); on the embedded database from the key cache
+ * above, which no change outlives.
  *
  * hintFor (PostgreSQL only): the request is a protect or execute, whose append can check the
  * context itself. When this process has read an active key that may call that feature, its

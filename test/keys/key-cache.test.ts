@@ -10,14 +10,17 @@ import { call, expectErrorShape, signup, testService } from "../helpers/service.
 
 let db: Db;
 let lookups = 0;
+let epochChecks = 0;
 let restore: () => void;
 
 beforeAll(async () => {
   db = (await testService()).db;
   const query = db.query;
-  // Counts the key lookups that reach the database (the coalescer calls db.query at call time).
+  // Counts the key lookups and epoch checks that reach the database (the coalescers call db.query
+  // at call time).
   (db as { query: Db["query"] }).query = ((name: string, params?: readonly unknown[]) => {
     if (name === "keys/authenticate") lookups += (params?.[0] as unknown[]).length;
+    if (name === "keys/epochs") epochChecks += (params?.[0] as unknown[]).length;
     return query.call(db, name, params);
   }) as Db["query"];
   restore = () => ((db as { query: Db["query"] }).query = query);
@@ -28,12 +31,13 @@ const simulate = (secret: string) => call("POST", "/v1/simulate", { json: { pres
 const keyOf = async (token: string) => (await call("GET", "/customer/keys", { headers: bearer(token) })).body.keys[0].key_id as string;
 
 describe("the key cache", () => {
-  test("embedded: repeated requests with one key read it once; on PostgreSQL, every time", async () => {
+  test("embedded: repeated requests with one key read it once; on PostgreSQL, the key once and then its tenant's epoch every time", async () => {
     const a = await signup();
     expect((await simulate(a.apiKey)).status).toBe(200);
-    const before = lookups;
+    const [lookupsBefore, checksBefore] = [lookups, epochChecks];
     for (let i = 0; i < 10; i++) expect((await simulate(a.apiKey)).status).toBe(200);
-    expect(lookups - before).toBe(db.kind === "embedded" ? 0 : 10);
+    expect(lookups - lookupsBefore).toBe(0);
+    expect(epochChecks - checksBefore).toBe(db.kind === "embedded" ? 0 : 10);
   });
 
   test("a revoke is refused on the very next request, also when it ran during a lookup (20 rounds)", async () => {
@@ -79,16 +83,16 @@ describe("hints for protect and execute (PostgreSQL; the embedded database answe
   test("after the first request, protects and executes read no key: their appends check it", async () => {
     const a = await signup();
     expect((await protect(a.apiKey)).status).toBe(200);
-    const before = lookups;
+    const [lookupsBefore, checksBefore] = [lookups, epochChecks];
     for (let i = 0; i < 3; i++) {
       const decided = await protect(a.apiKey);
       expect(decided.status).toBe(200);
       expect((await execute(a.apiKey, decided.body.receipt_id)).status).toBe(200);
     }
-    expect(lookups - before).toBe(0);
-    // An Idempotency-Key is claimed before the append, so such a request reads its key first.
+    expect([lookups - lookupsBefore, epochChecks - checksBefore]).toEqual([0, 0]);
+    // An Idempotency-Key is claimed before the append, so such a request checks its key first.
     expect((await protect(a.apiKey, undefined, { headers: { "idempotency-key": `hint-${Date.now()}` } })).status).toBe(200);
-    expect(lookups - before).toBe(db.kind === "embedded" ? 0 : 1);
+    expect([lookups - lookupsBefore, epochChecks - checksBefore]).toEqual([0, db.kind === "embedded" ? 0 : 1]);
   });
 
   test("a revoked key's hinted request gets 401 key_revoked whatever else is wrong with it", async () => {
