@@ -14,9 +14,9 @@ import { verifyReceipt } from "./verify.ts";
 import type { AppendingFeature } from "../keys/authenticate.ts";
 
 const security = [{ apiKey: [] as string[] }];
-// 409 and 422 also come from Idempotency-Key (in progress, mismatch).
 // The routes whose answer follows an append, which can check a hinted key itself (src/http/auth.ts).
 const APPENDING: Record<string, AppendingFeature> = { "/v1/protect": "protect", "/v1/execute": "execute" };
+// 409 and 422 also come from Idempotency-Key (in progress, mismatch).
 const errors = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 409: ErrorResponse, 422: ErrorResponse, 429: ErrorResponse };
 
 export function decisionsRoutes(deps: Deps) {

@@ -56,8 +56,13 @@ export async function withKeyChecked<T>(deps: Deps, request: Request, principal:
     return await run(principal);
   } catch (err) {
     if (!principal.hint || !(err instanceof DbError && err.sqlstate === "WR006")) throw err;
-    const read = await requireKey(deps, request);
-    principal.hint.confirmed = true;
+    let read: KeyPrincipal;
+    try {
+      read = await requireKey(deps, request);
+    } finally {
+      // Read now, for this request: its refusal, if any, is the answer.
+      principal.hint.confirmed = true;
+    }
     assertVerdict(feature, read.features[feature]);
     return run(read);
   }
