@@ -5,14 +5,20 @@ import type { Deps } from "../http/deps.ts";
 import { AppError } from "../http/errors.ts";
 import type { Outcome } from "../http/idempotency.ts";
 import type { KeyPrincipal } from "../keys/authenticate.ts";
+import { issuedProtect } from "../receipts/append.ts";
 import { getReceiptRow } from "../receipts/store.ts";
 import { buildPayload, type ResultPayload } from "../simulation/payload.ts";
 import { recordDecision } from "./record.ts";
 
-export async function execute(deps: Deps, principal: KeyPrincipal, protectReceiptId: string, requestId: string): Promise<Outcome> {
-  const row = await getReceiptRow(deps.db, principal.tenant_id, protectReceiptId);
+/** A protect receipt of the tenant as stored (404 when there is none). */
+async function storedProtect(deps: Deps, tenantId: string, receiptId: string): Promise<ResultPayload> {
+  const row = await getReceiptRow(deps.db, tenantId, receiptId);
   if (!row || row.kind !== "protect") throw new AppError("not_found", "No protect receipt with this id.");
-  const decided = JSON.parse(row.payload) as ResultPayload;
+  return JSON.parse(row.payload) as ResultPayload;
+}
+
+export async function execute(deps: Deps, principal: KeyPrincipal, protectReceiptId: string, requestId: string): Promise<Outcome> {
+  const decided = issuedProtect(deps.db, principal.tenant_id, protectReceiptId) ?? (await storedProtect(deps, principal.tenant_id, protectReceiptId));
   // The execution carries the decision it executes: same input, policy version and reasons.
   const payload = buildPayload({ kind: "execute", input: decided.input, policy: decided.policy, decision: decided.decision, reasons: decided.reasons });
   return recordDecision(deps, { tenantId: principal.tenant_id, keyId: principal.key_id, requestId, payload, protectReceiptId, hint: principal.hint }, (receipt) => ({

@@ -2,6 +2,9 @@
 // signed here; receipt_append_batch() in the database (through the group-commit batcher) then
 // checks the plan's quotas, assigns seq and chain_hash under the tenant's head lock and counts the
 // call, in the same transaction as every other append of its batch.
+import { BoundedMap } from "../bounded-map.ts";
+import { perDb } from "../db/coalescer.ts";
+import type { Db } from "../db/index.ts";
 import type { Deps } from "../http/deps.ts";
 import type { KeyHint } from "../keys/authenticate.ts";
 import { newId } from "../ids.ts";
@@ -17,6 +20,21 @@ export interface Appended {
   quota: { limit: number | null; used: number };
   /** The receipt's time, also the instant the quota day and RateLimit-Reset refer to. */
   at: Date;
+}
+
+/**
+ * The ALLOWED protect decisions this process stored lately, by receipt_id: what an execute of one
+ * of them needs (its tenant and payload), without reading the receipt back. Stored receipts never
+ * change (receipts_append_only), so an entry cannot go stale; whether the receipt may still be
+ * executed (its age, once only) is the append's check, as for a receipt read from the database.
+ * Small: an execute usually follows its protect within milliseconds, and a miss only costs the read.
+ */
+const issuedFor = perDb((_db: Db) => new BoundedMap<string, { tenantId: string; payload: ResultPayload }>(1_024));
+
+/** The payload of an ALLOWED protect receipt of this tenant that this process stored lately, if any. */
+export function issuedProtect(db: Db, tenantId: string, receiptId: string): ResultPayload | undefined {
+  const issued = issuedFor(db).get(receiptId);
+  return issued?.tenantId === tenantId ? issued.payload : undefined;
 }
 
 export async function appendReceipt(
@@ -47,6 +65,7 @@ export async function appendReceipt(
   });
   if (!row) throw new Error("receipt_append returned no row");
   if (args.hint) args.hint.confirmed = true;
+  if (payload.kind === "protect" && payload.decision === "ALLOWED") issuedFor(deps.db).set(receipt_id, { tenantId, payload });
   const receipt: ReceiptView = {
     receipt_id,
     tenant_id: tenantId,
