@@ -110,6 +110,12 @@ const cachesFor = perDb((_db: Db) => new BoundedMap<string, Cached>(10_000));
 const HINT_MS = 30_000;
 const hintsFor = perDb((_db: Db) => new BoundedMap<string, { row: Context; at: number }>(10_000));
 
+/** The context read for a key in the last HINT_MS, if any. */
+function freshHint(db: Db, hash: string): Context | undefined {
+  const known = hintsFor(db).get(hash);
+  return known && Date.now() - known.at < HINT_MS ? known.row : undefined;
+}
+
 /**
  * Tenants' key_context_epochs, the checks in flight sharing one call (each starts after its request
  * arrived, as a lookup does). undefined: no such tenant.
@@ -131,10 +137,8 @@ async function lookup(db: Db, hash: string): Promise<Context | null> {
     // A context read in the last HINT_MS whose tenant's epoch has not moved is the context the
     // lookup would read now: the epoch query is far cheaper than the lookup (docs/performance.md
     // section 21).
-    const known = hintsFor(db).get(hash);
-    if (known && Date.now() - known.at < HINT_MS) {
-      if ((await epochsFor(db).submit(known.row.tenant_id)) === String(known.row.key_context_epoch)) return known.row;
-    }
+    const known = freshHint(db, hash);
+    if (known && (await epochsFor(db).submit(known.tenant_id)) === String(known.key_context_epoch)) return known;
     const row = await lookupsFor(db).submit(hash);
     if (row) hintsFor(db).set(hash, { row, at: Date.now() });
     else hintsFor(db).delete(hash);
@@ -167,10 +171,10 @@ export async function authenticateKey(db: Db, secret: string, hintFor?: Appendin
   if (!isWellFormedSecret(secret)) throw new AppError("unauthorized", "Invalid API key.");
   const hash = await hashSecret(secret);
   if (hintFor && db.kind === "postgres") {
-    const known = hintsFor(db).get(hash);
-    if (known && Date.now() - known.at < HINT_MS && known.row.status === "active" && known.row.features[hintFor]?.verdict === "allowed") {
-      const principal = principalOf(known.row);
-      principal.hint = { key_epoch: known.row.key_context_epoch, confirmed: false };
+    const known = freshHint(db, hash);
+    if (known?.status === "active" && known.features[hintFor]?.verdict === "allowed") {
+      const principal = principalOf(known);
+      principal.hint = { key_epoch: known.key_context_epoch, confirmed: false };
       return principal;
     }
   }
