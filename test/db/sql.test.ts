@@ -8,6 +8,7 @@ import { DbError, SQL_DIR, type Db, type Queryable } from "../../src/db/index.ts
 import { migrate } from "../../src/db/migrate.ts";
 import { newId } from "../../src/ids.ts";
 import { hashSecret, newSecret, secretHint } from "../../src/keys/secret.ts";
+import { sha256HexSync } from "../../src/receipts/fast-crypto.ts";
 import { verifyCanonical } from "../../src/receipts/signature.ts";
 import { ReceiptSigner } from "../../src/receipts/signer.ts";
 import { openTestDb, uniqueEmail } from "../helpers/service.ts";
@@ -377,7 +378,7 @@ describe("key_context_epoch (migration 012)", () => {
       await moved("new key", () => q.query("keys/create", [second, t.tenantId, "second", secondHash, secretHint(secondSecret)]), 0);
       await moved("new policy version", async () => {
         const doc = '{"default":"DENIED","rules":[]}';
-        await q.query("policies/publish", [t.tenantId, doc, "0x" + (await hashSecret(doc))]);
+        await q.query("policies/publish", [t.tenantId, doc, sha256HexSync(doc)]);
       });
       await moved("plan change", () => q.query("test/plan_set_as_approved", [t.tenantId, "pro"]));
       await moved("grant", () => q.query("test/feature_grant_raw", [t.tenantId, "sso"]));
