@@ -6,6 +6,7 @@
 //   DATABASE_URL=postgres://... npm run bench
 //   BENCH_SECONDS=10 BENCH_CONNECTIONS=64 BENCH_ONLY=simulate,protect npm run bench
 import { spawnSync } from "node:child_process";
+import { ensureWrk } from "./bench/wrk.ts";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -50,17 +51,6 @@ interface Row {
   /** CPU time per answered request, in microseconds: the service's, and the whole machine's. */
   service_us_per_request: number;
   machine_us_per_request: number;
-}
-
-function ensureWrk() {
-  if (spawnSync("wrk", ["--version"]).error === undefined) return;
-  console.log("bench: installing wrk from Debian");
-  let r = spawnSync("apt-get", ["install", "-y", "wrk"], { stdio: "inherit" });
-  if (r.status !== 0) {
-    spawnSync("apt-get", ["update"], { stdio: "inherit" });
-    r = spawnSync("apt-get", ["install", "-y", "wrk"], { stdio: "inherit" });
-  }
-  if (r.status !== 0) throw new Error("could not install wrk");
 }
 
 interface Ceiling {

@@ -9,6 +9,7 @@ import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePort } from "../free-port.ts";
+import { ensureWrk } from "./wrk.ts";
 
 const ROOT = join(import.meta.dir, "../..");
 const scenario = process.argv[2] ?? "simulate";
@@ -16,6 +17,7 @@ const SECONDS = Number(process.env.PROFILE_SECONDS ?? 8);
 const TOP = Number(process.env.PROFILE_TOP ?? 30);
 const insecure = { tls: { rejectUnauthorized: false } } as RequestInit;
 
+ensureWrk();
 const dir = mkdtempSync(join(tmpdir(), "warden-profile-"));
 const port = freePort();
 const env = { ...process.env, DATA_DIR: join(dir, "data"), PORT: String(port), LOG_LEVEL: "warn", BCRYPT_COST: "4" };
