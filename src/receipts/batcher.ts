@@ -54,6 +54,11 @@ interface Row extends Omit<AppendResult, "seq"> {
 // runs on this thread and has nothing to overlap, so one.
 const MAX_BATCH = 200;
 const IN_FLIGHT = { postgres: 2, embedded: 1 } as const;
+// PGlite's batch costs ~3.3 ms besides its receipts and blocks this thread: a batch waits (at most
+// this long) for as many appends as the last one had, so that the callers it answered, who come
+// back together, share one batch instead of two (docs/performance.md section 24). On PostgreSQL
+// the next batch is already queued on the server while one runs, and never waits.
+const LINGER_MS = { postgres: 0, embedded: 2 } as const;
 
 /** A tenant's log head: the next seq and the last chain_hash. */
 interface Head {
@@ -213,5 +218,6 @@ export const batcherFor = perDb((db: Db): AppendBatcher => {
   return new Coalescer((items) => (items.length === 1 ? appendOne(db, memo, items[0]) : appendBatch(db, memo, items)), {
     maxBatch: MAX_BATCH,
     maxInFlight: IN_FLIGHT[db.kind],
+    lingerMs: LINGER_MS[db.kind],
   });
 });

@@ -68,3 +68,55 @@ test("an Error result rejects its item only; a failed call rejects its whole bat
   calls[2].release([]);
   await expect(e).rejects.toThrow("no result");
 });
+
+test("lingerMs: a call waits for as many items as the last one had, at most lingerMs, and a lone caller never waits", async () => {
+  const { calls, run } = controlled();
+  const c = new Coalescer(run, { maxBatch: 10, maxInFlight: 1, lingerMs: 50 });
+  // A lone caller: its last call had one item, so the next one goes out at once.
+  const lone = c.submit(1);
+  await settle();
+  calls[0].release([1]);
+  expect(await lone).toBe(1);
+  const again = c.submit(2);
+  await settle();
+  expect(calls.map((x) => x.items)).toEqual([[1], [2]]);
+  calls[1].release([2]);
+  await again;
+
+  // A call of three; two of its callers come back: they wait for the third, which ends the wait.
+  const three = [c.submit(3), c.submit(4), c.submit(5)];
+  await settle();
+  calls[2].release([3, 4, 5]);
+  await Promise.all(three);
+  await settle();
+  const back = [c.submit(6), c.submit(7)];
+  await settle();
+  expect(calls).toHaveLength(3);
+  back.push(c.submit(8));
+  await settle();
+  expect(calls.map((x) => x.items)).toEqual([[1], [2], [3, 4, 5], [6, 7, 8]]);
+  calls[3].release([6, 7, 8]);
+  await Promise.all(back);
+  await settle();
+
+  // Only two of the three come back: they go out after lingerMs, not before.
+  const started = performance.now();
+  const fewer = [c.submit(9), c.submit(10)];
+  await settle();
+  expect(calls).toHaveLength(4);
+  while (calls.length === 4) await Bun.sleep(5);
+  expect(performance.now() - started).toBeGreaterThanOrEqual(45);
+  expect(calls[4].items).toEqual([9, 10]);
+  calls[4].release([9, 10]);
+  expect(await Promise.all(fewer)).toEqual([9, 10]);
+  // The next call waits for two, not three.
+  await settle();
+  const two = [c.submit(11)];
+  await settle();
+  expect(calls).toHaveLength(5);
+  two.push(c.submit(12));
+  await settle();
+  expect(calls[5].items).toEqual([11, 12]);
+  calls[5].release([11, 12]);
+  await Promise.all(two);
+});
