@@ -38,7 +38,6 @@ export class Coalescer<I, R> {
   /** Items of the last call, the count a lingering call waits for. */
   private lastSize = 0;
   private lingering: ReturnType<typeof setTimeout> | undefined;
-  private waited = false;
 
   constructor(
     private readonly run: (items: I[]) => Promise<(R | Error)[]>,
@@ -69,17 +68,19 @@ export class Coalescer<I, R> {
 
   private pump(): void {
     const linger = this.opts.lingerMs ?? 0;
-    if (linger > 0 && !this.waited && this.inFlight === 0 && this.queue.length > 0 && this.queue.length < this.lastSize) {
+    if (linger > 0 && this.inFlight === 0 && this.queue.length > 0 && this.queue.length < this.lastSize) {
       // Wait for the rest of the last call's callers (submit() ends the wait when they are all
-      // here), at most lingerMs, once per call.
-      this.waited = true;
+      // here); after lingerMs the call goes with those that came.
       this.lingering = setTimeout(() => {
         this.lingering = undefined;
-        this.schedule();
+        this.send();
       }, linger);
       return;
     }
-    this.waited = false;
+    this.send();
+  }
+
+  private send(): void {
     while (this.inFlight < this.opts.maxInFlight && this.queue.length > 0) {
       const batch = this.queue.splice(0, this.opts.maxBatch);
       this.lastSize = batch.length;
