@@ -37,6 +37,11 @@ function validationMessage(error: unknown): string {
   return `${where}${first.path || ""}: ${first.message ?? "invalid"}`;
 }
 
+/** The contract's error body for a failure, with its status and headers. */
+function errorResponse(failure: AppError, requestId: string): Response {
+  return Response.json(errorBody(failure, requestId), { status: failure.status, headers: failure.options.headers });
+}
+
 /** Adds state.ip, worked out on first read and kept. */
 function lazyAddress(state: RequestState, resolve: () => string | undefined): RequestState {
   let known = false;
@@ -90,7 +95,7 @@ export function createApp(deps: Deps) {
         failure = mapped;
       }
       set.status = failure.status;
-      return Response.json(errorBody(failure, state.id), { status: failure.status, headers: failure.options.headers });
+      return errorResponse(failure, state.id);
     })
     .onAfterHandle(({ request, route }) => {
       requestState(request).route = route;
@@ -122,10 +127,6 @@ export function createApp(deps: Deps) {
       clientAddress(typeof peer === "function" ? peer() : peer, request.headers.get("x-forwarded-for"), deps.config.trustProxy),
     );
     attachState(request, state);
-    const failed = (err: unknown) => {
-      const { error } = toAppError(err);
-      return Response.json(errorBody(error, state.id), { status: error.status, headers: error.options.headers });
-    };
     let response: Response;
     try {
       if (!validId) throw new AppError("invalid_request_id", "X-Request-ID must be 1 to 128 visible ASCII characters.");
@@ -136,7 +137,7 @@ export function createApp(deps: Deps) {
       checkBodyHeaders(request);
       response = await app.handle(request);
     } catch (err) {
-      response = failed(err);
+      response = errorResponse(toAppError(err).error, state.id);
     }
     // A key taken from a hint that no append has checked for this request (a refusal of the body,
     // a 404, a quota): its lookup comes first, so an unknown or revoked key gets its own answer, as
@@ -147,7 +148,7 @@ export function createApp(deps: Deps) {
         await keyCheck.confirm();
         keyCheck.hint.confirmed = true;
       } catch (err) {
-        response = failed(err);
+        response = errorResponse(toAppError(err).error, state.id);
       }
     }
     response.headers.set("x-request-id", state.id);
