@@ -41,7 +41,7 @@ export async function requireKeyToAppend(deps: Deps, request: Request, feature: 
   const secret = request.headers.get("x-api-key");
   if (!secret || request.headers.has("idempotency-key")) return requireKey(deps, request);
   const principal = await authenticateKey(deps.db, secret.trim(), feature);
-  if (principal.hint) requestState(request).keyCheck = { hint: principal.hint, confirm: () => authenticateKey(deps.db, secret.trim()) };
+  if (principal.hint) requestState(request).keyCheck = { hint: principal.hint, confirm: () => requireKey(deps, request) };
   return principal;
 }
 
