@@ -15,17 +15,23 @@ export interface Session {
 }
 
 export class Sessions {
-  private constructor(private readonly key: Uint8Array, private readonly db: Db) {}
+  private constructor(private readonly key: CryptoKey, private readonly db: Db) {}
+
+  /** Imported once: given raw bytes, jose imports them again on every sign and verify. */
+  private static async withSecret(secret: string, db: Db): Promise<Sessions> {
+    const key = await crypto.subtle.importKey("raw", new TextEncoder().encode(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign", "verify"]);
+    return new Sessions(key, db);
+  }
 
   /** JWT_SECRET when configured, else a random secret created once and shared through the database. */
   static async open(db: Db, configured?: string): Promise<Sessions> {
     if (configured) {
       if (configured.length < 32) throw new Error("JWT_SECRET must be at least 32 characters");
-      return new Sessions(new TextEncoder().encode(configured), db);
+      return Sessions.withSecret(configured, db);
     }
     await db.query("system/secret_create", ["jwt_secret", randomBase62(64)]);
     const row = await db.one<{ value: string }>("system/secret_get", ["jwt_secret"]);
-    return new Sessions(new TextEncoder().encode(row!.value), db);
+    return Sessions.withSecret(row!.value, db);
   }
 
   async issue(tenantId: string, epoch: number, now = new Date()): Promise<{ token: string; expires_at: string }> {

@@ -87,8 +87,10 @@ export function loadSqlFiles(dir: string): Map<string, string> {
 /**
  * Queries that never write api_keys' status or owner, tenants, plans, policies, features or
  * feature_grants: the hot path's own key lookup (it only touches last_used_at) and receipt
- * appends (receipts, heads, usage; the keyed ones also read the tenant's key_context_epoch), and
- * the read of one receipt. Any other statement counts as a possible change.
+ * appends (receipts, heads, usage; the keyed ones also read the tenant's key_context_epoch), the
+ * read of one receipt, and the two reads of every customer request to /customer/keys (so that a
+ * console open beside a busy bot does not empty the embedded key cache). Any other statement
+ * counts as a possible change.
  */
 export const KEY_CONTEXT_NEUTRAL: ReadonlySet<string> = new Set([
   "keys/authenticate",
@@ -99,6 +101,9 @@ export const KEY_CONTEXT_NEUTRAL: ReadonlySet<string> = new Set([
   "receipts/append_one_keyed",
   // The read an execute makes of its protect receipt.
   "receipts/get",
+  // Reads only (tenant_session(), api_keys_of(): STABLE functions with one SELECT each).
+  "accounts/session",
+  "keys/list",
 ]);
 
 function queryable(session: DriverSession, queries: Map<string, string>, scripts: Map<string, string>, changing: <T>(name: string, run: () => Promise<T>) => Promise<T>): Queryable {

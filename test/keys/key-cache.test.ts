@@ -40,6 +40,19 @@ describe("the key cache", () => {
     expect(epochChecks - checksBefore).toBe(db.kind === "embedded" ? 0 : 10);
   });
 
+  test("a customer's session and key list leave the cached keys in place; a key created does not", async () => {
+    const a = await signup();
+    expect((await simulate(a.apiKey)).status).toBe(200);
+    const before = lookups;
+    expect((await call("GET", "/customer/keys", { headers: bearer(a.token) })).status).toBe(200);
+    expect((await simulate(a.apiKey)).status).toBe(200);
+    expect(lookups - before).toBe(0); // on PostgreSQL the epoch, checked every time, stood for it
+    // Any other statement counts as a change: the next request reads its key again (embedded).
+    expect((await call("POST", "/customer/keys", { json: { label: "second" }, headers: bearer(a.token) })).status).toBe(201);
+    expect((await simulate(a.apiKey)).status).toBe(200);
+    expect(lookups - before).toBe(db.kind === "embedded" ? 1 : 0);
+  });
+
   test("a revoke is refused on the very next request, also when it ran during a lookup (20 rounds)", async () => {
     for (let round = 0; round < 20; round++) {
       const a = await signup();

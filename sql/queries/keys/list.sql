@@ -1,6 +1,2 @@
 -- Every key of the tenant, oldest first; never the secret hash. $1 tenant_id
-SELECT key_id, tenant_id, label, status, iso_time(created_at) AS created_at,
-       iso_time(last_used_at) AS last_used_at, iso_time(revoked_at) AS revoked_at, hint
-FROM api_keys
-WHERE tenant_id = $1
-ORDER BY created_at, key_id;
+SELECT key_id, tenant_id, label, status, created_at, last_used_at, revoked_at, hint FROM api_keys_of($1);
