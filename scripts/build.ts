@@ -16,7 +16,7 @@ mkdirSync(join(ROOT, "dist"), { recursive: true });
 const consoleDir = mkdtempSync(join(tmpdir(), "warden-console-"));
 try {
   const built = await buildConsole(consoleDir);
-  const build = Bun.spawnSync([process.execPath, "build", "--compile", "src/binary.ts", "--outfile", OUT], {
+  const build = Bun.spawnSync([process.execPath, "build", "--compile", "src/binary.ts", "src/db/pglite-thread.ts", "--outfile", OUT], {
     cwd: ROOT,
     env: { ...process.env, WARDEN_CONSOLE_DIR: consoleDir },
     stdout: "inherit",

@@ -8,7 +8,10 @@ import { consoleFiles, sqlFiles } from "./binary-files.ts" with { type: "macro" 
 import { useConsoleSource } from "./console/assets.ts";
 import { useEmbeddedFiles } from "./db/index.ts";
 
-useEmbeddedFiles({ sql: sqlFiles(), pglite: { wasm: pgliteWasm, initdbWasm: pgliteInitdbWasm, data: pgliteData } });
+// The database's thread is the build's second entry point (scripts/build.ts), named by its path
+// from here inside the binary.
+const thread = new URL("./db/pglite-thread.ts", import.meta.url).href;
+useEmbeddedFiles({ sql: sqlFiles(), pglite: { wasm: pgliteWasm, initdbWasm: pgliteInitdbWasm, data: pgliteData, thread } });
 
 const consoleBuild = consoleFiles();
 if ("index.html" in consoleBuild) {

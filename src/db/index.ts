@@ -4,7 +4,7 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Driver, DriverSession, Row } from "./driver.ts";
-import type { PgliteAssets } from "./pglite.ts";
+import type { PgliteAssets } from "./pglite-open.ts";
 import { toDbError } from "./errors.ts";
 
 export type { Row } from "./driver.ts";

@@ -1,23 +1,11 @@
-import { PGlite, types, type PGliteOptions, type Transaction } from "@electric-sql/pglite";
+// The embedded database: PGlite, on a thread of its own (src/db/pglite-thread.ts) where the
+// runtime has workers, else in this thread. One process holds a data directory at a time.
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { readFile } from "node:fs/promises";
-import type { Driver, DriverSession, Row } from "./driver.ts";
+import type { Driver, DriverSession } from "./driver.ts";
+import { createPglite, session, type PgliteAssets } from "./pglite-open.ts";
+import type { ThreadReply, ThreadRequest } from "./pglite-thread.ts";
 
-// int8 (counts, sums) as JS numbers, as the postgres driver does: warden's counters stay far
-// below 2^53.
-const parsers = { [types.INT8]: (v: string) => Number(v) };
-
-function session(db: PGlite | Transaction): DriverSession {
-  return {
-    async run(text, params) {
-      const result = await db.query<Row>(text, params as unknown[]);
-      return result.rows;
-    },
-    async script(text) {
-      await db.exec(text);
-    },
-  };
-}
+export type { PgliteAssets } from "./pglite-open.ts";
 
 function alive(pid: number): boolean {
   try {
@@ -53,30 +41,83 @@ function lockDataDir(dataDir: string): () => void {
   throw new Error(`could not lock ${dataDir}`);
 }
 
-/** Paths of PGlite's own files when they are not beside its code (the single binary embeds them). */
-export interface PgliteAssets {
-  wasm: string;
-  initdbWasm: string;
-  /** The file-system bundle, pglite.data. */
-  data: string;
-}
-
-// PGlite finds these next to its module by default, which inside a binary is a folder that
-// does not exist; its options take them as compiled modules and a Blob instead.
-async function assetOptions(assets?: PgliteAssets): Promise<Partial<PGliteOptions>> {
-  if (!assets) return {};
-  const [wasm, initdbWasm, data] = await Promise.all([readFile(assets.wasm), readFile(assets.initdbWasm), readFile(assets.data)]);
-  const [pgliteWasmModule, initdbWasmModule] = await Promise.all([WebAssembly.compile(wasm), WebAssembly.compile(initdbWasm)]);
-  return { pgliteWasmModule, initdbWasmModule, fsBundle: new Blob([data]) };
-}
+// A request without its id (Omit over each member of the union, not over the union).
+type ThreadRequestBody = ThreadRequest extends infer R ? (R extends ThreadRequest ? Omit<R, "id"> : never) : never;
 
 /**
- * PGlite's own start parameters plus a smaller buffer pool. Its default, shared_buffers = 128MB,
- * is touched as it fills and is most of the service's memory (RSS ~320 MB for PGlite alone after
- * some work, ~170 MB with 16MB); the data files stay in the operating system's page cache anyway,
- * which a one-process embedded database shares with nothing (docs/performance.md).
+ * The thread's client. Statements go as messages, in order, and PGlite runs them in that order; a
+ * transaction is PGlite's own on the thread, held open until fn settles, and keeps every other
+ * statement out meanwhile, as it does in one thread. If the thread dies, every call in flight and
+ * every later one fails.
  */
-const START_PARAMS = [...PGlite.defaultStartParams, "-c", "shared_buffers=16MB"];
+async function threadDriver(worker: Worker, dataDir: string | undefined, assets: PgliteAssets | undefined): Promise<Driver> {
+  const waiting = new Map<number, { resolve: (value: unknown) => void; reject: (err: Error) => void }>();
+  let next = 1;
+  let dead: Error | undefined;
+  const die = (err: Error) => {
+    dead ??= err;
+    for (const w of waiting.values()) w.reject(dead);
+    waiting.clear();
+  };
+  worker.onmessage = (ev: MessageEvent<ThreadReply>) => {
+    const reply = ev.data;
+    const w = waiting.get(reply.id);
+    if (!w) return;
+    waiting.delete(reply.id);
+    if ("error" in reply) w.reject(Object.assign(new Error(reply.error.message), { code: reply.error.code, constraint: reply.error.constraint }));
+    else w.resolve(reply.result);
+  };
+  worker.onerror = (ev: ErrorEvent) => die(new Error(`the embedded database's thread failed: ${ev.message}`));
+  // Registered before the request is sent: a reply is never earlier than its waiter.
+  const expect = <T>(id: number) => new Promise<T>((resolve, reject) => waiting.set(id, { resolve: resolve as (v: unknown) => void, reject }));
+  const call = <T>(request: ThreadRequestBody): Promise<T> => {
+    if (dead) return Promise.reject(dead);
+    const id = next++;
+    const answer = expect<T>(id);
+    worker.postMessage({ ...request, id });
+    return answer;
+  };
+  const on = (tx?: number): DriverSession => ({
+    run: (text, params) => call({ op: "run", text, params, tx }),
+    script: (text) => call({ op: "script", text, tx }),
+  });
+
+  try {
+    await call({ op: "open", dataDir, assets });
+  } catch (err) {
+    worker.terminate();
+    throw err;
+  }
+  const own = on();
+  return {
+    kind: "embedded",
+    ...own,
+    pipeline: own,
+    async transaction(fn) {
+      const tx = await call<number>({ op: "begin" });
+      const ended = expect<void>(-tx);
+      let result;
+      try {
+        result = await fn(on(tx));
+      } catch (err) {
+        await call({ op: "end", tx, commit: false });
+        await ended.catch(() => {});
+        throw err;
+      }
+      await call({ op: "end", tx, commit: true });
+      await ended;
+      return result;
+    },
+    async close() {
+      try {
+        await call({ op: "close" });
+      } finally {
+        worker.terminate();
+        die(new Error("the embedded database is closed"));
+      }
+    },
+  };
+}
 
 /** Embedded PostgreSQL (WASM) in `dataDir`, or in memory when dataDir is "memory://". */
 export async function openPglite(dataDir: string, assets?: PgliteAssets): Promise<Driver> {
@@ -84,22 +125,29 @@ export async function openPglite(dataDir: string, assets?: PgliteAssets): Promis
   // PGlite creates only the last folder of the path; DATA_DIR itself may not exist yet.
   if (!inMemory) mkdirSync(dataDir, { recursive: true });
   const unlock = inMemory ? () => {} : lockDataDir(dataDir);
-  let db: PGlite;
   try {
-    db = await PGlite.create(inMemory ? undefined : dataDir, { parsers, startParams: START_PARAMS, ...(await assetOptions(assets)) });
+    const driver = typeof Worker === "function" ? await threadDriver(newThread(assets?.thread), inMemory ? undefined : dataDir, assets) : await inProcess(inMemory ? undefined : dataDir, assets);
+    const close = driver.close;
+    return { ...driver, close: () => close().finally(unlock) };
   } catch (err) {
     unlock();
     throw err;
   }
+}
+
+function newThread(entry = new URL("./pglite-thread.ts", import.meta.url).href): Worker {
+  return new Worker(entry, { type: "module" });
+}
+
+/** PGlite in this thread: where the runtime has no workers. */
+async function inProcess(dataDir: string | undefined, assets?: PgliteAssets): Promise<Driver> {
+  const db = await createPglite(dataDir, assets);
   const own = session(db);
   return {
     kind: "embedded",
     ...own,
     pipeline: own,
     transaction: (fn) => db.transaction((tx) => fn(session(tx))),
-    async close() {
-      await db.close();
-      unlock();
-    },
+    close: () => db.close(),
   };
 }
