@@ -88,9 +88,10 @@ export function loadSqlFiles(dir: string): Map<string, string> {
  * Queries that never write api_keys' status or owner, tenants, plans, policies, features or
  * feature_grants: the hot path's own key lookup (it only touches last_used_at) and receipt
  * appends (receipts, heads, usage; the keyed ones also read the tenant's key_context_epoch), the
- * read of one receipt, and the two reads of every customer request to /customer/keys (so that a
- * console open beside a busy bot does not empty the embedded key cache). Any other statement
- * counts as a possible change.
+ * read of one receipt, the two reads of every customer request to /customer/keys (so that a
+ * console open beside a busy bot does not empty the embedded key cache) and the usage read of a
+ * refused protect (so that a bot over its quota does not read its key on every call). Any other
+ * statement counts as a possible change.
  */
 export const KEY_CONTEXT_NEUTRAL: ReadonlySet<string> = new Set([
   "keys/authenticate",
@@ -104,6 +105,8 @@ export const KEY_CONTEXT_NEUTRAL: ReadonlySet<string> = new Set([
   // Reads only (tenant_session(), api_keys_of(): STABLE functions with one SELECT each).
   "accounts/session",
   "keys/list",
+  // A read: where the day stands, for a 429's RateLimit headers and the dashboard.
+  "receipts/usage_summary",
 ]);
 
 function queryable(session: DriverSession, queries: Map<string, string>, scripts: Map<string, string>, changing: <T>(name: string, run: () => Promise<T>) => Promise<T>): Queryable {

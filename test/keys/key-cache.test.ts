@@ -4,7 +4,7 @@
 // one round trip, and every answer still as if the key had been read first.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Db } from "../../src/db/index.ts";
-import { bearer, execute, protect } from "../helpers/customer.ts";
+import { bearer, execute, protect, setUsage } from "../helpers/customer.ts";
 import { approve } from "../helpers/ops.ts";
 import { call, expectErrorShape, signup, testService } from "../helpers/service.ts";
 
@@ -51,6 +51,19 @@ describe("the key cache", () => {
     expect((await call("POST", "/customer/keys", { json: { label: "second" }, headers: bearer(a.token) })).status).toBe(201);
     expect((await simulate(a.apiKey)).status).toBe(200);
     expect(lookups - before).toBe(db.kind === "embedded" ? 1 : 0);
+  });
+
+  test("a protect refused by the daily quota leaves the cached key in place", async () => {
+    const a = await signup();
+    await setUsage(a.tenantId, 1000, 0); // the free plan's 1,000 protects a day
+    expectErrorShape(await protect(a.apiKey), 429, "quota_exceeded");
+    const before = lookups;
+    for (let i = 0; i < 3; i++) {
+      const refused = await protect(a.apiKey);
+      expectErrorShape(refused, 429, "quota_exceeded");
+      expect(refused.headers.get("ratelimit-remaining")).toBe("0");
+    }
+    expect(lookups - before).toBe(0);
   });
 
   test("a revoke is refused on the very next request, also when it ran during a lookup (20 rounds)", async () => {
