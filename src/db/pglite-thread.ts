@@ -20,6 +20,8 @@ export type ThreadReply = { id: number; result: unknown } | { id: number; error:
 const port = globalThis as unknown as { postMessage(reply: ThreadReply): void; onmessage: ((ev: MessageEvent<ThreadRequest>) => void) | null };
 
 let db: PGlite | undefined;
+/** Statements outside a transaction, made once the database is open. */
+let own: DriverSession | undefined;
 const open = new Map<number, { session: DriverSession; end: (commit: boolean) => void }>();
 let nextTx = 1;
 
@@ -35,62 +37,66 @@ function failure(id: number, err: unknown): ThreadReply {
   };
 }
 
-function on(tx: number | undefined): DriverSession {
-  if (tx === undefined) return session(db!);
+function opened(tx: number) {
   const found = open.get(tx);
   if (!found) throw new Error(`no open transaction ${tx}`);
-  return found.session;
+  return found;
+}
+
+function on(tx: number | undefined): DriverSession {
+  if (tx !== undefined) return opened(tx).session;
+  if (!own) throw new Error("the database is not open");
+  return own;
 }
 
 /**
  * A transaction is PGlite's own (which keeps every other statement out until it ends): it stays
  * open until the service's thread sends "end", and its outcome (committed, or the error of its
- * commit or rollback) answers -tx.
+ * commit or rollback) answers -tx. Resolves with tx once the transaction has begun.
  */
-function begin(id: number): void {
+function begin(): Promise<number> {
   const tx = nextTx++;
-  db!
-    .transaction(async (t) => {
-      const commit = await new Promise<boolean>((end) => {
-        open.set(tx, { session: session(t), end });
-        port.postMessage({ id, result: tx });
-      });
-      if (!commit) await t.rollback();
-    })
-    .then(
-      () => port.postMessage({ id: -tx, result: null }),
-      (err) => port.postMessage(failure(-tx, err)),
-    )
-    .finally(() => open.delete(tx));
+  return new Promise((begun) => {
+    db!
+      .transaction(async (t) => {
+        const commit = await new Promise<boolean>((end) => {
+          open.set(tx, { session: session(t), end });
+          begun(tx);
+        });
+        if (!commit) await t.rollback();
+      })
+      .then(
+        () => port.postMessage({ id: -tx, result: null }),
+        (err) => port.postMessage(failure(-tx, err)),
+      )
+      .finally(() => open.delete(tx));
+  });
 }
 
 async function handle(m: ThreadRequest): Promise<unknown> {
   switch (m.op) {
     case "open":
       db = await createPglite(m.dataDir, m.assets);
+      own = session(db);
       return null;
     case "run":
       return on(m.tx).run(m.text, m.params);
     case "script":
       await on(m.tx).script(m.text);
       return null;
-    case "end": {
-      const found = open.get(m.tx);
-      if (!found) throw new Error(`no open transaction ${m.tx}`);
-      found.end(m.commit);
+    case "begin":
+      return begin();
+    case "end":
+      opened(m.tx).end(m.commit);
       return null;
-    }
     case "close":
       await db?.close();
       return null;
-    case "begin":
-      throw new Error("begin is answered by the transaction");
   }
 }
 
 port.onmessage = (ev) => {
   const m = ev.data;
-  if (m.op === "begin") return begin(m.id);
   handle(m).then(
     (result) => port.postMessage({ id: m.id, result }),
     (err) => port.postMessage(failure(m.id, err)),

@@ -125,8 +125,9 @@ export async function openPglite(dataDir: string, assets?: PgliteAssets): Promis
   // PGlite creates only the last folder of the path; DATA_DIR itself may not exist yet.
   if (!inMemory) mkdirSync(dataDir, { recursive: true });
   const unlock = inMemory ? () => {} : lockDataDir(dataDir);
+  const where = inMemory ? undefined : dataDir;
   try {
-    const driver = typeof Worker === "function" ? await threadDriver(newThread(assets?.thread), inMemory ? undefined : dataDir, assets) : await inProcess(inMemory ? undefined : dataDir, assets);
+    const driver = typeof Worker === "function" ? await threadDriver(newThread(assets?.thread), where, assets) : await inProcess(where, assets);
     const close = driver.close;
     return { ...driver, close: () => close().finally(unlock) };
   } catch (err) {
