@@ -40,6 +40,12 @@ export interface Queryable {
 export interface Db extends Queryable {
   readonly kind: "embedded" | "postgres";
   /**
+   * True when statements run outside this thread (on a PostgreSQL server, or on PGlite's own
+   * thread): this thread goes on with other requests while one runs, so a caller can keep the
+   * next call in flight behind it. False for PGlite in this thread, where nothing overlaps.
+   */
+  readonly offThread: boolean;
+  /**
    * Counts this handle's statements that may change what a key-authenticated request reads (keys,
    * tenants, plans, policies, features): bumped when such a statement starts and again when it
    * ends (a transaction or script counts as one). On the embedded database this process is the
@@ -154,6 +160,7 @@ export function wrapDriver(driver: Driver, sqlDir = SQL_DIR): Db {
   };
   return {
     kind: driver.kind,
+    offThread: driver.offThread,
     keyContextGeneration: () => generation,
     ...queryable(driver, queries, scripts, changing),
     pipeline: queryable(driver.pipeline, queries, scripts, changing),

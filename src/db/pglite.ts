@@ -91,6 +91,7 @@ async function threadDriver(worker: Worker, dataDir: string | undefined, assets:
   const own = on();
   return {
     kind: "embedded",
+    offThread: true,
     ...own,
     pipeline: own,
     async transaction(fn) {
@@ -146,6 +147,7 @@ async function inProcess(dataDir: string | undefined, assets?: PgliteAssets): Pr
   const own = session(db);
   return {
     kind: "embedded",
+    offThread: false,
     ...own,
     pipeline: own,
     transaction: (fn) => db.transaction((tx) => fn(session(tx))),

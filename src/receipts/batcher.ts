@@ -48,17 +48,17 @@ interface Row extends Omit<AppendResult, "seq"> {
 // Large enough to absorb a burst, small enough to keep one transaction short. Batches go down one
 // pipelined session (Db.pipeline): a batch locks the heads of all its tenants, so batches on two
 // server sessions would only wait for each other (measured slower, docs/performance.md section 8),
-// but on one session the next batch is already there when the last one commits, and the server
-// goes from one to the next without a round trip (section 15). Two in flight on PostgreSQL: one
-// running and the next queued behind it on the server (a third only made batches smaller); PGlite
-// runs on this thread and has nothing to overlap, so one.
+// but on one session the next batch is already there when the last one commits, and the database
+// goes from one to the next without a round trip (section 15).
 const MAX_BATCH = 200;
-const IN_FLIGHT = { postgres: 2, embedded: 1 } as const;
-// PGlite's batch costs ~3.3 ms besides its receipts and blocks this thread: a batch waits (at most
-// this long) for as many appends as the last one had, so that the callers it answered, who come
-// back together, share one batch instead of two (docs/performance.md section 24). On PostgreSQL
-// the next batch is already queued on the server while one runs, and never waits.
-const LINGER_MS = { postgres: 0, embedded: 2 } as const;
+// Where the database runs outside this thread (a PostgreSQL server, PGlite's thread), two batches
+// in flight: one running and the next queued behind it, while this thread answers the callers of
+// the last and signs the receipts of the next (a third only made batches smaller; sections 15 and
+// 27). PGlite in this thread has nothing to overlap: one batch at a time, and a batch waits (at
+// most LINGER_MS) for as many appends as the last one had, so that the callers it answered, who
+// come back together, share one batch's fixed cost (~3.3 ms) instead of two (section 24).
+const IN_FLIGHT_OFF_THREAD = 2;
+const LINGER_MS = 2;
 
 /** A tenant's log head: the next seq and the last chain_hash. */
 interface Head {
@@ -217,7 +217,7 @@ export const batcherFor = perDb((db: Db): AppendBatcher => {
   const memo = new HeadsMemo();
   return new Coalescer((items) => (items.length === 1 ? appendOne(db, memo, items[0]) : appendBatch(db, memo, items)), {
     maxBatch: MAX_BATCH,
-    maxInFlight: IN_FLIGHT[db.kind],
-    lingerMs: LINGER_MS[db.kind],
+    maxInFlight: db.offThread ? IN_FLIGHT_OFF_THREAD : 1,
+    lingerMs: db.offThread ? 0 : LINGER_MS,
   });
 });
