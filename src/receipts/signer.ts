@@ -2,7 +2,8 @@
 // by every instance. Rotation (warden ops signing-key rotate) retires the active key; retired
 // public keys stay in the JWKS, so every receipt ever signed stays verifiable.
 import type { Db } from "../db/index.ts";
-import { fastSigner, signCanonicalSync, type FastSigner } from "./fast-crypto.ts";
+import { ThreadLoad } from "../thread-load.ts";
+import { fastSigner, signCanonical, signCanonicalSync, type FastSigner } from "./fast-crypto.ts";
 import { generateSigningKey } from "./signature.ts";
 
 interface KeyRow {
@@ -19,6 +20,8 @@ export class ReceiptSigner {
   private active?: FastSigner;
   private loadedAt = 0;
   private loading?: Promise<void>;
+  /** Signatures go to the thread pool only while this thread is saturated (section 28). */
+  private readonly thread = new ThreadLoad();
 
   constructor(private readonly db: Db) {}
 
@@ -52,7 +55,7 @@ export class ReceiptSigner {
       this.loading ??= this.load().finally(() => (this.loading = undefined));
       await this.loading;
     }
-    return signCanonicalSync(value, this.active!);
+    return this.thread.saturated() ? signCanonical(value, this.active!) : signCanonicalSync(value, this.active!);
   }
 
   /** Every public key, active and retired, as a JWKS. */
