@@ -5,52 +5,16 @@
 //
 //   bun scripts/bench/threads.ts protect            # embedded database
 //   DATABASE_URL=postgres://... bun scripts/bench/threads.ts protect
-import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { freePort } from "../free-port.ts";
-import { ensureWrk } from "./wrk.ts";
+import { readdirSync, readFileSync } from "node:fs";
+import { runScenario } from "./one-scenario.ts";
 
-const ROOT = join(import.meta.dir, "../..");
 const scenario = process.argv[2] ?? "protect";
 const SECONDS = Number(process.env.PROFILE_SECONDS ?? 8);
-const insecure = { tls: { rejectUnauthorized: false } } as RequestInit;
 const TICK = 100; // USER_HZ
 
-ensureWrk();
-const dir = mkdtempSync(join(tmpdir(), "warden-threads-"));
-const port = freePort();
-const env = { ...process.env, DATA_DIR: join(dir, "data"), PORT: String(port), LOG_LEVEL: "warn", BCRYPT_COST: "4" };
-const url = `https://127.0.0.1:${port}`;
-const start = () => Bun.spawn([process.execPath, "src/cli/main.ts", "serve"], { cwd: ROOT, env, stdout: "ignore", stderr: "inherit" });
-const healthy = async () => {
-  for (let i = 0; ; i++) {
-    if (await fetch(`${url}/health`, insecure).then((r) => r.ok, () => false)) return;
-    if (i > 1500) throw new Error("service did not start");
-    await Bun.sleep(20);
-  }
-};
-const post = async (path: string, body: unknown, headers: Record<string, string> = {}) =>
-  (await (await fetch(url + path, { ...insecure, method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) })).json()) as Record<string, any>;
-
-let proc = start();
-await healthy();
-const signup = (await post("/auth/signup", { email: `threads.${Date.now()}@example.com`, password: "threads passphrase, long enough" })) as { api_key: string; token: string };
-const upgrade = await post("/customer/upgrades/request", { requested_plan: "enterprise", reason: "threads" }, { authorization: `Bearer ${signup.token}` });
-proc.kill("SIGTERM");
-await proc.exited;
-const approved = Bun.spawnSync([process.execPath, "src/cli/main.ts", "ops", "upgrades", "approve", upgrade.request_id, "--reviewer", "threads"], { cwd: ROOT, env });
-if (approved.exitCode !== 0) throw new Error(`approve: ${approved.stderr}`);
-proc = start();
-await healthy();
-
-const shapes: Record<string, { path: string; method: string; body?: unknown; headers: Record<string, string> }> = {
-  simulate: { path: "/v1/simulate", method: "POST", body: { preset: "small_payment" }, headers: { "X-API-Key": signup.api_key } },
-  protect: { path: "/v1/protect", method: "POST", body: { action: "document.read", resource: "docs/a" }, headers: { "X-API-Key": signup.api_key } },
-  key_list: { path: "/customer/keys", method: "GET", headers: { Authorization: `Bearer ${signup.token}` } },
-};
-const shape = shapes[scenario];
-if (!shape) throw new Error(`unknown scenario ${scenario}: ${Object.keys(shapes).join(", ")}`);
+const run = await runScenario(scenario, { seconds: SECONDS, name: "threads" });
+const proc = run.service;
+const wrk = run.wrk;
 
 /** CPU ticks (user + system) per thread of a process, keyed by "tid name". */
 function ticks(pid: number): Map<string, number> {
@@ -65,15 +29,6 @@ function ticks(pid: number): Map<string, number> {
   }
   return out;
 }
-const wrkEnv = {
-  ...process.env,
-  BENCH_METHOD: shape.method,
-  BENCH_BODY: shape.body === undefined ? "" : JSON.stringify(shape.body),
-  BENCH_HEADERS: Object.entries({ ...(shape.body ? { "Content-Type": "application/json" } : {}), ...shape.headers }).map(([k, v]) => `${k}: ${v}`).join("\n"),
-  BENCH_PAIR: "0",
-  BENCH_KEYS: "",
-};
-const wrk = Bun.spawn(["wrk", "-t", "2", "-c", "64", "-d", `${SECONDS}s`, "-s", join(ROOT, "scripts/bench/request.lua"), url + shape.path], { env: wrkEnv, stdout: "pipe" });
 await Bun.sleep(2000); // warm-up
 const before = ticks(proc.pid);
 const wrkBefore = ticks(wrk.pid);
@@ -82,8 +37,7 @@ await Bun.sleep((SECONDS - 3) * 1000);
 const after = ticks(proc.pid);
 const wrkAfter = ticks(wrk.pid);
 const seconds = (performance.now() - t0) / 1000;
-const out = await new Response(wrk.stdout).text();
-console.log(out.split("\n").find((l) => l.includes("Requests/sec")));
+console.log(await run.requestsPerSecond());
 const show = (label: string, a: Map<string, number>, b: Map<string, number>) => {
   let sum = 0;
   for (const [k, v] of b) {
@@ -95,5 +49,4 @@ const show = (label: string, a: Map<string, number>, b: Map<string, number>) => 
 };
 show("service", before, after);
 show("wrk    ", wrkBefore, wrkAfter);
-proc.kill("SIGTERM");
-await proc.exited;
+await run.stop();
