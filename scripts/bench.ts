@@ -12,6 +12,7 @@ import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
 import { freePort } from "./free-port.ts";
+import { parseStat, TICKS_PER_SECOND } from "./bench/proc.ts";
 
 const ROOT = join(import.meta.dir, "..");
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -84,8 +85,7 @@ async function wrk(url: string, shape: Shape, seconds: number): Promise<WrkResul
 /** CPU seconds used so far by a process (user + system), from /proc. */
 function cpuSeconds(pid: number): number {
   try {
-    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
-    return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
+    return parseStat(readFileSync(`/proc/${pid}/stat`, "utf8")).ticks / TICKS_PER_SECOND;
   } catch {
     return 0;
   }

@@ -12,8 +12,6 @@ import { ensureWrk } from "./wrk.ts";
 const ROOT = join(import.meta.dir, "../..");
 const insecure = { tls: { rejectUnauthorized: false } } as RequestInit;
 
-export const SCENARIOS = ["simulate", "protect", "key_list"] as const;
-
 /** The service (started with flags, e.g. a profiler's) and wrk driving `scenario` for `seconds`. */
 export async function runScenario(scenario: string, opts: { seconds: number; flags?: (dir: string) => string[]; name: string }) {
   ensureWrk();
@@ -49,7 +47,7 @@ export async function runScenario(scenario: string, opts: { seconds: number; fla
     key_list: { path: "/customer/keys", method: "GET", headers: { Authorization: `Bearer ${signup.token}` } },
   };
   const shape = shapes[scenario];
-  if (!shape) throw new Error(`unknown scenario ${scenario}: ${SCENARIOS.join(", ")}`);
+  if (!shape) throw new Error(`unknown scenario ${scenario}: ${Object.keys(shapes).join(", ")}`);
   const wrkEnv = {
     ...process.env,
     BENCH_METHOD: shape.method,

@@ -7,10 +7,10 @@
 //   DATABASE_URL=postgres://... bun scripts/bench/threads.ts protect
 import { readdirSync, readFileSync } from "node:fs";
 import { runScenario } from "./one-scenario.ts";
+import { parseStat, TICKS_PER_SECOND } from "./proc.ts";
 
 const scenario = process.argv[2] ?? "protect";
 const SECONDS = Number(process.env.PROFILE_SECONDS ?? 8);
-const TICK = 100; // USER_HZ
 
 const run = await runScenario(scenario, { seconds: SECONDS, name: "threads" });
 const proc = run.service;
@@ -21,10 +21,8 @@ function ticks(pid: number): Map<string, number> {
   const out = new Map<string, number>();
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
     try {
-      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
-      const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
-      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      out.set(`${tid} ${name}`, Number(f[11]) + Number(f[12]));
+      const { name, ticks } = parseStat(readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8"));
+      out.set(`${tid} ${name}`, ticks);
     } catch {} // a thread that ended between the listing and the read
   }
   return out;
@@ -41,7 +39,7 @@ console.log(await run.requestsPerSecond());
 const show = (label: string, a: Map<string, number>, b: Map<string, number>) => {
   let sum = 0;
   for (const [k, v] of b) {
-    const cores = (v - (a.get(k) ?? 0)) / TICK / seconds;
+    const cores = (v - (a.get(k) ?? 0)) / TICKS_PER_SECOND / seconds;
     sum += cores;
     if (cores >= 0.01) console.log(`${label} ${cores.toFixed(2)} cores  ${k}`);
   }
