@@ -7,6 +7,8 @@
 //   DATABASE_URL=postgres://... bun scripts/bench/append.ts
 //
 // APPEND_ROUNDS (40 per batch size), APPEND_SIZES (1,8,32,128). Prints ms per batch and us per receipt.
+// APPEND_KEYED=1: every item carries its tenant's key_context_epoch, as a protect decided under a
+// key hint does on PostgreSQL (receipt_append_batch_keyed(), migration 012).
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -19,6 +21,7 @@ import { canonicalJson } from "../../src/receipts/canonical.ts";
 import { sha256HexSync } from "../../src/receipts/fast-crypto.ts";
 
 const ROUNDS = Number(process.env.APPEND_ROUNDS ?? 40);
+const KEYED = process.env.APPEND_KEYED === "1";
 const SIZES = (process.env.APPEND_SIZES ?? "1,8,32,128").split(",").map(Number);
 const TENANTS = 16;
 // A free tenant stores 1,000 receipts and counts 1,000 protects a day: stay below both.
@@ -29,29 +32,34 @@ const dir = process.env.DATABASE_URL || process.env.APPEND_MEMORY ? undefined : 
 const db = await openDb({ databaseUrl: process.env.DATABASE_URL || undefined, dataDir: dir ?? "memory://", poolSize: 4 });
 await migrate(db);
 
-const tenants: { tenantId: string; keyId: string }[] = [];
+const tenants: { tenantId: string; keyId: string; epoch?: string }[] = [];
 for (let i = 0; i < TENANTS; i++) {
   const secret = newSecret();
   const t = { tenantId: newId("cust_"), keyId: newId("key_") };
   await db.query("accounts/signup", [t.tenantId, `append.${Date.now()}.${i}@example.com`, "$2b$04$abcdefghijklmnopqrstuuABCDEFGHIJKLMNOPQRSTUVWXYZ01234", t.keyId, await hashSecret(secret), secretHint(secret)]);
   tenants.push(t);
 }
+if (KEYED) {
+  const rows = await db.query<{ tenant_id: string; key_context_epoch: number | string }>("keys/epochs", [tenants.map((t) => t.tenantId)]);
+  for (const row of rows) tenants.find((t) => t.tenantId === row.tenant_id)!.epoch = String(row.key_context_epoch);
+}
 
 let n = 0;
-function item(t: { tenantId: string; keyId: string }): AppendItem {
+function item(t: (typeof tenants)[number]): AppendItem {
   n++;
   const payload = canonicalJson({ v: 1, kind: "protect", input: { action: "document.read", resource: `docs/${n}` }, policy: { policy_id: "pol_default", version: 1, hash: "0x" + "ab".repeat(32) }, decision: "ALLOWED", reasons: ["read_only"] });
   return {
     receipt_id: newId("rcpt_"), tenant_id: t.tenantId, key_id: t.keyId, kind: "protect", request_id: newId("req_"),
     timestamp: new Date().toISOString(), decision: "ALLOWED", payload, content_hash: sha256HexSync(payload),
     signature: "eyJhbGciOiJFZERTQSJ9." + "x".repeat(250) + "." + "y".repeat(86), protect_receipt_id: null,
+    ...(KEYED ? { key_epoch: t.epoch } : {}),
   };
 }
 
 const batcher = batcherFor(db);
 const batch = (size: number) => Promise.all(Array.from({ length: size }, (_, i) => batcher.submit(item(tenants[i % TENANTS]))));
 
-console.log(`database: ${db.kind}${dir ? " (data directory on disk)" : ""}; ${ROUNDS} batches per size`);
+console.log(`database: ${db.kind}${dir ? " (data directory on disk)" : ""}; ${ROUNDS} batches per size${KEYED ? "; items keyed" : ""}`);
 console.log("| receipts per batch | ms per batch (median) | us per receipt |");
 console.log("|---:|---:|---:|");
 for (const size of SIZES) {

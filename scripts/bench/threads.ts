@@ -1,7 +1,7 @@
 // Where a scenario's CPU goes by thread: the service runs as in profile.ts (no profiler), wrk drives
 // it, and /proc/<pid>/task/*/stat is read before and after, so that the service's own threads (the
-// HTTP thread, the embedded database's thread, JavaScriptCore's collector and compiler) and wrk
-// show apart, in cores.
+// HTTP thread, the embedded database's thread, JavaScriptCore's collector and compiler), wrk and,
+// on PostgreSQL, each server process (the sessions, the WAL writer, ...) show apart, in cores.
 //
 //   bun scripts/bench/threads.ts protect            # embedded database
 //   DATABASE_URL=postgres://... bun scripts/bench/threads.ts protect
@@ -27,13 +27,30 @@ function ticks(pid: number): Map<string, number> {
   }
   return out;
 }
+/** CPU ticks of every PostgreSQL server process on this machine, keyed by "pid what it is". */
+function postgresTicks(): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const pid of readdirSync("/proc")) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      const cmdline = readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ").trim();
+      if (!cmdline.startsWith("postgres")) continue;
+      // "postgres: 15/main: postgres warden 127.0.0.1(5432) idle": the session, without its state.
+      const what = cmdline.replace(/ \S+\(\d+\).*$/, " session");
+      out.set(`${pid} ${what}`, parseStat(readFileSync(`/proc/${pid}/stat`, "utf8")).ticks);
+    } catch {} // a process that ended between the listing and the read
+  }
+  return out;
+}
 await Bun.sleep(2000); // warm-up
 const before = ticks(proc.pid);
 const wrkBefore = ticks(wrk.pid);
+const pgBefore = postgresTicks();
 const t0 = performance.now();
 await Bun.sleep((SECONDS - 3) * 1000);
 const after = ticks(proc.pid);
 const wrkAfter = ticks(wrk.pid);
+const pgAfter = postgresTicks();
 const seconds = (performance.now() - t0) / 1000;
 console.log(await run.requestsPerSecond());
 const show = (label: string, a: Map<string, number>, b: Map<string, number>) => {
@@ -47,4 +64,5 @@ const show = (label: string, a: Map<string, number>, b: Map<string, number>) => 
 };
 show("service", before, after);
 show("wrk    ", wrkBefore, wrkAfter);
+if (process.env.DATABASE_URL) show("pg     ", pgBefore, pgAfter);
 await run.stop();
