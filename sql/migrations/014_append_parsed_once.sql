@@ -9,11 +9,11 @@
 -- under protect parsing was ~10-13% of the append session's CPU (perf on the backend). The check
 -- alone cost ~0.45-0.65 ms a batch of 32 (15-20 us a receipt) in a loop in psql.
 --
--- Now every batch is parsed once, into the items' row type, and the work on the parsed items is
--- receipt_append_items(), the body of receipt_append_batch() as migration 010 made it, unchanged
--- but for taking its items as an array. receipt_append_batch(json) parses and calls it;
--- receipt_append_batch_keyed(json) parses the key_epoch alongside in the same pass, checks the
--- epochs on the parsed items and calls it. What is stored and answered is what it was.
+-- Now every batch is parsed once, by receipt_batch_parse(), into the items' row type with their
+-- key_epoch alongside, and the work on the parsed items is receipt_append_items(), the body of
+-- receipt_append_batch() as migration 010 made it, unchanged but for taking its items as an array.
+-- receipt_append_batch(json) parses and calls it; receipt_append_batch_keyed(json) parses, checks
+-- the epochs on the parsed items and calls it. What is stored and answered is what it was.
 
 -- The append of a parsed batch (what receipt_append_batch() did after parsing, migration 010):
 -- fast path in one subtransaction, careful path item by item on any refusal.
@@ -185,6 +185,23 @@ END $$;
 COMMENT ON FUNCTION receipt_append_items(receipt_batch_item[]) IS
   'Appends parsed items as one batch (fast path) or item by item (careful path); idx is the 0-based position in p_items.';
 
+-- A batch's JSON argument parsed once, in order: each item as the row type the append takes, with
+-- the key_epoch it may carry (migration 012). A SQL function, inlined where it is called.
+CREATE FUNCTION receipt_batch_parse(p_items json)
+RETURNS TABLE (ord bigint, item receipt_batch_item, key_epoch bigint)
+LANGUAGE sql STABLE AS $$
+  SELECT x.ord,
+         ROW(x.receipt_id, x.tenant_id, x.key_id, x.kind, x.request_id, x."timestamp", x.decision, x.payload,
+             x.content_hash, x.signature, x.protect_receipt_id, x.seq, x.prev_hash, x.chain_hash)::receipt_batch_item,
+         x.key_epoch
+  FROM ROWS FROM (json_to_recordset(p_items) AS (
+         receipt_id text, tenant_id text, key_id text, kind text, request_id text, "timestamp" text, decision text,
+         payload text, content_hash text, signature text, protect_receipt_id text, seq bigint, prev_hash text,
+         chain_hash text, key_epoch bigint)) WITH ORDINALITY
+       AS x(receipt_id, tenant_id, key_id, kind, request_id, "timestamp", decision, payload, content_hash, signature,
+            protect_receipt_id, seq, prev_hash, chain_hash, key_epoch, ord)
+$$;
+
 -- Many decisions in one call and one commit: the items, parsed once, appended by receipt_append_items().
 CREATE OR REPLACE FUNCTION receipt_append_batch(p_items json)
 RETURNS TABLE (idx integer, seq bigint, prev_hash text, chain_hash text, quota_limit integer, quota_used integer,
@@ -194,13 +211,7 @@ LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
   v_items receipt_batch_item[];
 BEGIN
-  SELECT array_agg(ROW(x.receipt_id, x.tenant_id, x.key_id, x.kind, x.request_id, x."timestamp", x.decision, x.payload,
-                       x.content_hash, x.signature, x.protect_receipt_id, x.seq, x.prev_hash, x.chain_hash)::receipt_batch_item
-                   ORDER BY x.ord)
-  INTO v_items
-  FROM json_populate_recordset(NULL::receipt_batch_item, p_items) WITH ORDINALITY
-       AS x(receipt_id, tenant_id, key_id, kind, request_id, "timestamp", decision, payload, content_hash, signature,
-            protect_receipt_id, seq, prev_hash, chain_hash, ord);
+  SELECT array_agg(p.item ORDER BY p.ord) INTO v_items FROM receipt_batch_parse(p_items) p;
   RETURN QUERY SELECT a.idx, a.seq, a.prev_hash, a.chain_hash, a.quota_limit, a.quota_used, a.error_sqlstate, a.error_constraint, a.error_message
                FROM receipt_append_items(v_items) a;
 END $$;
@@ -218,17 +229,8 @@ DECLARE
   v_epochs bigint[];
   v_stale integer[];
 BEGIN
-  SELECT array_agg(ROW(x.receipt_id, x.tenant_id, x.key_id, x.kind, x.request_id, x."timestamp", x.decision, x.payload,
-                       x.content_hash, x.signature, x.protect_receipt_id, x.seq, x.prev_hash, x.chain_hash)::receipt_batch_item
-                   ORDER BY x.ord),
-         array_agg(x.key_epoch ORDER BY x.ord)
-  INTO v_items, v_epochs
-  FROM ROWS FROM (json_to_recordset(p_items) AS (
-         receipt_id text, tenant_id text, key_id text, kind text, request_id text, "timestamp" text, decision text,
-         payload text, content_hash text, signature text, protect_receipt_id text, seq bigint, prev_hash text,
-         chain_hash text, key_epoch bigint)) WITH ORDINALITY
-       AS x(receipt_id, tenant_id, key_id, kind, request_id, "timestamp", decision, payload, content_hash, signature,
-            protect_receipt_id, seq, prev_hash, chain_hash, key_epoch, ord);
+  SELECT array_agg(p.item ORDER BY p.ord), array_agg(p.key_epoch ORDER BY p.ord) INTO v_items, v_epochs
+  FROM receipt_batch_parse(p_items) p;
   IF v_items IS NULL THEN
     RETURN;
   END IF;
