@@ -7,12 +7,12 @@
 //   BENCH_SECONDS=10 BENCH_CONNECTIONS=64 BENCH_ONLY=simulate,protect npm run bench
 import { spawnSync } from "node:child_process";
 import { ensureWrk } from "./bench/wrk.ts";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
 import { freePort } from "./free-port.ts";
-import { parseStat, TICKS_PER_SECOND } from "./bench/proc.ts";
+import { parseStat, postgresTicks, rssMb, TICKS_PER_SECOND } from "./bench/proc.ts";
 
 const ROOT = join(import.meta.dir, "..");
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -94,13 +94,8 @@ function cpuSeconds(pid: number): number {
 /** CPU seconds of every PostgreSQL server process on this machine (0 when there is none). */
 function postgresCpuSeconds(): number {
   let total = 0;
-  for (const pid of readdirSync("/proc")) {
-    if (!/^\d+$/.test(pid)) continue;
-    try {
-      if (readFileSync(`/proc/${pid}/comm`, "utf8").startsWith("postgres")) total += cpuSeconds(Number(pid));
-    } catch {}
-  }
-  return total;
+  for (const ticks of postgresTicks().values()) total += ticks;
+  return total / TICKS_PER_SECOND;
 }
 
 /** Busy CPU seconds of the whole machine so far (all cores; idle and iowait left out), from /proc/stat. */
@@ -115,11 +110,6 @@ const cores2 = (cores: number) => Math.round(cores * 100) / 100;
 
 /** Per-request CPU cost in microseconds from cores busy and requests per second. */
 const usPerRequest = (cores: number, rps: number) => (rps > 0 ? Math.round((cores * 1e6) / rps) : 0);
-
-function rssMb(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, "utf8");
-  return Math.round(Number(/VmRSS:\s+(\d+)/.exec(status)![1]) / 1024);
-}
 
 async function waitHealthy(url: string, timeoutMs: number): Promise<number> {
   const started = performance.now();
@@ -231,7 +221,7 @@ async function benchDatabase(label: string, dbEnv: Record<string, string>, ceili
       p99_ms: r.p99 / 1000,
       max_ms: r.max / 1000,
       errors,
-      rss_mb: rssMb(proc.pid),
+      rss_mb: Math.round(rssMb(proc.pid)),
       ratio_to_ceiling: Math.round((rps / ceilingRps) * 1000) / 1000,
       service_cpu,
       postgres_cpu,

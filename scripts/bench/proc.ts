@@ -1,4 +1,5 @@
-// CPU time of a process or thread from its /proc stat file (Linux), for the bench scripts.
+// CPU time and memory of processes and threads from /proc (Linux), for the bench scripts.
+import { readdirSync, readFileSync } from "node:fs";
 
 /** USER_HZ: /proc reports CPU time in these ticks a second. */
 export const TICKS_PER_SECOND = 100;
@@ -11,4 +12,27 @@ export function parseStat(stat: string): { name: string; ticks: number } {
   const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   return { name, ticks: Number(fields[11]) + Number(fields[12]) };
+}
+
+/**
+ * CPU ticks of every PostgreSQL server process on this machine (the postmaster, its sessions, the
+ * WAL writer, ...), keyed by "pid what it is": a session's title without its client and state.
+ */
+export function postgresTicks(): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const pid of readdirSync("/proc")) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      if (!readFileSync(`/proc/${pid}/comm`, "utf8").startsWith("postgres")) continue;
+      // "postgres: 15/main: postgres warden 127.0.0.1(5432) idle" → "postgres: 15/main: postgres warden session"
+      const what = readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ").trim().replace(/ \S+\(\d+\).*$/, " session");
+      out.set(`${pid} ${what}`, parseStat(readFileSync(`/proc/${pid}/stat`, "utf8")).ticks);
+    } catch {} // a process that ended between the listing and the read
+  }
+  return out;
+}
+
+/** A process's resident memory in MB (VmRSS). */
+export function rssMb(pid: number): number {
+  return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1]) / 1024;
 }

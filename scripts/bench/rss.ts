@@ -4,18 +4,17 @@
 //
 //   bun scripts/bench/rss.ts key_list            # embedded database
 //   DATABASE_URL=postgres://... bun scripts/bench/rss.ts protect
-import { readFileSync } from "node:fs";
 import { runScenario } from "./one-scenario.ts";
+import { rssMb } from "./proc.ts";
 
 const scenario = process.argv[2] ?? "key_list";
 const SECONDS = Number(process.env.PROFILE_SECONDS ?? 20);
 const AFTER = 15;
 
 const run = await runScenario(scenario, { seconds: SECONDS, name: "rss" });
-const rssMb = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${run.service.pid}/status`, "utf8"))![1]) / 1024;
 for (let s = 1; s <= SECONDS + AFTER; s++) {
   await Bun.sleep(1000);
-  console.log(`${String(s).padStart(3)} s${s === SECONDS ? " (wrk ends)" : ""}: ${rssMb().toFixed(0)} MB`);
+  console.log(`${String(s).padStart(3)} s${s === SECONDS ? " (wrk ends)" : ""}: ${rssMb(run.service.pid).toFixed(0)} MB`);
 }
 console.log(await run.requestsPerSecond());
 await run.stop();

@@ -7,7 +7,7 @@
 //   DATABASE_URL=postgres://... bun scripts/bench/threads.ts protect
 import { readdirSync, readFileSync } from "node:fs";
 import { runScenario } from "./one-scenario.ts";
-import { parseStat, TICKS_PER_SECOND } from "./proc.ts";
+import { parseStat, postgresTicks, TICKS_PER_SECOND } from "./proc.ts";
 
 const scenario = process.argv[2] ?? "protect";
 const SECONDS = Number(process.env.PROFILE_SECONDS ?? 8);
@@ -24,21 +24,6 @@ function ticks(pid: number): Map<string, number> {
       const { name, ticks } = parseStat(readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8"));
       out.set(`${tid} ${name}`, ticks);
     } catch {} // a thread that ended between the listing and the read
-  }
-  return out;
-}
-/** CPU ticks of every PostgreSQL server process on this machine, keyed by "pid what it is". */
-function postgresTicks(): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const pid of readdirSync("/proc")) {
-    if (!/^\d+$/.test(pid)) continue;
-    try {
-      const cmdline = readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ").trim();
-      if (!cmdline.startsWith("postgres")) continue;
-      // "postgres: 15/main: postgres warden 127.0.0.1(5432) idle": the session, without its state.
-      const what = cmdline.replace(/ \S+\(\d+\).*$/, " session");
-      out.set(`${pid} ${what}`, parseStat(readFileSync(`/proc/${pid}/stat`, "utf8")).ticks);
-    } catch {} // a process that ended between the listing and the read
   }
   return out;
 }
