@@ -1,25 +1,51 @@
+import { createHash } from "node:crypto";
 import type { Db } from "./index.ts";
 import { loadSqlFiles, SQL_DIR } from "./index.ts";
 
 /**
- * Applies the forward-only migrations of sql/migrations/ that are not yet recorded, in file
- * name order, in one transaction under an advisory lock, so two instances starting at once
- * neither race nor apply a file twice. Returns the versions it applied.
+ * The schema is one baseline, sql/schema/NN_capability.sql, edited in place until v1.0.0. Its
+ * version is a hash of those files (names and text), not a number: an edit of the baseline is a
+ * new version even when no one remembers to bump one, so a database made from an older baseline
+ * is refused instead of being used with a schema that differs from what the code expects.
+ */
+export function schemaVersion(sqlDir = SQL_DIR): string {
+  return `baseline-${createHash("sha256").update(JSON.stringify(baselineFiles(sqlDir))).digest("hex").slice(0, 16)}`;
+}
+
+function baselineFiles(sqlDir: string): [string, string][] {
+  return [...loadSqlFiles(sqlDir)].filter(([name]) => name.startsWith("schema/")).sort(([a], [b]) => (a < b ? -1 : 1));
+}
+
+/**
+ * Makes the database hold this build's schema. An empty database gets the baseline (every file of
+ * sql/schema/ in name order) and its version, in one transaction under an advisory lock, so two
+ * instances starting at once neither race nor apply it twice. A database of this version is left
+ * alone. Any other (one made by warden 0.1.0, or by another baseline) is refused: there are no
+ * upgrades before v1.0.0. Returns the version it applied, or nothing.
  */
 export async function migrate(db: Db, sqlDir = SQL_DIR): Promise<string[]> {
-  const versions = [...loadSqlFiles(sqlDir).keys()].filter((n) => n.startsWith("migrations/")).sort();
+  const version = schemaVersion(sqlDir);
   return db.tx(async (q) => {
     await q.query("migrations/lock");
-    await q.query("migrations/bookkeeping_table");
-    const applied = new Set((await q.query<{ version: string }>("migrations/applied")).map((r) => r.version));
-    const done: string[] = [];
-    for (const file of versions) {
-      const version = file.slice("migrations/".length);
-      if (applied.has(version)) continue;
-      await q.exec(file);
-      await q.query("migrations/record", [version]);
-      done.push(version);
+    const state = await q.one<{ version_table: string | null; migrations_table: string | null; tenants_table: string | null }>("migrations/state");
+    if (state?.version_table) {
+      const found = (await q.one<{ version: string }>("migrations/version"))?.version ?? "none";
+      if (found === version) return [];
+      throw refused(found, version);
     }
-    return done;
+    if (state?.migrations_table) throw refused("0.1.0 (sql/migrations, schema_migrations)", version);
+    if (state?.tenants_table) throw refused("unknown (warden tables without a schema version)", version);
+    for (const [file] of baselineFiles(sqlDir)) await q.exec(file);
+    await q.query("migrations/bookkeeping_table");
+    await q.query("migrations/record", [version]);
+    return [version];
   });
+}
+
+function refused(found: string, wanted: string): Error {
+  return new Error(
+    `this database holds warden schema ${found}; this build needs schema ${wanted}. ` +
+      "Databases and data directories of warden 0.1.0 or of another schema cannot be upgraded: " +
+      "start with a new DATA_DIR or an empty database.",
+  );
 }

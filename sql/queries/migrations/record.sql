@@ -1,1 +1,2 @@
-INSERT INTO schema_migrations (version) VALUES ($1);
+-- $1 the schema version just applied
+INSERT INTO schema_version (version) VALUES ($1);

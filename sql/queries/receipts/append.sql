@@ -1,5 +1,7 @@
--- Stores a decision as the tenant's next receipt and counts the quota, all or nothing.
--- $1 receipt_id, $2 tenant_id, $3 key_id, $4 kind, $5 request_id, $6 timestamp (ISO, ms, Z),
--- $7 decision, $8 payload JCS text, $9 content_hash, $10 signature, $11 protect receipt_id (execute) or null
-SELECT seq, prev_hash, chain_hash, quota_limit, quota_used
-FROM receipt_append($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11);
+-- Stores decisions as their tenants' next receipts and counts them against the plans, in one call
+-- and one commit (see receipt_append). One row per item, idx 0-based in input order; refusal NULL
+-- when stored, else its code (WR002, WR003, WR004, WR007, WQ001, WQ002, WQ003).
+-- $1 json array of {receipt_id, tenant_id, key_id, kind, request_id, timestamp, decision, payload,
+-- content_hash, signature, protect_receipt_id}
+-- nullable: seq, prev_hash, chain_hash, quota_limit, quota_used, refusal
+SELECT idx, seq, prev_hash, chain_hash, quota_limit, quota_used, refusal FROM receipt_append($1::json);

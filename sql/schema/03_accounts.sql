@@ -1,106 +1,52 @@
--- Account lifecycle (issue 3): one-time tokens for email verification and password reset, the
--- mail outbox, password change, and brute-force counters for /auth.
--- Written for PostgreSQL 15; runs unchanged on the embedded PGlite.
---
+-- Tenants (customer accounts) and their lifecycle: signup, sessions, one-time tokens for email
+-- verification and password reset, password change, and brute-force counters for /auth.
 -- Refusals raise class WA (docs/error_codes.md): WA001 invalid_token, WA002 token_expired,
 -- WA003 token_used, WA004 the current password does not match.
 --
--- Token times are the application's clock, passed in as p_now, so tests can move it; the mail
--- outbox runs on the database clock because SQL-only producers (operator scripts) enqueue too.
+-- Token times are the application's clock, passed in as p_now, so tests can move it.
 
--- ---------------------------------------------------------------------------------------------
--- Mail outbox: one row per message to send. Rows are written in the same transaction as the
--- change that causes them, and delivered by the service's worker (src/mail/worker.ts).
-CREATE TABLE mail_outbox (
-  id               bigserial PRIMARY KEY,
-  -- Picks the template in src/mail/templates.ts; unknown kinds end as 'failed'.
-  kind             text NOT NULL CHECK (kind ~ '^[a-z][a-z0-9_]{0,62}$'),
-  to_email         text NOT NULL CHECK (char_length(to_email) BETWEEN 3 AND 254 AND position('@' IN to_email) > 1),
-  tenant_id        text REFERENCES tenants (tenant_id),
-  -- Template variables. For verification and reset this holds the raw token until the message
-  -- leaves; it is emptied as soon as the row is sent or fails (docs/decisions.md).
-  data             jsonb NOT NULL DEFAULT '{}' CHECK (jsonb_typeof(data) = 'object'),
-  status           text NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'sent', 'failed')),
-  attempts         integer NOT NULL DEFAULT 0 CHECK (attempts >= 0),
-  next_attempt_at  timestamptz NOT NULL DEFAULT now(),
-  last_error       text CHECK (char_length(last_error) <= 1000),
-  created_at       timestamptz NOT NULL DEFAULT now(),
-  sent_at          timestamptz,
-  CONSTRAINT mail_outbox_sent_at_matches_status CHECK ((status = 'sent') = (sent_at IS NOT NULL)),
-  CONSTRAINT mail_outbox_data_only_while_pending CHECK (status = 'pending' OR data = '{}'::jsonb)
+CREATE TABLE tenants (
+  tenant_id          text PRIMARY KEY CHECK (tenant_id ~ '^cust_[0-9A-Za-z]{22}$'),
+  -- Stored lower-cased and trimmed, so uniqueness is case-insensitive.
+  email              text NOT NULL CHECK (email = lower(btrim(email)) AND length(email) BETWEEN 3 AND 254),
+  password_hash      text NOT NULL CHECK (password_hash LIKE '$2%'),
+  plan               text NOT NULL DEFAULT 'free' REFERENCES plans (plan),
+  email_verified_at  timestamptz,
+  -- Bumped to end every session (JWTs carry the epoch they were issued under).
+  session_epoch      integer NOT NULL DEFAULT 0 CHECK (session_epoch >= 0),
+  created_at         timestamptz NOT NULL DEFAULT now()
 );
-CREATE INDEX mail_outbox_due_idx ON mail_outbox (next_attempt_at, id) WHERE status = 'pending';
+CREATE UNIQUE INDEX tenants_email_key ON tenants (email);
 
-CREATE FUNCTION mail_enqueue(p_kind text, p_to_email text, p_tenant_id text, p_data jsonb) RETURNS bigint
-LANGUAGE sql AS $$
-  INSERT INTO mail_outbox (kind, to_email, tenant_id, data)
-  VALUES (p_kind, p_to_email, p_tenant_id, coalesce(p_data, '{}'::jsonb))
-  RETURNING id
-$$;
-COMMENT ON FUNCTION mail_enqueue(text, text, text, jsonb) IS
-  'Queues one message (kind names its template, data its variables); the service delivers it within its poll interval. Call it in the transaction of the change that causes the mail.';
-
--- Claims due rows for sending. The claim itself is the lease: attempts counts up and
--- next_attempt_at moves past the lease, so no other instance takes the row while it is being
--- sent, and a row whose sender died is retried once the lease runs out (at-least-once delivery).
-CREATE FUNCTION mail_outbox_claim(p_limit integer, p_lease_seconds integer)
-RETURNS TABLE (id bigint, kind text, to_email text, tenant_id text, data jsonb, attempts integer)
-LANGUAGE sql AS $$
-  UPDATE mail_outbox m
-     SET attempts = m.attempts + 1,
-         next_attempt_at = now() + make_interval(secs => p_lease_seconds)
-    FROM (SELECT o.id FROM mail_outbox o
-           WHERE o.status = 'pending' AND o.next_attempt_at <= now()
-           ORDER BY o.next_attempt_at, o.id
-           LIMIT p_limit
-           FOR UPDATE SKIP LOCKED) due
-   WHERE m.id = due.id
-  RETURNING m.id, m.kind, m.to_email, m.tenant_id, m.data, m.attempts
-$$;
-COMMENT ON FUNCTION mail_outbox_claim(integer, integer) IS
-  'Takes up to p_limit due pending messages for this sender (SKIP LOCKED: instances never wait on each other) and leases them for p_lease_seconds.';
-
-CREATE FUNCTION mail_outbox_sent(p_id bigint) RETURNS boolean
-LANGUAGE sql AS $$
-  WITH done AS (
-    UPDATE mail_outbox SET status = 'sent', sent_at = now(), data = '{}'::jsonb, last_error = NULL
-     WHERE id = p_id AND status = 'pending'
-    RETURNING id
-  )
-  SELECT EXISTS (SELECT 1 FROM done)
-$$;
-COMMENT ON FUNCTION mail_outbox_sent(bigint) IS
-  'Marks a message delivered and empties its data (the raw token leaves the database with the mail).';
-
--- A failed attempt: retried after base * 2^(attempts - 1) seconds, capped, until max_attempts;
--- a permanent failure (unknown template, refused by the server) ends the row at once.
-CREATE FUNCTION mail_outbox_attempt_failed(
-  p_id bigint, p_error text, p_permanent boolean,
-  p_max_attempts integer, p_base_seconds integer, p_cap_seconds integer
-) RETURNS text
+-- Signup: the tenant and its first API key, together or not at all.
+CREATE FUNCTION tenant_signup(
+  p_tenant_id text, p_email text, p_password_hash text,
+  p_key_id text, p_secret_hash text, p_hint text
+) RETURNS TABLE (tenant_id text, key_id text, created_at text)
 LANGUAGE plpgsql AS $$
 DECLARE
-  v_attempts integer;
-  v_status text;
+  v_created timestamptz;
 BEGIN
-  SELECT attempts INTO v_attempts FROM mail_outbox WHERE id = p_id AND status = 'pending' FOR UPDATE;
-  IF NOT FOUND THEN
-    RETURN NULL;
-  END IF;
-  IF p_permanent OR v_attempts >= p_max_attempts THEN
-    v_status := 'failed';
-    UPDATE mail_outbox SET status = 'failed', data = '{}'::jsonb, last_error = left(p_error, 1000) WHERE id = p_id;
-  ELSE
-    v_status := 'pending';
-    UPDATE mail_outbox
-       SET last_error = left(p_error, 1000),
-           next_attempt_at = now() + make_interval(secs => least(p_cap_seconds::float8, p_base_seconds * power(2, greatest(v_attempts - 1, 0))))
-     WHERE id = p_id;
-  END IF;
-  RETURN v_status;
+  INSERT INTO tenants (tenant_id, email, password_hash)
+    VALUES (p_tenant_id, p_email, p_password_hash)
+    RETURNING tenants.created_at INTO v_created;
+  INSERT INTO api_keys (key_id, tenant_id, label, secret_hash, hint)
+    VALUES (p_key_id, p_tenant_id, 'default', p_secret_hash, p_hint);
+  RETURN QUERY SELECT p_tenant_id, p_key_id, iso_time(v_created);
 END $$;
-COMMENT ON FUNCTION mail_outbox_attempt_failed(bigint, text, boolean, integer, integer, integer) IS
-  'Records a failed delivery: exponential backoff (capped) while attempts remain, else status failed with data emptied. Returns the new status.';
+COMMENT ON FUNCTION tenant_signup(text, text, text, text, text, text) IS
+  'Creates a tenant on the free plan with its first active API key, labelled "default".';
+
+-- The tenant behind a customer's JWT (src/accounts/sessions.ts): its plan and the session epoch
+-- its tokens must carry. No row: no such tenant.
+CREATE FUNCTION tenant_session(p_tenant_id text)
+RETURNS TABLE (tenant_id text, plan text, session_epoch integer)
+LANGUAGE plpgsql STABLE AS $$
+#variable_conflict use_column
+BEGIN
+  RETURN QUERY SELECT t.tenant_id, t.plan, t.session_epoch FROM tenants t WHERE t.tenant_id = p_tenant_id;
+END $$;
+COMMENT ON FUNCTION tenant_session(text) IS 'The tenant behind a customer session: plan and session epoch.';
 
 -- ---------------------------------------------------------------------------------------------
 -- One-time tokens. Only the SHA-256 of a token is kept; the raw value exists in the mail_outbox

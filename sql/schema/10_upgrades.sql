@@ -1,4 +1,4 @@
--- Plan upgrade requests and operator review (spec section 3, contract sections 5 and 6).
+-- Plan upgrade requests and operator review (contract sections 5 and 6).
 -- The database owns the state machine: pending -> approved | rejected | cancelled, terminal
 -- states never change, one pending request per tenant, plans only move up, and a tenant's plan
 -- changes only through an approved request. Custom SQLSTATEs (docs/error_codes.md):
@@ -53,6 +53,8 @@ BEGIN
   END IF;
   RETURN NEW;
 END $$;
+COMMENT ON FUNCTION upgrade_requests_guard() IS
+  'An upgrade request starts pending for a higher plan, moves once to approved, rejected or cancelled, keeps what was requested and is never deleted (WU001, WU002).';
 CREATE TRIGGER upgrade_requests_guard BEFORE INSERT OR UPDATE OR DELETE ON upgrade_requests
   FOR EACH ROW EXECUTE FUNCTION upgrade_requests_guard();
 
@@ -71,6 +73,8 @@ BEGIN
   END IF;
   RETURN NEW;
 END $$;
+COMMENT ON FUNCTION tenants_plan_guard() IS
+  'A tenant''s plan changes only inside upgrade_request_approve() (WU003) and only to a higher-ranked plan (WU001).';
 CREATE TRIGGER tenants_plan_guard BEFORE UPDATE OF plan ON tenants
   FOR EACH ROW EXECUTE FUNCTION tenants_plan_guard();
 
@@ -187,36 +191,7 @@ LANGUAGE plpgsql AS $$
 BEGIN
   INSERT INTO mail_outbox (kind, to_email, tenant_id, data) VALUES (p_kind, p_email, p_tenant_id, p_data);
 END $$;
-
-CREATE FUNCTION feature_grant(p_tenant_id text, p_feature text, p_granted_by text)
-RETURNS TABLE (tenant_id text, feature text, granted_by text, granted_at text)
-LANGUAGE plpgsql AS $$
-BEGIN
-  IF p_granted_by IS NULL OR btrim(p_granted_by) = '' THEN
-    RAISE EXCEPTION 'name who grants it' USING ERRCODE = 'WU004';
-  END IF;
-  IF NOT EXISTS (SELECT 1 FROM features f WHERE f.feature = p_feature AND f.access_mode = 'request_only') THEN
-    RAISE EXCEPTION '% is not a request-only feature', p_feature USING ERRCODE = 'WU004';
-  END IF;
-  IF NOT EXISTS (SELECT 1 FROM tenants t WHERE t.tenant_id = p_tenant_id) THEN
-    RAISE EXCEPTION 'no tenant %', p_tenant_id USING ERRCODE = 'WU004';
-  END IF;
-  RETURN QUERY
-    INSERT INTO feature_grants AS g (tenant_id, feature, granted_by) VALUES (p_tenant_id, p_feature, btrim(p_granted_by))
-    ON CONFLICT ON CONSTRAINT feature_grants_pkey DO UPDATE SET granted_by = g.granted_by
-    RETURNING g.tenant_id, g.feature, g.granted_by, iso_time(g.granted_at);
-END $$;
-COMMENT ON FUNCTION feature_grant(text, text, text) IS
-  'Grants a request-only feature to a tenant (idempotent). It works once the tenant''s plan also reaches the feature''s required plan.';
-
-CREATE FUNCTION feature_revoke(p_tenant_id text, p_feature text)
-RETURNS TABLE (tenant_id text, feature text, revoked boolean)
-LANGUAGE plpgsql AS $$
-BEGIN
-  DELETE FROM feature_grants g WHERE g.tenant_id = p_tenant_id AND g.feature = p_feature;
-  RETURN QUERY SELECT p_tenant_id, p_feature, FOUND;
-END $$;
-COMMENT ON FUNCTION feature_revoke(text, text) IS 'Withdraws a granted request-only feature; revoked is false when there was no grant.';
+COMMENT ON FUNCTION upgrade_request_notify(text, text, text, jsonb) IS 'Queues a review email in the review''s own transaction.';
 
 CREATE FUNCTION ops_upgrades_pending()
 RETURNS TABLE (request_id text, tenant_id text, email text, current_plan text, requested_plan text, reason text, created_at text, age text)

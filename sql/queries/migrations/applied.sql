@@ -1,1 +1,0 @@
-SELECT version FROM schema_migrations ORDER BY version;

@@ -1,0 +1,147 @@
+-- API keys. Only the SHA-256 of a key's secret is stored; a key is revoked, never deleted, so
+-- the receipts that name it stay attributable. Refusals raise WK001 (docs/error_codes.md).
+
+CREATE TABLE api_keys (
+  key_id        text PRIMARY KEY CHECK (key_id ~ '^key_[0-9A-Za-z]{22}$'),
+  tenant_id     text NOT NULL REFERENCES tenants (tenant_id),
+  label         text NOT NULL CHECK (char_length(label) BETWEEN 1 AND 100),
+  -- Lowercase hex SHA-256 of the whole secret; the secret itself is never stored.
+  secret_hash   text NOT NULL CHECK (secret_hash ~ '^[0-9a-f]{64}$'),
+  hint          text NOT NULL CHECK (char_length(hint) = 4),
+  status        text NOT NULL DEFAULT 'active' CHECK (status IN ('active', 'revoked')),
+  created_at    timestamptz NOT NULL DEFAULT now(),
+  last_used_at  timestamptz,
+  revoked_at    timestamptz,
+  replaced_by   text REFERENCES api_keys (key_id),
+  CONSTRAINT api_keys_revoked_at_matches_status CHECK ((status = 'revoked') = (revoked_at IS NOT NULL))
+);
+CREATE UNIQUE INDEX api_keys_secret_hash_key ON api_keys (secret_hash);
+CREATE INDEX api_keys_tenant_idx ON api_keys (tenant_id, created_at);
+-- Lets a receipt's key be checked together with its tenant in one index probe.
+CREATE UNIQUE INDEX api_keys_tenant_key_key ON api_keys (tenant_id, key_id);
+
+-- Keys are born active; a key moves only active -> revoked (replaced_by is set only by that
+-- move); a revoked key never changes; identity columns never change; keys are never deleted.
+-- Raised as SQLSTATE WK001 (docs/error_codes.md), answered as 409 key_not_active.
+CREATE FUNCTION api_keys_guard() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+  IF TG_OP = 'DELETE' THEN
+    RAISE EXCEPTION 'api keys are never deleted' USING ERRCODE = 'WK001';
+  END IF;
+  IF TG_OP = 'INSERT' THEN
+    IF NEW.status <> 'active' OR NEW.replaced_by IS NOT NULL THEN
+      RAISE EXCEPTION 'a key is created active' USING ERRCODE = 'WK001';
+    END IF;
+    RETURN NEW;
+  END IF;
+  IF OLD.status = 'revoked' THEN
+    RAISE EXCEPTION 'key % is revoked and cannot change', OLD.key_id USING ERRCODE = 'WK001';
+  END IF;
+  IF NEW.key_id <> OLD.key_id OR NEW.tenant_id <> OLD.tenant_id OR NEW.secret_hash <> OLD.secret_hash
+     OR NEW.hint <> OLD.hint OR NEW.created_at <> OLD.created_at THEN
+    RAISE EXCEPTION 'identity columns of key % are immutable', OLD.key_id USING ERRCODE = 'WK001';
+  END IF;
+  IF NEW.replaced_by IS NOT NULL AND NEW.status <> 'revoked' THEN
+    RAISE EXCEPTION 'only a revoked key has a replacement' USING ERRCODE = 'WK001';
+  END IF;
+  RETURN NEW;
+END $$;
+COMMENT ON FUNCTION api_keys_guard() IS
+  'A key is born active, moves only active -> revoked (replaced_by set only then), never changes once revoked, keeps its identity columns and is never deleted (WK001).';
+CREATE TRIGGER api_keys_guard BEFORE INSERT OR UPDATE OR DELETE ON api_keys
+  FOR EACH ROW EXECUTE FUNCTION api_keys_guard();
+
+CREATE FUNCTION api_key_rotate(p_tenant_id text, p_key_id text, p_new_key_id text, p_secret_hash text, p_hint text)
+RETURNS TABLE (revoked_key_id text, key_id text, tenant_id text, label text, status text, created_at text)
+LANGUAGE plpgsql AS $$
+#variable_conflict use_column
+DECLARE
+  v_old api_keys%ROWTYPE;
+BEGIN
+  -- The row lock makes concurrent rotations of one key take turns; the second finds it revoked.
+  SELECT k.* INTO v_old FROM api_keys k WHERE k.tenant_id = p_tenant_id AND k.key_id = p_key_id FOR UPDATE;
+  IF NOT FOUND THEN
+    RETURN; -- unknown, or another tenant's: the caller answers 404
+  END IF;
+  IF v_old.status <> 'active' THEN
+    RAISE EXCEPTION 'key % is not active', p_key_id USING ERRCODE = 'WK001';
+  END IF;
+  INSERT INTO api_keys (key_id, tenant_id, label, secret_hash, hint)
+    VALUES (p_new_key_id, p_tenant_id, v_old.label, p_secret_hash, p_hint);
+  UPDATE api_keys k SET status = 'revoked', revoked_at = now(), replaced_by = p_new_key_id WHERE k.key_id = p_key_id;
+  RETURN QUERY
+    SELECT p_key_id, k.key_id, k.tenant_id, k.label, k.status, iso_time(k.created_at)
+    FROM api_keys k WHERE k.key_id = p_new_key_id;
+END $$;
+COMMENT ON FUNCTION api_key_rotate(text, text, text, text, text) IS
+  'Revokes an active key (replaced_by = the new key) and issues its successor with the same label, in one transaction. No row: not this tenant''s key. WK001: the key is not active.';
+
+-- Every key of the tenant, oldest first; never the secret hash.
+CREATE FUNCTION api_keys_of(p_tenant_id text)
+RETURNS TABLE (key_id text, tenant_id text, label text, status text, created_at text,
+               last_used_at text, revoked_at text, hint text)
+LANGUAGE plpgsql STABLE AS $$
+#variable_conflict use_column
+BEGIN
+  RETURN QUERY
+    SELECT k.key_id, k.tenant_id, k.label, k.status, iso_time(k.created_at),
+           iso_time(k.last_used_at), iso_time(k.revoked_at), k.hint
+    FROM api_keys k
+    WHERE k.tenant_id = p_tenant_id
+    ORDER BY k.created_at, k.key_id;
+END $$;
+COMMENT ON FUNCTION api_keys_of(text) IS 'A tenant''s API keys as GET /customer/keys lists them, oldest first; never a secret hash.';
+
+-- What a key-authenticated request needs, for each secret hash of the batch that names a key: the
+-- key and its status, the tenant's plan, its active policy version (NULL policy_id: the built-in
+-- default) and its verdicts for the features keys call, as arrays aligned with `features`.
+-- last_used_at is written at most once a minute, and only on rows no one else holds: a batch never
+-- waits on another (two instances' batches cannot deadlock), and a revoke in progress is left to
+-- finish. The read is a later statement, so it sees a revoke that committed meanwhile.
+-- plan_cache_mode: PL/pgSQL keeps a statement's plan, but PostgreSQL would still plan this one
+-- again per call whenever it guessed a custom plan pays, which it never does here.
+CREATE FUNCTION api_key_contexts(p_secret_hashes jsonb)
+RETURNS TABLE (secret_hash text, key_id text, tenant_id text, status text, plan text,
+               policy_id text, policy_version integer, policy_hash text,
+               features text[], verdicts text[], required_plans text[])
+LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $$
+#variable_conflict use_column
+DECLARE
+  v_hashes text[] := ARRAY(SELECT DISTINCT h FROM jsonb_array_elements_text(p_secret_hashes) AS h);
+BEGIN
+  -- Looked for first: the locking update costs a lot more than the read, even when it touches nothing.
+  IF EXISTS (SELECT 1 FROM api_keys s WHERE s.secret_hash = ANY (v_hashes) AND s.status = 'active'
+             AND (s.last_used_at IS NULL OR s.last_used_at < now() - interval '60 seconds')) THEN
+    UPDATE api_keys k SET last_used_at = now()
+    WHERE k.key_id IN (
+      SELECT s.key_id FROM api_keys s
+      WHERE s.secret_hash = ANY (v_hashes) AND s.status = 'active'
+        AND (s.last_used_at IS NULL OR s.last_used_at < now() - interval '60 seconds')
+      FOR UPDATE SKIP LOCKED)
+    AND k.status = 'active';
+  END IF;
+  RETURN QUERY
+    WITH called AS MATERIALIZED (
+      -- The features keys call, each with its required plan's rank: read once per call.
+      SELECT f.feature, f.required_plan, f.access_mode, rp.rank
+      FROM features f JOIN plans rp ON rp.plan = f.required_plan
+      WHERE f.feature IN ('simulate', 'protect', 'execute')
+    )
+    SELECT k.secret_hash, k.key_id, k.tenant_id, k.status, t.plan, p.policy_id, p.version, p.hash,
+           ARRAY(SELECT c.feature FROM called c ORDER BY c.feature),
+           ARRAY(SELECT feature_verdict(tp.rank, c.rank, c.access_mode,
+                                        EXISTS (SELECT 1 FROM feature_grants g WHERE g.tenant_id = k.tenant_id AND g.feature = c.feature))
+                 FROM called c ORDER BY c.feature),
+           ARRAY(SELECT c.required_plan FROM called c ORDER BY c.feature)
+    FROM api_keys k
+    JOIN tenants t ON t.tenant_id = k.tenant_id
+    JOIN plans tp ON tp.plan = t.plan
+    LEFT JOIN LATERAL (
+      SELECT po.policy_id, po.version, po.hash FROM policies po WHERE po.tenant_id = k.tenant_id ORDER BY po.version DESC LIMIT 1
+    ) p ON true
+    WHERE k.secret_hash = ANY (v_hashes);
+END $$;
+COMMENT ON FUNCTION api_key_contexts(jsonb) IS
+  'For a JSON array of secret hashes: each matching key with its tenant''s plan, active policy version and its verdicts for '
+  'the features keys call (arrays aligned with features); touches last_used_at at most once a minute, never waiting on a locked key row.';

@@ -1,0 +1,56 @@
+-- Request-only features granted by an operator, and the one check of a tenant's access to a
+-- feature (its plan's rank and its grants against the catalog).
+
+-- Request-only features an operator has granted to a tenant.
+CREATE TABLE feature_grants (
+  tenant_id   text NOT NULL REFERENCES tenants (tenant_id),
+  feature     text NOT NULL REFERENCES features (feature),
+  granted_by  text NOT NULL CHECK (char_length(granted_by) BETWEEN 1 AND 200),
+  granted_at  timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (tenant_id, feature)
+);
+
+CREATE FUNCTION feature_access(p_tenant_id text, p_feature text)
+RETURNS TABLE (verdict text, required_plan text, access_mode text)
+LANGUAGE sql STABLE AS $$
+  SELECT feature_verdict(tp.rank, rp.rank, f.access_mode,
+                         EXISTS (SELECT 1 FROM feature_grants g WHERE g.tenant_id = t.tenant_id AND g.feature = f.feature)),
+         f.required_plan, f.access_mode
+  FROM features f
+  JOIN tenants t ON t.tenant_id = p_tenant_id
+  JOIN plans tp ON tp.plan = t.plan
+  JOIN plans rp ON rp.plan = f.required_plan
+  WHERE f.feature = p_feature
+$$;
+COMMENT ON FUNCTION feature_access(text, text) IS
+  'Whether a tenant may use a feature, by feature_verdict(): allowed, plan_required or feature_not_granted.';
+
+CREATE FUNCTION feature_grant(p_tenant_id text, p_feature text, p_granted_by text)
+RETURNS TABLE (tenant_id text, feature text, granted_by text, granted_at text)
+LANGUAGE plpgsql AS $$
+BEGIN
+  IF p_granted_by IS NULL OR btrim(p_granted_by) = '' THEN
+    RAISE EXCEPTION 'name who grants it' USING ERRCODE = 'WU004';
+  END IF;
+  IF NOT EXISTS (SELECT 1 FROM features f WHERE f.feature = p_feature AND f.access_mode = 'request_only') THEN
+    RAISE EXCEPTION '% is not a request-only feature', p_feature USING ERRCODE = 'WU004';
+  END IF;
+  IF NOT EXISTS (SELECT 1 FROM tenants t WHERE t.tenant_id = p_tenant_id) THEN
+    RAISE EXCEPTION 'no tenant %', p_tenant_id USING ERRCODE = 'WU004';
+  END IF;
+  RETURN QUERY
+    INSERT INTO feature_grants AS g (tenant_id, feature, granted_by) VALUES (p_tenant_id, p_feature, btrim(p_granted_by))
+    ON CONFLICT ON CONSTRAINT feature_grants_pkey DO UPDATE SET granted_by = g.granted_by
+    RETURNING g.tenant_id, g.feature, g.granted_by, iso_time(g.granted_at);
+END $$;
+COMMENT ON FUNCTION feature_grant(text, text, text) IS
+  'Grants a request-only feature to a tenant (idempotent). It works once the tenant''s plan also reaches the feature''s required plan.';
+
+CREATE FUNCTION feature_revoke(p_tenant_id text, p_feature text)
+RETURNS TABLE (tenant_id text, feature text, revoked boolean)
+LANGUAGE plpgsql AS $$
+BEGIN
+  DELETE FROM feature_grants g WHERE g.tenant_id = p_tenant_id AND g.feature = p_feature;
+  RETURN QUERY SELECT p_tenant_id, p_feature, FOUND;
+END $$;
+COMMENT ON FUNCTION feature_revoke(text, text) IS 'Withdraws a granted request-only feature; revoked is false when there was no grant.';

@@ -1,0 +1,47 @@
+-- Policies: each tenant's custom policy versions, immutable once stored. Refusals raise WP001.
+
+-- Custom policy versions of a tenant. Version 1 of every tenant is the built-in default
+-- (pol_default), which lives in code; custom versions start at 2. The document is stored as its
+-- RFC 8785 (JCS) text, the exact bytes its hash covers.
+CREATE TABLE policies (
+  tenant_id   text NOT NULL REFERENCES tenants (tenant_id),
+  version     integer NOT NULL CHECK (version >= 2),
+  policy_id   text NOT NULL,
+  document    text NOT NULL CHECK (starts_with(document, '{')),
+  hash        text NOT NULL,
+  created_at  timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (tenant_id, version),
+  CONSTRAINT policies_policy_id_matches_tenant CHECK (policy_id = 'pol_' || substr(tenant_id, 6)),
+  CONSTRAINT policies_hash_matches_document CHECK (hash = sha256_hex(document))
+);
+
+-- Receipts name a policy version forever, so a version never changes or disappears.
+CREATE FUNCTION policies_immutable() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+  RAISE EXCEPTION 'policy versions are immutable' USING ERRCODE = 'WP001';
+END $$;
+COMMENT ON FUNCTION policies_immutable() IS 'Refuses UPDATE, DELETE and TRUNCATE of a stored policy version (WP001).';
+CREATE TRIGGER policies_immutable BEFORE UPDATE OR DELETE ON policies
+  FOR EACH ROW EXECUTE FUNCTION policies_immutable();
+CREATE TRIGGER policies_no_truncate BEFORE TRUNCATE ON policies
+  FOR EACH STATEMENT EXECUTE FUNCTION policies_immutable();
+
+CREATE FUNCTION policy_publish(p_tenant_id text, p_document text, p_hash text)
+RETURNS TABLE (policy_id text, version integer, hash text, document text, created_at text)
+LANGUAGE plpgsql AS $$
+#variable_conflict use_column
+DECLARE
+  v_next integer;
+BEGIN
+  -- Concurrent publishes of one tenant take turns (and get consecutive versions); other tenants
+  -- are not held up.
+  PERFORM pg_advisory_xact_lock(hashtextextended('warden.policy:' || p_tenant_id, 0));
+  SELECT coalesce(max(p.version), 1) + 1 INTO v_next FROM policies p WHERE p.tenant_id = p_tenant_id;
+  RETURN QUERY
+    INSERT INTO policies AS p (tenant_id, version, policy_id, document, hash)
+    VALUES (p_tenant_id, v_next, 'pol_' || substr(p_tenant_id, 6), p_document, p_hash)
+    RETURNING p.policy_id, p.version, p.hash, p.document, iso_time(p.created_at);
+END $$;
+COMMENT ON FUNCTION policy_publish(text, text, text) IS
+  'Stores a new immutable policy version of a tenant (the latest plus one; 2 for the first custom one) and returns it.';

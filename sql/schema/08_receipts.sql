@@ -1,0 +1,367 @@
+-- The receipt log (contract section 4): each tenant's decisions as a hash chain, the keys that
+-- sign them, and the daily usage the plans' quotas count. Custom SQLSTATEs (docs/error_codes.md):
+--   WR001 receipts and heads are append-only   WR005 inserted rows do not continue the chain
+-- and, as refusal codes answered by receipt_append() per item (nothing raised):
+--   WR002 no such protect receipt   WR003 protect decision DENIED   WR004 protect receipt too old
+--   WR007 protect receipt already executed   WQ001 protect_per_day   WQ002 execute_per_day
+--   WQ003 receipts_stored
+
+-- Ed25519 keys that sign receipts. Exactly one is active; retired keys stay published in the JWKS
+-- so every receipt ever signed remains verifiable.
+CREATE TABLE signing_keys (
+  kid          text PRIMARY KEY,
+  public_jwk   jsonb NOT NULL,
+  private_jwk  jsonb NOT NULL,
+  status       text NOT NULL CHECK (status IN ('active', 'retired')),
+  created_at   timestamptz NOT NULL DEFAULT now(),
+  retired_at   timestamptz,
+  CONSTRAINT signing_keys_retired_at_matches_status CHECK ((status = 'retired') = (retired_at IS NOT NULL))
+);
+CREATE UNIQUE INDEX signing_keys_one_active ON signing_keys ((true)) WHERE status = 'active';
+
+CREATE FUNCTION signing_key_rotate(p_kid text, p_public jsonb, p_private jsonb) RETURNS text
+LANGUAGE plpgsql AS $$
+BEGIN
+  UPDATE signing_keys SET status = 'retired', retired_at = now() WHERE status = 'active';
+  INSERT INTO signing_keys (kid, public_jwk, private_jwk, status) VALUES (p_kid, p_public, p_private, 'active');
+  RETURN p_kid;
+END $$;
+COMMENT ON FUNCTION signing_key_rotate(text, jsonb, jsonb) IS
+  'Retires the active receipt signing key and activates a new one in one step; old public keys stay in the JWKS.';
+
+-- chain_hash of contract section 4: SHA-256 of the JCS text of
+-- {prev, content_hash, request_id, timestamp, seq}. JCS sorts the keys (content_hash, prev,
+-- request_id, seq, timestamp) and escapes strings as JSON does; every string here is hex, ISO
+-- time or a visible-ASCII request id (the receipts CHECK), for which to_json() escapes exactly as
+-- JCS does. src/receipts/chain.ts computes the same in TypeScript; a test checks they agree.
+CREATE FUNCTION receipt_chain_hash(p_prev text, p_content_hash text, p_request_id text, p_timestamp text, p_seq bigint)
+RETURNS text
+LANGUAGE sql STABLE PARALLEL SAFE AS $$
+  SELECT sha256_hex(
+    '{"content_hash":' || to_json(p_content_hash)::text ||
+    ',"prev":' || coalesce(to_json(p_prev)::text, 'null') ||
+    ',"request_id":' || to_json(p_request_id)::text ||
+    ',"seq":' || p_seq::text ||
+    ',"timestamp":' || to_json(p_timestamp)::text || '}')
+$$;
+COMMENT ON FUNCTION receipt_chain_hash(text, text, text, text, bigint) IS
+  'chain_hash = "0x" + hex SHA-256 of JCS {prev, content_hash, request_id, timestamp, seq} (contract section 4).';
+
+-- One row per tenant with a receipt: the size of its log and the last chain_hash. Appends lock
+-- this row, so one tenant's appends take turns while other tenants' run in parallel.
+-- Shapes are checked as a length plus an unbounded class: the same strings as a bounded
+-- repetition such as {64}, which PostgreSQL's regex engine checks far more slowly.
+CREATE TABLE receipt_heads (
+  tenant_id  text PRIMARY KEY REFERENCES tenants (tenant_id),
+  tree_size  bigint NOT NULL DEFAULT 0 CHECK (tree_size >= 0),
+  head_hash  text CHECK (length(head_hash) = 66 AND head_hash ~ '^0x[0-9a-f]+$'),
+  CONSTRAINT receipt_heads_hash_matches_size CHECK ((tree_size = 0) = (head_hash IS NULL))
+);
+
+-- Without foreign keys: receipts_chain_check() checks a receipt's key and an execute's protect
+-- receipt for all new rows of a statement at once. Keys and receipts are never deleted and never
+-- change identity (api_keys_guard, receipts_append_only), so the check at insert is the whole
+-- guarantee; the tenant is implied by the key's.
+CREATE TABLE receipts (
+  receipt_id          text PRIMARY KEY CHECK (length(receipt_id) = 27 AND receipt_id ~ '^rcpt_[0-9A-Za-z]+$'),
+  tenant_id           text NOT NULL,
+  seq                 bigint NOT NULL CHECK (seq >= 0),
+  kind                text NOT NULL CHECK (kind IN ('protect', 'execute')),
+  key_id              text NOT NULL,
+  request_id          text NOT NULL CHECK (length(request_id) BETWEEN 1 AND 128 AND request_id ~ '^[\x21-\x7e]+$'),
+  issued_at           timestamptz NOT NULL,
+  decision            text NOT NULL CHECK (decision IN ('ALLOWED', 'DENIED')),
+  -- The JCS text of the payload: exactly the bytes content_hash covers (jsonb would refuse a
+  -- \u0000 in an input string and would not keep the bytes).
+  payload             text NOT NULL,
+  content_hash        text NOT NULL,
+  signature           text NOT NULL CHECK (signature ~ '^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$'),
+  prev_hash           text CHECK (length(prev_hash) = 66 AND prev_hash ~ '^0x[0-9a-f]+$'),
+  chain_hash          text NOT NULL CHECK (length(chain_hash) = 66 AND chain_hash ~ '^0x[0-9a-f]+$'),
+  protect_receipt_id  text,
+  CONSTRAINT receipts_tenant_seq_key UNIQUE (tenant_id, seq),
+  CONSTRAINT receipts_content_hash_matches_payload CHECK (content_hash = sha256_hex(payload)),
+  -- "decision" is the first key of the JCS payload, so this pins the column to what was hashed.
+  CONSTRAINT receipts_decision_matches_payload CHECK (starts_with(payload, '{"decision":"' || decision || '",')),
+  CONSTRAINT receipts_execute_names_protect CHECK ((kind = 'execute') = (protect_receipt_id IS NOT NULL)),
+  CONSTRAINT receipts_prev_matches_seq CHECK ((seq = 0) = (prev_hash IS NULL))
+);
+-- An allowed protect decision is executed at most once (partial: protects do not index a NULL).
+CREATE UNIQUE INDEX receipts_execute_once ON receipts (protect_receipt_id) WHERE protect_receipt_id IS NOT NULL;
+
+CREATE FUNCTION receipts_append_only() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+  RAISE EXCEPTION 'receipts are append-only' USING ERRCODE = 'WR001';
+END $$;
+COMMENT ON FUNCTION receipts_append_only() IS 'Refuses UPDATE, DELETE and TRUNCATE of stored receipts (WR001).';
+CREATE TRIGGER receipts_append_only BEFORE UPDATE OR DELETE ON receipts
+  FOR EACH ROW EXECUTE FUNCTION receipts_append_only();
+CREATE TRIGGER receipts_no_truncate BEFORE TRUNCATE ON receipts
+  FOR EACH STATEMENT EXECUTE FUNCTION receipts_append_only();
+
+-- The guard that no code path or operator can break a chain: whoever inserts receipts, they are
+-- stored only as the exact next links of their tenants' chains, and each head advances once.
+CREATE FUNCTION receipts_chain_check() RETURNS trigger
+LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $$
+BEGIN
+  -- What the foreign keys checked: each receipt names a key of its own tenant, and each execute a
+  -- receipt of its own tenant (whether that one is an ALLOWED protect is the writer's check).
+  IF EXISTS (
+    SELECT 1 FROM added a
+    LEFT JOIN LATERAL (SELECT true AS found FROM api_keys k WHERE k.key_id = a.key_id AND k.tenant_id = a.tenant_id LIMIT 1) k ON true
+    WHERE k.found IS NULL
+  ) THEN
+    RAISE EXCEPTION 'a receipt names a key that is not its tenant''s'
+      USING ERRCODE = 'foreign_key_violation', CONSTRAINT = 'receipts_key_fkey';
+  END IF;
+  IF EXISTS (
+    SELECT 1 FROM added a
+    LEFT JOIN LATERAL (SELECT r.tenant_id FROM receipts r WHERE r.receipt_id = a.protect_receipt_id LIMIT 1) p ON true
+    WHERE a.protect_receipt_id IS NOT NULL AND p.tenant_id IS DISTINCT FROM a.tenant_id
+  ) THEN
+    RAISE EXCEPTION 'an execute names a receipt that is not its tenant''s'
+      USING ERRCODE = 'foreign_key_violation', CONSTRAINT = 'receipts_protect_receipt_fkey';
+  END IF;
+  -- Each tenant's head, created when missing and locked in tenant order (as every writer locks
+  -- them). The new rows must be the next seqs of the head: (tenant_id, seq) is unique, so n rows
+  -- from tree_size to tree_size + n - 1 are exactly the next n; the first must link to the head.
+  INSERT INTO receipt_heads (tenant_id) SELECT DISTINCT a.tenant_id FROM added a ORDER BY 1 ON CONFLICT DO NOTHING;
+  IF EXISTS (
+    SELECT 1
+    FROM (SELECT a.tenant_id, count(*) AS n, min(a.seq) AS lo, max(a.seq) AS hi, (array_agg(a.prev_hash ORDER BY a.seq))[1] AS first_prev
+          FROM added a GROUP BY a.tenant_id ORDER BY a.tenant_id) g
+    CROSS JOIN LATERAL (SELECT h.tree_size, h.head_hash FROM receipt_heads h WHERE h.tenant_id = g.tenant_id LIMIT 1 FOR UPDATE) h
+    WHERE g.lo <> h.tree_size OR g.hi <> h.tree_size + g.n - 1 OR g.first_prev IS DISTINCT FROM h.head_hash
+  ) THEN
+    RAISE EXCEPTION 'receipts do not continue their tenant''s chain (seq or prev_hash)' USING ERRCODE = 'WR005';
+  END IF;
+  -- Every later row links to the one before it, and every chain_hash is the hash of its link.
+  IF EXISTS (
+    SELECT 1 FROM added a LEFT JOIN added b ON b.tenant_id = a.tenant_id AND b.seq = a.seq - 1
+    WHERE (b.seq IS NOT NULL AND a.prev_hash IS DISTINCT FROM b.chain_hash)
+       OR a.chain_hash <> receipt_chain_hash(a.prev_hash, a.content_hash, a.request_id, iso_time(a.issued_at), a.seq)
+  ) THEN
+    RAISE EXCEPTION 'receipts do not continue their chain (prev_hash or chain_hash)' USING ERRCODE = 'WR005';
+  END IF;
+  UPDATE receipt_heads h SET tree_size = h.tree_size + l.n, head_hash = l.chain_hash
+  FROM (
+    SELECT DISTINCT ON (a.tenant_id) a.tenant_id, a.chain_hash, count(*) OVER (PARTITION BY a.tenant_id) AS n
+    FROM added a ORDER BY a.tenant_id, a.seq DESC
+  ) l
+  WHERE h.tenant_id = l.tenant_id;
+  RETURN NULL;
+END $$;
+COMMENT ON FUNCTION receipts_chain_check() IS
+  'AFTER INSERT (statement) on receipts: every new receipt names a key of its tenant and an execute a receipt of its tenant (23503), '
+  'and the new rows continue each tenant''s chain from its locked head (seq, prev_hash, chain_hash; WR005 otherwise); then each head advances once.';
+CREATE TRIGGER receipts_chain_check AFTER INSERT ON receipts
+  REFERENCING NEW TABLE AS added
+  FOR EACH STATEMENT EXECUTE FUNCTION receipts_chain_check();
+
+-- The lookup is written as "the latest receipt below tree_size" on purpose: as a plain equality on
+-- (tenant_id, seq), a plan made while the table had no statistics (a new database) could pick the
+-- primary key and filter on seq; an ordered range can only be served by (tenant_id, seq).
+CREATE FUNCTION receipt_heads_guard() RETURNS trigger
+LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $$
+DECLARE
+  v_seq bigint;
+  v_chain text;
+BEGIN
+  IF TG_OP = 'UPDATE' AND NEW.tenant_id = OLD.tenant_id AND NEW.tree_size > OLD.tree_size THEN
+    SELECT r.seq, r.chain_hash INTO v_seq, v_chain
+    FROM receipts r WHERE r.tenant_id = NEW.tenant_id AND r.seq < NEW.tree_size ORDER BY r.seq DESC LIMIT 1;
+    IF v_seq = NEW.tree_size - 1 AND v_chain = NEW.head_hash THEN
+      RETURN NEW;
+    END IF;
+  END IF;
+  RAISE EXCEPTION 'receipt log heads only advance, to a stored receipt' USING ERRCODE = 'WR001';
+END $$;
+COMMENT ON FUNCTION receipt_heads_guard() IS
+  'A log head only moves forward, to a stored receipt (seq = tree_size - 1, head_hash its chain_hash), and is never removed (WR001).';
+CREATE TRIGGER receipt_heads_guard BEFORE UPDATE OR DELETE ON receipt_heads
+  FOR EACH ROW EXECUTE FUNCTION receipt_heads_guard();
+CREATE TRIGGER receipt_heads_no_truncate BEFORE TRUNCATE ON receipt_heads
+  FOR EACH STATEMENT EXECUTE FUNCTION receipt_heads_guard();
+
+-- Per tenant and UTC day: how many protect and execute calls were accepted. Written only by
+-- receipt_append(), under the tenant's head lock, so reading a count there and adding to it later
+-- in the same call is exact.
+CREATE TABLE usage_daily (
+  tenant_id      text NOT NULL REFERENCES tenants (tenant_id),
+  day            date NOT NULL,
+  protect_count  integer NOT NULL DEFAULT 0 CHECK (protect_count >= 0),
+  execute_count  integer NOT NULL DEFAULT 0 CHECK (execute_count >= 0),
+  PRIMARY KEY (tenant_id, day)
+);
+
+-- Appending decisions ----------------------------------------------------------------------
+
+-- One item of a receipt_append() call, as parsed, with what the call decides for it.
+CREATE TYPE receipt_append_item AS (
+  idx integer, receipt_id text, tenant_id text, key_id text, kind text, request_id text,
+  ts text, issued_at timestamptz, day date, decision text, payload text, content_hash text,
+  signature text, protect_receipt_id text,
+  refusal text, quota_limit integer, quota_used integer, seq bigint, prev_hash text, chain_hash text
+);
+COMMENT ON TYPE receipt_append_item IS 'One decision inside receipt_append(): its input and what the call decided for it.';
+
+CREATE FUNCTION receipt_append(p_items json)
+RETURNS TABLE (idx integer, seq bigint, prev_hash text, chain_hash text, quota_limit integer, quota_used integer, refusal text)
+LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $$
+#variable_conflict use_column
+DECLARE
+  v_items receipt_append_item[];
+  v_bad text;
+  it record;
+  v_tenant text := NULL;
+  v_size bigint;
+  v_head text;
+BEGIN
+  SELECT array_agg(ROW((x.ord - 1)::integer, x.receipt_id, x.tenant_id, x.key_id, x.kind, x.request_id,
+                       x."timestamp", x."timestamp"::timestamptz, (x."timestamp"::timestamptz AT TIME ZONE 'UTC')::date,
+                       x.decision, x.payload, x.content_hash, x.signature, x.protect_receipt_id,
+                       NULL, NULL, NULL, NULL, NULL, NULL)::receipt_append_item ORDER BY x.ord)
+  INTO v_items
+  FROM ROWS FROM (json_to_recordset(p_items) AS (
+         receipt_id text, tenant_id text, key_id text, kind text, request_id text, "timestamp" text, decision text,
+         payload text, content_hash text, signature text, protect_receipt_id text)) WITH ORDINALITY
+       AS x(receipt_id, tenant_id, key_id, kind, request_id, "timestamp", decision, payload, content_hash, signature,
+            protect_receipt_id, ord);
+  IF v_items IS NULL THEN
+    RETURN;
+  END IF;
+  -- The chain hashes the timestamp text and stores the instant, so the two must be one: a text
+  -- that iso_time() would not give back is the caller's bug, and the whole call fails.
+  SELECT i.ts INTO v_bad FROM unnest(v_items) AS i WHERE iso_time(i.issued_at) IS DISTINCT FROM i.ts LIMIT 1;
+  IF FOUND THEN
+    RAISE EXCEPTION 'timestamp % is not in the canonical form', v_bad USING ERRCODE = '22007';
+  END IF;
+
+  -- Every head of the call, created when missing and locked in tenant order (every writer locks
+  -- in this order, so instances never deadlock), so the checks below see every earlier append.
+  INSERT INTO receipt_heads (tenant_id) SELECT DISTINCT i.tenant_id FROM unnest(v_items) AS i ORDER BY 1 ON CONFLICT DO NOTHING;
+  PERFORM 1
+  FROM (SELECT DISTINCT i.tenant_id FROM unnest(v_items) AS i ORDER BY 1) t
+  CROSS JOIN LATERAL (SELECT 1 FROM receipt_heads h WHERE h.tenant_id = t.tenant_id LIMIT 1 FOR UPDATE) h;
+
+  -- Each item's refusal, by precedence: the execute checks, then storage, then the daily quota.
+  -- Index probes (LATERAL ... LIMIT 1) throughout, so that a generic plan made while a table was
+  -- small cannot turn into a scan of it; a protect receipt is found by receipt_id alone (the
+  -- primary key) and its tenant compared after.
+  WITH checked AS (
+    SELECT i.*,
+           CASE
+             WHEN i.kind <> 'execute' THEN NULL
+             WHEN p.tenant_id IS DISTINCT FROM i.tenant_id OR p.kind <> 'protect' THEN 'WR002'
+             WHEN p.decision <> 'ALLOWED' THEN 'WR003'
+             WHEN i.issued_at - p.issued_at >= interval '15 minutes' THEN 'WR004'
+             WHEN d.executed THEN 'WR007'
+           END AS exec_refusal
+    FROM unnest(v_items) AS i
+    LEFT JOIN LATERAL (
+      SELECT r.tenant_id, r.kind, r.decision, r.issued_at FROM receipts r WHERE r.receipt_id = i.protect_receipt_id LIMIT 1
+    ) p ON true
+    LEFT JOIN LATERAL (
+      SELECT true AS executed FROM receipts x WHERE x.protect_receipt_id = i.protect_receipt_id LIMIT 1
+    ) d ON true
+  ), once AS (
+    -- Of a batch's executes of one protect receipt that pass the checks above, the first goes on.
+    SELECT c.*,
+           CASE WHEN c.kind = 'execute' AND c.exec_refusal IS NULL
+                     AND row_number() OVER (PARTITION BY c.exec_refusal IS NULL, c.protect_receipt_id ORDER BY c.idx) > 1
+                THEN 'WR007' ELSE c.exec_refusal END AS first_refusal
+    FROM checked c
+  ), placed AS (
+    -- Each candidate's place in its tenant's day for its kind, counting what the day holds already.
+    SELECT o.*, l.receipts_stored, h.tree_size,
+           CASE o.kind WHEN 'protect' THEN l.protect_per_day WHEN 'execute' THEN l.execute_per_day END AS day_limit,
+           (CASE o.kind WHEN 'protect' THEN coalesce(u.protect_count, 0) ELSE coalesce(u.execute_count, 0) END
+            + row_number() OVER (PARTITION BY o.tenant_id, o.day, o.kind, o.first_refusal IS NULL ORDER BY o.idx))::integer AS place
+    FROM once o
+    CROSS JOIN LATERAL (
+      SELECT pl.protect_per_day, pl.execute_per_day, pl.receipts_stored FROM tenants tn JOIN plans pl ON pl.plan = tn.plan
+      WHERE tn.tenant_id = o.tenant_id LIMIT 1
+    ) l
+    CROSS JOIN LATERAL (SELECT h.tree_size FROM receipt_heads h WHERE h.tenant_id = o.tenant_id LIMIT 1) h
+    LEFT JOIN LATERAL (
+      SELECT u.protect_count, u.execute_count FROM usage_daily u WHERE u.tenant_id = o.tenant_id AND u.day = o.day LIMIT 1
+    ) u ON true
+  ), within_day AS (
+    SELECT pd.*, pd.first_refusal IS NULL AND (pd.day_limit IS NULL OR pd.place <= pd.day_limit) AS day_ok
+    FROM placed pd
+  ), stored AS (
+    -- The receipts stored before each item: the log's size plus the earlier items within their day.
+    SELECT w.*,
+           w.tree_size + count(*) FILTER (WHERE w.day_ok) OVER (PARTITION BY w.tenant_id ORDER BY w.idx
+                                                                ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS stored_before
+    FROM within_day w
+  ), decided AS (
+    SELECT s.*,
+           CASE
+             WHEN s.first_refusal IS NOT NULL THEN s.first_refusal
+             -- Full storage outlasts the day, so it is reported first.
+             WHEN s.receipts_stored IS NOT NULL AND s.stored_before >= s.receipts_stored THEN 'WQ003'
+             WHEN NOT s.day_ok THEN CASE s.kind WHEN 'protect' THEN 'WQ001' ELSE 'WQ002' END
+           END AS verdict
+    FROM stored s
+  )
+  SELECT array_agg(ROW(d.idx, d.receipt_id, d.tenant_id, d.key_id, d.kind, d.request_id, d.ts, d.issued_at, d.day,
+                       d.decision, d.payload, d.content_hash, d.signature, d.protect_receipt_id, d.verdict,
+                       CASE WHEN d.verdict IS NULL THEN d.day_limit END, CASE WHEN d.verdict IS NULL THEN d.place END,
+                       NULL, NULL, NULL)::receipt_append_item ORDER BY d.idx)
+  INTO v_items
+  FROM decided d;
+
+  -- The links: one ordered pass from each locked head, a tenant's accepted items in input order.
+  FOR it IN
+    SELECT i.idx, i.tenant_id, i.content_hash, i.request_id, i.ts, h.tree_size, h.head_hash
+    FROM unnest(v_items) AS i
+    CROSS JOIN LATERAL (SELECT h.tree_size, h.head_hash FROM receipt_heads h WHERE h.tenant_id = i.tenant_id LIMIT 1) h
+    WHERE i.refusal IS NULL
+    ORDER BY i.tenant_id, i.idx
+  LOOP
+    IF v_tenant IS DISTINCT FROM it.tenant_id THEN
+      v_tenant := it.tenant_id;
+      v_size := it.tree_size;
+      v_head := it.head_hash;
+    END IF;
+    v_items[it.idx + 1].seq := v_size;
+    v_items[it.idx + 1].prev_hash := v_head;
+    v_head := receipt_chain_hash(v_head, it.content_hash, it.request_id, it.ts, v_size);
+    v_items[it.idx + 1].chain_hash := v_head;
+    v_size := v_size + 1;
+  END LOOP;
+
+  INSERT INTO receipts (receipt_id, tenant_id, seq, kind, key_id, request_id, issued_at, decision, payload,
+                        content_hash, signature, prev_hash, chain_hash, protect_receipt_id)
+  SELECT i.receipt_id, i.tenant_id, i.seq, i.kind, i.key_id, i.request_id, i.issued_at, i.decision, i.payload,
+         i.content_hash, i.signature, i.prev_hash, i.chain_hash, i.protect_receipt_id
+  FROM unnest(v_items) AS i
+  WHERE i.refusal IS NULL;
+
+  -- Each tenant's day counted once, in tenant order as the heads were locked.
+  INSERT INTO usage_daily AS u (tenant_id, day, protect_count, execute_count)
+  SELECT i.tenant_id, i.day, count(*) FILTER (WHERE i.kind = 'protect'), count(*) FILTER (WHERE i.kind = 'execute')
+  FROM unnest(v_items) AS i
+  WHERE i.refusal IS NULL
+  GROUP BY i.tenant_id, i.day
+  ORDER BY i.tenant_id, i.day
+  ON CONFLICT (tenant_id, day) DO UPDATE SET
+    protect_count = u.protect_count + excluded.protect_count,
+    execute_count = u.execute_count + excluded.execute_count;
+
+  RETURN QUERY
+    SELECT i.idx, i.seq, i.prev_hash, i.chain_hash, i.quota_limit, i.quota_used, i.refusal
+    FROM unnest(v_items) AS i
+    ORDER BY i.idx;
+END $$;
+COMMENT ON FUNCTION receipt_append(json) IS
+  'Stores a JSON array of decisions ({receipt_id, tenant_id, key_id, kind, request_id, timestamp, decision, payload, content_hash, '
+  'signature, protect_receipt_id}) as their tenants'' next receipts, in input order, and counts them against the plans; one row per item '
+  '(idx 0-based). Per item, first refusal wins: an execute needs a stored ALLOWED protect receipt of its tenant (WR002, WR003) '
+  'younger than 15 minutes (WR004) and not executed before, in the table or earlier in the call (WR007); then storage '
+  '(receipts_stored, WQ003) before the day''s quota (protect_per_day WQ001, execute_per_day WQ002). Refused items are not stored '
+  'and count towards nothing. Raises 22007 for a timestamp not in iso_time() form. Agrees with appending the items one by one, '
+  'except that an execute never finds a protect receipt of the same call (WR002), and that a second execute of one protect '
+  'receipt is WR007 even when the first was refused for storage or quota.';
