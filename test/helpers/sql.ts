@@ -1,0 +1,39 @@
+// SQL that only tests run lives in test/sql/, out of the product's sql/ (the service never loads
+// it and the binary never carries it). Each file is one statement with `$n` parameters.
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Db, Row } from "../../src/db/index.ts";
+import { openPostgres } from "../../src/db/postgres.ts";
+
+const TEST_SQL_DIR = join(import.meta.dir, "..", "sql");
+const texts = new Map<string, string>();
+
+/** The text of test/sql/<name>.sql. */
+export function testSql(name: string): string {
+  let text = texts.get(name);
+  if (text === undefined) texts.set(name, (text = readFileSync(join(TEST_SQL_DIR, `${name}.sql`), "utf8")));
+  return text;
+}
+
+/** Runs test/sql/<name>.sql on the database (its own statement, outside any transaction). */
+export function testQuery<T = Row>(db: Pick<Db, "runScriptStatement">, name: string, params: readonly unknown[] = []): Promise<T[]> {
+  return db.runScriptStatement<T>(`test/sql/${name}.sql`, testSql(name), params);
+}
+
+/** The first row of testQuery, or undefined. */
+export async function testOne<T = Row>(db: Pick<Db, "runScriptStatement">, name: string, params: readonly unknown[] = []): Promise<T | undefined> {
+  return (await testQuery<T>(db, name, params))[0];
+}
+
+/**
+ * PostgreSQL only: fn in a transaction on a connection of its own, where test SQL can hold a lock
+ * until fn settles (a request kept in flight on purpose). Committed when fn resolves.
+ */
+export async function testTransaction<T>(databaseUrl: string, fn: (run: <R = Row>(name: string, params?: readonly unknown[]) => Promise<R[]>) => Promise<T>): Promise<T> {
+  const driver = await openPostgres(databaseUrl, { max: 1 });
+  try {
+    return await driver.transaction((session) => fn(async <R>(name: string, params: readonly unknown[] = []) => (await session.run(testSql(name), params)) as R[]));
+  } finally {
+    await driver.close();
+  }
+}
