@@ -1,0 +1,196 @@
+// receipt_append(json), called through sql/queries/receipts/append.sql as the service calls it: a
+// batch of many tenants, each refusal code answered per item without an error, refused items
+// counting towards nothing, 22007 for a non-canonical timestamp, and the chain trigger refusing a
+// forged row. Each test uses tenants of its own; plan limits are set on a plan made for the test
+// file (plans are shared, so tests never lower the built-in ones).
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { DbError, type Db } from "../../src/db/index.ts";
+import { migrate } from "../../src/db/migrate.ts";
+import { newId } from "../../src/ids.ts";
+import { hashSecret, newSecret, secretHint } from "../../src/keys/secret.ts";
+import { canonicalJson, sha256Hex } from "../../src/crypto/canonical.ts";
+import { chainHash } from "../../src/receipts/chain.ts";
+import { openTestDb, uniqueEmail } from "../helpers/service.ts";
+import { testOne, testQuery } from "../helpers/sql.ts";
+
+const PASSWORD_HASH = "$2b$04$abcdefghijklmnopqrstuuABCDEFGHIJKLMNOPQRSTUVWXYZ01234";
+let db: Db;
+
+beforeAll(async () => {
+  db = await openTestDb();
+  await migrate(db);
+});
+afterAll(async () => {
+  await db?.close();
+});
+
+type Tenant = { tenantId: string; keyId: string };
+type Row = { idx: number; seq: number | null; prev_hash: string | null; chain_hash: string | null; quota_limit: number | null; quota_used: number | null; refusal: string | null };
+type Item = Record<string, string | null> & { receipt_id: string; tenant_id: string; timestamp: string; content_hash: string; request_id: string };
+
+async function tenant(plan?: "pro" | "enterprise"): Promise<Tenant> {
+  const secret = newSecret();
+  const t = { tenantId: newId("cust_"), keyId: newId("key_") };
+  await db.query("accounts/signup", [t.tenantId, uniqueEmail("append"), PASSWORD_HASH, t.keyId, await hashSecret(secret), secretHint(secret)]);
+  if (plan) await testQuery(db, "plan_set_as_approved", [t.tenantId, plan]);
+  return t;
+}
+
+async function item(t: Tenant, opts: { kind?: "protect" | "execute"; decision?: "ALLOWED" | "DENIED"; protectId?: string; at?: Date } = {}): Promise<Item> {
+  const decision = opts.decision ?? "ALLOWED";
+  const payload = canonicalJson({ decision, n: crypto.randomUUID() });
+  return {
+    receipt_id: newId("rcpt_"), tenant_id: t.tenantId, key_id: t.keyId, kind: opts.kind ?? "protect", request_id: newId("req_"),
+    timestamp: (opts.at ?? new Date()).toISOString(), decision, payload, content_hash: await sha256Hex(payload), signature: "aaa.bbb.ccc",
+    protect_receipt_id: opts.protectId ?? null,
+  };
+}
+
+const append = (items: Item[]) => db.query<Row>("receipts/append", [items]);
+const refusals = (rows: Row[]) => rows.map((r) => r.refusal);
+const usage = async (t: Tenant, day?: string) =>
+  (await db.one<{ protect_today: number; execute_today: number; receipts_stored: number }>("receipts/usage_summary", [t.tenantId, day ?? null]))!;
+
+describe("receipt_append(json): accepted items", () => {
+  test("a batch of many tenants: one row per item in input order, each tenant's items linked in input order, quota_used its place in the day", async () => {
+    const [a, b, c] = [await tenant(), await tenant(), await tenant("enterprise")];
+    const first = await append([await item(a)]);
+    expect(first).toEqual([expect.objectContaining({ idx: 0, seq: 0, prev_hash: null, quota_limit: 1000, quota_used: 1, refusal: null })]);
+    const order = [b, a, c, a, b, a, c];
+    const items = await Promise.all(order.map((t) => item(t)));
+    const rows = await append(items);
+    expect(rows.map((r) => r.idx)).toEqual([0, 1, 2, 3, 4, 5, 6]);
+    expect(refusals(rows)).toEqual(order.map(() => null));
+    expect(rows.map((r) => r.seq)).toEqual([0, 1, 0, 2, 1, 3, 1]);
+    expect(rows.map((r) => r.quota_used)).toEqual([1, 2, 1, 3, 2, 4, 2]);
+    expect(rows.map((r) => r.quota_limit)).toEqual([1000, 1000, null, 1000, 1000, 1000, null]);
+    // Each link is the TypeScript chain of the one before it, starting from the stored head.
+    const prev = new Map<string, string | null>([[a.tenantId, first[0].chain_hash], [b.tenantId, null], [c.tenantId, null]]);
+    for (const [i, r] of rows.entries()) {
+      const it = items[i];
+      expect(r.prev_hash).toBe(prev.get(it.tenant_id)!);
+      expect(r.chain_hash).toBe(await chainHash({ prev: r.prev_hash, content_hash: it.content_hash, request_id: it.request_id, timestamp: it.timestamp, seq: r.seq! }));
+      prev.set(it.tenant_id, r.chain_hash);
+    }
+    expect(await db.one("receipts/head", [a.tenantId])).toEqual({ tenant_id: a.tenantId, tree_size: 4, head_hash: rows[5].chain_hash });
+    expect((await usage(a)).protect_today).toBe(4);
+  });
+
+  test("an empty batch answers nothing", async () => {
+    expect(await append([])).toEqual([]);
+  });
+});
+
+describe("receipt_append(json): refusals, answered per item", () => {
+  test("execute: WR002 for another tenant's, an unknown or a non-protect receipt; WR003 DENIED; WR004 15 minutes old", async () => {
+    const [a, other] = [await tenant(), await tenant()];
+    const old = new Date(Date.now() - 15 * 60_000);
+    const [allowed, denied, stale, foreign] = [await item(a), await item(a, { decision: "DENIED" }), await item(a, { at: old }), await item(other)];
+    await append([allowed, denied, stale, foreign]);
+    const exec = await item(a, { kind: "execute", protectId: allowed.receipt_id });
+    await append([exec]);
+    const rows = await append([
+      await item(a, { kind: "execute", protectId: foreign.receipt_id }),
+      await item(a, { kind: "execute", protectId: newId("rcpt_") }),
+      await item(a, { kind: "execute", protectId: exec.receipt_id }),
+      await item(a, { kind: "execute", protectId: denied.receipt_id }),
+      await item(a, { kind: "execute", protectId: stale.receipt_id }),
+    ]);
+    expect(refusals(rows)).toEqual(["WR002", "WR002", "WR002", "WR003", "WR004"]);
+    for (const r of rows) expect(r).toMatchObject({ seq: null, prev_hash: null, chain_hash: null, quota_limit: null, quota_used: null });
+    // Just under 15 minutes is still fine.
+    const young = await item(a, { at: new Date(Date.now() - 15 * 60_000 + 2000) });
+    await append([young]);
+    expect(refusals(await append([await item(a, { kind: "execute", protectId: young.receipt_id })]))).toEqual([null]);
+  });
+
+  test("WR007: executed before (in the table), or earlier in the same batch; the first of a batch is stored", async () => {
+    const a = await tenant();
+    const [p1, p2] = [await item(a), await item(a)];
+    await append([p1, p2]);
+    expect(refusals(await append([await item(a, { kind: "execute", protectId: p1.receipt_id })]))).toEqual([null]);
+    const rows = await append([
+      await item(a, { kind: "execute", protectId: p1.receipt_id }),
+      await item(a, { kind: "execute", protectId: p2.receipt_id }),
+      await item(a, { kind: "execute", protectId: p2.receipt_id }),
+    ]);
+    expect(refusals(rows)).toEqual(["WR007", null, "WR007"]);
+    expect((await usage(a)).execute_today).toBe(2);
+    // The unique index still guards the table against any other writer.
+    expect(await testQuery(db, "receipts_execute_once_probe", [p2.receipt_id])).toEqual([{ executes: 1 }]);
+  });
+
+  test("WQ001 / WQ002: a day's quota counts earlier items of the batch; refused items count towards nothing", async () => {
+    const a = await tenant();
+    const day = new Date().toISOString().slice(0, 10);
+    await testQuery(db, "usage_set", [a.tenantId, day, 999, 99]);
+    const p = await item(a);
+    await append([p]);
+    const rows = await append([
+      await item(a),
+      await item(a, { kind: "execute", protectId: p.receipt_id }),
+      await item(a),
+      await item(a, { kind: "execute", protectId: newId("rcpt_") }),
+    ]);
+    expect(refusals(rows)).toEqual(["WQ001", null, "WQ001", "WR002"]);
+    expect(rows[1]).toMatchObject({ quota_limit: 100, quota_used: 100, seq: 1 });
+    expect(await usage(a, day)).toMatchObject({ protect_today: 1000, execute_today: 100, receipts_stored: 2 });
+    const p2 = await item(a, { at: new Date(Date.now() + 86_400_000) });
+    // Another UTC day has its own count.
+    expect(refusals(await append([p2]))).toEqual([null]);
+    const exec = await append([await item(a, { kind: "execute", protectId: p2.receipt_id })]);
+    expect(refusals(exec)).toEqual(["WQ002"]);
+  });
+
+  test("WQ003: full storage is reported before the daily quota, and the batch fills storage up to the limit exactly", async () => {
+    const a = await tenant();
+    const day = new Date().toISOString().slice(0, 10);
+    await testQuery(db, "usage_set", [a.tenantId, day, 997, 0]);
+    await append([await item(a)]);
+    // The free plan stores 1000: 998 more on the next UTC day (its own daily count) leave room for one.
+    const filler = await Promise.all(Array.from({ length: 998 }, () => item(a, { at: new Date(Date.now() + 86_400_000) })));
+    expect((await append(filler)).every((r) => r.refusal === null)).toBe(true);
+    const rows = await append([await item(a), await item(a), await item(a)]);
+    // The first fits storage (999 -> 1000) and the day (998 -> 999); then storage is full.
+    expect(refusals(rows)).toEqual([null, "WQ003", "WQ003"]);
+    expect((await usage(a)).receipts_stored).toBe(1000);
+    await testQuery(db, "usage_set", [a.tenantId, day, 1000, 0]);
+    // Both full: storage first.
+    expect(refusals(await append([await item(a)]))).toEqual(["WQ003"]);
+  }, 30_000);
+});
+
+describe("receipt_append(json): errors", () => {
+  test("a timestamp that iso_time() would not give back fails the whole call (22007); nothing stored", async () => {
+    const a = await tenant();
+    const good = await item(a);
+    const bad = { ...(await item(a)), timestamp: good.timestamp.replace("Z", "+00:00") };
+    const err = await append([good, bad]).then(() => undefined, (e: unknown) => e);
+    expect(err).toBeInstanceOf(DbError);
+    expect((err as DbError).sqlstate).toBe("22007");
+    expect(await db.one("receipts/head", [a.tenantId])).toEqual({ tenant_id: a.tenantId, tree_size: 0, head_hash: null });
+  });
+
+  test("the chain trigger refuses a forged row written around receipt_append (WR005), and takes the exact next link", async () => {
+    const a = await tenant();
+    const [first] = await append([await item(a)]);
+    const raw = async (seq: number, prev: string | null, chain?: string) => {
+      const it = await item(a);
+      const link = chain ?? (await chainHash({ prev, content_hash: it.content_hash, request_id: it.request_id, timestamp: it.timestamp, seq }));
+      return { ...it, seq, prev_hash: prev, chain_hash: link };
+    };
+    const refused = async (rows: unknown[]) => {
+      const err = await testQuery(db, "receipt_insert_raw", [rows]).then(() => undefined, (e: unknown) => e);
+      expect(err).toBeInstanceOf(DbError);
+      return (err as DbError).sqlstate;
+    };
+    expect(await refused([await raw(5, first.chain_hash)])).toBe("WR005");
+    expect(await refused([await raw(1, "0x" + "ab".repeat(32))])).toBe("WR005");
+    expect(await refused([await raw(1, first.chain_hash, "0x" + "00".repeat(32))])).toBe("WR005");
+    const next = await raw(1, first.chain_hash);
+    expect(await testQuery(db, "receipt_insert_raw", [[next]])).toEqual([{ seq: 1, prev_hash: first.chain_hash, chain_hash: next.chain_hash }]);
+    // And receipt_append goes on from the row it took.
+    expect((await append([await item(a)]))[0]).toMatchObject({ seq: 2, prev_hash: next.chain_hash });
+    expect(await testOne(db, "receipt_delete", [next.receipt_id]).then(() => "deleted", (e: DbError) => e.sqlstate)).toBe("WR001");
+  });
+});
