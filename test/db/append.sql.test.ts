@@ -19,7 +19,7 @@ let db: Db;
 beforeAll(async () => {
   db = await openTestDb();
   await migrate(db);
-});
+}, 60_000);
 afterAll(async () => {
   await db?.close();
 });
