@@ -1,25 +1,22 @@
 // SQL procedures, triggers and constraints, called through the db module as the app calls them.
 // Each test runs inside a transaction that is rolled back (a sentinel error), unless what it
-// checks is the behaviour of a statement outside a transaction; those use fresh unique data.
+// checks is the behaviour of a statement outside a transaction or reads rows with test SQL
+// (test/sql, run outside transactions); those commit fresh unique data.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { readdirSync } from "node:fs";
-import { join } from "node:path";
-import { DbError, SQL_DIR, type Db, type Queryable } from "../../src/db/index.ts";
-import { migrate } from "../../src/db/migrate.ts";
+import { DbError, openDb, type Db, type Queryable } from "../../src/db/index.ts";
+import { migrate, schemaVersion } from "../../src/db/migrate.ts";
 import { newId } from "../../src/ids.ts";
 import { hashSecret, newSecret, secretHint } from "../../src/keys/secret.ts";
-import { sha256HexSync } from "../../src/receipts/fast-crypto.ts";
-import { verifyCanonical } from "../../src/receipts/signature.ts";
+import { sha256HexSync } from "../../src/crypto/sync.ts";
+import { verifyCanonical } from "../../src/crypto/signature.ts";
 import { ReceiptSigner } from "../../src/receipts/signer.ts";
 import { openTestDb, uniqueEmail } from "../helpers/service.ts";
+import { testOne, testQuery } from "../helpers/sql.ts";
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 // Not a real bcrypt hash; the column only checks the `$2` prefix and nothing here logs in.
 const PASSWORD_HASH = "$2b$04$abcdefghijklmnopqrstuuABCDEFGHIJKLMNOPQRSTUVWXYZ01234";
-const MIGRATIONS = readdirSync(join(SQL_DIR, "migrations"))
-  .filter((f) => f.endsWith(".sql"))
-  .map((f) => f.slice(0, -4))
-  .sort();
+const VERSION = schemaVersion();
 
 class Rollback extends Error {}
 const ROLLBACK = new Rollback("rollback");
@@ -53,6 +50,32 @@ async function rolledBack(fn: (q: Queryable) => Promise<void>): Promise<void> {
   if (outcome !== ROLLBACK) throw outcome;
 }
 
+/** Runs fn on the database itself, committed: for tests that read rows with test SQL. */
+async function committed(fn: (q: Db) => Promise<void>): Promise<void> {
+  await fn(db);
+}
+
+/** A new, empty database of its own (on a server: a scratch database, dropped on close). */
+async function openScratchDb(): Promise<{ db: Db; close: () => Promise<void> }> {
+  const url = process.env.TEST_DATABASE_URL;
+  if (!url) {
+    const scratch = await openDb({ dataDir: "memory://" });
+    return { db: scratch, close: () => scratch.close() };
+  }
+  const name = `warden_scratch_${process.pid}_${Date.now()}`;
+  await db.runScriptStatement("test/sql/create_database", `CREATE DATABASE ${name}`, []);
+  const target = new URL(url);
+  target.pathname = `/${name}`;
+  const scratch = await openDb({ databaseUrl: target.toString(), dataDir: "memory://", poolSize: 2 });
+  return {
+    db: scratch,
+    close: async () => {
+      await scratch.close();
+      await db.runScriptStatement("test/sql/drop_database", `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`, []);
+    },
+  };
+}
+
 /** The error a promise rejects with (fails the test when it resolves). */
 async function failure(promise: Promise<unknown>): Promise<DbError> {
   const outcome = await promise.then(
@@ -82,26 +105,24 @@ function signupParams(t: NewTenant): unknown[] {
 }
 
 type KeyRow = { key_id: string; tenant_id: string; label: string; secret_hash: string; hint: string; status: string; created_at: string; last_used_at: string | null; revoked_at: string | null };
-type AuthRow = { secret_hash?: string; key_id: string; tenant_id: string; status: string; plan: string; policy_id?: string | null; policy_version?: number | null; policy_hash?: string | null; features?: string[]; verdicts?: string[]; required_plans?: string[]; key_context_epoch?: number };
+type AuthRow = { secret_hash?: string; key_id: string; tenant_id: string; status: string; plan: string; policy_id?: string | null; policy_version?: number | null; policy_hash?: string | null; features?: string[]; verdicts?: string[]; required_plans?: string[] };
 type SigningKeyRow = { kid: string; public_jwk: JsonWebKey; status: string };
 
 describe("migrate", () => {
-  test("concurrent first runs all succeed and apply each file once", async () => {
+  test("concurrent first runs all succeed and apply the baseline once", async () => {
     const [a, b, other] = raced;
-    // On PGlite `fresh` is always new. A server database may have been migrated by an earlier
-    // test file; when it was new, the three runs together applied each file exactly once.
+    // On PGlite `fresh` is always new. A server database may have been made by an earlier test
+    // file; when it was new, the three runs together applied the baseline exactly once.
+    const all = [...a, ...b, ...other];
+    expect(all.every((v) => v === VERSION)).toBe(true);
     if (fresh.kind === "embedded") {
-      expect([...a, ...b].sort()).toEqual(MIGRATIONS);
-      expect(other).toEqual(MIGRATIONS);
+      expect([...a, ...b]).toEqual([VERSION]);
+      expect(other).toEqual([VERSION]);
     } else {
-      const all = [...a, ...b, ...other];
-      expect(all.every((v) => MIGRATIONS.includes(v))).toBe(true);
-      expect(new Set(all).size).toBe(all.length);
+      expect(all.length).toBeLessThanOrEqual(1);
     }
-    expect(new Set([...a, ...b]).size).toBe(a.length + b.length);
     for (const handle of [fresh, db]) {
-      const applied = await handle.query<{ version: string }>("migrations/applied");
-      expect(applied.map((r) => r.version)).toEqual(MIGRATIONS);
+      expect(await handle.query("migrations/version")).toEqual([{ version: VERSION }]);
       expect(await handle.query("system/ping")).toEqual([{ ok: 1 }]);
     }
   });
@@ -109,8 +130,21 @@ describe("migrate", () => {
   test("is idempotent: a further run applies nothing", async () => {
     expect(await migrate(fresh)).toEqual([]);
     expect(await migrate(db)).toEqual([]);
-    const applied = await fresh.query<{ version: string }>("migrations/applied");
-    expect(applied.map((r) => r.version)).toEqual(MIGRATIONS);
+    expect(await fresh.query("migrations/version")).toEqual([{ version: VERSION }]);
+  });
+
+  test("refuses a database of warden 0.1.0 or of another baseline, naming both versions", async () => {
+    const other = await openScratchDb();
+    try {
+      await testQuery(other.db, "schema_migrations_0_1_0");
+      const old = await migrate(other.db).then(() => undefined, (err: unknown) => err as Error);
+      expect(old?.message).toContain("0.1.0");
+      expect(old?.message).toContain(VERSION);
+      expect(old?.message).toContain("new DATA_DIR");
+      expect(await testOne(other.db, "relation_exists", ["tenants"])).toEqual({ relation: null });
+    } finally {
+      await other.close();
+    }
   });
 });
 
@@ -119,9 +153,9 @@ describe("rolled-back transactions", () => {
     const t = await newTenant();
     await rolledBack(async (q) => {
       await q.query("accounts/signup", signupParams(t));
-      expect(await q.query("test/tenant_keys", [t.tenantId])).toHaveLength(1);
+      expect(await q.query("accounts/find_for_login", [t.email])).toHaveLength(1);
     });
-    expect(await db.query("test/tenant_keys", [t.tenantId])).toEqual([]);
+    expect(await testQuery(db, "tenant_keys", [t.tenantId])).toEqual([]);
     expect(await db.query("accounts/find_for_login", [t.email])).toEqual([]);
   });
 });
@@ -129,17 +163,17 @@ describe("rolled-back transactions", () => {
 describe("accounts/signup (tenant_signup)", () => {
   test("creates the tenant on the free plan and one active key labelled default", async () => {
     const t = await newTenant();
-    await rolledBack(async (q) => {
+    await committed(async (q) => {
       const rows = await q.query<{ tenant_id: string; key_id: string; created_at: string }>("accounts/signup", signupParams(t));
       expect(rows).toHaveLength(1);
       expect(rows[0].tenant_id).toBe(t.tenantId);
       expect(rows[0].key_id).toBe(t.keyId);
       expect(rows[0].created_at).toMatch(ISO);
 
-      const tenant = await q.query<{ tenant_id: string; email: string; plan: string; session_epoch: number; created_at: string }>("test/tenant", [t.tenantId]);
+      const tenant = await testQuery<{ tenant_id: string; email: string; plan: string; session_epoch: number; created_at: string }>(q, "tenant", [t.tenantId]);
       expect(tenant).toEqual([{ tenant_id: t.tenantId, email: t.email, plan: "free", session_epoch: 0, created_at: rows[0].created_at }]);
 
-      const keys = await q.query<KeyRow>("test/tenant_keys", [t.tenantId]);
+      const keys = await testQuery<KeyRow>(q, "tenant_keys", [t.tenantId]);
       expect(keys).toEqual([
         {
           key_id: t.keyId,
@@ -164,9 +198,9 @@ describe("accounts/signup (tenant_signup)", () => {
     const err = await failure(db.query("accounts/signup", signupParams(second)));
     expect(err.sqlstate).toBe("23505");
     expect(err.constraint).toBe("tenants_email_key");
-    expect(await db.query("test/tenant", [second.tenantId])).toEqual([]);
-    expect(await db.query("test/tenant_keys", [second.tenantId])).toEqual([]);
-    expect(await db.query<KeyRow>("test/tenant_keys", [first.tenantId])).toHaveLength(1);
+    expect(await testQuery(db, "tenant", [second.tenantId])).toEqual([]);
+    expect(await testQuery(db, "tenant_keys", [second.tenantId])).toEqual([]);
+    expect(await testQuery<KeyRow>(db, "tenant_keys", [first.tenantId])).toHaveLength(1);
   });
 
   test("a key that cannot be stored undoes the tenant too", async () => {
@@ -174,7 +208,7 @@ describe("accounts/signup (tenant_signup)", () => {
     const err = await failure(db.query("accounts/signup", signupParams(t)));
     expect(err.sqlstate).toBe("23514");
     expect(err.constraint).toBe("api_keys_key_id_check");
-    expect(await db.query("test/tenant", [t.tenantId])).toEqual([]);
+    expect(await testQuery(db, "tenant", [t.tenantId])).toEqual([]);
     expect(await db.query("accounts/find_for_login", [t.email])).toEqual([]);
   });
 
@@ -185,7 +219,7 @@ describe("accounts/signup (tenant_signup)", () => {
     const err = await failure(db.query("accounts/signup", signupParams(second)));
     expect(err.sqlstate).toBe("23505");
     expect(err.constraint).toBe("api_keys_secret_hash_key");
-    expect(await db.query("test/tenant", [second.tenantId])).toEqual([]);
+    expect(await testQuery(db, "tenant", [second.tenantId])).toEqual([]);
   });
 
   test("a tenant id of the wrong shape violates the CHECK", async () => {
@@ -212,7 +246,7 @@ describe("accounts/signup (tenant_signup)", () => {
 describe("keys/revoke and api_keys_guard", () => {
   test("revokes an active key once; a second revoke raises WK001", async () => {
     const t = await newTenant();
-    await rolledBack(async (q) => {
+    await committed(async (q) => {
       await q.query("accounts/signup", signupParams(t));
       const rows = await q.query<{ key_id: string; status: string; revoked_at: string }>("keys/revoke", [t.tenantId, t.keyId]);
       expect(rows).toHaveLength(1);
@@ -221,7 +255,7 @@ describe("keys/revoke and api_keys_guard", () => {
       expect(rows[0].revoked_at).toMatch(ISO);
       expect(Math.abs(Date.parse(rows[0].revoked_at) - Date.now())).toBeLessThan(5 * 60_000);
 
-      const [stored] = await q.query<KeyRow>("test/tenant_keys", [t.tenantId]);
+      const [stored] = await testQuery<KeyRow>(q, "tenant_keys", [t.tenantId]);
       expect(stored.status).toBe("revoked");
       expect(stored.revoked_at).toBe(rows[0].revoked_at);
 
@@ -233,12 +267,12 @@ describe("keys/revoke and api_keys_guard", () => {
   test("another tenant's id revokes nothing", async () => {
     const owner = await newTenant();
     const other = await newTenant();
-    await rolledBack(async (q) => {
+    await committed(async (q) => {
       await q.query("accounts/signup", signupParams(owner));
       await q.query("accounts/signup", signupParams(other));
       expect(await q.query("keys/revoke", [other.tenantId, owner.keyId])).toEqual([]);
       expect(await q.query("keys/revoke", [owner.tenantId, newId("key_")])).toEqual([]);
-      const [stored] = await q.query<KeyRow>("test/tenant_keys", [owner.tenantId]);
+      const [stored] = await testQuery<KeyRow>(q, "tenant_keys", [owner.tenantId]);
       expect(stored.status).toBe("active");
       expect(stored.revoked_at).toBeNull();
     });
@@ -246,7 +280,7 @@ describe("keys/revoke and api_keys_guard", () => {
 });
 
 test("the embedded database runs with a 16MB buffer pool (memory, docs/performance.md)", async () => {
-  const [row] = await db.query<{ value: string }>("test/setting", ["shared_buffers"]);
+  const [row] = await testQuery<{ value: string }>(db, "setting", ["shared_buffers"]);
   if (db.kind === "embedded") expect(row.value).toBe("16MB");
   else expect(row.value).toMatch(/^\d+[kMG]B$/);
 });
@@ -254,17 +288,16 @@ test("the embedded database runs with a 16MB buffer pool (memory, docs/performan
 describe("keys/authenticate", () => {
   test("finds the key and plan by hash, touches last_used_at, and shows revocation", async () => {
     const t = await newTenant();
-    await rolledBack(async (q) => {
+    await committed(async (q) => {
       await q.query("accounts/signup", signupParams(t));
       expect(await q.query<AuthRow>("keys/authenticate", [[t.secretHash]])).toEqual([
         // No custom policy yet (the built-in default), and the verdicts for the features keys call.
         {
           secret_hash: t.secretHash, key_id: t.keyId, tenant_id: t.tenantId, status: "active", plan: "free", policy_id: null, policy_version: null, policy_hash: null,
           features: ["execute", "protect", "simulate"], verdicts: ["allowed", "allowed", "allowed"], required_plans: ["free", "free", "free"],
-          key_context_epoch: 0,
         },
       ]);
-      const [touched] = await q.query<KeyRow>("test/tenant_keys", [t.tenantId]);
+      const [touched] = await testQuery<KeyRow>(q, "tenant_keys", [t.tenantId]);
       expect(touched.last_used_at).toMatch(ISO);
 
       expect(await q.query("keys/authenticate", [[await hashSecret(newSecret())]])).toEqual([]);
@@ -273,7 +306,7 @@ describe("keys/authenticate", () => {
       await q.query("keys/revoke", [t.tenantId, t.keyId]);
       // Must not try to touch the revoked key (the guard would refuse the update).
       expect(await q.query<AuthRow>("keys/authenticate", [[t.secretHash]])).toEqual([
-        expect.objectContaining({ key_id: t.keyId, tenant_id: t.tenantId, status: "revoked", plan: "free", key_context_epoch: 1 }),
+        expect.objectContaining({ key_id: t.keyId, tenant_id: t.tenantId, status: "revoked", plan: "free" }),
       ]);
     });
   });
@@ -297,11 +330,12 @@ describe("keys/authenticate", () => {
   });
   test("gives the verdicts feature_access() gives, whatever the catalog requires and the tenant holds", async () => {
     const t = await newTenant();
-    await rolledBack(async (q) => {
+    await committed(async (q) => {
       await q.query("accounts/signup", signupParams(t));
-      // An operator moves protect up to pro and makes execute request-only on free.
-      await q.query("test/feature_set", ["protect", "pro", "self_serve"]);
-      await q.query("test/feature_set", ["execute", "free", "request_only"]);
+      // An operator moves protect up to pro and makes execute request-only on free (put back below).
+      await testQuery(q, "feature_set", ["protect", "pro", "self_serve"]);
+      await testQuery(q, "feature_set", ["execute", "free", "request_only"]);
+      try {
       const both = async () => {
         const [row] = await q.query<AuthRow>("keys/authenticate", [[t.secretHash]]);
         const fromLookup = Object.fromEntries(row.features!.map((f, i) => [f, { verdict: row.verdicts![i], required_plan: row.required_plans![i] }]));
@@ -314,13 +348,17 @@ describe("keys/authenticate", () => {
         return Object.fromEntries(Object.entries(fromLookup).map(([f, v]) => [f, v.verdict]));
       };
       expect(await both()).toEqual({ simulate: "allowed", protect: "plan_required", execute: "feature_not_granted" });
-      await q.query("test/feature_grant_raw", [t.tenantId, "execute"]);
+      await testQuery(q, "feature_grant_raw", [t.tenantId, "execute"]);
       expect(await both()).toEqual({ simulate: "allowed", protect: "plan_required", execute: "allowed" });
-      await q.query("test/plan_set_as_approved", [t.tenantId, "pro"]);
+      await testQuery(q, "plan_set_as_approved", [t.tenantId, "pro"]);
       expect(await both()).toEqual({ simulate: "allowed", protect: "allowed", execute: "allowed" });
       // A grant does not lift a plan requirement.
-      await q.query("test/feature_set", ["execute", "enterprise", "request_only"]);
+      await testQuery(q, "feature_set", ["execute", "enterprise", "request_only"]);
       expect(await both()).toEqual({ simulate: "allowed", protect: "allowed", execute: "plan_required" });
+      } finally {
+        await testQuery(q, "feature_set", ["protect", "free", "self_serve"]);
+        await testQuery(q, "feature_set", ["execute", "free", "self_serve"]);
+      }
     });
   });
   // PGlite runs one statement at a time, so the race exists only on a real server.
@@ -351,69 +389,6 @@ describe("keys/authenticate", () => {
   });
 });
 
-describe("key_context_epoch (migration 012)", () => {
-  const epoch = async (q: Queryable, tenantId: string) => Number((await q.one<{ key_context_epoch: number }>("test/tenant_key_epoch", [tenantId]))!.key_context_epoch);
-
-  test("moves with everything a key's context depends on, and only the changed tenant's", async () => {
-    const t = await newTenant();
-    const other = await newTenant();
-    await rolledBack(async (q) => {
-      await q.query("accounts/signup", signupParams(t));
-      await q.query("accounts/signup", signupParams(other));
-      let last = await epoch(q, t.tenantId);
-      const moved = async (what: string, change: () => Promise<unknown>, by = 1) => {
-        const otherBefore = await epoch(q, other.tenantId);
-        await change();
-        const now = await epoch(q, t.tenantId);
-        expect({ what, moved: now - last }).toEqual({ what, moved: by });
-        expect({ what, other: await epoch(q, other.tenantId) }).toEqual({ what, other: otherBefore });
-        last = now;
-      };
-      // Neither a lookup (it writes last_used_at) nor a new key changes what a key may do.
-      await moved("lookup", () => q.query("keys/authenticate", [[t.secretHash]]), 0);
-      await moved("last_used_at", () => q.query("test/key_touch", [t.keyId]), 0);
-      const second = newId("key_");
-      const secondSecret = newSecret();
-      const secondHash = await hashSecret(secondSecret);
-      await moved("new key", () => q.query("keys/create", [second, t.tenantId, "second", secondHash, secretHint(secondSecret)]), 0);
-      await moved("new policy version", async () => {
-        const doc = '{"default":"DENIED","rules":[]}';
-        await q.query("policies/publish", [t.tenantId, doc, sha256HexSync(doc)]);
-      });
-      await moved("plan change", () => q.query("test/plan_set_as_approved", [t.tenantId, "pro"]));
-      await moved("grant", () => q.query("test/feature_grant_raw", [t.tenantId, "sso"]));
-      await moved("grant withdrawn", () => q.query("test/feature_revoke", [t.tenantId, "sso"]));
-      await moved("revoke", () => q.query("keys/revoke", [t.tenantId, t.keyId]));
-    });
-  });
-
-  test("a catalog change moves every tenant's epoch", async () => {
-    const a = await newTenant();
-    const b = await newTenant();
-    await rolledBack(async (q) => {
-      await q.query("accounts/signup", signupParams(a));
-      await q.query("accounts/signup", signupParams(b));
-      const before = [await epoch(q, a.tenantId), await epoch(q, b.tenantId)];
-      await q.query("test/feature_set", ["protect", "pro", "self_serve"]);
-      expect([await epoch(q, a.tenantId), await epoch(q, b.tenantId)]).toEqual(before.map((e) => e + 1));
-      await q.query("test/plan_set_protect_limit", ["free", 10]);
-      expect([await epoch(q, a.tenantId), await epoch(q, b.tenantId)]).toEqual(before.map((e) => e + 2));
-    });
-  });
-
-  test("never goes back, so an old hint cannot match again", async () => {
-    const t = await newTenant();
-    await rolledBack(async (q) => {
-      await q.query("accounts/signup", signupParams(t));
-      await q.query("keys/revoke", [t.tenantId, t.keyId]);
-      expect(await epoch(q, t.tenantId)).toBe(1);
-      expect(await q.query("test/tenant_set_key_epoch", [t.tenantId, 5])).toEqual([{ key_context_epoch: 5 }]);
-      const back = await failure(q.query("test/tenant_set_key_epoch", [t.tenantId, 0]));
-      expect(back.sqlstate).toBe("23514");
-    });
-  });
-});
-
 describe("accounts/end_sessions", () => {
   test("increments session_epoch each time, for that tenant only", async () => {
     const t = await newTenant();
@@ -440,14 +415,14 @@ describe("iso_time", () => {
       ["2025-06-30 12:34:56.123456+00", "2025-06-30T12:34:56.123Z"],
     ];
     for (const [input, expected] of cases) {
-      expect(await db.query("test/iso_time", [input])).toEqual([{ iso: expected }]);
+      expect(await testQuery(db, "iso_time", [input])).toEqual([{ iso: expected }]);
       // The same instant as JavaScript prints it.
       expect(new Date(expected).toISOString()).toBe(expected);
     }
   });
 
   test("never prints a 1000th millisecond", async () => {
-    const [{ iso }] = await db.query<{ iso: string }>("test/iso_time", ["2025-06-30 12:34:56.999999+00"]);
+    const [{ iso }] = await testQuery<{ iso: string }>(db, "iso_time", ["2025-06-30 12:34:56.999999+00"]);
     expect(iso).toMatch(ISO);
     expect(Number.isNaN(Date.parse(iso))).toBe(false);
   });
