@@ -1,18 +1,22 @@
 // npm run bench: the service under load from wrk in another process, next to a bare Bun.serve
 // TLS endpoint (the machine's ceiling), measured in one run. Embedded database first, then the
-// real PostgreSQL server when DATABASE_URL is given. Writes bench/results/<date>.{json,md}.
+// real PostgreSQL server when DATABASE_URL is given. Throughput is wrk's at saturation; latency is
+// measured apart, at a fixed offered rate of about half that throughput (open loop:
+// scripts/bench/fixed-rate.ts), since latency at saturation is only the length of the queue.
+// Writes bench/results/<date>.{json,md}.
 //
 //   npm run bench                          # embedded only
 //   DATABASE_URL=postgres://... npm run bench
 //   BENCH_SECONDS=10 BENCH_CONNECTIONS=64 BENCH_ONLY=simulate,protect npm run bench
-import { spawnSync } from "node:child_process";
-import { ensureWrk } from "./bench/wrk.ts";
+//   BENCH_RATE_FRACTION=0.5 BENCH_RATE_SECONDS=12 BENCH_RATE_SCENARIOS=simulate,protect npm run bench
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Subprocess } from "bun";
-import { freePort } from "./free-port.ts";
+import { fixedRate, type FixedRateResult } from "./bench/fixed-rate.ts";
 import { parseStat, postgresTicks, rssMb, TICKS_PER_SECOND } from "./bench/proc.ts";
+import { scenarios } from "./bench/scenarios.ts";
+import { cliOps, insecure, type Account, startWithTenants, stopService } from "./bench/service.ts";
+import { ensureWrk, type Shape, wrk as runWrk } from "./bench/wrk.ts";
 
 const ROOT = join(import.meta.dir, "..");
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -21,25 +25,18 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64);
 const THREADS = Number(process.env.BENCH_THREADS ?? 2);
 const ONLY = process.env.BENCH_ONLY?.split(",");
 const TENANTS = Number(process.env.BENCH_TENANTS ?? 16);
-const insecure = { tls: { rejectUnauthorized: false } } as RequestInit;
-
-interface WrkResult {
-  requests: number;
-  duration_us: number;
-  p50: number;
-  p90: number;
-  p99: number;
-  max: number;
-  mean: number;
-  errors: Record<string, number>;
-}
+const RATE_FRACTION = Number(process.env.BENCH_RATE_FRACTION ?? 0.5);
+const RATE_SECONDS = Number(process.env.BENCH_RATE_SECONDS ?? 12);
+const RATE_SCENARIOS = (process.env.BENCH_RATE_SCENARIOS ?? "simulate,protect").split(",");
 
 interface Row {
   database: string;
   scenario: string;
   rps: number;
+  /** wrk's latency at saturation: the queue's length more than the service's speed; the report shows FixedRateRow's. */
   p50_ms: number;
   p99_ms: number;
+  p999_ms: number;
   max_ms: number;
   errors: number;
   rss_mb: number;
@@ -54,6 +51,13 @@ interface Row {
   machine_us_per_request: number;
 }
 
+/** A scenario at a fixed offered rate, a fraction of its throughput at saturation in the same run. */
+interface FixedRateRow extends FixedRateResult {
+  database: string;
+  scenario: string;
+  fraction_of_saturation: number;
+}
+
 interface Ceiling {
   rps: number;
   p99_ms: number;
@@ -61,26 +65,7 @@ interface Ceiling {
   machine_us_per_request: number;
 }
 
-type Shape = { method?: string; body?: unknown; headers?: Record<string, string>; keys?: string[]; pair?: boolean; connections?: number; timeout?: string };
-
-async function wrk(url: string, shape: Shape, seconds: number): Promise<WrkResult> {
-  const env = {
-    ...process.env,
-    BENCH_METHOD: shape.method ?? "GET",
-    BENCH_BODY: shape.body === undefined ? "" : JSON.stringify(shape.body),
-    BENCH_HEADERS: Object.entries({ ...(shape.body !== undefined ? { "Content-Type": "application/json" } : {}), ...shape.headers })
-      .map(([k, v]) => `${k}: ${v}`)
-      .join("\n"),
-    BENCH_PAIR: shape.pair ? "1" : "0",
-    BENCH_KEYS: (shape.keys ?? []).join(","),
-  };
-  const connections = shape.connections ?? CONNECTIONS;
-  const proc = Bun.spawn(["wrk", "-t", String(Math.min(THREADS, connections)), "-c", String(connections), "-d", `${seconds}s`, "--timeout", shape.timeout ?? "2s", "--latency", "-s", join(ROOT, "scripts/bench/request.lua"), url], { env, stdout: "pipe", stderr: "pipe" });
-  const [out, err] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
-  const line = out.split("\n").find((l) => l.startsWith("BENCH_JSON "));
-  if (!line) throw new Error(`wrk gave no summary: ${out} ${err}`);
-  return JSON.parse(line.slice("BENCH_JSON ".length));
-}
+const wrk = (url: string, shape: Shape, seconds: number) => runWrk(url, shape, { seconds, connections: CONNECTIONS, threads: THREADS });
 
 /** CPU seconds used so far by a process (user + system), from /proc. */
 function cpuSeconds(pid: number): number {
@@ -111,100 +96,31 @@ const cores2 = (cores: number) => Math.round(cores * 100) / 100;
 /** Per-request CPU cost in microseconds from cores busy and requests per second. */
 const usPerRequest = (cores: number, rps: number) => (rps > 0 ? Math.round((cores * 1e6) / rps) : 0);
 
-async function waitHealthy(url: string, timeoutMs: number): Promise<number> {
-  const started = performance.now();
-  while (performance.now() - started < timeoutMs) {
-    if (await fetch(`${url}/health`, insecure).then((r) => r.ok, () => false)) return performance.now() - started;
-    await Bun.sleep(20);
-  }
-  throw new Error(`${url} not healthy after ${timeoutMs} ms`);
-}
-
-function startService(env: Record<string, string>): { proc: Subprocess; url: string } {
-  const port = freePort();
-  const flags = process.env.BENCH_BUN_FLAGS?.split(" ").filter(Boolean) ?? [];
-  const proc = Bun.spawn([process.execPath, ...flags, "src/cli/main.ts", "serve"], {
-    cwd: ROOT,
-    env: { ...process.env, ...env, PORT: String(port), LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? "info" },
-    stdout: "ignore",
-    stderr: "inherit",
-  });
-  return { proc, url: `https://127.0.0.1:${port}` };
-}
-
-async function stopService(proc: Subprocess) {
-  proc.kill("SIGTERM");
-  await proc.exited;
-}
-
-async function post(url: string, path: string, body: unknown, headers: Record<string, string> = {}) {
-  const res = await fetch(url + path, { ...insecure, method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
-  const json = (await res.json()) as Record<string, any>;
-  if (!res.ok) throw new Error(`${path}: ${res.status} ${JSON.stringify(json)}`);
-  return json;
-}
-
-function cliOps(args: string[], env: Record<string, string>) {
-  const r = spawnSync(process.execPath, ["src/cli/main.ts", "ops", ...args], { cwd: ROOT, env: { ...process.env, ...env }, encoding: "utf8" });
-  if (r.status !== 0) throw new Error(`ops ${args.join(" ")}: ${r.stdout} ${r.stderr}`);
-  return JSON.parse(r.stdout);
-}
-
-async function benchDatabase(label: string, dbEnv: Record<string, string>, ceilingRps: number): Promise<{ rows: Row[]; startup_ms: number; correctness: string }> {
+async function benchDatabase(label: string, dbEnv: Record<string, string>, ceilingRps: number): Promise<{ rows: Row[]; fixed: FixedRateRow[]; startup_ms: number; correctness: string }> {
   const dataDir = mkdtempSync(join(tmpdir(), "warden-bench-"));
   const env = {
     ...dbEnv,
     DATA_DIR: dataDir,
+    LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? "info",
     BCRYPT_COST: process.env.BENCH_BCRYPT_COST ?? "12",
     // The login scenario measures login, not the brute-force limiter (which would answer 429).
     RATE_LIMIT_AUTH_ADDRESS: "100000000/60",
     RATE_LIMIT_LOGIN_EMAIL: "100000000/60",
   };
 
-  // Deterministic set-up through the public API: TENANTS tenants on enterprise (no quota in the
-  // way), their sessions and keys. The upgrades are approved by the operator CLI, with the service
-  // stopped on the embedded database (one process holds it).
-  let { proc, url } = startService(env);
-  await waitHealthy(url, 30_000);
+  // Deterministic set-up through the public API: TENANTS tenants on enterprise, their sessions
+  // and keys; the start-up measured is the second, on an existing data directory.
   const password = "bench passphrase, long enough";
-  const accounts: { email: string; token: string; api_key: string; tenant_id: string }[] = [];
-  const upgrades: string[] = [];
-  for (let i = 0; i < TENANTS; i++) {
-    const email = `bench.${Date.now()}.${i}@example.com`;
-    const account = await post(url, "/auth/signup", { email, password });
-    accounts.push({ email, token: account.token, api_key: account.api_key, tenant_id: account.tenant_id });
-    upgrades.push((await post(url, "/customer/upgrades/request", { requested_plan: "enterprise", reason: "benchmark" }, { authorization: `Bearer ${account.token}` })).request_id);
-  }
-  const account = accounts[0];
-  const email = account.email;
-  await stopService(proc);
-  for (const id of upgrades) cliOps(["upgrades", "approve", id, "--reviewer", "bench"], env);
-
-  // Start-up on an existing data directory, to a ready /health.
-  ({ proc, url } = startService(env));
-  const startup_ms = Math.round(await waitHealthy(url, 30_000));
-  const key = { "X-API-Key": account.api_key };
-  // Many tenants, as in service: each wrk connection keeps one tenant's key (round robin).
-  const keys = accounts.map((a) => `${a.tenant_id}=${a.api_key}`);
-  const scenarios: Record<string, Shape & { path: string }> = {
-    simulate: { path: "/v1/simulate", method: "POST", body: { preset: "small_payment" }, headers: key },
-    protect: { path: "/v1/protect", method: "POST", body: { action: "payment.send", resource: "vendor/acme", amount: 120, currency: "USD" }, keys },
-    protect_one_tenant: { path: "/v1/protect", method: "POST", body: { action: "payment.send", resource: "vendor/acme", amount: 120, currency: "USD" }, headers: key },
-    protect_execute: { path: "/v1/protect", method: "POST", body: { action: "document.read", resource: "docs/handbook.pdf" }, keys, pair: true },
-    key_list: { path: "/customer/keys", method: "GET", headers: { Authorization: `Bearer ${account.token}` } },
-    // One caller, one request at a time: the latency a bot sees when warden is not busy.
-    simulate_one_caller: { path: "/v1/simulate", method: "POST", body: { preset: "small_payment" }, headers: key, connections: 1 },
-    protect_one_caller: { path: "/v1/protect", method: "POST", body: { action: "payment.send", resource: "vendor/acme", amount: 120, currency: "USD" }, headers: key, connections: 1 },
-    // Last, and with 8 connections: bcrypt (cost 12, ~250 ms of CPU each) is slow on purpose, and
-    // 64 waiting logins would only measure the queue. Its backlog must not spill into others.
-    login: { path: "/auth/login", method: "POST", body: { email, password }, connections: 8, timeout: "10s" },
-  };
+  const flags = process.env.BENCH_BUN_FLAGS?.split(" ").filter(Boolean) ?? [];
+  const { service, accounts, startup_ms } = await startWithTenants(ROOT, env, { tenants: TENANTS, name: "bench", password, flags });
+  const { proc, url } = service;
   const rows: Row[] = [];
-  for (const [name, shape] of Object.entries(scenarios)) {
+  const fixed: FixedRateRow[] = [];
+  for (const [name, shape] of Object.entries(scenarios(accounts, password))) {
     if (ONLY && !ONLY.includes(name)) continue;
-    await wrk(url + shape.path, shape, WARMUP); // warm-up, not counted
+    await wrk(url, shape, WARMUP); // warm-up, not counted
     const cpu0 = { service: cpuSeconds(proc.pid), pg: postgresCpuSeconds(), machine: machineBusySeconds() };
-    const r = await wrk(url + shape.path, shape, SECONDS);
+    const r = await wrk(url, shape, SECONDS);
     const wall = r.duration_us / 1e6;
     const service_cores = (cpuSeconds(proc.pid) - cpu0.service) / wall;
     const service_cpu = cores2(service_cores);
@@ -219,6 +135,7 @@ async function benchDatabase(label: string, dbEnv: Record<string, string>, ceili
       rps: Math.round(rps),
       p50_ms: r.p50 / 1000,
       p99_ms: r.p99 / 1000,
+      p999_ms: r.p999 / 1000,
       max_ms: r.max / 1000,
       errors,
       rss_mb: Math.round(rssMb(proc.pid)),
@@ -229,16 +146,21 @@ async function benchDatabase(label: string, dbEnv: Record<string, string>, ceili
       service_us_per_request: usPerRequest(service_cores, rps),
       machine_us_per_request: usPerRequest(machine_cores, rps),
     });
-    console.log(`bench: ${label} ${name}: ${Math.round(rps)} req/s, p99 ${r.p99 / 1000} ms, ${errors} errors, cores: service ${service_cpu}, postgres ${postgres_cpu}, machine ${machine_cpu}`);
+    console.log(`bench: ${label} ${name}: ${Math.round(rps)} req/s, ${errors} errors, cores: service ${service_cpu}, postgres ${postgres_cpu}, machine ${machine_cpu}`);
+    if (RATE_SCENARIOS.includes(name) && rps > 0) {
+      const f = await fixedRate(url, shape, { rate: Math.max(1, Math.round(rps * RATE_FRACTION)), seconds: RATE_SECONDS, connections: CONNECTIONS });
+      fixed.push({ database: label, scenario: name, fraction_of_saturation: RATE_FRACTION, ...f });
+      console.log(`bench: ${label} ${name} at ${f.offered_rps} req/s offered (${f.achieved_rps} achieved): p50 ${f.p50_ms} ms, p99 ${f.p99_ms} ms, p99.9 ${f.p999_ms} ms, ${f.errors} errors`);
+    }
   }
   const correctness = await checkUnderLoad(url, accounts);
-  await stopService(proc);
+  await stopService(service);
   // Every tenant's chain re-walked by the operator command (the service is stopped: on the
   // embedded database only one process may hold it).
-  for (const a of accounts) cliOps(["receipts", "check", a.tenant_id], env);
+  for (const a of accounts) cliOps(ROOT, ["receipts", "check", a.tenant_id], env);
   console.log(`bench: ${label} correctness: ${correctness}; ${accounts.length} chains verified`);
   rmSync(dataDir, { recursive: true, force: true });
-  return { rows, startup_ms, correctness: `${correctness}; ${accounts.length} chains verified by ops receipts check` };
+  return { rows, fixed, startup_ms, correctness: `${correctness}; ${accounts.length} chains verified by ops receipts check` };
 }
 
 /**
@@ -247,7 +169,7 @@ async function benchDatabase(label: string, dbEnv: Record<string, string>, ceili
  * have grown by exactly the number of 200s. (wrk cannot prove this: requests in flight when it
  * stops still complete on the server.)
  */
-async function checkUnderLoad(url: string, accounts: { token: string; api_key: string }[]): Promise<string> {
+async function checkUnderLoad(url: string, accounts: Account[]): Promise<string> {
   const CALLS = Number(process.env.BENCH_CHECK_CALLS ?? 3000);
   const totals = async () => {
     let stored = 0;
@@ -291,7 +213,8 @@ async function checkUnderLoad(url: string, accounts: { token: string; api_key: s
   return summary;
 }
 
-function table(rows: Row[], ceiling: Ceiling, startups: Record<string, number>, checks: Record<string, string>): string {
+function table(rows: Row[], fixed: FixedRateRow[], ceiling: Ceiling, startups: Record<string, number>, checks: Record<string, string>): string {
+  const oneCaller = rows.filter((r) => r.scenario.endsWith("(1 conn.)"));
   const lines = [
     ...Object.entries(checks).map(([db, c]) => `Correctness under load (${db}): ${c}.`),
     `Bare Bun.serve TLS ceiling: ${ceiling.rps} req/s, p99 ${ceiling.p99_ms} ms (${CONNECTIONS} connections, ${THREADS} wrk threads, ${SECONDS} s); ` +
@@ -299,11 +222,22 @@ function table(rows: Row[], ceiling: Ceiling, startups: Record<string, number>, 
     "When the machine's cores are all busy in both runs, a scenario's ratio to the ceiling is about the ceiling's machine CPU per request over the scenario's; the last columns say how busy it was and where that CPU went.",
     `Start-up to a ready /health on an existing data directory: ${Object.entries(startups).map(([k, v]) => `${k} ${v} ms`).join(", ")}.`,
     `protect and protect_execute spread ${TENANTS} tenants over the connections; protect_one_tenant is one tenant's log, whose appends take turns.`,
-    "Rows marked (1 conn.) are one caller sending one request at a time: their latency is what a bot sees when warden is otherwise idle, and their ratio to the ceiling means nothing.",
+    "Rows marked (1 conn.) are one caller sending one request at a time: their ratio to the ceiling means nothing.",
     "",
-    "| database | scenario | req/s | p50 ms | p99 ms | max ms | errors | RSS MB | ratio to ceiling | cores: service | cores: PostgreSQL | cores: machine | µs CPU per request: service / machine |",
-    "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ...rows.map((r) => `| ${r.database} | ${r.scenario} | ${r.rps} | ${r.p50_ms} | ${r.p99_ms} | ${r.max_ms} | ${r.errors} | ${r.rss_mb} | ${r.ratio_to_ceiling} | ${r.service_cpu} | ${r.postgres_cpu} | ${r.machine_cpu} | ${r.service_us_per_request} / ${r.machine_us_per_request} |`),
+    `Throughput at saturation (wrk, ${CONNECTIONS} connections, closed loop):`,
+    "",
+    "| database | scenario | req/s | errors | RSS MB | ratio to ceiling | cores: service | cores: PostgreSQL | cores: machine | µs CPU per request: service / machine |",
+    "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ...rows.map((r) => `| ${r.database} | ${r.scenario} | ${r.rps} | ${r.errors} | ${r.rss_mb} | ${r.ratio_to_ceiling} | ${r.service_cpu} | ${r.postgres_cpu} | ${r.machine_cpu} | ${r.service_us_per_request} / ${r.machine_us_per_request} |`),
+    "",
+    `Latency where users feel it: each scenario offered a constant ${Math.round(RATE_FRACTION * 100)}% of its own throughput above for ${RATE_SECONDS} s (open loop over at most ${CONNECTIONS} connections, ` +
+      "each request timed from when it was due, so a stall counts against every request it delays; the generator's timer adds up to ~1 ms, its lag column says how much); " +
+      "then one caller at a time (wrk, 1 connection), the latency a bot sees when warden is otherwise idle.",
+    "",
+    "| database | scenario | offered req/s | achieved req/s | p50 ms | p99 ms | p99.9 ms | max ms | errors | generator: lag p99 ms / cores |",
+    "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ...fixed.map((f) => `| ${f.database} | ${f.scenario} | ${f.offered_rps} | ${f.achieved_rps} | ${f.p50_ms} | ${f.p99_ms} | ${f.p999_ms} | ${f.max_ms} | ${f.errors} | ${f.send_lag_p99_ms} / ${f.generator_cores} |`),
+    ...oneCaller.map((r) => `| ${r.database} | ${r.scenario} | — | ${r.rps} | ${r.p50_ms} | ${r.p99_ms} | ${r.p999_ms} | ${r.max_ms} | ${r.errors} | — |`),
   ];
   return lines.join("\n");
 }
@@ -313,9 +247,9 @@ const certDir = mkdtempSync(join(tmpdir(), "warden-ceiling-"));
 const ceilingProc = Bun.spawn([process.execPath, "scripts/bench/ceiling.ts", certDir], { cwd: ROOT, stdout: "pipe", stderr: "inherit" });
 const reader = ceilingProc.stdout.getReader();
 const port = Number(new TextDecoder().decode((await reader.read()).value).trim());
-await wrk(`https://127.0.0.1:${port}/`, {}, WARMUP);
+await wrk(`https://127.0.0.1:${port}`, { path: "/" }, WARMUP);
 const machine0 = machineBusySeconds();
-const c = await wrk(`https://127.0.0.1:${port}/`, {}, SECONDS);
+const c = await wrk(`https://127.0.0.1:${port}`, { path: "/" }, SECONDS);
 const ceilingCores = (machineBusySeconds() - machine0) / (c.duration_us / 1e6);
 const ceilingRps = c.requests / (c.duration_us / 1e6);
 const ceiling: Ceiling = {
@@ -329,6 +263,7 @@ rmSync(certDir, { recursive: true, force: true });
 console.log(`bench: ceiling ${ceiling.rps} req/s, machine ${ceiling.machine_cpu} cores busy`);
 
 const rows: Row[] = [];
+const fixed: FixedRateRow[] = [];
 const startups: Record<string, number> = {};
 const checks: Record<string, string> = {};
 // BENCH_DATABASES=postgres skips the embedded database (profiling one side only).
@@ -336,12 +271,14 @@ const DATABASES = process.env.BENCH_DATABASES?.split(",") ?? ["embedded", "postg
 if (DATABASES.includes("embedded")) {
   const embedded = await benchDatabase("embedded", { DATABASE_URL: "" }, ceiling.rps);
   rows.push(...embedded.rows);
+  fixed.push(...embedded.fixed);
   startups.embedded = embedded.startup_ms;
   checks.embedded = embedded.correctness;
 }
 if (process.env.DATABASE_URL && DATABASES.includes("postgres")) {
   const pg = await benchDatabase("postgres", { DATABASE_URL: process.env.DATABASE_URL }, ceiling.rps);
   rows.push(...pg.rows);
+  fixed.push(...pg.fixed);
   startups.postgres = pg.startup_ms;
   checks.postgres = pg.correctness;
 }
@@ -352,7 +289,7 @@ const stamp = new Date().toISOString().replace(/[:]/g, "-").replace(/\..+/, "");
 const partial = ONLY !== undefined || process.env.BENCH_DATABASES !== undefined;
 const resultsDir = join(ROOT, partial ? "bench/results/scratch" : "bench/results");
 mkdirSync(resultsDir, { recursive: true });
-const md = table(rows, ceiling, startups, checks);
-writeFileSync(join(resultsDir, `${stamp}.json`), JSON.stringify({ date: new Date().toISOString(), connections: CONNECTIONS, threads: THREADS, seconds: SECONDS, ceiling, startup_ms: startups, correctness: checks, rows }, null, 2) + "\n");
+const md = table(rows, fixed, ceiling, startups, checks);
+writeFileSync(join(resultsDir, `${stamp}.json`), JSON.stringify({ date: new Date().toISOString(), connections: CONNECTIONS, threads: THREADS, seconds: SECONDS, ceiling, startup_ms: startups, correctness: checks, rows, fixed_rate: fixed }, null, 2) + "\n");
 writeFileSync(join(resultsDir, `${stamp}.md`), md + "\n");
 console.log("\n" + md);

@@ -69,8 +69,8 @@ end
 done = function(summary, latency, requests)
   local e = summary.errors
   io.write(string.format(
-    'BENCH_JSON {"requests":%d,"duration_us":%d,"bytes":%d,"p50":%d,"p90":%d,"p99":%d,"max":%d,"mean":%.1f,"errors":{"connect":%d,"read":%d,"write":%d,"status":%d,"timeout":%d}}\n',
+    'BENCH_JSON {"requests":%d,"duration_us":%d,"bytes":%d,"p50":%d,"p90":%d,"p99":%d,"p999":%d,"max":%d,"mean":%.1f,"errors":{"connect":%d,"read":%d,"write":%d,"status":%d,"timeout":%d}}\n',
     summary.requests, summary.duration, summary.bytes,
-    latency:percentile(50), latency:percentile(90), latency:percentile(99), latency.max, latency.mean,
+    latency:percentile(50), latency:percentile(90), latency:percentile(99), latency:percentile(99.9), latency.max, latency.mean,
     e.connect, e.read, e.write, e.status, e.timeout))
 end
