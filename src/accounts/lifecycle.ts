@@ -8,18 +8,18 @@ const iso = (now: Date) => now.toISOString();
 
 /** A fresh verification token and its email, in the caller's transaction; null when already verified. */
 export async function issueVerification(q: Queryable, tenantId: string, now: Date): Promise<number | null> {
-  const row = await q.one<{ mail_id: number | null }>("accounts/verification_issue", [tenantId, newToken(), iso(now)]);
+  const row = await q.one("accounts/verification_issue", [tenantId, newToken(), iso(now)]);
   return row?.mail_id ?? null;
 }
 
 /** Marks the email verified; throws invalid_token / token_expired / token_used (WA001-3). */
 export async function confirmVerification(db: Db, token: string, now: Date): Promise<{ tenant_id: string; verified_at: string }> {
-  const row = await db.one<{ tenant_id: string; verified_at: string }>("accounts/verification_confirm", [token, iso(now)]);
+  const row = await db.one("accounts/verification_confirm", [token, iso(now)]);
   return row!;
 }
 
 export async function verificationStatus(db: Db, tenantId: string) {
-  return db.one<{ email: string; email_verified: boolean; verified_at: string | null }>("accounts/verification_status", [tenantId]);
+  return db.one("accounts/verification_status", [tenantId]);
 }
 
 /**
@@ -27,30 +27,31 @@ export async function verificationStatus(db: Db, tenantId: string) {
  * token and run the same single statement, so they take about the same time.
  */
 export async function requestReset(db: Db, email: string, now: Date): Promise<{ tenant_id: string; mail_id: number } | undefined> {
-  return db.one<{ tenant_id: string; mail_id: number }>("accounts/reset_request", [email, newToken(), iso(now)]);
+  return db.one("accounts/reset_request", [email, newToken(), iso(now)]);
 }
 
 export async function checkToken(db: Db, token: string, purpose: TokenPurpose, now: Date): Promise<TokenOutcome> {
-  const row = await db.one<{ outcome: TokenOutcome }>("accounts/token_check", [token, purpose, iso(now)]);
-  return row!.outcome;
+  const row = await db.one("accounts/token_check", [token, purpose, iso(now)]);
+  // auth_token_check() answers only these.
+  return row!.outcome as TokenOutcome;
 }
 
 /** Sets the password from a reset token and ends every session; throws WA001-3 on a bad token. */
 export async function confirmReset(db: Db, token: string, passwordHash: string, now: Date): Promise<{ tenant_id: string; session_epoch: number }> {
-  const row = await db.one<{ tenant_id: string; session_epoch: number }>("accounts/reset_confirm", [token, passwordHash, iso(now)]);
+  const row = await db.one("accounts/reset_confirm", [token, passwordHash, iso(now)]);
   return row!;
 }
 
 export async function credentials(db: Db, tenantId: string) {
-  return db.one<{ email: string; password_hash: string }>("accounts/credentials", [tenantId]);
+  return db.one("accounts/credentials", [tenantId]);
 }
 
 /** Replaces the hash if it is still `currentHash` (else WA004) and ends every session: the new epoch. */
 export async function changePassword(db: Db, tenantId: string, currentHash: string, newHash: string, now: Date): Promise<number> {
-  const row = await db.one<{ session_epoch: number }>("accounts/password_change", [tenantId, currentHash, newHash, iso(now)]);
+  const row = await db.one("accounts/password_change", [tenantId, currentHash, newHash, iso(now)]);
   return row!.session_epoch;
 }
 
 export async function account(db: Db, tenantId: string) {
-  return db.one<{ tenant_id: string; email: string; email_verified: boolean; plan: string; created_at: string }>("accounts/account", [tenantId]);
+  return db.one("accounts/account", [tenantId]);
 }

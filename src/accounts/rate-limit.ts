@@ -12,7 +12,7 @@ import { hashSecret } from "../keys/secret.ts";
 import { securityEvent } from "./events.ts";
 
 async function hit(deps: Deps, request: Request, bucket: string, rule: RateRule, scope: string, route: string): Promise<void> {
-  const row = await deps.db.one<{ allowed: boolean; retry_after: number }>("accounts/rate_limit_hit", [bucket, rule.limit, rule.windowSeconds, deps.now().toISOString()]);
+  const row = await deps.db.one("accounts/rate_limit_hit", [bucket, rule.limit, rule.windowSeconds, deps.now().toISOString()]);
   if (!row || row.allowed) return;
   securityEvent(deps, request, "auth.rate_limited", { scope, route, retry_after: row.retry_after });
   throw new AppError("rate_limited", "Too many attempts. Wait and try again.", {

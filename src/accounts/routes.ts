@@ -54,7 +54,7 @@ function signupLoginRoutes(deps: Deps) {
       async ({ body, request, route }) => {
         const email = normaliseEmail(body.email);
         await limitLoginEmail(deps, request, email, route);
-        const row = await deps.db.one<{ tenant_id: string; password_hash: string; session_epoch: number }>("accounts/find_for_login", [email]);
+        const row = await deps.db.one("accounts/find_for_login", [email]);
         // An unknown email still pays for one bcrypt verification, so timing does not tell
         // whether an account exists. Both wait for the dummy hash (made at start-up), so not even
         // the first moments after a start tell them apart.

@@ -30,7 +30,7 @@ export class Sessions {
       return Sessions.withSecret(configured, db);
     }
     await db.query("system/secret_create", ["jwt_secret", randomBase62(64)]);
-    const row = await db.one<{ value: string }>("system/secret_get", ["jwt_secret"]);
+    const row = await db.one("system/secret_get", ["jwt_secret"]);
     return Sessions.withSecret(row!.value, db);
   }
 
@@ -62,7 +62,7 @@ export class Sessions {
       throw new AppError("unauthorized");
     }
     if (typeof sub !== "string" || typeof sep !== "number") throw new AppError("unauthorized");
-    const row = await this.db.one<{ tenant_id: string; plan: string; session_epoch: number }>("accounts/session", [sub]);
+    const row = await this.db.one("accounts/session", [sub]);
     // A token from before a password reset or change carries an older epoch.
     if (!row || row.session_epoch !== sep) throw new AppError("unauthorized");
     return { tenant_id: row.tenant_id, plan: row.plan };

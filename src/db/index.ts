@@ -5,10 +5,20 @@ import { join, relative, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Driver, DriverSession, Row } from "./driver.ts";
 import type { PgliteAssets } from "./pglite-open.ts";
+import type { Queries, QueryName } from "./queries.gen.ts";
 import { toDbError } from "./errors.ts";
 
 export type { Row } from "./driver.ts";
+export type { Queries, QueryName } from "./queries.gen.ts";
 export { DbError, DbUnavailableError } from "./errors.ts";
+
+type OrNull<Tuple> = { readonly [K in keyof Tuple]: Tuple[K] | null };
+/** A query's `$n` parameters, in order; any of them may be NULL. */
+export type QueryParams<N extends QueryName> = OrNull<Queries[N]["params"]>;
+/** One row of a query, as the drivers return it. */
+export type QueryRow<N extends QueryName> = Queries[N]["row"];
+/** What follows a query's name: its parameters, exactly as many as it has (none: may be left out). */
+type ParamsArg<N extends QueryName> = Queries[N]["params"] extends [] ? [params?: readonly []] : [params: QueryParams<N>];
 
 export const SQL_DIR = fileURLToPath(new URL("../../sql", import.meta.url));
 
@@ -28,11 +38,15 @@ export function useEmbeddedFiles(files: EmbeddedFiles): void {
   embedded = files;
 }
 
+/**
+ * Queries are typed by src/db/queries.gen.ts, generated from the .sql files (npm run sql:types):
+ * an unknown name or a wrong parameter count fails the typecheck.
+ */
 export interface Queryable {
   /** Runs `sql/queries/<name>.sql` with `$n` parameters; jsonb parameters are plain objects. */
-  query<T = Row>(name: string, params?: readonly unknown[]): Promise<T[]>;
+  query<N extends QueryName>(name: N, ...params: ParamsArg<N>): Promise<QueryRow<N>[]>;
   /** The first row, or undefined. */
-  one<T = Row>(name: string, params?: readonly unknown[]): Promise<T | undefined>;
+  one<N extends QueryName>(name: N, ...params: ParamsArg<N>): Promise<QueryRow<N> | undefined>;
   /** Runs a whole script, `sql/<file>` (several statements, no parameters). */
   exec(file: string): Promise<void>;
 }
@@ -121,17 +135,18 @@ function queryable(session: DriverSession, queries: Map<string, string>, scripts
     if (sql === undefined) throw new Error(`unknown query: ${name}`);
     return sql;
   };
-  const query = async <T>(name: string, params: readonly unknown[] = []): Promise<T[]> => {
+  const run = async (name: string, params: readonly unknown[] = []): Promise<Row[]> => {
     const sql = text(name);
     try {
-      return (await changing(name, () => session.run(sql, params))) as T[];
+      return await changing(name, () => session.run(sql, params));
     } catch (err) {
       throw toDbError(err, name);
     }
   };
+  // The rows are what the generated types say: they were generated from these same files.
   return {
-    query,
-    one: async <T>(name: string, params?: readonly unknown[]) => (await query<T>(name, params))[0],
+    query: run as Queryable["query"],
+    one: (async (name: string, params?: readonly unknown[]) => (await run(name, params))[0]) as Queryable["one"],
     async exec(file) {
       const sql = scripts.get(file.replace(/\.sql$/, ""));
       if (sql === undefined) throw new Error(`unknown SQL file: ${file}`);

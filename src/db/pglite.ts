@@ -1,6 +1,7 @@
 // The embedded database: PGlite, on a thread of its own (src/db/pglite-thread.ts) where the
 // runtime has workers, else in this thread. One process holds a data directory at a time.
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import type { PGlite } from "@electric-sql/pglite";
 import type { Driver, DriverSession } from "./driver.ts";
 import { createPglite, session, type PgliteAssets } from "./pglite-open.ts";
 import type { ThreadReply, ThreadRequest } from "./pglite-thread.ts";
@@ -143,7 +144,11 @@ function newThread(entry = new URL("./pglite-thread.ts", import.meta.url).href):
 
 /** PGlite in this thread: where the runtime has no workers. */
 async function inProcess(dataDir: string | undefined, assets?: PgliteAssets): Promise<Driver> {
-  const db = await createPglite(dataDir, assets);
+  return pgliteDriver(await createPglite(dataDir, assets));
+}
+
+/** A driver over a PGlite its caller holds (scripts/sql-types.ts also asks it to describe queries). */
+export function pgliteDriver(db: PGlite): Driver {
   const own = session(db);
   return {
     kind: "embedded",

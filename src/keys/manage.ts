@@ -3,32 +3,31 @@
 import type { Db } from "../db/index.ts";
 import { AppError } from "../http/errors.ts";
 import { newId } from "../ids.ts";
+import type { KeyList } from "./model.ts";
 import { hashSecret, newSecret, secretHint } from "./secret.ts";
-
-type Created = { key_id: string; tenant_id: string; label: string; status: "active"; created_at: string };
 
 export async function createKey(db: Db, tenantId: string, label: string) {
   const secret = newSecret();
-  const row = await db.one<Created>("keys/create", [newId("key_"), tenantId, label, await hashSecret(secret), secretHint(secret)]);
+  const row = await db.one("keys/create", [newId("key_"), tenantId, label, await hashSecret(secret), secretHint(secret)]);
   return { ok: true as const, ...row!, secret };
 }
 
 export async function listKeys(db: Db, tenantId: string) {
-  type Listed = { key_id: string; tenant_id: string; label: string; status: "active" | "revoked"; created_at: string; last_used_at: string | null; revoked_at: string | null; hint: string };
-  return { ok: true as const, keys: await db.query<Listed>("keys/list", [tenantId]) };
+  // status: the table's CHECK allows only the model's two.
+  return { ok: true as const, keys: (await db.query("keys/list", [tenantId])) as (typeof KeyList.static)["keys"] };
 }
 
 /** One stored procedure revokes the old key and issues the new one (WK001 -> 409 when not active). */
 export async function rotateKey(db: Db, tenantId: string, keyId: string) {
   const secret = newSecret();
-  const row = await db.one<Created & { revoked_key_id: string }>("keys/rotate", [tenantId, keyId, newId("key_"), await hashSecret(secret), secretHint(secret)]);
+  const row = await db.one("keys/rotate", [tenantId, keyId, newId("key_"), await hashSecret(secret), secretHint(secret)]);
   if (!row) throw new AppError("not_found", "No such key.");
   const { revoked_key_id, key_id, tenant_id, label, status, created_at } = row;
   return { ok: true as const, revoked_key_id, key_id, tenant_id, label, status, secret, created_at };
 }
 
 export async function revokeKey(db: Db, tenantId: string, keyId: string) {
-  const row = await db.one<{ key_id: string; status: "revoked"; revoked_at: string }>("keys/revoke", [tenantId, keyId]);
+  const row = await db.one("keys/revoke", [tenantId, keyId]);
   if (!row) throw new AppError("not_found", "No such key.");
   return { ok: true as const, ...row };
 }

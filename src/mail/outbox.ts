@@ -1,14 +1,8 @@
 // Typed wrappers of the mail outbox queries (sql/queries/mail/, functions in migration 003).
-import type { Db, Queryable } from "../db/index.ts";
+import type { Db, Queryable, QueryRow } from "../db/index.ts";
 
-export interface ClaimedMail {
-  id: number;
-  kind: string;
-  to_email: string;
-  tenant_id: string | null;
-  data: Record<string, unknown>;
-  attempts: number;
-}
+/** A message due for sending; data is the object enqueueMail() stored. */
+export type ClaimedMail = QueryRow<"mail/claim"> & { data: Record<string, unknown> };
 
 /** Retry policy: base * 2^(attempt - 1) seconds, capped; failed after MAX_ATTEMPTS (about 9 h). */
 export const RETRY = { maxAttempts: 10, baseSeconds: 30, capSeconds: 3600 } as const;
@@ -17,12 +11,12 @@ export const LEASE_SECONDS = 120;
 
 /** Queues a message in the caller's transaction; nudge the worker after the commit. */
 export async function enqueueMail(q: Queryable, kind: string, to: string, tenantId: string | null, data: Record<string, unknown>): Promise<number> {
-  const row = await q.one<{ id: number }>("mail/enqueue", [kind, to, tenantId, data]);
+  const row = await q.one("mail/enqueue", [kind, to, tenantId, data]);
   return row!.id;
 }
 
 export function claimDue(db: Db, limit: number): Promise<ClaimedMail[]> {
-  return db.query<ClaimedMail>("mail/claim", [limit, LEASE_SECONDS]);
+  return db.query("mail/claim", [limit, LEASE_SECONDS]) as Promise<ClaimedMail[]>;
 }
 
 export async function markSent(db: Db, id: number): Promise<void> {
@@ -31,6 +25,6 @@ export async function markSent(db: Db, id: number): Promise<void> {
 
 /** Records a failed attempt; returns the row's new status ('pending' while it will be retried). */
 export async function markFailedAttempt(db: Db, id: number, error: string, permanent: boolean): Promise<string | null> {
-  const row = await db.one<{ status: string | null }>("mail/attempt_failed", [id, error, permanent, RETRY.maxAttempts, RETRY.baseSeconds, RETRY.capSeconds]);
+  const row = await db.one("mail/attempt_failed", [id, error, permanent, RETRY.maxAttempts, RETRY.baseSeconds, RETRY.capSeconds]);
   return row?.status ?? null;
 }

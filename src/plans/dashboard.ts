@@ -10,8 +10,8 @@ export async function loadDashboard(db: Queryable, tenantId: string, now: Date) 
   const day = utcDay(now);
   const [usage, counts, history] = await Promise.all([
     usageSummary(db, tenantId, day),
-    db.one<{ keys_active: number; pending_request_id: string | null; pending_plan: string | null; pending_created_at: string | null }>("plans/dashboard", [tenantId]),
-    db.query<{ day: string; protect: number; execute: number }>("plans/usage_history", [tenantId, HISTORY_DAYS, day]),
+    db.one("plans/dashboard", [tenantId]),
+    db.query("plans/usage_history", [tenantId, HISTORY_DAYS, day]),
   ]);
   if (!usage || !counts) throw new Error(`no tenant ${tenantId}`);
   return {

@@ -23,7 +23,8 @@ export function assertVerdict(feature: Feature, verdict: FeatureVerdict | undefi
 
 /** Reads the tenant's verdict and throws unless it may use the feature. */
 export async function requireFeature(db: Queryable, tenantId: string, feature: Feature): Promise<void> {
-  const row = await db.one<FeatureVerdict>("plans/feature_access", [tenantId, feature]);
+  const row = await db.one("plans/feature_access", [tenantId, feature]);
   if (!row) throw new Error(`feature_access found no row for ${feature}`);
-  assertVerdict(feature, row);
+  // feature_verdict() answers only these three.
+  assertVerdict(feature, row as FeatureVerdict);
 }

@@ -9,9 +9,7 @@ import { newId } from "../ids.ts";
 import { loadCatalog } from "./catalog.ts";
 import { loadDashboard } from "./dashboard.ts";
 import "./mail.ts"; // registers the review email templates with the mail worker
-import { Catalog, Dashboard, UpgradeCancelled, UpgradeCreated, UpgradeIdParams, UpgradeList, UpgradeRequestBody } from "./model.ts";
-
-type UpgradeRow = { request_id: string; status: "pending" | "approved" | "rejected" | "cancelled"; requested_plan: string; reason: string; created_at: string; reviewed_at: string | null; review_note: string | null };
+import { Catalog, Dashboard, UpgradeCancelled, UpgradeCreated, UpgradeIdParams, UpgradeItem, UpgradeList, UpgradeRequestBody } from "./model.ts";
 
 const security = [{ bearer: [] as string[] }];
 
@@ -38,7 +36,7 @@ export function plansRoutes(deps: Deps) {
         "/upgrades/request",
         ({ customer, body, request }) =>
           withIdempotency(deps, request, customer.tenant_id, body, async () => {
-            const row = await deps.db.one<Omit<UpgradeRow, "reviewed_at" | "review_note">>("plans/upgrade_create", [newId("upgr_"), customer.tenant_id, body.requested_plan, body.reason]);
+            const row = await deps.db.one("plans/upgrade_create", [newId("upgr_"), customer.tenant_id, body.requested_plan, body.reason]);
             return { status: 201, body: { ok: true as const, ...row!, status: "pending" as const } };
           }),
         {
@@ -48,7 +46,7 @@ export function plansRoutes(deps: Deps) {
           detail: { summary: "Ask for a higher plan; an operator reviews it, typically within 1 to 2 business days", tags: ["plans"], security },
         },
       )
-      .get("/upgrades", async ({ customer }) => ({ ok: true as const, upgrades: await deps.db.query<UpgradeRow>("plans/upgrade_list", [customer.tenant_id]) }), {
+      .get("/upgrades", async ({ customer }) => ({ ok: true as const, upgrades: (await deps.db.query("plans/upgrade_list", [customer.tenant_id])) as (typeof UpgradeItem.static)[] }), {
         response: { 200: UpgradeList, 401: ErrorResponse },
         detail: { summary: "The tenant's upgrade requests, newest first", tags: ["plans"], security },
       })
@@ -56,7 +54,7 @@ export function plansRoutes(deps: Deps) {
         "/upgrades/:id/cancel",
         ({ customer, params, request }) =>
           withIdempotency(deps, request, customer.tenant_id, null, async () => {
-            const row = await deps.db.one<{ request_id: string }>("plans/upgrade_cancel", [customer.tenant_id, params.id]);
+            const row = await deps.db.one("plans/upgrade_cancel", [customer.tenant_id, params.id]);
             // Unknown and another tenant's request look the same: no existence leak.
             if (!row) throw new AppError("not_found", "No such upgrade request.");
             return { status: 200, body: { ok: true as const, request_id: row.request_id, status: "cancelled" as const } };

@@ -23,7 +23,7 @@ export interface LogCheck {
 export async function checkReceiptLog(db: Queryable, tenantId: string): Promise<LogCheck | undefined> {
   const head = await logHead(db, tenantId);
   if (!head) return undefined;
-  const jwks = { keys: (await db.query<{ public_jwk: JsonWebKey }>("receipts/signing_keys")).map((k) => k.public_jwk) };
+  const jwks = { keys: (await db.query("receipts/signing_keys")).map((k) => k.public_jwk as JsonWebKey) };
   const problems: LogCheck["problems"] = [];
   const report = (seq: number, problem: string, receipt_id?: string) => {
     if (problems.length < MAX_REPORTED) problems.push({ seq, receipt_id, problem });

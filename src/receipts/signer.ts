@@ -6,13 +6,6 @@ import { ThreadLoad } from "../thread-load.ts";
 import { fastSigner, signCanonical, signCanonicalSync, type FastSigner } from "./fast-crypto.ts";
 import { generateSigningKey } from "./signature.ts";
 
-interface KeyRow {
-  kid: string;
-  public_jwk: JsonWebKey;
-  private_jwk: JsonWebKey;
-  status: "active" | "retired";
-}
-
 // Another instance may rotate the key; pick up the new one within this long.
 const RELOAD_AFTER_MS = 60_000;
 
@@ -33,15 +26,15 @@ export class ReceiptSigner {
   }
 
   private async load(): Promise<void> {
-    let rows = await this.db.query<KeyRow>("receipts/signing_keys");
+    let rows = await this.db.query("receipts/signing_keys");
     if (!rows.some((r) => r.status === "active")) {
       const key = await generateSigningKey();
       // Two instances may race here; the partial unique index keeps exactly one.
       await this.db.query("receipts/signing_key_create_first", [key.kid, key.publicJwk, key.privateJwk]);
-      rows = await this.db.query<KeyRow>("receipts/signing_keys");
+      rows = await this.db.query("receipts/signing_keys");
     }
     const row = rows.find((r) => r.status === "active")!;
-    if (this.active?.kid !== row.kid) this.active = fastSigner(row.kid, row.private_jwk);
+    if (this.active?.kid !== row.kid) this.active = fastSigner(row.kid, row.private_jwk as JsonWebKey);
     this.loadedAt = Date.now();
   }
 
@@ -60,8 +53,8 @@ export class ReceiptSigner {
 
   /** Every public key, active and retired, as a JWKS. */
   async jwks(): Promise<{ keys: JsonWebKey[] }> {
-    const rows = await this.db.query<KeyRow>("receipts/signing_keys");
-    return { keys: rows.map((r) => r.public_jwk) };
+    const rows = await this.db.query("receipts/signing_keys");
+    return { keys: rows.map((r) => r.public_jwk as JsonWebKey) };
   }
 
   /** Makes a new active key; the old one is retired but stays published. */

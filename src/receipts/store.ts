@@ -1,26 +1,14 @@
 // Reading the receipt log: thin wrappers over sql/queries/receipts/*.sql and the one shape every
 // route shows a stored receipt in.
-import type { Queryable } from "../db/index.ts";
+import type { Queryable, QueryRow } from "../db/index.ts";
 import type { ResultPayload } from "../simulation/payload.ts";
 import { receiptLeaf } from "./chain.ts";
 
-export interface ReceiptRow {
-  receipt_id: string;
-  tenant_id: string;
-  kind: "protect" | "execute";
-  seq: number;
-  prev_hash: string | null;
-  chain_hash: string;
-  key_id: string;
-  protect_receipt_id: string | null;
-  decision: "ALLOWED" | "DENIED";
-  request_id: string;
-  content_hash: string;
-  timestamp: string;
-  /** The JCS text of the payload, exactly the bytes content_hash covers. */
-  payload: string;
-  signature: string;
-}
+/**
+ * A stored receipt as receipts/get, list and range read it (payload: the JCS text content_hash
+ * covers), kind and decision narrowed to what the table's CHECKs allow.
+ */
+export type ReceiptRow = QueryRow<"receipts/get"> & { kind: "protect" | "execute"; decision: "ALLOWED" | "DENIED" };
 
 export type ReceiptView = Omit<ReceiptRow, "payload"> & { reasons: string[]; payload: ResultPayload };
 
@@ -46,22 +34,22 @@ export function toReceipt(row: ReceiptRow): ReceiptView {
 }
 
 export function getReceiptRow(db: Queryable, tenantId: string, receiptId: string): Promise<ReceiptRow | undefined> {
-  return db.one<ReceiptRow>("receipts/get", [tenantId, receiptId]);
+  return db.one("receipts/get", [tenantId, receiptId]) as Promise<ReceiptRow | undefined>;
 }
 
 /** Newest first, below `beforeSeq` when given. */
 export function listReceiptRows(db: Queryable, tenantId: string, beforeSeq: number | null, limit: number): Promise<ReceiptRow[]> {
-  return db.query<ReceiptRow>("receipts/list", [tenantId, beforeSeq, limit]);
+  return db.query("receipts/list", [tenantId, beforeSeq, limit]) as Promise<ReceiptRow[]>;
 }
 
 /** Oldest first, from <= seq < to, at most limit rows. */
 export function receiptRange(db: Queryable, tenantId: string, from: number, to: number, limit: number): Promise<ReceiptRow[]> {
-  return db.query<ReceiptRow>("receipts/range", [tenantId, from, to, limit]);
+  return db.query("receipts/range", [tenantId, from, to, limit]) as Promise<ReceiptRow[]>;
 }
 
 /** Size and last chain_hash of a tenant's log; undefined for an unknown tenant. */
 export async function logHead(db: Queryable, tenantId: string): Promise<{ tree_size: number; head_hash: string | null } | undefined> {
-  const row = await db.one<{ tree_size: number; head_hash: string | null }>("receipts/head", [tenantId]);
+  const row = await db.one("receipts/head", [tenantId]);
   return row && { tree_size: Number(row.tree_size), head_hash: row.head_hash };
 }
 
@@ -71,23 +59,15 @@ export async function logHead(db: Queryable, tenantId: string): Promise<{ tree_s
  * next step for very large logs (docs/decisions.md).
  */
 export async function leafHashes(db: Queryable, tenantId: string, treeSize: number): Promise<Uint8Array[]> {
-  const rows = await db.query<{ chain_hash: string }>("receipts/chain_hashes", [tenantId, treeSize]);
+  const rows = await db.query("receipts/chain_hashes", [tenantId, treeSize]);
   if (rows.length !== treeSize) throw new Error(`receipt log of ${tenantId} has ${rows.length} leaves below ${treeSize}`);
   return rows.map((r) => receiptLeaf(r.chain_hash));
 }
 
-export type UsageSummary = {
-  plan: string;
-  protect_today: number;
-  execute_today: number;
-  receipts_stored: number;
-  protect_per_day: number | null;
-  execute_per_day: number | null;
-  receipts_stored_limit: number | null;
-};
+export type UsageSummary = QueryRow<"receipts/usage_summary">;
 
 /** Today's (or `day`'s, UTC 'YYYY-MM-DD') usage with the current plan's limits. */
 export async function usageSummary(db: Queryable, tenantId: string, day: string | null = null): Promise<UsageSummary | undefined> {
-  const row = await db.one<UsageSummary>("receipts/usage_summary", [tenantId, day]);
+  const row = await db.one("receipts/usage_summary", [tenantId, day]);
   return row && { ...row, receipts_stored: Number(row.receipts_stored) };
 }

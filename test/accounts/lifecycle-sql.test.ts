@@ -74,7 +74,7 @@ describe("tokens", () => {
       const t = await tenant(q);
       const tokens = [newToken(), newToken(), newToken()];
       for (const [i, token] of tokens.entries()) {
-        expect((await q.one<{ mail_id: number }>("accounts/verification_issue", [t.tenantId, token, at(i)]))?.mail_id).toEqual(expect.any(Number));
+        expect((await q.one("accounts/verification_issue", [t.tenantId, token, at(i)]))?.mail_id).toEqual(expect.any(Number));
       }
       const rows = await q.query<TokenRow>("test/auth_tokens", [t.tenantId]);
       expect(rows.map((r) => [r.token_hash, r.status])).toEqual(
@@ -137,7 +137,7 @@ describe("rate_limit_hit", () => {
   test("counts within a fixed window, says how long is left, and starts over when it ends", async () => {
     await rolledBack(async (q) => {
       const bucket = `test:${newToken()}`;
-      const hit = (ms: number) => q.one<{ allowed: boolean; hits: number; retry_after: number }>("accounts/rate_limit_hit", [bucket, 2, 60, at(ms)]);
+      const hit = (ms: number) => q.one("accounts/rate_limit_hit", [bucket, 2, 60, at(ms)]);
       expect(await hit(0)).toEqual({ allowed: true, hits: 1, retry_after: 60 });
       expect(await hit(10_000)).toEqual({ allowed: true, hits: 2, retry_after: 50 });
       expect(await hit(59_500)).toEqual({ allowed: false, hits: 3, retry_after: 1 });

@@ -67,7 +67,7 @@ async function append(
   const receiptId = opts.receiptId ?? newId("rcpt_");
   const timestamp = (opts.at ?? new Date()).toISOString();
   const requestId = opts.requestId ?? newId("req_");
-  const [row] = await q.query<Appended & { refusal: string | null }>("receipts/append", [[{
+  const [row] = await q.query("receipts/append", [[{
     receipt_id: receiptId, tenant_id: t.tenantId, key_id: t.keyId, kind: opts.kind ?? "protect", request_id: requestId, timestamp, decision,
     payload: text, content_hash: await sha256Hex(text), signature: "aaa.bbb.ccc", protect_receipt_id: opts.protectId ?? null,
   }]]);
@@ -81,7 +81,7 @@ describe("api_key_rotate and api_keys_guard", () => {
       const t = await tenant(q);
       const newKey = newId("key_");
       const secret = newSecret();
-      const [row] = await q.query<Record<string, string>>("keys/rotate", [t.tenantId, t.keyId, newKey, await hashSecret(secret), secretHint(secret)]);
+      const [row] = await q.query("keys/rotate", [t.tenantId, t.keyId, newKey, await hashSecret(secret), secretHint(secret)]);
       expect(row).toMatchObject({ revoked_key_id: t.keyId, key_id: newKey, tenant_id: t.tenantId, label: "default", status: "active" });
       const keys = await testQuery<Record<string, string | null>>(q, "tenant_keys", [t.tenantId]);
       expect(keys.find((k) => k.key_id === t.keyId)).toMatchObject({ status: "revoked" });
@@ -124,15 +124,15 @@ describe("policies", () => {
     const other = await tenant();
     const doc = canonicalJson({ default_effect: "allow", default_reason: "ok", rules: [] });
     const hash = await sha256Hex(doc);
-    const [v2] = await db.query<{ policy_id: string; version: number; hash: string }>("policies/publish", [t.tenantId, doc, hash]);
-    const [v3] = await db.query<{ version: number }>("policies/publish", [t.tenantId, doc, hash]);
-    const [o2] = await db.query<{ version: number }>("policies/publish", [other.tenantId, doc, hash]);
+    const [v2] = await db.query("policies/publish", [t.tenantId, doc, hash]);
+    const [v3] = await db.query("policies/publish", [t.tenantId, doc, hash]);
+    const [o2] = await db.query("policies/publish", [other.tenantId, doc, hash]);
     expect(v2).toMatchObject({ policy_id: "pol_" + t.tenantId.slice(5), version: 2, hash });
     expect(v3.version).toBe(3);
     expect(o2.version).toBe(2);
     expect((await failure(testQuery(db, "policy_update", [t.tenantId, 2]))).sqlstate).toBe("WP001");
     expect((await failure(testQuery(db, "policy_delete", [t.tenantId, 2]))).sqlstate).toBe("WP001");
-    expect((await db.query<{ version: number }>("policies/active", [t.tenantId]))[0].version).toBe(3);
+    expect((await db.query("policies/active", [t.tenantId]))[0].version).toBe(3);
   });
 
   test("a hash that does not match the document is refused", async () => {
@@ -234,7 +234,7 @@ describe("receipt chain", () => {
     const r = await append(db, t, { decision: "DENIED" });
     const err = await failure(testQuery(db, "receipt_update", [r.receiptId]));
     expect(err.sqlstate).toBe("WR001");
-    const [stored] = await db.query<{ decision: string }>("receipts/get", [t.tenantId, r.receiptId]);
+    const [stored] = await db.query("receipts/get", [t.tenantId, r.receiptId]);
     expect(stored.decision).toBe("DENIED");
   });
 
@@ -275,7 +275,7 @@ describe("receipt chain", () => {
     const wrongDecision = await failure(db.query("receipts/append", [[{ ...base, decision: "ALLOWED", content_hash: await sha256Hex(text) }]]));
     expect(wrongDecision.constraint).toBe("receipts_decision_matches_payload");
     // Neither attempt consumed quota or a seq.
-    const [usage] = await db.query<{ protect_today: number; receipts_stored: number }>("receipts/usage_summary", [t.tenantId, null]);
+    const [usage] = await db.query("receipts/usage_summary", [t.tenantId, null]);
     expect(usage).toMatchObject({ protect_today: 0, receipts_stored: 0 });
   });
 });
@@ -284,7 +284,7 @@ describe("idempotency_claim", () => {
   test("claimed, then in_progress, mismatch, completed with the stored response; expired records are free again", async () => {
     const t = await tenant();
     const fp = "a".repeat(64);
-    const claim = async (key: string, fingerprint = fp) => (await db.query<{ outcome: string; response_body: string | null }>("idempotency/claim", [t.tenantId, key, fingerprint]))[0];
+    const claim = async (key: string, fingerprint = fp) => (await db.query("idempotency/claim", [t.tenantId, key, fingerprint]))[0];
     expect((await claim("k1")).outcome).toBe("claimed");
     expect((await claim("k1")).outcome).toBe("in_progress");
     expect((await claim("k1", "b".repeat(64))).outcome).toBe("mismatch");

@@ -3,7 +3,7 @@
 // checks is the behaviour of a statement outside a transaction or reads rows with test SQL
 // (test/sql, run outside transactions); those commit fresh unique data.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { DbError, openDb, type Db, type Queryable } from "../../src/db/index.ts";
+import { DbError, openDb, type Db, type Queryable, type QueryParams } from "../../src/db/index.ts";
 import { migrate, schemaVersion } from "../../src/db/migrate.ts";
 import { newId } from "../../src/ids.ts";
 import { hashSecret, newSecret, secretHint } from "../../src/keys/secret.ts";
@@ -100,13 +100,11 @@ async function newTenant(): Promise<NewTenant> {
   return { tenantId: newId("cust_"), email: uniqueEmail("sql"), keyId: newId("key_"), secret, secretHash: await hashSecret(secret) };
 }
 
-function signupParams(t: NewTenant): unknown[] {
+function signupParams(t: NewTenant): QueryParams<"accounts/signup"> {
   return [t.tenantId, t.email, PASSWORD_HASH, t.keyId, t.secretHash, secretHint(t.secret)];
 }
 
 type KeyRow = { key_id: string; tenant_id: string; label: string; secret_hash: string; hint: string; status: string; created_at: string; last_used_at: string | null; revoked_at: string | null };
-type AuthRow = { secret_hash?: string; key_id: string; tenant_id: string; status: string; plan: string; policy_id?: string | null; policy_version?: number | null; policy_hash?: string | null; features?: string[]; verdicts?: string[]; required_plans?: string[] };
-type SigningKeyRow = { kid: string; public_jwk: JsonWebKey; status: string };
 
 describe("migrate", () => {
   test("concurrent first runs all succeed and apply the baseline once", async () => {
@@ -164,7 +162,7 @@ describe("accounts/signup (tenant_signup)", () => {
   test("creates the tenant on the free plan and one active key labelled default", async () => {
     const t = await newTenant();
     await committed(async (q) => {
-      const rows = await q.query<{ tenant_id: string; key_id: string; created_at: string }>("accounts/signup", signupParams(t));
+      const rows = await q.query("accounts/signup", signupParams(t));
       expect(rows).toHaveLength(1);
       expect(rows[0].tenant_id).toBe(t.tenantId);
       expect(rows[0].key_id).toBe(t.keyId);
@@ -248,7 +246,7 @@ describe("keys/revoke and api_keys_guard", () => {
     const t = await newTenant();
     await committed(async (q) => {
       await q.query("accounts/signup", signupParams(t));
-      const rows = await q.query<{ key_id: string; status: string; revoked_at: string }>("keys/revoke", [t.tenantId, t.keyId]);
+      const rows = await q.query("keys/revoke", [t.tenantId, t.keyId]);
       expect(rows).toHaveLength(1);
       expect(rows[0].key_id).toBe(t.keyId);
       expect(rows[0].status).toBe("revoked");
@@ -290,7 +288,7 @@ describe("keys/authenticate", () => {
     const t = await newTenant();
     await committed(async (q) => {
       await q.query("accounts/signup", signupParams(t));
-      expect(await q.query<AuthRow>("keys/authenticate", [[t.secretHash]])).toEqual([
+      expect(await q.query("keys/authenticate", [[t.secretHash]])).toEqual([
         // No custom policy yet (the built-in default), and the verdicts for the features keys call.
         {
           secret_hash: t.secretHash, key_id: t.keyId, tenant_id: t.tenantId, status: "active", plan: "free", policy_id: null, policy_version: null, policy_hash: null,
@@ -305,7 +303,7 @@ describe("keys/authenticate", () => {
 
       await q.query("keys/revoke", [t.tenantId, t.keyId]);
       // Must not try to touch the revoked key (the guard would refuse the update).
-      expect(await q.query<AuthRow>("keys/authenticate", [[t.secretHash]])).toEqual([
+      expect(await q.query("keys/authenticate", [[t.secretHash]])).toEqual([
         expect.objectContaining({ key_id: t.keyId, tenant_id: t.tenantId, status: "revoked", plan: "free" }),
       ]);
     });
@@ -318,7 +316,7 @@ describe("keys/authenticate", () => {
       await q.query("accounts/signup", signupParams(b));
       await q.query("keys/revoke", [b.tenantId, b.keyId]);
       const unknown = await hashSecret(newSecret());
-      const rows = await q.query<AuthRow>("keys/authenticate", [[a.secretHash, unknown, b.secretHash, a.secretHash]]);
+      const rows = await q.query("keys/authenticate", [[a.secretHash, unknown, b.secretHash, a.secretHash]]);
       expect(rows.map((r) => [r.secret_hash, r.key_id, r.tenant_id, r.status]).sort()).toEqual(
         [
           [a.secretHash, a.keyId, a.tenantId, "active"],
@@ -337,11 +335,11 @@ describe("keys/authenticate", () => {
       await testQuery(q, "feature_set", ["execute", "free", "request_only"]);
       try {
       const both = async () => {
-        const [row] = await q.query<AuthRow>("keys/authenticate", [[t.secretHash]]);
+        const [row] = await q.query("keys/authenticate", [[t.secretHash]]);
         const fromLookup = Object.fromEntries(row.features!.map((f, i) => [f, { verdict: row.verdicts![i], required_plan: row.required_plans![i] }]));
         const fromAccess: Record<string, { verdict: string; required_plan: string }> = {};
         for (const f of ["simulate", "protect", "execute"]) {
-          const { verdict, required_plan } = (await q.one<{ verdict: string; required_plan: string }>("plans/feature_access", [t.tenantId, f]))!;
+          const { verdict, required_plan } = (await q.one("plans/feature_access", [t.tenantId, f]))!;
           fromAccess[f] = { verdict, required_plan };
         }
         expect(fromLookup).toEqual(fromAccess);
@@ -377,7 +375,7 @@ describe("keys/authenticate", () => {
       await held; // keep the row locked while authentication queues behind it
     });
     await lockTaken;
-    const authenticating = db.query<AuthRow>("keys/authenticate", [[t.secretHash]]);
+    const authenticating = db.query("keys/authenticate", [[t.secretHash]]);
     await Bun.sleep(150);
     release();
     await revoking;
@@ -385,7 +383,7 @@ describe("keys/authenticate", () => {
     expect(rows).toHaveLength(1);
     expect(["active", "revoked"]).toContain(rows[0].status);
     // After the revoke committed, the next authentication reads it.
-    expect((await db.query<AuthRow>("keys/authenticate", [[t.secretHash]]))[0].status).toBe("revoked");
+    expect((await db.query("keys/authenticate", [[t.secretHash]]))[0].status).toBe("revoked");
   });
 });
 
@@ -432,7 +430,7 @@ describe("signing keys", () => {
   test("two signers opening at once on a new database share one active key", async () => {
     const [a, b] = await Promise.all([ReceiptSigner.open(fresh), ReceiptSigner.open(fresh)]);
     expect(a.kid).toBe(b.kid);
-    const rows = await fresh.query<SigningKeyRow>("receipts/signing_keys");
+    const rows = await fresh.query("receipts/signing_keys");
     const active = rows.filter((r) => r.status === "active");
     expect(active.map((r) => r.kid)).toEqual([a.kid]);
     if (fresh.kind === "embedded") expect(rows).toHaveLength(1);
@@ -447,7 +445,7 @@ describe("signing keys", () => {
     const newKid = await ReceiptSigner.rotate(db);
     expect(newKid).not.toBe(oldKid);
 
-    const rows = await db.query<SigningKeyRow>("receipts/signing_keys");
+    const rows = await db.query("receipts/signing_keys");
     expect(rows.filter((r) => r.status === "active").map((r) => r.kid)).toEqual([newKid]);
     expect(rows.find((r) => r.kid === oldKid)?.status).toBe("retired");
 

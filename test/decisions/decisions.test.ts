@@ -15,7 +15,7 @@ const RESULT_FIELDS = ["chain_hash", "content_hash", "decision", "key_id", "kind
 
 const independentHash = (payload: unknown) => "0x" + createHash("sha256").update(canonicalizeReference(payload) as string, "utf8").digest("hex");
 const verify = (secret: string, json: unknown) => call("POST", "/v1/verify", { json, headers: apiKey(secret) });
-const usage = async (tenantId: string) => (await (await testService()).db.one<{ protect_today: number; execute_today: number; receipts_stored: number }>("receipts/usage_summary", [tenantId, null]))!;
+const usage = async (tenantId: string) => (await (await testService()).db.one("receipts/usage_summary", [tenantId, null]))!;
 
 async function jwks() {
   return (await call("GET", "/.well-known/jwks.json")).body as { keys: JsonWebKey[] };

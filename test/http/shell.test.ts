@@ -204,15 +204,15 @@ describe("failures inside", () => {
     const { db } = await testService();
     const broken: Db = {
       ...db,
-      query: async (name, params) => {
-        const err = fail(name);
+      query: async (...args) => {
+        const err = fail(args[0]);
         if (err) throw err;
-        return db.query(name, params);
+        return db.query(...args);
       },
-      one: async (name, params) => {
-        const err = fail(name);
+      one: async (...args) => {
+        const err = fail(args[0]);
         if (err) throw err;
-        return db.one(name, params);
+        return db.one(...args);
       },
     };
     const lines: string[] = [];

@@ -162,7 +162,7 @@ describe.skipIf(!DATABASE_URL)("crash safety on PostgreSQL (the service in its o
     expect(reply.status).toBe(200);
     expect(await child.exited).toBe(0);
     // The answer it gave is stored: it committed before the pool closed.
-    const stored = await db.one<{ receipt_id: string }>("receipts/get", [tenant.tenantId, reply.body.receipt_id]);
+    const stored = await db.one("receipts/get", [tenant.tenantId, reply.body.receipt_id]);
     expect(stored?.receipt_id).toBe(reply.body.receipt_id);
     expect(child.lines.some((l) => l.includes('"event":"unexpected_error"'))).toBe(false);
     expectNoSecretIn(child.lines);

@@ -22,7 +22,7 @@ beforeAll(async () => {
   inbox = await startInbox();
   mailer = await mailService(db, { smtpUrl: inbox.url }, mailerLines);
   // The server's own HS256 secret (kept in the database when JWT_SECRET is unset).
-  const row = await db.one<{ value: string }>("system/secret_get", ["jwt_secret"]);
+  const row = await db.one("system/secret_get", ["jwt_secret"]);
   key = new TextEncoder().encode(row!.value);
 });
 afterAll(async () => {

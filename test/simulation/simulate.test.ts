@@ -134,7 +134,7 @@ describe("simulate authentication", () => {
     const user = await signup();
     expect((await simulate("small_payment", { "x-api-key": user.apiKey })).status).toBe(200);
     const { db } = await testService();
-    const [key] = await db.query<{ key_id: string }>("keys/authenticate", [[await (await import("../../src/keys/secret.ts")).hashSecret(user.apiKey)]]);
+    const [key] = await db.query("keys/authenticate", [[await (await import("../../src/keys/secret.ts")).hashSecret(user.apiKey)]]);
     await db.query("keys/revoke", [user.tenantId, key.key_id]);
     expectErrorShape(await simulate("small_payment", { "x-api-key": user.apiKey }), 401, "key_revoked");
     // The session of the same tenant still works.

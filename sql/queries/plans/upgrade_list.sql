@@ -1,4 +1,5 @@
 -- A tenant's upgrade requests, newest first. $1 tenant_id
+-- nullable: reviewed_at
 SELECT request_id, status, requested_plan, reason, iso_time(created_at) AS created_at,
        iso_time(reviewed_at) AS reviewed_at, review_note
 FROM upgrade_requests

@@ -1,0 +1,477 @@
+// Generated from sql/queries/**/*.sql by `npm run sql:types` (scripts/sql-types.ts): do not edit.
+// Each query's parameters and row, as PostgreSQL describes the statement once the schema is applied.
+// Row fields are non-null except a field straight from a table column without NOT NULL and the
+// fields a query lists on a `-- nullable: a, b` line (function results, expressions over NULL,
+// outer-joined columns: what PostgreSQL cannot tell). Each parameter may also be null (src/db/index.ts).
+
+export interface Queries {
+  "accounts/account": {
+    params: [string];
+    row: {
+      tenant_id: string;
+      email: string;
+      email_verified: boolean;
+      plan: string;
+      created_at: string;
+    };
+  };
+  "accounts/credentials": {
+    params: [string];
+    row: {
+      email: string;
+      password_hash: string;
+    };
+  };
+  "accounts/end_sessions": {
+    params: [string];
+    row: {
+      session_epoch: number;
+    };
+  };
+  "accounts/find_for_login": {
+    params: [string];
+    row: {
+      tenant_id: string;
+      password_hash: string;
+      session_epoch: number;
+    };
+  };
+  "accounts/password_change": {
+    params: [string, string, string, Date | string];
+    row: {
+      session_epoch: number;
+    };
+  };
+  "accounts/rate_limit_hit": {
+    params: [string, number | string, number | string, Date | string];
+    row: {
+      allowed: boolean;
+      hits: number;
+      retry_after: number;
+    };
+  };
+  "accounts/reset_confirm": {
+    params: [string, string, Date | string];
+    row: {
+      tenant_id: string;
+      session_epoch: number;
+    };
+  };
+  "accounts/reset_request": {
+    params: [string, string, Date | string];
+    row: {
+      tenant_id: string;
+      mail_id: number;
+    };
+  };
+  "accounts/session": {
+    params: [string];
+    row: {
+      tenant_id: string;
+      plan: string;
+      session_epoch: number;
+    };
+  };
+  "accounts/signup": {
+    params: [string, string, string, string, string, string];
+    row: {
+      tenant_id: string;
+      key_id: string;
+      created_at: string;
+    };
+  };
+  "accounts/token_check": {
+    params: [string, string, Date | string];
+    row: {
+      outcome: string;
+    };
+  };
+  "accounts/verification_confirm": {
+    params: [string, Date | string];
+    row: {
+      tenant_id: string;
+      verified_at: string;
+    };
+  };
+  "accounts/verification_issue": {
+    params: [string, string, Date | string];
+    row: {
+      mail_id: number | null;
+    };
+  };
+  "accounts/verification_status": {
+    params: [string];
+    row: {
+      email: string;
+      email_verified: boolean;
+      verified_at: string | null;
+    };
+  };
+  "idempotency/claim": {
+    params: [string, string, string];
+    row: {
+      outcome: string;
+      response_status: number | null;
+      response_headers: unknown;
+      response_body: string | null;
+    };
+  };
+  "idempotency/complete": {
+    params: [string, string, number | string, unknown, string];
+    row: Record<string, never>;
+  };
+  "idempotency/release": {
+    params: [string, string];
+    row: Record<string, never>;
+  };
+  "keys/authenticate": {
+    params: [unknown];
+    row: {
+      secret_hash: string;
+      key_id: string;
+      tenant_id: string;
+      status: string;
+      plan: string;
+      policy_id: string | null;
+      policy_version: number | null;
+      policy_hash: string | null;
+      features: string[];
+      verdicts: string[];
+      required_plans: string[];
+    };
+  };
+  "keys/create": {
+    params: [string, string, string, string, string];
+    row: {
+      key_id: string;
+      tenant_id: string;
+      label: string;
+      status: string;
+      created_at: string;
+    };
+  };
+  "keys/list": {
+    params: [string];
+    row: {
+      key_id: string;
+      tenant_id: string;
+      label: string;
+      status: string;
+      created_at: string;
+      last_used_at: string | null;
+      revoked_at: string | null;
+      hint: string;
+    };
+  };
+  "keys/revoke": {
+    params: [string, string];
+    row: {
+      key_id: string;
+      status: string;
+      revoked_at: string;
+    };
+  };
+  "keys/rotate": {
+    params: [string, string, string, string, string];
+    row: {
+      revoked_key_id: string;
+      key_id: string;
+      tenant_id: string;
+      label: string;
+      status: string;
+      created_at: string;
+    };
+  };
+  "mail/attempt_failed": {
+    params: [number | string, string, boolean, number | string, number | string, number | string];
+    row: {
+      status: string | null;
+    };
+  };
+  "mail/claim": {
+    params: [number | string, number | string];
+    row: {
+      id: number;
+      kind: string;
+      to_email: string;
+      tenant_id: string | null;
+      data: unknown;
+      attempts: number;
+    };
+  };
+  "mail/enqueue": {
+    params: [string, string, string, unknown];
+    row: {
+      id: number;
+    };
+  };
+  "mail/sent": {
+    params: [number | string];
+    row: {
+      updated: boolean;
+    };
+  };
+  "migrations/bookkeeping_table": {
+    params: [];
+    row: Record<string, never>;
+  };
+  "migrations/lock": {
+    params: [];
+    row: {
+      locked: string;
+    };
+  };
+  "migrations/record": {
+    params: [string];
+    row: Record<string, never>;
+  };
+  "migrations/state": {
+    params: [];
+    row: {
+      version_table: string | null;
+      migrations_table: string | null;
+      tenants_table: string | null;
+    };
+  };
+  "migrations/version": {
+    params: [];
+    row: {
+      version: string;
+    };
+  };
+  "plans/catalog_features": {
+    params: [];
+    row: {
+      feature: string;
+      name: string;
+      description: string;
+      required_plan: string;
+      access_mode: string;
+    };
+  };
+  "plans/catalog_plans": {
+    params: [];
+    row: {
+      plan: string;
+      protect_per_day: number | null;
+      execute_per_day: number | null;
+      receipts_stored: number | null;
+    };
+  };
+  "plans/dashboard": {
+    params: [string];
+    row: {
+      keys_active: number;
+      pending_request_id: string | null;
+      pending_plan: string | null;
+      pending_created_at: string | null;
+    };
+  };
+  "plans/feature_access": {
+    params: [string, string];
+    row: {
+      verdict: string;
+      required_plan: string;
+      access_mode: string;
+    };
+  };
+  "plans/upgrade_cancel": {
+    params: [string, string];
+    row: {
+      request_id: string;
+      status: string;
+    };
+  };
+  "plans/upgrade_create": {
+    params: [string, string, string, string];
+    row: {
+      request_id: string;
+      status: string;
+      requested_plan: string;
+      reason: string;
+      created_at: string;
+    };
+  };
+  "plans/upgrade_list": {
+    params: [string];
+    row: {
+      request_id: string;
+      status: string;
+      requested_plan: string;
+      reason: string;
+      created_at: string;
+      reviewed_at: string | null;
+      review_note: string | null;
+    };
+  };
+  "plans/usage_history": {
+    params: [string, number | string, Date | string];
+    row: {
+      day: string;
+      protect: number;
+      execute: number;
+    };
+  };
+  "policies/active": {
+    params: [string];
+    row: {
+      policy_id: string;
+      version: number;
+      hash: string;
+      document: string;
+      created_at: string;
+    };
+  };
+  "policies/publish": {
+    params: [string, string, string];
+    row: {
+      policy_id: string;
+      version: number;
+      hash: string;
+      document: string;
+      created_at: string;
+    };
+  };
+  "policies/version": {
+    params: [string, number | string];
+    row: {
+      policy_id: string;
+      version: number;
+      hash: string;
+      document: string;
+      created_at: string;
+    };
+  };
+  "receipts/append": {
+    params: [unknown];
+    row: {
+      idx: number;
+      seq: number | null;
+      prev_hash: string | null;
+      chain_hash: string | null;
+      quota_limit: number | null;
+      quota_used: number | null;
+      refusal: string | null;
+    };
+  };
+  "receipts/chain_hashes": {
+    params: [string, number | string];
+    row: {
+      chain_hash: string;
+    };
+  };
+  "receipts/get": {
+    params: [string, string];
+    row: {
+      receipt_id: string;
+      tenant_id: string;
+      kind: string;
+      seq: number;
+      prev_hash: string | null;
+      chain_hash: string;
+      key_id: string;
+      protect_receipt_id: string | null;
+      decision: string;
+      request_id: string;
+      content_hash: string;
+      timestamp: string;
+      payload: string;
+      signature: string;
+    };
+  };
+  "receipts/head": {
+    params: [string];
+    row: {
+      tenant_id: string;
+      tree_size: number;
+      head_hash: string | null;
+    };
+  };
+  "receipts/list": {
+    params: [string, number | string, number | string];
+    row: {
+      receipt_id: string;
+      tenant_id: string;
+      kind: string;
+      seq: number;
+      prev_hash: string | null;
+      chain_hash: string;
+      key_id: string;
+      protect_receipt_id: string | null;
+      decision: string;
+      request_id: string;
+      content_hash: string;
+      timestamp: string;
+      payload: string;
+      signature: string;
+    };
+  };
+  "receipts/range": {
+    params: [string, number | string, number | string, number | string];
+    row: {
+      receipt_id: string;
+      tenant_id: string;
+      kind: string;
+      seq: number;
+      prev_hash: string | null;
+      chain_hash: string;
+      key_id: string;
+      protect_receipt_id: string | null;
+      decision: string;
+      request_id: string;
+      content_hash: string;
+      timestamp: string;
+      payload: string;
+      signature: string;
+    };
+  };
+  "receipts/signing_key_create_first": {
+    params: [string, unknown, unknown];
+    row: Record<string, never>;
+  };
+  "receipts/signing_key_rotate": {
+    params: [string, unknown, unknown];
+    row: {
+      kid: string;
+    };
+  };
+  "receipts/signing_keys": {
+    params: [];
+    row: {
+      kid: string;
+      public_jwk: unknown;
+      private_jwk: unknown;
+      status: string;
+    };
+  };
+  "receipts/usage_summary": {
+    params: [string, Date | string];
+    row: {
+      plan: string;
+      protect_today: number;
+      execute_today: number;
+      receipts_stored: number;
+      protect_per_day: number | null;
+      execute_per_day: number | null;
+      receipts_stored_limit: number | null;
+    };
+  };
+  "system/ping": {
+    params: [];
+    row: {
+      ok: number;
+    };
+  };
+  "system/secret_create": {
+    params: [string, string];
+    row: Record<string, never>;
+  };
+  "system/secret_get": {
+    params: [string];
+    row: {
+      value: string;
+    };
+  };
+}
+
+export type QueryName = keyof Queries;
