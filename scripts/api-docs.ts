@@ -233,7 +233,7 @@ function cell(text: string): string {
 /** The OpenAPI document of a service in memory (embedded database, nothing listening). */
 export async function currentOpenApi(): Promise<OpenApi> {
   const { loadConfig } = await import("../src/config.ts");
-  const { createService } = await import("../src/http/service.ts");
+  const { createService } = await import("../src/app/service.ts");
   const service = await createService(loadConfig({ DATA_DIR: "memory://", LOG_LEVEL: "silent", BCRYPT_COST: "4" }));
   try {
     const response = await service.handle(new Request("https://warden.local/openapi.json"));

@@ -15,8 +15,8 @@ export interface Logger {
 }
 
 /**
- * Standard output, one write per turn of the event loop: a line per request as its own write
- * cost ~10% of a simulate call's CPU under load. Lines are flushed on the next turn (setImmediate)
+ * Standard output, one write per turn of the event loop: a write per line would cost more than
+ * the rest of a simulate call's logging. Lines are flushed on the next turn (setImmediate)
  * and, synchronously, at exit, so none is held back longer than the work in progress.
  */
 let pending: string[] = [];

@@ -1,5 +1,6 @@
-// The database side of protect alone: receipt appends through the group-commit batcher, in this
-// process, without HTTP, TLS or signing, so that a change to receipt_append_batch() can be measured
+// The database side of protect alone: batches of receipts through receipt_append() (one call per
+// batch, as the group commit sends them), without HTTP, TLS or signing, so that a change to the
+// append can be measured
 // without the noise of a whole service under wrk. Batches of 1, 8, 32 and 128 receipts spread over
 // 16 tenants (free plan), each batch awaited before the next.
 //
@@ -7,8 +8,6 @@
 //   DATABASE_URL=postgres://... bun scripts/bench/append.ts
 //
 // APPEND_ROUNDS (40 per batch size), APPEND_SIZES (1,8,32,128). Prints ms per batch and us per receipt.
-// APPEND_KEYED=1: every item carries its tenant's key_context_epoch, as a protect decided under a
-// key hint does on PostgreSQL (receipt_append_batch_keyed(), migration 012).
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -16,12 +15,11 @@ import { openDb } from "../../src/db/index.ts";
 import { migrate } from "../../src/db/migrate.ts";
 import { newId } from "../../src/ids.ts";
 import { hashSecret, newSecret, secretHint } from "../../src/keys/secret.ts";
-import { batcherFor, type AppendItem } from "../../src/receipts/batcher.ts";
-import { canonicalJson } from "../../src/receipts/canonical.ts";
-import { sha256HexSync } from "../../src/receipts/fast-crypto.ts";
+import type { QueryParams } from "../../src/db/index.ts";
+import { canonicalJson } from "../../src/crypto/canonical.ts";
+import { sha256HexSync } from "../../src/crypto/sync.ts";
 
 const ROUNDS = Number(process.env.APPEND_ROUNDS ?? 40);
-const KEYED = process.env.APPEND_KEYED === "1";
 const SIZES = (process.env.APPEND_SIZES ?? "1,8,32,128").split(",").map(Number);
 const TENANTS = 16;
 // A free tenant stores 1,000 receipts and counts 1,000 protects a day: stay below both.
@@ -32,36 +30,34 @@ const dir = process.env.DATABASE_URL || process.env.APPEND_MEMORY ? undefined : 
 const db = await openDb({ databaseUrl: process.env.DATABASE_URL || undefined, dataDir: dir ?? "memory://", poolSize: 4 });
 await migrate(db);
 
-const tenants: { tenantId: string; keyId: string; epoch?: string }[] = [];
+const tenants: { tenantId: string; keyId: string }[] = [];
 for (let i = 0; i < TENANTS; i++) {
   const secret = newSecret();
   const t = { tenantId: newId("cust_"), keyId: newId("key_") };
   await db.query("accounts/signup", [t.tenantId, `append.${Date.now()}.${i}@example.com`, "$2b$04$abcdefghijklmnopqrstuuABCDEFGHIJKLMNOPQRSTUVWXYZ01234", t.keyId, await hashSecret(secret), secretHint(secret)]);
   tenants.push(t);
 }
-if (KEYED) {
-  const rows = await db.query<{ tenant_id: string; key_context_epoch: number | string }>("keys/epochs", [tenants.map((t) => t.tenantId)]);
-  for (const row of rows) tenants.find((t) => t.tenantId === row.tenant_id)!.epoch = String(row.key_context_epoch);
-}
 
 let n = 0;
-function item(t: (typeof tenants)[number]): AppendItem {
+function item(t: (typeof tenants)[number]) {
   n++;
   const payload = canonicalJson({ v: 1, kind: "protect", input: { action: "document.read", resource: `docs/${n}` }, policy: { policy_id: "pol_default", version: 1, hash: "0x" + "ab".repeat(32) }, decision: "ALLOWED", reasons: ["read_only"] });
   return {
     receipt_id: newId("rcpt_"), tenant_id: t.tenantId, key_id: t.keyId, kind: "protect", request_id: newId("req_"),
     timestamp: new Date().toISOString(), decision: "ALLOWED", payload, content_hash: sha256HexSync(payload),
     signature: "eyJhbGciOiJFZERTQSJ9." + "x".repeat(250) + "." + "y".repeat(86), protect_receipt_id: null,
-    ...(KEYED ? { key_epoch: t.epoch } : {}),
   };
 }
 
-const batcher = batcherFor(db);
 // The items are made before the clock starts: the time is the append's alone.
 const items = (size: number) => Array.from({ length: size }, (_, i) => item(tenants[i % TENANTS]));
-const append = (batch: AppendItem[]) => Promise.all(batch.map((it) => batcher.submit(it)));
+const append = async (batch: ReturnType<typeof item>[]) => {
+  const rows = await db.query("receipts/append", [batch] as QueryParams<"receipts/append">);
+  const refused = rows.find((r) => r.refusal);
+  if (refused) throw new Error(`receipt_append refused an item: ${refused.refusal}`);
+};
 
-console.log(`database: ${db.kind}${dir ? " (data directory on disk)" : ""}; ${ROUNDS} batches per size${KEYED ? "; items keyed" : ""}`);
+console.log(`database: ${db.kind}${dir ? " (data directory on disk)" : ""}; ${ROUNDS} batches per size`);
 console.log("| receipts per batch | ms per batch (median) | us per receipt |");
 console.log("|---:|---:|---:|");
 for (const size of SIZES) {

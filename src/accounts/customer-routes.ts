@@ -1,11 +1,10 @@
 // /customer/account: the account as the customer sees it, and password change (JWT).
 import { Elysia } from "elysia";
-import { requireCustomer } from "../http/auth.ts";
-import type { Deps } from "../http/deps.ts";
-import { AppError } from "../http/errors.ts";
+import type { Deps } from "../app/deps.ts";
+import { AppError, ErrorResponse } from "../http/errors.ts";
 import { securityEvent } from "./events.ts";
 import { account, changePassword, credentials } from "./lifecycle.ts";
-import { AccountResponse, ErrorResponse, PasswordChangeBody, PasswordChangeResponse, RateLimitedResponse } from "./model.ts";
+import { AccountResponse, PasswordChangeBody, PasswordChangeResponse, RateLimitedResponse } from "./model.ts";
 import { assertAcceptablePassword, hashPassword, verifyPassword } from "./passwords.ts";
 import { limitLoginEmail } from "./rate-limit.ts";
 
@@ -16,7 +15,7 @@ export function customerAccountRoutes(deps: Deps) {
     .get(
       "",
       async ({ request }) => {
-        const { tenant_id } = await requireCustomer(deps, request);
+        const { tenant_id } = await deps.sessions.require(request);
         const row = (await account(deps.db, tenant_id))!;
         return { ok: true as const, ...row };
       },
@@ -28,7 +27,7 @@ export function customerAccountRoutes(deps: Deps) {
     .post(
       "/password",
       async ({ body, request, route }) => {
-        const { tenant_id } = await requireCustomer(deps, request);
+        const { tenant_id } = await deps.sessions.require(request);
         const current = (await credentials(deps.db, tenant_id))!;
         // Guessing the current password with a stolen session counts like guessing at login.
         await limitLoginEmail(deps, request, current.email, route);

@@ -6,7 +6,7 @@ import { lazily } from "../lazily.ts";
 const LOCAL = /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*$/;
 const LABEL = /^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/;
 
-// The list (~55,000 domains) is loaded at the first signup, not at start-up (~70 ms).
+// The list (~55,000 domains) is loaded at the first signup, not at start-up.
 const disposable = lazily(async () => new Set((await import("mailchecker")).default.blacklist()));
 
 export function normaliseEmail(email: string): string {

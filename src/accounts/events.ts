@@ -1,7 +1,7 @@
 // Security events (issue 3): one JSON line each, with the tenant when known, the client
 // address, the request id and the time (added by the logger). Never a password, token or
 // secret; an email only masked (PII), enough to spot a pattern without naming the person.
-import type { Deps } from "../http/deps.ts";
+import type { Deps } from "../app/deps.ts";
 import { requestState } from "../http/request-state.ts";
 
 export type SecurityEvent =

@@ -1,6 +1,6 @@
 // The account lifecycle as plain functions over the database: verification, reset, change.
 // The rules themselves (single use, expiry, superseding, session ends) are PL/pgSQL functions
-// of migration 003; these wrappers name them and type their rows.
+// of sql/schema; these wrappers name them and type their rows.
 import type { Db, Queryable } from "../db/index.ts";
 import { newToken, type TokenOutcome, type TokenPurpose } from "./tokens.ts";
 

@@ -20,13 +20,6 @@ export const LoginResponse = t.Object({
   expires_at: t.String({ format: "date-time" }),
 });
 
-export const ErrorResponse = t.Object({
-  ok: t.Literal(false),
-  error: t.String(),
-  message: t.String(),
-  request_id: t.String(),
-});
-
 /** 429 rate_limited: the error body plus the seconds until the window ends. */
 export const RateLimitedResponse = t.Object({
   ok: t.Literal(false),

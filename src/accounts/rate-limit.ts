@@ -1,11 +1,11 @@
 // Brute-force limits on /auth (issue 3, docs/security.md): fixed windows counted in the
-// database (rate_limit_hit() in migration 003), so every instance shares them. Per client
+// database (rate_limit_hit() in sql/schema), so every instance shares them. Per client
 // address (an IPv6 client by its /64) and route for every /auth route; per email for login and
 // for mail-sending requests. Windows expire: an owner is never locked out for longer than one.
 import { Elysia } from "elysia";
 import type { RateRule } from "../config.ts";
 import { addressBucket } from "../http/client-address.ts";
-import type { Deps } from "../http/deps.ts";
+import type { Deps } from "../app/deps.ts";
 import { AppError } from "../http/errors.ts";
 import { requestState } from "../http/request-state.ts";
 import { hashSecret } from "../keys/secret.ts";

@@ -1,12 +1,12 @@
 // /auth/reset-password: request a link (same answer for any address), check a token, set the
 // new password with it.
 import { Elysia } from "elysia";
-import type { Deps } from "../http/deps.ts";
-import { toAppError } from "../http/errors.ts";
+import type { Deps } from "../app/deps.ts";
+import { ErrorResponse, toAppError } from "../http/errors.ts";
 import { normaliseEmail } from "./email.ts";
 import { securityEvent } from "./events.ts";
 import { checkToken, confirmReset, requestReset } from "./lifecycle.ts";
-import { Accepted, ErrorResponse, RateLimitedResponse, ResetConfirmBody, ResetRequestBody, ResetValidateResponse, TokenBody } from "./model.ts";
+import { Accepted, RateLimitedResponse, ResetConfirmBody, ResetRequestBody, ResetValidateResponse, TokenBody } from "./model.ts";
 import { assertAcceptablePassword, hashPassword } from "./passwords.ts";
 import { addressLimit, limitMailTo } from "./rate-limit.ts";
 

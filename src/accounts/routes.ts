@@ -1,14 +1,14 @@
 // /auth: signup and login (spec sections 3 to 5), and the verification and reset routes.
 // Every /auth route counts against the per-address brute-force limit (./rate-limit.ts).
 import { Elysia } from "elysia";
-import type { Deps } from "../http/deps.ts";
-import { AppError } from "../http/errors.ts";
+import type { Deps } from "../app/deps.ts";
+import { AppError, ErrorResponse } from "../http/errors.ts";
 import { newId } from "../ids.ts";
 import { hashSecret, newSecret, secretHint } from "../keys/secret.ts";
 import { acceptSignupEmail, normaliseEmail } from "./email.ts";
 import { securityEvent } from "./events.ts";
 import { issueVerification } from "./lifecycle.ts";
-import { ErrorResponse, LoginBody, LoginResponse, RateLimitedResponse, SignupBody, SignupResponse } from "./model.ts";
+import { LoginBody, LoginResponse, RateLimitedResponse, SignupBody, SignupResponse } from "./model.ts";
 import { assertAcceptablePassword, hashPassword, verifyPassword } from "./passwords.ts";
 import { addressLimit, limitLoginEmail } from "./rate-limit.ts";
 import { resetPasswordRoutes } from "./reset-routes.ts";

@@ -49,6 +49,15 @@ export class Sessions {
     return { token, expires_at: new Date(exp * 1000).toISOString() };
   }
 
+  /** The live session behind the request's Authorization: Bearer token, or 401. */
+  require(request: Request): Promise<Session> {
+    const header = request.headers.get("authorization");
+    if (!header) throw new AppError("unauthorized", "Send Authorization: Bearer <token>.");
+    const match = /^Bearer ([A-Za-z0-9._~+/=-]+)$/i.exec(header.trim());
+    if (!match) throw new AppError("unauthorized");
+    return this.authenticate(match[1]);
+  }
+
   /** The live session behind a bearer token, or 401. */
   async authenticate(token: string): Promise<Session> {
     let sub: string | undefined;

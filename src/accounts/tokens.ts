@@ -1,6 +1,6 @@
 // One-time tokens for verification and reset links (spec 5.5, 5.7): 256 bits from the CSPRNG,
 // base64url so they travel in a URL unescaped. The database keeps only their SHA-256
-// (auth_token_digest() in migration 003), and decides validity, expiry and single use.
+// (auth_token_digest() in sql/schema), and decides validity, expiry and single use.
 
 export type TokenPurpose = "verify_email" | "reset_password";
 export type TokenOutcome = "valid" | "invalid_token" | "token_expired" | "token_used";

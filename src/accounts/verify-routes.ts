@@ -1,11 +1,10 @@
 // /auth/verify-email: request a new link (JWT), confirm a token, read the state (JWT).
 import { Elysia } from "elysia";
-import { requireCustomer } from "../http/auth.ts";
-import type { Deps } from "../http/deps.ts";
-import { toAppError } from "../http/errors.ts";
+import type { Deps } from "../app/deps.ts";
+import { ErrorResponse, toAppError } from "../http/errors.ts";
 import { securityEvent } from "./events.ts";
 import { confirmVerification, issueVerification, verificationStatus } from "./lifecycle.ts";
-import { Accepted, EmptyBody, ErrorResponse, RateLimitedResponse, TokenBody, VerifyConfirmResponse, VerifyStatusResponse } from "./model.ts";
+import { Accepted, EmptyBody, RateLimitedResponse, TokenBody, VerifyConfirmResponse, VerifyStatusResponse } from "./model.ts";
 import { addressLimit, limitMailTo } from "./rate-limit.ts";
 
 const bearer = [{ bearer: [] as string[] }] as Record<string, string[]>[];
@@ -16,7 +15,7 @@ export function verifyEmailRoutes(deps: Deps) {
     .post(
       "/request",
       async ({ request, route, set }) => {
-        const { tenant_id } = await requireCustomer(deps, request);
+        const { tenant_id } = await deps.sessions.require(request);
         await limitMailTo(deps, request, { tenantId: tenant_id }, route);
         // Already verified: nothing to send, and the answer is the same.
         const mailId = await deps.db.tx((q) => issueVerification(q, tenant_id, deps.now()));
@@ -54,7 +53,7 @@ export function verifyEmailRoutes(deps: Deps) {
     .get(
       "/status",
       async ({ request }) => {
-        const { tenant_id } = await requireCustomer(deps, request);
+        const { tenant_id } = await deps.sessions.require(request);
         const row = (await verificationStatus(deps.db, tenant_id))!;
         return { ok: true as const, email: row.email, email_verified: row.email_verified, verified_at: row.verified_at };
       },

@@ -21,7 +21,7 @@ async function main(argv: string[]): Promise<number> {
   switch (command) {
     case "serve": {
       parseArgs({ args: rest, options: {}, strict: true });
-      const { serve } = await import("../http/server.ts");
+      const { serve } = await import("../app/server.ts");
       const { stop } = await serve(loadConfig());
       // Graceful: requests in flight finish, then the database closes; exit 0, or 1 if closing failed.
       for (const signal of ["SIGINT", "SIGTERM"] as const) {

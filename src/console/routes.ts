@@ -3,7 +3,7 @@
 // /console/assets/ with content-hashed names. Anything else under /console is the usual JSON 404.
 import { createHash } from "node:crypto";
 import { Elysia } from "elysia";
-import type { Deps } from "../http/deps.ts";
+import type { Deps } from "../app/deps.ts";
 import { AppError } from "../http/errors.ts";
 import { consoleSource, loadConsoleAssets, type ConsoleAssets, type ConsoleFile, type ConsoleSource } from "./assets.ts";
 import { pageOf } from "./pages.ts";

@@ -2,23 +2,15 @@
 // lookups). A call goes out once the event loop has read what has arrived (setImmediate), so the
 // requests that came in together share it; items that arrive while calls are in flight wait for
 // the next call, which takes them all. (Going out at once made batches of one on the embedded
-// database: its queries run on this thread, so the first request's query blocked the reading of
-// the others.) Every item's call starts after the item arrived, so a batched read sees every write
-// committed before its request came in, exactly as its own query would.
+// database: the first request's query kept the others from being read.) Every item's call starts
+// after the item arrived, so a batched read sees every write committed before its request came
+// in, exactly as its own query would.
 
 export interface CoalescerOptions {
   /** Items in one call at most. */
   maxBatch: number;
   /** Calls in flight at once at most. */
   maxInFlight: number;
-  /**
-   * Up to this many milliseconds, a call waits for as many items as the last call had, when fewer
-   * are queued (0: never waits). For a database whose calls run on this thread (PGlite): the
-   * callers answered by the last call are usually about to come back, and one call for all of them
-   * pays the call's fixed cost once instead of twice (docs/performance.md section 24). A single
-   * caller, whose last call had one item, never waits.
-   */
-  lingerMs?: number;
 }
 
 interface Waiting<I, R> {
@@ -35,9 +27,6 @@ export class Coalescer<I, R> {
   private queue: Waiting<I, R>[] = [];
   private inFlight = 0;
   private scheduled = false;
-  /** Items of the last call, the count a lingering call waits for. */
-  private lastSize = 0;
-  private lingering: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
     private readonly run: (items: I[]) => Promise<(R | Error)[]>,
@@ -47,43 +36,22 @@ export class Coalescer<I, R> {
   submit(item: I): Promise<R> {
     return new Promise((resolve, reject) => {
       this.queue.push({ item, resolve, reject });
-      if (this.lingering !== undefined && this.queue.length >= this.lastSize) this.stopLingering();
       this.schedule();
     });
   }
 
-  private stopLingering(): void {
-    clearTimeout(this.lingering);
-    this.lingering = undefined;
-  }
-
   private schedule(): void {
-    if (this.scheduled || this.lingering !== undefined) return;
+    if (this.scheduled) return;
     this.scheduled = true;
     setImmediate(() => {
       this.scheduled = false;
-      this.pump();
+      this.send();
     });
-  }
-
-  private pump(): void {
-    const linger = this.opts.lingerMs ?? 0;
-    if (linger > 0 && this.inFlight === 0 && this.queue.length > 0 && this.queue.length < this.lastSize) {
-      // Wait for the rest of the last call's callers (submit() ends the wait when they are all
-      // here); after lingerMs the call goes with those that came.
-      this.lingering = setTimeout(() => {
-        this.lingering = undefined;
-        this.send();
-      }, linger);
-      return;
-    }
-    this.send();
   }
 
   private send(): void {
     while (this.inFlight < this.opts.maxInFlight && this.queue.length > 0) {
       const batch = this.queue.splice(0, this.opts.maxBatch);
-      this.lastSize = batch.length;
       this.inFlight++;
       this.call(batch).finally(() => {
         this.inFlight--;
@@ -107,14 +75,4 @@ export class Coalescer<I, R> {
       else w.resolve(result);
     });
   }
-}
-
-/** One coalescer per database handle and purpose (tests with several databases stay apart). */
-export function perDb<D extends object, T>(make: (db: D) => T): (db: D) => T {
-  const made = new WeakMap<D, T>();
-  return (db) => {
-    let value = made.get(db);
-    if (value === undefined) made.set(db, (value = make(db)));
-    return value;
-  };
 }

@@ -11,8 +11,6 @@ export interface DriverSession {
 
 export interface Driver extends DriverSession {
   readonly kind: "embedded" | "postgres";
-  /** Whether statements run outside the caller's thread (see Db.offThread). */
-  readonly offThread: boolean;
   /**
    * Statements in order on one connection of their own, each sent without waiting for the answers
    * of those before it (pipelining): the server starts the next as soon as it has finished the

@@ -54,20 +54,6 @@ export interface Queryable {
 export interface Db extends Queryable {
   readonly kind: "embedded" | "postgres";
   /**
-   * True when statements run outside this thread (on a PostgreSQL server, or on PGlite's own
-   * thread): this thread goes on with other requests while one runs, so a caller can keep the
-   * next call in flight behind it. False for PGlite in this thread, where nothing overlaps.
-   */
-  readonly offThread: boolean;
-  /**
-   * Counts this handle's statements that may change what a key-authenticated request reads (keys,
-   * tenants, plans, policies, features): bumped when such a statement starts and again when it
-   * ends (a transaction or script counts as one). On the embedded database this process is the
-   * only writer, so an answer read under a value stays true while the value has not moved
-   * (src/keys/authenticate.ts). Statements named in KEY_CONTEXT_NEUTRAL do not count.
-   */
-  keyContextGeneration(): number;
-  /**
    * Runs one statement of an operator script from sql/ops/ (already loaded from its file and
    * translated by src/cli/psql-script.ts). Not for application queries: those go through query().
    */
@@ -104,32 +90,8 @@ export function loadSqlFiles(dir: string): Map<string, string> {
   return files;
 }
 
-/**
- * Queries that never write api_keys' status or owner, tenants, plans, policies, features or
- * feature_grants: the hot path's own key lookup (it only touches last_used_at) and receipt
- * appends (receipts, heads, usage; the keyed ones also read the tenant's key_context_epoch), the
- * read of one receipt, the two reads of every customer request to /customer/keys (so that a
- * console open beside a busy bot does not empty the embedded key cache) and the usage read of a
- * refused protect (so that a bot over its quota does not read its key on every call). Any other
- * statement counts as a possible change.
- */
-export const KEY_CONTEXT_NEUTRAL: ReadonlySet<string> = new Set([
-  "keys/authenticate",
-  "keys/epochs",
-  "receipts/append_batch",
-  "receipts/append_one",
-  "receipts/append_batch_keyed",
-  "receipts/append_one_keyed",
-  // The read an execute makes of its protect receipt.
-  "receipts/get",
-  // Reads only (tenant_session(), api_keys_of(): STABLE functions with one SELECT each).
-  "accounts/session",
-  "keys/list",
-  // A read: where the day stands, for a 429's RateLimit headers and the dashboard.
-  "receipts/usage_summary",
-]);
 
-function queryable(session: DriverSession, queries: Map<string, string>, scripts: Map<string, string>, changing: <T>(name: string, run: () => Promise<T>) => Promise<T>): Queryable {
+function queryable(session: DriverSession, queries: Map<string, string>, scripts: Map<string, string>): Queryable {
   const text = (name: string) => {
     const sql = queries.get(name);
     if (sql === undefined) throw new Error(`unknown query: ${name}`);
@@ -138,7 +100,7 @@ function queryable(session: DriverSession, queries: Map<string, string>, scripts
   const run = async (name: string, params: readonly unknown[] = []): Promise<Row[]> => {
     const sql = text(name);
     try {
-      return await changing(name, () => session.run(sql, params));
+      return await session.run(sql, params);
     } catch (err) {
       throw toDbError(err, name);
     }
@@ -151,7 +113,7 @@ function queryable(session: DriverSession, queries: Map<string, string>, scripts
       const sql = scripts.get(file.replace(/\.sql$/, ""));
       if (sql === undefined) throw new Error(`unknown SQL file: ${file}`);
       try {
-        await changing(file, () => session.script(sql));
+        await session.script(sql);
       } catch (err) {
         throw toDbError(err, file);
       }
@@ -163,32 +125,20 @@ export function wrapDriver(driver: Driver, sqlDir = SQL_DIR): Db {
   const scripts = loadSqlFiles(sqlDir);
   const queries = new Map<string, string>();
   for (const [name, sql] of scripts) if (name.startsWith("queries/")) queries.set(name.slice("queries/".length), sql);
-  let generation = 0;
-  const changing = async <T>(name: string, run: () => Promise<T>): Promise<T> => {
-    if (KEY_CONTEXT_NEUTRAL.has(name)) return run();
-    generation++;
-    try {
-      return await run();
-    } finally {
-      generation++;
-    }
-  };
   return {
     kind: driver.kind,
-    offThread: driver.offThread,
-    keyContextGeneration: () => generation,
-    ...queryable(driver, queries, scripts, changing),
-    pipeline: queryable(driver.pipeline, queries, scripts, changing),
+    ...queryable(driver, queries, scripts),
+    pipeline: queryable(driver.pipeline, queries, scripts),
     async tx(fn) {
       try {
-        return await changing("(transaction)", () => driver.transaction((session) => fn(queryable(session, queries, scripts, changing))));
+        return await driver.transaction((session) => fn(queryable(session, queries, scripts)));
       } catch (err) {
         throw toDbError(err);
       }
     },
     async runScriptStatement<T>(file: string, text: string, params: readonly unknown[]) {
       try {
-        return (await changing(file, () => driver.run(text, params))) as T[];
+        return (await driver.run(text, params)) as T[];
       } catch (err) {
         throw toDbError(err, file);
       }

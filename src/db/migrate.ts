@@ -27,9 +27,9 @@ export async function migrate(db: Db, sqlDir = SQL_DIR): Promise<string[]> {
   const version = schemaVersion(sqlDir);
   return db.tx(async (q) => {
     await q.query("migrations/lock");
-    const state = await q.one<{ version_table: string | null; migrations_table: string | null; tenants_table: string | null }>("migrations/state");
+    const state = await q.one("migrations/state");
     if (state?.version_table) {
-      const found = (await q.one<{ version: string }>("migrations/version"))?.version ?? "none";
+      const found = (await q.one("migrations/version"))?.version ?? "none";
       if (found === version) return [];
       throw refused(found, version);
     }

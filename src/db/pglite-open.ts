@@ -40,10 +40,9 @@ async function assetOptions(assets?: PgliteAssets): Promise<Partial<PGliteOption
 }
 
 /**
- * PGlite's own start parameters plus a smaller buffer pool. Its default, shared_buffers = 128MB,
- * is touched as it fills and is most of the service's memory (RSS ~320 MB for PGlite alone after
- * some work, ~170 MB with 16MB); the data files stay in the operating system's page cache anyway,
- * which a one-process embedded database shares with nothing (docs/performance.md).
+ * PGlite's own start parameters plus a smaller buffer pool: the default 128MB, touched as it
+ * fills, would be most of the service's memory, and the data files stay in the operating
+ * system's page cache anyway.
  */
 const START_PARAMS = [...PGlite.defaultStartParams, "-c", "shared_buffers=16MB"];
 

@@ -1,5 +1,4 @@
-// The embedded database's own thread: the worker that owns PGlite (docs/performance.md section
-// 26). src/db/pglite.ts sends it statements, scripts and transactions as messages and gets rows or
+// The embedded database's own thread: the worker that owns PGlite. src/db/pglite.ts sends it statements, scripts and transactions as messages and gets rows or
 // errors back. Its WebAssembly memory lives in this thread's heap, not in the service's.
 import type { PGlite } from "@electric-sql/pglite";
 import { createPglite, session, type PgliteAssets } from "./pglite-open.ts";

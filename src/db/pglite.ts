@@ -92,7 +92,6 @@ async function threadDriver(worker: Worker, dataDir: string | undefined, assets:
   const own = on();
   return {
     kind: "embedded",
-    offThread: true,
     ...own,
     pipeline: own,
     async transaction(fn) {
@@ -152,7 +151,6 @@ export function pgliteDriver(db: PGlite): Driver {
   const own = session(db);
   return {
     kind: "embedded",
-    offThread: false,
     ...own,
     pipeline: own,
     transaction: (fn) => db.transaction((tx) => fn(session(tx))),

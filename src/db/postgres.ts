@@ -29,7 +29,6 @@ export async function openPostgres(url: string, opts: { max?: number } = {}): Pr
   const lane = max > 1 ? client(url, 1) : sql;
   return {
     kind: "postgres",
-    offThread: true,
     ...session(sql),
     pipeline: session(lane),
     transaction: (fn) => sql.begin((tx) => fn(session(tx))) as Promise<never>,

@@ -1,11 +1,10 @@
 // POST /v1/execute: binds an ALLOWED protect receipt (under 15 minutes old, of this tenant) to
 // its execution, once. The database decides every refusal (receipt_append()): WR002 -> 404,
-// WR003 -> 403 decision_denied, WR004 -> 400 token_expired, receipts_execute_once -> 409.
-import type { Deps } from "../http/deps.ts";
+// WR003 -> 403 decision_denied, WR004 -> 400 token_expired, WR007 -> 409 already_executed.
+import type { Deps } from "../app/deps.ts";
 import { AppError } from "../http/errors.ts";
 import type { Outcome } from "../http/idempotency.ts";
 import type { KeyPrincipal } from "../keys/authenticate.ts";
-import { issuedProtect } from "../receipts/append.ts";
 import { getReceiptRow } from "../receipts/store.ts";
 import { buildPayload, type ResultPayload } from "../simulation/payload.ts";
 import { recordDecision } from "./record.ts";
@@ -18,10 +17,10 @@ async function storedProtect(deps: Deps, tenantId: string, receiptId: string): P
 }
 
 export async function execute(deps: Deps, principal: KeyPrincipal, protectReceiptId: string, requestId: string): Promise<Outcome> {
-  const decided = issuedProtect(deps.db, principal.tenant_id, protectReceiptId) ?? (await storedProtect(deps, principal.tenant_id, protectReceiptId));
+  const decided = await storedProtect(deps, principal.tenant_id, protectReceiptId);
   // The execution carries the decision it executes: same input, policy version and reasons.
   const payload = buildPayload({ kind: "execute", input: decided.input, policy: decided.policy, decision: decided.decision, reasons: decided.reasons });
-  return recordDecision(deps, { tenantId: principal.tenant_id, keyId: principal.key_id, requestId, payload, protectReceiptId, hint: principal.hint }, (receipt) => ({
+  return recordDecision(deps, { tenantId: principal.tenant_id, keyId: principal.key_id, requestId, payload, protectReceiptId }, (receipt) => ({
     ok: true,
     executed: true,
     verified: false,

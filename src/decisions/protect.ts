@@ -1,18 +1,17 @@
 // POST /v1/protect: the pure decision under the tenant's active policy, stored as a receipt.
-import type { Deps } from "../http/deps.ts";
+import type { Deps } from "../app/deps.ts";
 import type { Outcome } from "../http/idempotency.ts";
 import type { KeyPrincipal } from "../keys/authenticate.ts";
-import { policyForRef } from "../policies/store.ts";
 import { decide } from "../simulation/engine.ts";
 import { buildPayload } from "../simulation/payload.ts";
 import type { ProtectInput } from "../simulation/policy.ts";
 import { recordDecision } from "./record.ts";
 
 export async function protect(deps: Deps, principal: KeyPrincipal, input: ProtectInput, requestId: string): Promise<Outcome> {
-  const policy = await policyForRef(deps.db, principal.tenant_id, principal.policy);
+  const policy = await deps.policies.forRef(principal.tenant_id, principal.policy);
   const { decision, reasons } = decide(input, policy.document);
   const payload = buildPayload({ kind: "protect", input, policy: policy.ref, decision, reasons });
-  return recordDecision(deps, { tenantId: principal.tenant_id, keyId: principal.key_id, requestId, payload, hint: principal.hint }, (receipt) => ({
+  return recordDecision(deps, { tenantId: principal.tenant_id, keyId: principal.key_id, requestId, payload }, (receipt) => ({
     ok: true,
     verified: false,
     ...receipt,

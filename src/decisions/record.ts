@@ -1,22 +1,20 @@
 // Shared by protect and execute: append the receipt, and turn the outcome (or a full quota) into
 // a response with RateLimit headers.
-import type { Outcome } from "../http/idempotency.ts";
-import type { Deps } from "../http/deps.ts";
-import type { KeyHint } from "../keys/authenticate.ts";
+import type { Deps } from "../app/deps.ts";
 import { AppError, toAppError } from "../http/errors.ts";
-import { appendReceipt } from "../receipts/append.ts";
+import type { Outcome } from "../http/idempotency.ts";
 import { usageSummary, type ReceiptView } from "../receipts/store.ts";
 import type { ResultPayload } from "../simulation/payload.ts";
 import { rateLimitHeaders, utcDay } from "./rate-limit.ts";
 
 export async function recordDecision(
   deps: Deps,
-  args: { tenantId: string; keyId: string; requestId: string; payload: ResultPayload; protectReceiptId?: string; hint?: KeyHint },
+  args: { tenantId: string; keyId: string; requestId: string; payload: ResultPayload; protectReceiptId?: string },
   /** The response body around the stored receipt. */
   shape: (receipt: ReceiptView) => Record<string, unknown>,
 ): Promise<Outcome> {
   try {
-    const { receipt, quota, at } = await appendReceipt(deps, args);
+    const { receipt, quota, at } = await deps.receipts.append(args);
     return { status: 200, body: shape(receipt), headers: rateLimitHeaders(quota.limit, quota.used, at) };
   } catch (err) {
     const { error } = toAppError(err);

@@ -1,8 +1,7 @@
 // /v1/protect, /v1/execute, /v1/verify: the calls bots and agents make with an API key.
 import { Elysia } from "elysia";
-import { ErrorResponse } from "../accounts/model.ts";
-import { requireKey, requireKeyToAppend, withKeyChecked } from "../http/auth.ts";
-import type { Deps } from "../http/deps.ts";
+import { ErrorResponse } from "../http/errors.ts";
+import type { Deps } from "../app/deps.ts";
 import { withIdempotency } from "../http/idempotency.ts";
 import { requestId } from "../http/request-state.ts";
 import { assertVerdict } from "../plans/features.ts";
@@ -11,11 +10,8 @@ import { execute } from "./execute.ts";
 import { ExecuteBody, ExecuteResult, ProtectResult, VerifyBody, VerifyResponse } from "./model.ts";
 import { protect } from "./protect.ts";
 import { verifyReceipt } from "./verify.ts";
-import type { AppendingFeature } from "../keys/authenticate.ts";
 
 const security = [{ apiKey: [] as string[] }];
-// The routes whose answer follows an append, which can check a hinted key itself (src/http/auth.ts).
-const APPENDING: Record<string, AppendingFeature> = { "/v1/protect": "protect", "/v1/execute": "execute" };
 // 409 and 422 also come from Idempotency-Key (in progress, mismatch).
 const errors = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 409: ErrorResponse, 422: ErrorResponse, 429: ErrorResponse };
 
@@ -23,17 +19,12 @@ export function decisionsRoutes(deps: Deps) {
   return (
     new Elysia({ name: "decisions", prefix: "/v1" })
       // Before body validation: a stranger learns nothing about the schema.
-      .derive(async ({ request, path }) => {
-        const appending = APPENDING[path];
-        return { principal: await (appending ? requireKeyToAppend(deps, request, appending) : requireKey(deps, request)) };
-      })
+      .derive(async ({ request }) => ({ principal: await deps.keys.require(request) }))
       .post(
         "/protect",
         async ({ principal, body, request }) => {
           assertVerdict("protect", principal.features.protect);
-          return withIdempotency(deps, request, principal.tenant_id, body, () =>
-            withKeyChecked(deps, request, principal, "protect", (p) => protect(deps, p, body, requestId(request))),
-          );
+          return withIdempotency(deps, request, principal.tenant_id, body, () => protect(deps, principal, body, requestId(request)));
         },
         {
           body: ProtectInput,
@@ -46,9 +37,7 @@ export function decisionsRoutes(deps: Deps) {
         "/execute",
         async ({ principal, body, request }) => {
           assertVerdict("execute", principal.features.execute);
-          return withIdempotency(deps, request, principal.tenant_id, body, () =>
-            withKeyChecked(deps, request, principal, "execute", (p) => execute(deps, p, body.receipt_id, requestId(request))),
-          );
+          return withIdempotency(deps, request, principal.tenant_id, body, () => execute(deps, principal, body.receipt_id, requestId(request)));
         },
         {
           body: ExecuteBody,

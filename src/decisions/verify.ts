@@ -1,9 +1,9 @@
 // POST /v1/verify: every check a careful client would make of a result, reported one by one.
 // The body comes from outside, so any shape is possible and nothing here may throw.
 import { Value } from "@sinclair/typebox/value";
-import type { Deps } from "../http/deps.ts";
+import type { Deps } from "../app/deps.ts";
 import { policyByRef } from "../policies/store.ts";
-import { canonicalJson } from "../receipts/canonical.ts";
+import { canonicalJson } from "../crypto/canonical.ts";
 import { getReceiptRow } from "../receipts/store.ts";
 import { verifyResult } from "../receipts/verify.ts";
 import { decide } from "../simulation/engine.ts";

@@ -1,5 +1,6 @@
 // The closed error vocabulary of CONTRACT.md section 2, with one mapping to HTTP status.
 // Code raises AppError; src/http/app.ts turns every failure into the contract's error body.
+import { t } from "elysia";
 import { DbError, DbUnavailableError } from "../db/index.ts";
 
 export const ERROR_STATUS = {
@@ -39,6 +40,14 @@ export const ERROR_STATUS = {
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
+
+/** The error body's schema, for every route's documented failures. */
+export const ErrorResponse = t.Object({
+  ok: t.Literal(false),
+  error: t.String(),
+  message: t.String(),
+  request_id: t.String(),
+});
 
 const DEFAULT_MESSAGES: Partial<Record<ErrorCode, string>> = {
   invalid_json: "The request body is not valid JSON.",
@@ -89,6 +98,7 @@ const BY_SQLSTATE: Record<string, [ErrorCode, string, Record<string, unknown>?]>
   WR002: ["not_found", "No protect receipt with this id."],
   WR003: ["decision_denied", "The protect decision was DENIED; it cannot be executed."],
   WR004: ["token_expired", "The protect receipt is older than 15 minutes; ask /v1/protect again."],
+  WR007: ["already_executed", "This protect receipt has already been executed."],
   WQ001: ["quota_exceeded", "The daily protect quota of your plan is used up; it resets at 00:00 UTC.", { limit: "protect_per_day" }],
   WQ002: ["quota_exceeded", "The daily execute quota of your plan is used up; it resets at 00:00 UTC.", { limit: "execute_per_day" }],
   WQ003: ["quota_exceeded", "Receipt storage of your plan is full; nothing is deleted. Upgrade to store more.", { limit: "receipts_stored" }],

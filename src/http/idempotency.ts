@@ -7,9 +7,10 @@
 // 4xx the operation itself answers (404, 409 already_executed, 403 decision_denied, ...), so a
 // retry sees the same verdict; not 429 (a quota frees up or rises) and not 5xx (transient): those
 // release the key so that a retry runs again.
-import { canonicalJson } from "../receipts/canonical.ts";
-import { sha256HexSync } from "../receipts/fast-crypto.ts";
-import type { Deps } from "./deps.ts";
+import { canonicalJson } from "../crypto/canonical.ts";
+import { sha256HexSync } from "../crypto/sync.ts";
+import type { Queryable } from "../db/index.ts";
+import type { Logger } from "../log.ts";
 import { AppError, errorBody, toAppError } from "./errors.ts";
 import { requestId } from "./request-state.ts";
 
@@ -42,21 +43,21 @@ function serialise(outcome: Outcome): { status: number; text: string; headers: R
   return { status: outcome.status, text: JSON.stringify(outcome.body), headers: { "content-type": "application/json", ...outcome.headers } };
 }
 
+/** What idempotency needs of the service. */
+type Deps = { db: Queryable; log: Logger };
+
 export async function withIdempotency(deps: Deps, request: Request, tenantId: string, body: unknown, run: () => Promise<Outcome>): Promise<Response> {
   const key = request.headers.get(HEADER);
   if (key === null) return respond(serialise(await run()));
   if (key.length < 1 || key.length > 255) throw new AppError("invalid_request", "Idempotency-Key must be 1 to 255 characters.");
 
   const fingerprint = await requestFingerprint(request.method, new URL(request.url).pathname, body);
-  const claim = await deps.db.one<{ outcome: string; response_status: number | null; response_headers: Record<string, string> | null; response_body: string | null }>(
-    "idempotency/claim",
-    [tenantId, key, fingerprint],
-  );
+  const claim = await deps.db.one("idempotency/claim", [tenantId, key, fingerprint]);
   switch (claim?.outcome) {
     case "claimed":
       break;
     case "completed":
-      return respond({ status: claim.response_status!, text: claim.response_body!, headers: claim.response_headers! }, true);
+      return respond({ status: claim.response_status!, text: claim.response_body!, headers: claim.response_headers as Record<string, string> }, true);
     case "mismatch":
       throw new AppError("idempotency_mismatch", "This Idempotency-Key was used with a different request.");
     case "in_progress":

@@ -1,7 +1,6 @@
 // What the front door learns about a request (its id, when it arrived, the matched route),
 // kept beside the Request object so handlers and the error mapper can reach it.
 import { newId } from "../ids.ts";
-import type { KeyHint } from "../keys/authenticate.ts";
 
 export interface RequestState {
   id: string;
@@ -10,11 +9,6 @@ export interface RequestState {
   route?: string;
   /** The client's address as the front door resolved it (src/http/client-address.ts); unset in-process. */
   ip?: string;
-  /**
-   * The request's API key came from a hint (src/keys/authenticate.ts): unless hint.confirmed, the
-   * front door calls confirm (a lookup that throws the key's refusal) before any answer leaves.
-   */
-  keyCheck?: { hint: KeyHint; confirm: () => Promise<unknown> };
 }
 
 const states = new WeakMap<Request, RequestState>();

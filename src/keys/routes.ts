@@ -1,8 +1,7 @@
 // /customer/keys: API key management with the customer's JWT (contract section 3).
 import { Elysia } from "elysia";
-import { ErrorResponse } from "../accounts/model.ts";
-import { requireCustomer } from "../http/auth.ts";
-import type { Deps } from "../http/deps.ts";
+import { ErrorResponse } from "../http/errors.ts";
+import type { Deps } from "../app/deps.ts";
 import { withIdempotency } from "../http/idempotency.ts";
 import { createKey, listKeys, revokeKey, rotateKey } from "./manage.ts";
 import { CreateKeyBody, KeyCreated, KeyList, KeyParams, KeyRevoked, KeyRotated } from "./model.ts";
@@ -15,7 +14,7 @@ export function keysRoutes(deps: Deps) {
   return (
     new Elysia({ name: "keys", prefix: "/customer/keys" })
       // Before body validation: a stranger learns nothing about the schema.
-      .derive(async ({ request }) => ({ customer: await requireCustomer(deps, request) }))
+      .derive(async ({ request }) => ({ customer: await deps.sessions.require(request) }))
       .post(
         "",
         ({ customer, body, request }) =>

@@ -2,7 +2,7 @@
 // (contract section 3). The checksum lets secret scanners spot a key and lets the server refuse
 // a mistyped one before touching the database.
 import { randomBase62, toBase62 } from "../ids.ts";
-import { sha256PlainHexSync } from "../receipts/fast-crypto.ts";
+import { sha256PlainHexSync } from "../crypto/sync.ts";
 
 export const SECRET_PREFIX = "warden_live_";
 const SHAPE = /^warden_live_[0-9A-Za-z]{32}_[0-9A-Za-z]{6}$/;

@@ -1,4 +1,4 @@
-// Typed wrappers of the mail outbox queries (sql/queries/mail/, functions in migration 003).
+// Typed wrappers of the mail outbox queries (sql/queries/mail/, functions in sql/schema).
 import type { Db, Queryable, QueryRow } from "../db/index.ts";
 
 /** A message due for sending; data is the object enqueueMail() stored. */

@@ -44,9 +44,8 @@ function senderDomain(from: string): string {
 }
 
 /**
- * nodemailer's transport, made on first use, nodemailer itself loaded then: loading it cost ~65 ms
- * of the service's start-up and making a transport ~300 ms, and most starts send no mail for a
- * while.
+ * nodemailer's transport, made on first use, nodemailer itself loaded then: both would slow the
+ * service's start, and most starts send no mail for a while.
  */
 function transportOnFirstUse(make: (nodemailer: typeof import("nodemailer").default) => Transporter): { get(): Promise<Transporter>; close(): void } {
   const transporter = lazily(async () => make((await import("nodemailer")).default));

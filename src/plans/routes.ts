@@ -1,8 +1,7 @@
 // /features/catalog (public), /customer/upgrades and /customer/dashboard (JWT).
 import { Elysia } from "elysia";
-import { ErrorResponse } from "../accounts/model.ts";
-import { requireCustomer } from "../http/auth.ts";
-import type { Deps } from "../http/deps.ts";
+import { ErrorResponse } from "../http/errors.ts";
+import type { Deps } from "../app/deps.ts";
 import { AppError } from "../http/errors.ts";
 import { withIdempotency } from "../http/idempotency.ts";
 import { newId } from "../ids.ts";
@@ -31,7 +30,7 @@ export function plansRoutes(deps: Deps) {
   return (
     new Elysia({ name: "plans", prefix: "/customer" })
       // Before body validation: a stranger learns nothing about the schema.
-      .derive(async ({ request }) => ({ customer: await requireCustomer(deps, request) }))
+      .derive(async ({ request }) => ({ customer: await deps.sessions.require(request) }))
       .post(
         "/upgrades/request",
         ({ customer, body, request }) =>

@@ -1,8 +1,7 @@
 // /customer/policy: the tenant's active policy, and publishing a new immutable version.
 import { Elysia } from "elysia";
-import { ErrorResponse } from "../accounts/model.ts";
-import { requireCustomer } from "../http/auth.ts";
-import type { Deps } from "../http/deps.ts";
+import { ErrorResponse } from "../http/errors.ts";
+import type { Deps } from "../app/deps.ts";
 import { requireFeature } from "../plans/features.ts";
 import type { ActivePolicy } from "../simulation/simulate.ts";
 import { PolicyResponse, PutPolicyBody } from "./model.ts";
@@ -15,7 +14,7 @@ export function policiesRoutes(deps: Deps) {
   return (
     new Elysia({ name: "policies", prefix: "/customer/policy" })
       // Before body validation: a stranger learns nothing about the schema.
-      .derive(async ({ request }) => ({ customer: await requireCustomer(deps, request) }))
+      .derive(async ({ request }) => ({ customer: await deps.sessions.require(request) }))
       .get("", async ({ customer }) => show(await activePolicy(deps.db, customer.tenant_id)), {
         response: { 200: PolicyResponse, 401: ErrorResponse },
         detail: { summary: "The active policy (built-in default pol_default v1 until a custom one is published)", tags: ["policy"], security },

@@ -1,18 +1,13 @@
 // A tenant's policy versions: version 1 is the built-in default (pol_default, in code); custom
 // versions 2, 3, ... live in the `policies` table as immutable JCS text (docs/policy.md).
 import { BoundedMap } from "../bounded-map.ts";
-import type { Queryable } from "../db/index.ts";
-import { canonicalJson } from "../receipts/canonical.ts";
+import type { Queryable, QueryRow } from "../db/index.ts";
+import { canonicalJson } from "../crypto/canonical.ts";
 import type { PolicyRef } from "../simulation/payload.ts";
 import { DEFAULT_POLICY, DEFAULT_POLICY_REF, policyHash, type PolicyDocument } from "../simulation/policy.ts";
 import type { ActivePolicy } from "../simulation/simulate.ts";
 
-interface PolicyRow {
-  policy_id: string;
-  version: number;
-  hash: string;
-  document: string;
-}
+type PolicyRow = QueryRow<"policies/version">;
 
 let builtIn: Promise<ActivePolicy> | undefined;
 
@@ -28,28 +23,28 @@ function fromRow(row: PolicyRow): ActivePolicy {
 
 /** The policy new decisions of this tenant are made under: its latest version. */
 export async function activePolicy(db: Queryable, tenantId: string): Promise<ActivePolicy> {
-  const row = await db.one<PolicyRow>("policies/active", [tenantId]);
+  const row = await db.one("policies/active", [tenantId]);
   return row ? fromRow(row) : defaultPolicy();
 }
 
-// Policy versions never change (a trigger refuses it), so a version once read can be kept. Which
-// version is active comes with the key's context (src/keys/authenticate.ts).
-const versions = new BoundedMap<string, ActivePolicy>(10_000);
+export class PolicyVersions {
+  /** Versions never change (a trigger refuses it), so an entry never goes stale. */
+  private readonly versions = new BoundedMap<string, ActivePolicy>(10_000);
 
-/**
- * The policy named by a reference read with the request's key (null: the built-in default),
- * from the cache of immutable versions when possible.
- */
-export async function policyForRef(db: Queryable, tenantId: string, ref: PolicyRef | null): Promise<ActivePolicy> {
-  if (ref === null) return defaultPolicy();
-  const cacheKey = `${tenantId}:${ref.version}`;
-  const cached = versions.get(cacheKey);
-  if (cached && cached.ref.hash === ref.hash && cached.ref.policy_id === ref.policy_id) return cached;
-  const row = await db.one<PolicyRow>("policies/version", [tenantId, ref.version]);
-  if (!row || row.hash !== ref.hash) return activePolicy(db, tenantId);
-  const policy = fromRow(row);
-  versions.set(cacheKey, policy);
-  return policy;
+  constructor(private readonly db: Queryable) {}
+
+  /** The policy named by a reference read with the request's key (null: the built-in default). */
+  async forRef(tenantId: string, ref: PolicyRef | null): Promise<ActivePolicy> {
+    if (ref === null) return defaultPolicy();
+    const key = `${tenantId}:${ref.version}`;
+    const cached = this.versions.get(key);
+    if (cached && cached.ref.hash === ref.hash && cached.ref.policy_id === ref.policy_id) return cached;
+    const row = await this.db.one("policies/version", [tenantId, ref.version]);
+    if (!row || row.hash !== ref.hash) return activePolicy(this.db, tenantId);
+    const policy = fromRow(row);
+    this.versions.set(key, policy);
+    return policy;
+  }
 }
 
 /**
@@ -62,13 +57,13 @@ export async function policyByRef(db: Queryable, tenantId: string, ref: PolicyRe
     return ref.version === builtInPolicy.ref.version && ref.hash === builtInPolicy.ref.hash ? builtInPolicy.document : undefined;
   }
   if (!Number.isSafeInteger(ref.version) || ref.version < 2 || ref.version > 2_147_483_647) return undefined;
-  const row = await db.one<PolicyRow>("policies/version", [tenantId, ref.version]);
+  const row = await db.one("policies/version", [tenantId, ref.version]);
   return row && row.policy_id === ref.policy_id && row.hash === ref.hash ? fromRow(row).document : undefined;
 }
 
 /** Stores the document as the tenant's next version and returns it. */
 export async function publishPolicy(db: Queryable, tenantId: string, document: PolicyDocument): Promise<ActivePolicy> {
   const text = canonicalJson(document);
-  const row = await db.one<PolicyRow>("policies/publish", [tenantId, text, await policyHash(document)]);
+  const row = await db.one("policies/publish", [tenantId, text, await policyHash(document)]);
   return fromRow(row!);
 }

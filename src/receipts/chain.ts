@@ -1,7 +1,7 @@
 // The hash chain of a tenant's receipt log (contract section 4). The database computes the same
-// value when it appends (receipt_chain_hash() in sql/migrations/004); this copy serves checks
+// value when it appends (receipt_chain_hash() in sql/schema); this copy serves checks
 // made outside it: `warden ops receipts check`, `warden verify --proof`, tests.
-import { canonicalJson, hexToBytes, sha256Hex } from "./canonical.ts";
+import { canonicalJson, hexToBytes, sha256Hex } from "../crypto/canonical.ts";
 import { leafHash } from "./merkle.ts";
 
 export type ChainLink = { prev: string | null; content_hash: string; request_id: string; timestamp: string; seq: number };

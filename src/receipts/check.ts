@@ -2,10 +2,10 @@
 // recomputes everything the receipts claim (canonical payload, content_hash, decision, chain,
 // seq continuity, signatures against the service's JWKS, the head). Any break is reported.
 import type { Queryable } from "../db/index.ts";
-import { bytesToHex, canonicalJson, sha256Hex } from "./canonical.ts";
+import { bytesToHex, canonicalJson, sha256Hex } from "../crypto/canonical.ts";
 import { chainHash, receiptLeaf } from "./chain.ts";
 import { rootHash } from "./merkle.ts";
-import { verifyCanonical } from "./signature.ts";
+import { verifyCanonical } from "../crypto/signature.ts";
 import { logHead, receiptRange } from "./store.ts";
 
 const PAGE = 1000;

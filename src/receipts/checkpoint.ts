@@ -1,7 +1,7 @@
 // Signed tree heads and proofs over a tenant's receipt log (contract section 4).
-import type { Deps } from "../http/deps.ts";
+import type { Deps } from "../app/deps.ts";
 import { AppError } from "../http/errors.ts";
-import { bytesToHex } from "./canonical.ts";
+import { bytesToHex } from "../crypto/canonical.ts";
 import { consistencyProof, inclusionProof, rootHash } from "./merkle.ts";
 import { leafHashes, logHead, type ReceiptRow } from "./store.ts";
 

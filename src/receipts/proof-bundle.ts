@@ -3,10 +3,10 @@
 // GET /customer/receipts/{id}/proof?tree_size=N and GET /customer/receipts/checkpoint return them
 // (N = the checkpoint's tree_size). Input comes from files, so nothing here may throw.
 // Hashing and signatures use WebCrypto only: the console runs this same check in the browser.
-import { bytesToHex, canonicalJson, hexToBytes } from "./canonical.ts";
+import { bytesToHex, canonicalJson, hexToBytes } from "../crypto/canonical.ts";
 import { chainHash, isHash } from "./chain.ts";
 import { leafHashAsync, verifyInclusionAsync } from "./inclusion.ts";
-import { verifyCanonical } from "./signature.ts";
+import { verifyCanonical } from "../crypto/signature.ts";
 import { verifyResult } from "./verify.ts";
 
 export type ProofChecks = { content_hash: boolean; signature: boolean; chain_hash: boolean; inclusion: boolean; checkpoint: boolean };

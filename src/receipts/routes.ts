@@ -1,9 +1,8 @@
 // Receipt verification material (the public keys that sign receipts and checkpoints) and the
 // customer's receipt log: /customer/receipts, one receipt, checkpoint, proofs, export.
 import { Elysia, t } from "elysia";
-import { ErrorResponse } from "../accounts/model.ts";
-import { requireCustomer } from "../http/auth.ts";
-import type { Deps } from "../http/deps.ts";
+import { ErrorResponse } from "../http/errors.ts";
+import type { Deps } from "../app/deps.ts";
 import { AppError } from "../http/errors.ts";
 import { requireFeature } from "../plans/features.ts";
 import { logConsistency, receiptProof, signedCheckpoint } from "./checkpoint.ts";
@@ -35,7 +34,7 @@ function receiptLogRoutes(deps: Deps) {
   const notFound = () => new AppError("not_found", "No such receipt.");
   return (
     new Elysia({ name: "receipt-log", prefix: "/customer/receipts" })
-      .derive(async ({ request }) => ({ customer: await requireCustomer(deps, request) }))
+      .derive(async ({ request }) => ({ customer: await deps.sessions.require(request) }))
       .get(
         "",
         async ({ customer, query }) => {

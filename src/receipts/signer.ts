@@ -2,19 +2,16 @@
 // by every instance. Rotation (warden ops signing-key rotate) retires the active key; retired
 // public keys stay in the JWKS, so every receipt ever signed stays verifiable.
 import type { Db } from "../db/index.ts";
-import { ThreadLoad } from "../thread-load.ts";
-import { fastSigner, signCanonical, signCanonicalSync, type FastSigner } from "./fast-crypto.ts";
-import { generateSigningKey } from "./signature.ts";
+import { syncSigner, signCanonicalSync, type SyncSigner } from "../crypto/sync.ts";
+import { generateSigningKey } from "../crypto/signature.ts";
 
 // Another instance may rotate the key; pick up the new one within this long.
 const RELOAD_AFTER_MS = 60_000;
 
 export class ReceiptSigner {
-  private active?: FastSigner;
+  private active?: SyncSigner;
   private loadedAt = 0;
   private loading?: Promise<void>;
-  /** Signatures go to the thread pool only while this thread is saturated (section 28). */
-  private readonly thread = new ThreadLoad();
 
   constructor(private readonly db: Db) {}
 
@@ -34,7 +31,7 @@ export class ReceiptSigner {
       rows = await this.db.query("receipts/signing_keys");
     }
     const row = rows.find((r) => r.status === "active")!;
-    if (this.active?.kid !== row.kid) this.active = fastSigner(row.kid, row.private_jwk as JsonWebKey);
+    if (this.active?.kid !== row.kid) this.active = syncSigner(row.kid, row.private_jwk as JsonWebKey);
     this.loadedAt = Date.now();
   }
 
@@ -48,7 +45,7 @@ export class ReceiptSigner {
       this.loading ??= this.load().finally(() => (this.loading = undefined));
       await this.loading;
     }
-    return this.thread.saturated() ? signCanonical(value, this.active!) : signCanonicalSync(value, this.active!);
+    return signCanonicalSync(value, this.active!);
   }
 
   /** Every public key, active and retired, as a JWKS. */

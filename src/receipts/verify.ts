@@ -1,5 +1,5 @@
-import { canonicalJson, contentHash } from "./canonical.ts";
-import { verifyCanonical } from "./signature.ts";
+import { canonicalJson, contentHash } from "../crypto/canonical.ts";
+import { verifyCanonical } from "../crypto/signature.ts";
 
 export type VerifyOutcome = { verified: boolean; checks: { content_hash: boolean; signature: boolean } };
 

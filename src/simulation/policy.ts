@@ -1,5 +1,5 @@
 import { Type, type Static } from "@sinclair/typebox";
-import { contentHash } from "../receipts/canonical.ts";
+import { contentHash } from "../crypto/canonical.ts";
 
 // Free-form facts about a request (who asked, is it approved, ...), compared by strict equality.
 const ContextValues = Type.Record(

@@ -1,27 +1,37 @@
 // /v1/simulate (alias /api/simulate) and /v1/presets.
 import { Elysia } from "elysia";
-import { ErrorResponse } from "../accounts/model.ts";
-import { requireKeyOrCustomer } from "../http/auth.ts";
-import type { Deps } from "../http/deps.ts";
+import { ErrorResponse } from "../http/errors.ts";
+import type { Deps } from "../app/deps.ts";
 import { requestId } from "../http/request-state.ts";
 import { PresetList, SimulateBody, SimulationResult } from "./model.ts";
-import { activePolicy, policyForRef } from "../policies/store.ts";
+import { activePolicy } from "../policies/store.ts";
 import { assertVerdict, requireFeature } from "../plans/features.ts";
 import { PRESETS, presetNames } from "./presets.ts";
-import { simulatePreset } from "./simulate.ts";
+import { simulatePreset, type ActivePolicy } from "./simulate.ts";
+import { AppError } from "../http/errors.ts";
 
 export function simulationRoutes(deps: Deps) {
   const simulate = async ({ body, request }: { body: { preset: string }; request: Request }) => {
-    const principal = await requireKeyOrCustomer(deps, request);
-    // A key brings its tenant's verdicts and active policy version along; a session reads them.
-    if (principal.via === "key") assertVerdict("simulate", principal.features.simulate);
-    else await requireFeature(deps.db, principal.tenant_id, "simulate");
+    // Either credential; an API key wins when both are sent. A key brings its tenant's verdicts
+    // and active policy version along; a session reads them. Either way the policy is the one
+    // /v1/protect would decide under.
+    let tenantId: string;
+    let policy: ActivePolicy;
+    if (request.headers.has("x-api-key")) {
+      const key = await deps.keys.require(request);
+      assertVerdict("simulate", key.features.simulate);
+      tenantId = key.tenant_id;
+      policy = await deps.policies.forRef(tenantId, key.policy);
+    } else if (request.headers.has("authorization")) {
+      tenantId = (await deps.sessions.require(request)).tenant_id;
+      await requireFeature(deps.db, tenantId, "simulate");
+      policy = await activePolicy(deps.db, tenantId);
+    } else throw new AppError("unauthorized", "Send X-API-Key: <key> or Authorization: Bearer <token>.");
     return simulatePreset({
       preset: body.preset,
-      // The tenant's active policy, the same one /v1/protect would decide under.
-      policy: principal.via === "key" ? await policyForRef(deps.db, principal.tenant_id, principal.policy) : await activePolicy(deps.db, principal.tenant_id),
+      policy,
       requestId: requestId(request),
-      tenantId: principal.tenant_id,
+      tenantId,
       timestamp: deps.now().toISOString(),
       signer: deps.signer,
     });

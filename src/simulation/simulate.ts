@@ -1,7 +1,6 @@
 // A dry run of a named preset: the pure decision, its payload and hash, and the signed claims.
-import { BoundedMap } from "../bounded-map.ts";
-import { canonicalJson } from "../receipts/canonical.ts";
-import { sha256HexSync } from "../receipts/fast-crypto.ts";
+import { canonicalJson } from "../crypto/canonical.ts";
+import { sha256HexSync } from "../crypto/sync.ts";
 import type { ReceiptSigner } from "../receipts/signer.ts";
 import { AppError } from "../http/errors.ts";
 import { decide } from "./engine.ts";
@@ -14,27 +13,11 @@ export interface ActivePolicy {
   document: PolicyDocument;
 }
 
-/**
- * A preset's decision, payload and content_hash are a pure function of the preset and the policy
- * version (versions are immutable), so they are computed once per pair; what differs per call
- * (request id, tenant, time) is in the signed claims only. Bounded: cleared when full.
- */
-const outcomes = new BoundedMap<string, ReturnType<typeof computeOutcome>>(10_000);
-
-function computeOutcome(name: string, input: (typeof PRESETS)[string]["input"], policy: ActivePolicy) {
+/** A preset's decision, payload and content_hash: a pure function of the preset and the policy version. */
+function outcome(name: string, input: (typeof PRESETS)[string]["input"], policy: ActivePolicy) {
   const { decision, reasons } = decide(input, policy.document);
   const payload = buildPayload({ kind: "simulation", input, policy: policy.ref, decision, reasons, preset: name });
   return { decision, reasons, payload, content_hash: sha256HexSync(canonicalJson(payload)) };
-}
-
-function outcome(name: string, input: (typeof PRESETS)[string]["input"], policy: ActivePolicy) {
-  // The reference names the version exactly, and its hash covers the document.
-  const key = `${name}\u0000${policy.ref.policy_id}\u0000${policy.ref.version}\u0000${policy.ref.hash}`;
-  let found = outcomes.get(key);
-  if (!found) {
-    outcomes.set(key, (found = computeOutcome(name, input, policy)));
-  }
-  return found;
 }
 
 export async function simulatePreset(args: {

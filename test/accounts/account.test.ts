@@ -1,6 +1,6 @@
 // GET /customer/account and POST /customer/account/password.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import type { Service } from "../../src/http/service.ts";
+import type { Service } from "../../src/app/service.ts";
 import { bearer, requestResetToken, signupWithMail } from "../helpers/accounts.ts";
 import { mailService, startInbox, type Inbox } from "../helpers/mail.ts";
 import { call, expectErrorShape, signup, testService, uniqueEmail } from "../helpers/service.ts";

@@ -6,6 +6,7 @@ import { newId } from "../../src/ids.ts";
 import { hashSecret, newSecret, secretHint } from "../../src/keys/secret.ts";
 import { newToken } from "../../src/accounts/tokens.ts";
 import { testService, uniqueEmail } from "../helpers/service.ts";
+import { testQuery } from "../helpers/sql.ts";
 
 const PASSWORD_HASH = "$2b$04$abcdefghijklmnopqrstuuABCDEFGHIJKLMNOPQRSTUVWXYZ01234";
 const OTHER_HASH = "$2b$04$zyxwvutsrqponmlkjihgfeABCDEFGHIJKLMNOPQRSTUVWXYZ01234";
@@ -40,6 +41,12 @@ async function tenant(q: Queryable): Promise<{ tenantId: string; email: string }
 
 type TokenRow = { token_hash: string; purpose: string; status: string };
 
+/** The messages queued for an address, as the sender takes them (inside a rolled-back transaction). */
+async function queuedFor(q: Queryable, email: string): Promise<{ kind: string; data: { token: string } }[]> {
+  const claimed = await q.query("mail/claim", [100000, 60]);
+  return claimed.filter((m) => m.to_email === email) as { kind: string; data: { token: string } }[];
+}
+
 describe("tokens", () => {
   test("auth_token_take refuses by SQLSTATE: WA001 unknown or superseded, WA002 expired, WA003 used", async () => {
     // Each refusal aborts its transaction, so each gets its own.
@@ -70,23 +77,27 @@ describe("tokens", () => {
   });
 
   test("only the SHA-256 is stored; one live verification token per tenant", async () => {
+    // Committed, for a tenant of its own, so the stored rows can be read as they are.
+    const { db } = await testService();
+    const t = await tenant(db);
+    const tokens = [newToken(), newToken(), newToken()];
+    for (const [i, token] of tokens.entries()) {
+      expect((await db.one("accounts/verification_issue", [t.tenantId, token, at(i)]))?.mail_id).toEqual(expect.any(Number));
+    }
+    const rows = await testQuery<TokenRow>(db, "auth_tokens", [t.tenantId]);
+    expect(rows.map((r) => [r.token_hash, r.status])).toEqual(
+      await Promise.all(tokens.map(async (token, i) => [await hashSecret(token), i === 2 ? "active" : "superseded"])),
+    );
+    expect(await db.query("accounts/token_check", [tokens[0], "verify_email", at(5)])).toEqual([{ outcome: "invalid_token" }]);
+    expect(await db.query("accounts/token_check", [tokens[2], "verify_email", at(5)])).toEqual([{ outcome: "valid" }]);
+    expect(await db.query("accounts/token_check", [tokens[2], "reset_password", at(5)])).toEqual([{ outcome: "invalid_token" }]);
+    expect(await db.query("accounts/token_check", [tokens[2], "verify_email", at(24 * HOUR + 2)])).toEqual([{ outcome: "token_expired" }]);
+    // The raw token is in the queued message (read before any sender takes it), and nowhere else.
     await rolledBack(async (q) => {
-      const t = await tenant(q);
-      const tokens = [newToken(), newToken(), newToken()];
-      for (const [i, token] of tokens.entries()) {
-        expect((await q.one("accounts/verification_issue", [t.tenantId, token, at(i)]))?.mail_id).toEqual(expect.any(Number));
-      }
-      const rows = await q.query<TokenRow>("test/auth_tokens", [t.tenantId]);
-      expect(rows.map((r) => [r.token_hash, r.status])).toEqual(
-        await Promise.all(tokens.map(async (token, i) => [await hashSecret(token), i === 2 ? "active" : "superseded"])),
-      );
-      expect(await q.query("accounts/token_check", [tokens[0], "verify_email", at(5)])).toEqual([{ outcome: "invalid_token" }]);
-      expect(await q.query("accounts/token_check", [tokens[2], "verify_email", at(5)])).toEqual([{ outcome: "valid" }]);
-      expect(await q.query("accounts/token_check", [tokens[2], "reset_password", at(5)])).toEqual([{ outcome: "invalid_token" }]);
-      expect(await q.query("accounts/token_check", [tokens[2], "verify_email", at(24 * HOUR + 2)])).toEqual([{ outcome: "token_expired" }]);
-      // The raw token is in the queued message, and nowhere else.
-      const mail = await q.query<{ kind: string; data: { token: string } }>("test/mail_outbox", [t.email]);
-      expect(mail.map((m) => [m.kind, m.data.token])).toEqual(tokens.map((token) => ["verify_email", token]));
+      const u = await tenant(q);
+      const queued = [newToken(), newToken()];
+      for (const [i, token] of queued.entries()) await q.query("accounts/verification_issue", [u.tenantId, token, at(i)]);
+      expect((await queuedFor(q, u.email)).map((m) => [m.kind, m.data.token])).toEqual(queued.map((token) => ["verify_email", token]));
     });
   });
 
@@ -97,7 +108,7 @@ describe("tokens", () => {
       await q.query("accounts/verification_issue", [t.tenantId, token, at(0)]);
       await q.query("accounts/verification_confirm", [token, at(1)]);
       expect(await q.query("accounts/verification_issue", [t.tenantId, newToken(), at(2)])).toEqual([{ mail_id: null }]);
-      expect(await q.query("test/mail_outbox", [t.email])).toHaveLength(1);
+      expect(await queuedFor(q, t.email)).toHaveLength(1);
     });
   });
 });
@@ -111,8 +122,9 @@ describe("reset and change", () => {
       expect(await q.query("accounts/reset_request", [t.email, first, at(0)])).toEqual([{ tenant_id: t.tenantId, mail_id: expect.any(Number) }]);
       await q.query("accounts/reset_request", [t.email, second, at(1)]);
       expect(await q.query("accounts/reset_confirm", [second, OTHER_HASH, at(2)])).toEqual([{ tenant_id: t.tenantId, session_epoch: 1 }]);
-      const rows = await q.query<TokenRow>("test/auth_tokens", [t.tenantId]);
-      expect(rows.map((r) => r.status).sort()).toEqual(["superseded", "used"]);
+      // The first is superseded by the completed reset, the second used.
+      expect(await q.query("accounts/token_check", [first, "reset_password", at(3)])).toEqual([{ outcome: "invalid_token" }]);
+      expect(await q.query("accounts/token_check", [second, "reset_password", at(3)])).toEqual([{ outcome: "token_used" }]);
       expect(await q.query("accounts/credentials", [t.tenantId])).toEqual([{ email: t.email, password_hash: OTHER_HASH }]);
       expect(await q.query("accounts/verification_status", [t.tenantId])).toEqual([{ email: t.email, email_verified: true, verified_at: at(2) }]);
     });

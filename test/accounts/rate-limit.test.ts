@@ -3,7 +3,7 @@
 // database, and so their counters, with every other instance.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { RateLimits } from "../../src/config.ts";
-import { createService, type Service } from "../../src/http/service.ts";
+import { createService, type Service } from "../../src/app/service.ts";
 import { createLogger } from "../../src/log.ts";
 import { bearer } from "../helpers/accounts.ts";
 import { call, expectErrorShape, signup, testConfig, testService, uniqueEmail, type Reply } from "../helpers/service.ts";

@@ -1,10 +1,11 @@
 // Password reset end to end through a real SMTP server: the same answer for any address, a
 // single-use 24 h token, every earlier session ended, and the other reset links dead.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import type { Service } from "../../src/http/service.ts";
+import type { Service } from "../../src/app/service.ts";
 import { bearer, laterService, requestResetToken, signupWithMail } from "../helpers/accounts.ts";
 import { closeMailFixture, openMailFixture, type Inbox } from "../helpers/mail.ts";
 import { call, expectErrorShape, signup, testService, uniqueEmail } from "../helpers/service.ts";
+import { testQuery } from "../helpers/sql.ts";
 
 let inbox: Inbox;
 let service: Service;
@@ -38,7 +39,7 @@ describe("POST /auth/reset-password/request", () => {
     await inbox.waitFor(user.email, 3);
     expect(inbox.to(ghost)).toEqual([]);
     const { db } = await testService();
-    expect(await db.query("test/mail_outbox", [ghost])).toEqual([]);
+    expect(await testQuery(db, "mail_outbox", [ghost])).toEqual([]);
   });
 
   test("the address is matched case- and space-insensitively; a malformed one is just unknown", async () => {

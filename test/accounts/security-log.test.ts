@@ -2,7 +2,7 @@
 // and not one secret anywhere in the log. The test walks every flow with known secrets, then
 // scans every captured line (this file's services and the shared one) for each of them.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { createService, type Service } from "../../src/http/service.ts";
+import { createService, type Service } from "../../src/app/service.ts";
 import { createLogger } from "../../src/log.ts";
 import { bearer, requestResetToken, signupWithMail } from "../helpers/accounts.ts";
 import { mailService, startInbox, type Inbox } from "../helpers/mail.ts";

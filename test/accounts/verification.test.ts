@@ -2,10 +2,11 @@
 // the link confirms the address once, within 24 h, and a new request retires the old link.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { hashSecret } from "../../src/keys/secret.ts";
-import type { Service } from "../../src/http/service.ts";
+import type { Service } from "../../src/app/service.ts";
 import { bearer, laterService, signupWithMail as signupMailed } from "../helpers/accounts.ts";
 import { closeMailFixture, linkToken, openMailFixture, type Inbox } from "../helpers/mail.ts";
 import { call, expectErrorShape, testService } from "../helpers/service.ts";
+import { testQuery } from "../helpers/sql.ts";
 
 let inbox: Inbox;
 let service: Service;
@@ -112,7 +113,7 @@ describe("verification email after signup", () => {
     expect((await call("POST", "/auth/verify-email/confirm", { json: { token: user.link } })).status).toBe(200);
     expect((await call("POST", "/auth/verify-email/request", { headers: bearer(user.token), service })).status).toBe(202);
     const { db } = await testService();
-    const rows = await db.query<{ kind: string }>("test/mail_outbox", [user.email]);
+    const rows = await testQuery<{ kind: string }>(db, "mail_outbox", [user.email]);
     expect(rows.map((r) => r.kind)).toEqual(["verify_email"]);
   });
 
@@ -126,12 +127,12 @@ describe("verification email after signup", () => {
   test("only the SHA-256 of a token is stored, and the sent message's data is emptied", async () => {
     const user = await signupWithMail();
     const { db } = await testService();
-    const tokens = await db.query<{ token_hash: string; purpose: string; status: string; created_at: string; expires_at: string }>("test/auth_tokens", [user.tenantId]);
+    const tokens = await testQuery<{ token_hash: string; purpose: string; status: string; created_at: string; expires_at: string }>(db, "auth_tokens", [user.tenantId]);
     expect(tokens).toHaveLength(1);
     expect(tokens[0]).toMatchObject({ token_hash: await hashSecret(user.link), purpose: "verify_email", status: "active" });
     expect(Date.parse(tokens[0].expires_at) - Date.parse(tokens[0].created_at)).toBe(24 * 3600_000);
     // The SMTP server has the message a moment before the worker records it as sent.
-    const rows = () => db.query<{ status: string; data: unknown }>("test/mail_outbox", [user.email]);
+    const rows = () => testQuery<{ status: string; data: unknown }>(db, "mail_outbox", [user.email]);
     for (let i = 0; i < 500 && (await rows())[0]?.status !== "sent"; i++) await Bun.sleep(10);
     const outbox = await rows();
     expect(outbox).toEqual([expect.objectContaining({ status: "sent", data: {} })]);

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import canonicalize from "canonicalize";
-import { serve } from "../../src/http/server.ts";
+import { serve } from "../../src/app/server.ts";
 import { testConfig, uniqueEmail, GOOD_PASSWORD } from "../helpers/service.ts";
 
 // PGlite on disk and the dev certificate take seconds to set up; each CLI run starts a process.

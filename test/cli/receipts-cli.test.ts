@@ -4,13 +4,24 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openDb } from "../../src/db/index.ts";
-import { createService } from "../../src/http/service.ts";
+import { openDb, type Db } from "../../src/db/index.ts";
+import { createService } from "../../src/app/service.ts";
 import { createLogger } from "../../src/log.ts";
 import { checkReceiptLog } from "../../src/receipts/check.ts";
 import { verifyProofBundle } from "../../src/receipts/proof-bundle.ts";
 import { bearer, execute, LARGE_PAYMENT, protect } from "../helpers/customer.ts";
 import { call, signup, testConfig, testService } from "../helpers/service.ts";
+import { testQuery } from "../helpers/sql.ts";
+
+/** Rewrites a stored receipt's request_id with the append-only guard off for that one statement. */
+async function forgeRequestId(db: Db, receiptId: string): Promise<void> {
+  await testQuery(db, "receipts_guard_off");
+  try {
+    await testQuery(db, "receipt_forge_request_id", [receiptId, "forged"]);
+  } finally {
+    await testQuery(db, "receipts_guard_on");
+  }
+}
 
 const ROOT = join(import.meta.dir, "..", "..");
 const SLOW = 60_000;
@@ -124,11 +135,7 @@ describe("checkReceiptLog (what ops receipts check runs)", () => {
     expect(intact!.root_hash).toBe((await call("GET", "/customer/receipts/checkpoint", { headers: bearer(a.token) })).body.root_hash);
 
     const [victim] = (await call("GET", "/customer/receipts?limit=1", { headers: bearer(a.token) })).body.receipts;
-    await db.tx(async (q) => {
-      await q.query("test/receipts_guard_off");
-      await q.query("test/receipt_forge_request_id", [victim.receipt_id, "forged"]);
-      await q.query("test/receipts_guard_on");
-    });
+    await forgeRequestId(db, victim.receipt_id);
     const broken = await checkReceiptLog(db, a.tenantId);
     expect(broken!.ok).toBe(false);
     expect(broken!.problems.map((p) => p.problem).sort()).toEqual(["chain_hash does not match", "signature does not verify"]);
@@ -156,11 +163,7 @@ describe("ops receipts check TENANT", () => {
     expect(intact.json).toMatchObject({ ok: true, tenant_id: a.body.tenant_id, receipts: 3, problems: [] });
 
     db = await open();
-    await db.tx(async (q) => {
-      await q.query("test/receipts_guard_off");
-      await q.query("test/receipt_forge_request_id", [victim.receipt_id, "forged"]);
-      await q.query("test/receipts_guard_on");
-    });
+    await forgeRequestId(db, victim.receipt_id);
     await db.close();
     const broken = await cli(["ops", "receipts", "check", a.body.tenant_id], env);
     expect(broken.code).toBe(1);

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import type { BrowserContext, Page } from "playwright-core";
 import { runOpsScript } from "../../src/cli/ops-review.ts";
 import { buildConsole } from "../../src/console/build.ts";
-import { serve } from "../../src/http/server.ts";
+import { serve } from "../../src/app/server.ts";
 import { createLogger } from "../../src/log.ts";
 import { SMALL_PAYMENT } from "../helpers/customer.ts";
 import { linkToken, startInbox, type Inbox } from "../helpers/mail.ts";

@@ -7,7 +7,7 @@ import { buildConsole } from "../../src/console/build.ts";
 import { pageOf, PRIVATE_PAGES, PUBLIC_PAGES } from "../../src/console/pages.ts";
 import { CONSOLE_CSP } from "../../src/console/routes.ts";
 import { policyProblem } from "../../src/console/pages/policy.tsx";
-import { createService } from "../../src/http/service.ts";
+import { createService } from "../../src/app/service.ts";
 import { createLogger } from "../../src/log.ts";
 import { BASE, call, expectErrorShape, testConfig, testService } from "../helpers/service.ts";
 

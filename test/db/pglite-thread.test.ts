@@ -46,7 +46,8 @@ describe.skipIf(!embedded)("the embedded database's thread", () => {
     const failed = await db
       .tx(async (q) => {
         await q.query("system/secret_create", [name, "value"]);
-        await q.query("test/iso_time", ["not a time"]);
+        // An invalid date in a product query: 22007 from PostgreSQL itself.
+        await q.query("receipts/usage_summary", ["cust_" + "0".repeat(22), "not a time"]);
       })
       .then(
         () => undefined,

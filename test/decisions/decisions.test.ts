@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import canonicalizeReference from "canonicalize";
 import { createHash } from "node:crypto";
-import { createService, type Service } from "../../src/http/service.ts";
+import { createService, type Service } from "../../src/app/service.ts";
 import { createLogger } from "../../src/log.ts";
 import { verifyResult } from "../../src/receipts/verify.ts";
 import { apiKey, bearer, execute, LARGE_PAYMENT, protect, setPlan, setUsage, SMALL_PAYMENT } from "../helpers/customer.ts";
@@ -283,32 +283,5 @@ describe("POST /v1/verify", () => {
   test("the body must be an object with exactly `receipt`", async () => {
     const a = await signup();
     for (const json of [{}, { receipt: {}, extra: 1 }, [], "x"]) expectErrorShape(await verify(a.apiKey, json), 400, "invalid_request");
-  });
-});
-
-describe("an execute of a decision this process stored", () => {
-  test("needs no read of its protect receipt; the database still decides every refusal", async () => {
-    const { db } = await testService();
-    const a = await signup();
-    const b = await signup();
-    const decided = (await protect(a.apiKey)).body;
-    let reads = 0;
-    const one = db.one;
-    (db as { one: typeof db.one }).one = ((name: string, params?: readonly unknown[]) => {
-      if (name === "receipts/get") reads++;
-      return one.call(db, name, params);
-    }) as typeof db.one;
-    try {
-      const executed = await execute(a.apiKey, decided.receipt_id);
-      expect(executed.status).toBe(200);
-      expect(executed.body.payload).toEqual({ ...decided.payload, kind: "execute" });
-      expect(reads).toBe(0);
-      // Once only, and only by its own tenant (whose lookup reads the database).
-      expectErrorShape(await execute(a.apiKey, decided.receipt_id), 409, "already_executed");
-      expectErrorShape(await execute(b.apiKey, (await protect(a.apiKey)).body.receipt_id), 404, "not_found");
-      expect(reads).toBe(1);
-    } finally {
-      (db as { one: typeof db.one }).one = one;
-    }
   });
 });

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { serve } from "../../src/http/server.ts";
+import { serve } from "../../src/app/server.ts";
 import { createLogger } from "../../src/log.ts";
 import { testConfig, testService } from "../helpers/service.ts";
 

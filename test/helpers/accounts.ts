@@ -1,6 +1,6 @@
 // Account-lifecycle helpers: sessions, clocks and signups whose verification mail is awaited.
 import { expect } from "bun:test";
-import { createService, type Service } from "../../src/http/service.ts";
+import { createService, type Service } from "../../src/app/service.ts";
 import { createLogger } from "../../src/log.ts";
 import { linkToken, type Inbox } from "./mail.ts";
 import { call, GOOD_PASSWORD, testConfig, testService, uniqueEmail } from "./service.ts";

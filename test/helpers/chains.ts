@@ -2,17 +2,17 @@
 // before it and its chain_hash is the hash of its link (contract section 4).
 import { expect } from "bun:test";
 import type { Db } from "../../src/db/index.ts";
-import { chainHashSync } from "../../src/receipts/fast-crypto.ts";
+import { chainHash } from "../../src/receipts/chain.ts";
 
 /** Expects exactly `size` receipts, seq 0 to size - 1, each linking to the one before; gives the last chain_hash. */
 export async function expectChainWalks(db: Db, tenantId: string, size: number): Promise<string | null> {
   const rows = await db.query("receipts/range", [tenantId, 0, size, size]);
   expect(rows).toHaveLength(size);
   let prev = null as string | null;
-  rows.forEach((row, i) => {
-    expect([row.seq, row.prev_hash]).toEqual([i, prev]);
-    prev = chainHashSync({ prev, content_hash: row.content_hash, request_id: row.request_id, timestamp: row.timestamp, seq: i });
-    expect(row.chain_hash).toBe(prev);
-  });
+  for (const [i, row] of rows.entries()) {
+    expect([Number(row.seq), row.prev_hash]).toEqual([i, prev]);
+    prev = await chainHash({ prev, content_hash: row.content_hash, request_id: row.request_id, timestamp: row.timestamp, seq: i });
+    expect(row.chain_hash).toBe(prev!);
+  }
   return prev;
 }

@@ -1,6 +1,7 @@
 // Shortcuts for tests of keys, policies, decisions and receipts: headers, calls and plan changes.
 import { call, testService, type Reply } from "./service.ts";
-import type { Service } from "../../src/http/service.ts";
+import type { Service } from "../../src/app/service.ts";
+import { testQuery } from "./sql.ts";
 
 export const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 export const apiKey = (secret: string) => ({ "x-api-key": secret });
@@ -19,14 +20,14 @@ export function execute(secret: string, receiptId: string, opts: { headers?: Rec
 /** Moves a tenant up to a plan as an approved upgrade would. */
 export async function setPlan(tenantId: string, plan: "pro" | "enterprise"): Promise<void> {
   const { db } = await testService();
-  const rows = await db.query("test/plan_set_as_approved", [tenantId, plan]);
+  const rows = await testQuery(db, "plan_set_as_approved", [tenantId, plan]);
   if (rows.length !== 1) throw new Error(`could not move ${tenantId} to ${plan}`);
 }
 
 /** Sets today's (UTC) protect and execute counters of a tenant. */
 export async function setUsage(tenantId: string, protectCount: number, executeCount: number, day = new Date().toISOString().slice(0, 10)): Promise<void> {
   const { db } = await testService();
-  await db.query("test/usage_set", [tenantId, day, protectCount, executeCount]);
+  await testQuery(db, "usage_set", [tenantId, day, protectCount, executeCount]);
 }
 
 /** Runs fn with at most `limit` calls in flight. */

@@ -5,7 +5,7 @@ import { simpleParser, type ParsedMail } from "mailparser";
 import { SMTPServer } from "smtp-server";
 import type { Config } from "../../src/config.ts";
 import type { Db } from "../../src/db/index.ts";
-import { createService, type Service } from "../../src/http/service.ts";
+import { createService, type Service } from "../../src/app/service.ts";
 import { createLogger } from "../../src/log.ts";
 import { testConfig } from "./service.ts";
 import { freePort } from "../../scripts/free-port.ts";

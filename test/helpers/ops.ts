@@ -1,6 +1,7 @@
 // Operator review from tests: the same sql/ops/ scripts an operator runs with psql.
 import { runOpsScript } from "../../src/cli/ops-review.ts";
 import { testService } from "./service.ts";
+import { testOne } from "./sql.ts";
 
 export async function approve(requestId: string, reviewer = "test-operator") {
   const { db } = await testService();
@@ -19,5 +20,5 @@ export async function grant(tenantId: string, feature: string, reviewer = "test-
 
 export async function planOf(tenantId: string): Promise<string> {
   const { db } = await testService();
-  return (await db.one<{ plan: string }>("test/tenant_plan", [tenantId]))!.plan;
+  return (await testOne<{ plan: string }>(db, "tenant_plan", [tenantId]))!.plan;
 }

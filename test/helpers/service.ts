@@ -2,7 +2,7 @@
 // names one, on a real PostgreSQL server. Tests talk to it through `handle` as a client would.
 import { loadConfig, type Config } from "../../src/config.ts";
 import { openDb, type Db } from "../../src/db/index.ts";
-import { createService, type Service } from "../../src/http/service.ts";
+import { createService, type Service } from "../../src/app/service.ts";
 import { createLogger } from "../../src/log.ts";
 
 export const BASE = "https://warden.test";

@@ -1,6 +1,6 @@
 // The front door and the error vocabulary, through the app as a client sees them.
 import { describe, expect, test } from "bun:test";
-import { createService } from "../../src/http/service.ts";
+import { createService } from "../../src/app/service.ts";
 import { DbUnavailableError } from "../../src/db/index.ts";
 import type { Db } from "../../src/db/index.ts";
 import { createLogger } from "../../src/log.ts";

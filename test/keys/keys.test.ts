@@ -2,7 +2,7 @@
 // next request made with the key, also on a second instance sharing the database.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Db } from "../../src/db/index.ts";
-import { createService, type Service } from "../../src/http/service.ts";
+import { createService, type Service } from "../../src/app/service.ts";
 import { isWellFormedSecret, newSecret } from "../../src/keys/secret.ts";
 import { createLogger } from "../../src/log.ts";
 import { bearer, protect } from "../helpers/customer.ts";

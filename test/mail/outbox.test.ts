@@ -6,16 +6,17 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { simpleParser } from "mailparser";
-import type { Service } from "../../src/http/service.ts";
+import type { Service } from "../../src/app/service.ts";
 import { claimDue, enqueueMail, markFailedAttempt, markSent, RETRY } from "../../src/mail/outbox.ts";
 import { deadSmtpUrl, mailService, startInbox } from "../helpers/mail.ts";
 import { call, GOOD_PASSWORD, testConfig, testService, uniqueEmail } from "../helpers/service.ts";
+import { testQuery } from "../helpers/sql.ts";
 
 type OutboxRow = { id: number; kind: string; status: string; attempts: number; data: Record<string, unknown>; last_error: string | null; next_attempt_at: string; sent_at: string | null };
 
 async function outbox(email: string): Promise<OutboxRow[]> {
   const { db } = await testService();
-  return db.query<OutboxRow>("test/mail_outbox", [email]);
+  return testQuery<OutboxRow>(db, "mail_outbox", [email]);
 }
 
 async function until<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 15_000): Promise<T> {
@@ -121,8 +122,8 @@ describe("retries", () => {
           return rows[0]?.last_error ? rows : undefined;
         });
         expect(row).toMatchObject({ id, status: "pending", attempts: 1, last_error: "unknown mail kind: no_such_template", data: { note: "kept until final" } });
-        await db.query("test/mail_outbox_set_attempts", [id, RETRY.maxAttempts - 1]);
-        await db.query("test/mail_outbox_make_due", [email]);
+        await testQuery(db, "mail_outbox_set_attempts", [id, RETRY.maxAttempts - 1]);
+        await testQuery(db, "mail_outbox_make_due", [email]);
         const [final] = await until("the row failed", async () => {
           const rows = await outbox(email);
           return rows[0]?.status === "failed" ? rows : undefined;
@@ -142,13 +143,13 @@ describe("outbox functions", () => {
     const email = uniqueEmail("backoff");
     const id = await enqueueMail(db, "verify_email", email, null, { token: "x" });
     for (const [attempts, seconds] of [[1, 30], [2, 60], [5, 480], [8, 3600], [9, 3600]] as const) {
-      await db.query("test/mail_outbox_set_attempts", [id, attempts]);
+      await testQuery(db, "mail_outbox_set_attempts", [id, attempts]);
       expect(await markFailedAttempt(db, id, "boom", false)).toBe("pending");
       const [row] = await outbox(email);
       expect(Math.abs(secondsFromNow(row.next_attempt_at) - seconds)).toBeLessThan(3);
       expect(row.last_error).toBe("boom");
     }
-    await db.query("test/mail_outbox_set_attempts", [id, RETRY.maxAttempts]);
+    await testQuery(db, "mail_outbox_set_attempts", [id, RETRY.maxAttempts]);
     expect(await markFailedAttempt(db, id, "x".repeat(2000), false)).toBe("failed");
     const [row] = await outbox(email);
     expect(row).toMatchObject({ status: "failed", data: {} });
@@ -180,10 +181,10 @@ describe("outbox functions", () => {
       expect(new Set(ids).size).toBe(ids.length);
       // A claimed row is leased: it is not due again at once.
       const again = await claimDue(db, 1000);
-      await db.query("test/mail_outbox_release", [again.map((r) => r.id)]);
+      await testQuery(db, "mail_outbox_release", [again.map((r) => r.id)]);
       expect(again.map((r) => r.id).filter((id) => ids.includes(id))).toEqual([]);
     } finally {
-      await db.query("test/mail_outbox_release", [[...a, ...b].map((r) => r.id)]);
+      await testQuery(db, "mail_outbox_release", [[...a, ...b].map((r) => r.id)]);
     }
     for (const email of emails) {
       const [row] = await outbox(email);

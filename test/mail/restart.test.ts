@@ -3,13 +3,14 @@
 import { expect, test } from "bun:test";
 import { linkToken, deadSmtpUrl, mailService, startInbox } from "../helpers/mail.ts";
 import { call, GOOD_PASSWORD, testService, uniqueEmail } from "../helpers/service.ts";
+import { testQuery } from "../helpers/sql.ts";
 
 type Row = { id: number; status: string; attempts: number; last_error: string | null; data: Record<string, unknown> };
 
 test("outbox survives a restart: queued with SMTP down, delivered by the next instance", async () => {
   const { db } = await testService();
   const email = uniqueEmail("restart");
-  const rows = () => db.query<Row>("test/mail_outbox", [email]);
+  const rows = () => testQuery<Row>(db, "mail_outbox", [email]);
 
   const first = await mailService(db, { smtpUrl: await deadSmtpUrl() });
   try {
@@ -24,7 +25,7 @@ test("outbox survives a restart: queued with SMTP down, delivered by the next in
   expect(waiting.last_error).toBeTruthy();
 
   // The backoff would hold it for 30 s; pretend that time has passed.
-  expect(await db.query("test/mail_outbox_make_due", [email])).toHaveLength(1);
+  expect(await testQuery(db, "mail_outbox_make_due", [email])).toHaveLength(1);
   const inbox = await startInbox();
   const second = await mailService(db, { smtpUrl: inbox.url });
   try {

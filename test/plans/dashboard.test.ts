@@ -2,6 +2,7 @@
 import { describe, expect, test } from "bun:test";
 import { approve } from "../helpers/ops.ts";
 import { call, expectErrorShape, signup, testService } from "../helpers/service.ts";
+import { testQuery } from "../helpers/sql.ts";
 
 const jwt = (token: string) => ({ authorization: `Bearer ${token}` });
 const dashboard = async (token: string) => (await call("GET", "/customer/dashboard", { headers: jwt(token) })).body;
@@ -50,7 +51,7 @@ describe("approval raises limits at once", () => {
     const user = await signup();
     const { db } = await testService();
     // Today's counter at the free limit, as if 1,000 calls had been made.
-    await db.query("test/usage_set", [user.tenantId, new Date().toISOString().slice(0, 10), 1000, 0]);
+    await testQuery(db, "usage_set", [user.tenantId, new Date().toISOString().slice(0, 10), 1000, 0]);
     const refused = await protect(user.apiKey);
     expectErrorShape(refused, 429, "quota_exceeded");
     expect(refused.body.limit).toBe("protect_per_day");

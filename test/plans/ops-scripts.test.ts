@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createService, type Service } from "../../src/http/service.ts";
+import { createService, type Service } from "../../src/app/service.ts";
 import { openDb } from "../../src/db/index.ts";
 import { createLogger } from "../../src/log.ts";
 import { call, signup, testConfig, uniqueEmail, GOOD_PASSWORD } from "../helpers/service.ts";

@@ -1,6 +1,6 @@
 // The tenant receives the review over SMTP: an approval names the plan, a rejection carries the note.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import type { Service } from "../../src/http/service.ts";
+import type { Service } from "../../src/app/service.ts";
 import { approve, reject } from "../helpers/ops.ts";
 import { closeMailFixture, openMailFixture, type Inbox } from "../helpers/mail.ts";
 import { call, signup } from "../helpers/service.ts";

@@ -4,6 +4,7 @@ import { DbError } from "../../src/db/index.ts";
 import { newId } from "../../src/ids.ts";
 import { approve } from "../helpers/ops.ts";
 import { call, signup, testService } from "../helpers/service.ts";
+import { testQuery, testOne } from "../helpers/sql.ts";
 
 async function sqlState(promise: Promise<unknown>): Promise<string> {
   const outcome = await promise.then((v) => ({ v }), (e: unknown) => ({ e }));
@@ -23,25 +24,25 @@ describe("upgrade_requests in SQL", () => {
     const { db } = await testService();
     const a = await pendingRequest();
     await approve(a.requestId);
-    expect(await sqlState(db.query("test/upgrade_set_status", [a.requestId, "pending"]))).toBe("WU002");
-    expect(await sqlState(db.query("test/upgrade_set_status", [a.requestId, "rejected"]))).toBe("WU002");
+    expect(await sqlState(testQuery(db, "upgrade_set_status", [a.requestId, "pending"]))).toBe("WU002");
+    expect(await sqlState(testQuery(db, "upgrade_set_status", [a.requestId, "rejected"]))).toBe("WU002");
     const c = await pendingRequest();
     await db.query("plans/upgrade_cancel", [c.user.tenantId, c.requestId]);
-    expect(await sqlState(db.query("test/upgrade_set_status", [c.requestId, "approved"]))).toBe("WU002");
-    expect(await sqlState(db.query("test/upgrade_set_status", [c.requestId, "pending"]))).toBe("WU002");
+    expect(await sqlState(testQuery(db, "upgrade_set_status", [c.requestId, "approved"]))).toBe("WU002");
+    expect(await sqlState(testQuery(db, "upgrade_set_status", [c.requestId, "pending"]))).toBe("WU002");
   });
 
   test("a pending request cannot be set back to pending, and no request is ever deleted", async () => {
     const { db } = await testService();
     const p = await pendingRequest();
-    expect(await sqlState(db.query("test/upgrade_set_status", [p.requestId, "pending"]))).toBe("WU002");
-    expect(await sqlState(db.query("test/upgrade_delete", [p.requestId]))).toBe("WU002");
+    expect(await sqlState(testQuery(db, "upgrade_set_status", [p.requestId, "pending"]))).toBe("WU002");
+    expect(await sqlState(testQuery(db, "upgrade_delete", [p.requestId]))).toBe("WU002");
   });
 
   test("a second pending request is refused by the partial unique index", async () => {
     const { db } = await testService();
     const p = await pendingRequest();
-    const err = await db.query("test/upgrade_insert_raw", [newId("upgr_"), p.user.tenantId, "free", "enterprise", "pending"]).catch((e) => e);
+    const err = await testQuery(db, "upgrade_insert_raw", [newId("upgr_"), p.user.tenantId, "free", "enterprise", "pending"]).catch((e) => e);
     expect(err).toBeInstanceOf(DbError);
     expect(err.sqlstate).toBe("23505");
     expect(err.constraint).toBe("upgrade_requests_one_pending");
@@ -50,9 +51,9 @@ describe("upgrade_requests in SQL", () => {
   test("a request that starts in a terminal state, or asks for a downgrade, is refused", async () => {
     const { db } = await testService();
     const user = await signup();
-    expect(await sqlState(db.query("test/upgrade_insert_raw", [newId("upgr_"), user.tenantId, "free", "pro", "approved"]))).toBe("WU002");
-    expect(await sqlState(db.query("test/upgrade_insert_raw", [newId("upgr_"), user.tenantId, "pro", "free", "pending"]))).toBe("WU001");
-    expect(await sqlState(db.query("test/upgrade_insert_raw", [newId("upgr_"), user.tenantId, "free", "free", "pending"]))).toBe("WU001");
+    expect(await sqlState(testQuery(db, "upgrade_insert_raw", [newId("upgr_"), user.tenantId, "free", "pro", "approved"]))).toBe("WU002");
+    expect(await sqlState(testQuery(db, "upgrade_insert_raw", [newId("upgr_"), user.tenantId, "pro", "free", "pending"]))).toBe("WU001");
+    expect(await sqlState(testQuery(db, "upgrade_insert_raw", [newId("upgr_"), user.tenantId, "free", "free", "pending"]))).toBe("WU001");
     expect(await sqlState(db.query("plans/upgrade_create", [newId("upgr_"), user.tenantId, "free", "no"]))).toBe("WU001");
     expect(await sqlState(db.query("plans/upgrade_create", [newId("upgr_"), user.tenantId, "nonsense", "no"]))).toBe("WU001");
   });
@@ -69,10 +70,10 @@ describe("tenants.plan in SQL", () => {
   test("a direct plan change is refused, up or down", async () => {
     const { db } = await testService();
     const user = await signup();
-    expect(await sqlState(db.query("test/tenant_set_plan", [user.tenantId, "enterprise"]))).toBe("WU003");
+    expect(await sqlState(testQuery(db, "tenant_set_plan", [user.tenantId, "enterprise"]))).toBe("WU003");
     const p = await pendingRequest("pro");
     await approve(p.requestId);
-    expect(await sqlState(db.query("test/tenant_set_plan", [p.user.tenantId, "free"]))).toBe("WU003");
-    expect((await db.one<{ plan: string }>("test/tenant_plan", [p.user.tenantId]))!.plan).toBe("pro");
+    expect(await sqlState(testQuery(db, "tenant_set_plan", [p.user.tenantId, "free"]))).toBe("WU003");
+    expect((await testOne<{ plan: string }>(db, "tenant_plan", [p.user.tenantId]))!.plan).toBe("pro");
   });
 });

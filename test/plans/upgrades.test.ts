@@ -3,6 +3,7 @@ import { describe, expect, test } from "bun:test";
 import { DbError } from "../../src/db/index.ts";
 import { approve, planOf, reject } from "../helpers/ops.ts";
 import { call, expectErrorShape, signup, testService } from "../helpers/service.ts";
+import { testQuery } from "../helpers/sql.ts";
 
 const auth = (token: string) => ({ authorization: `Bearer ${token}` });
 const requestUpgrade = (token: string, requested_plan: unknown, reason: unknown = "We need more protect calls.") =>
@@ -118,8 +119,8 @@ describe("operator review", () => {
     await approve((await requestUpgrade(a.token, "pro")).body.request_id);
     await reject((await requestUpgrade(b.token, "pro")).body.request_id, "Not yet.");
     const { db } = await testService();
-    const mailA = (await db.query<{ kind: string; to_email: string; data: Record<string, unknown> }>("test/mail_for_tenant", [a.tenantId])).filter((m) => m.kind.startsWith("upgrade_"));
-    const mailB = (await db.query<{ kind: string; to_email: string; data: Record<string, unknown> }>("test/mail_for_tenant", [b.tenantId])).filter((m) => m.kind.startsWith("upgrade_"));
+    const mailA = (await testQuery<{ kind: string; to_email: string; data: Record<string, unknown> }>(db, "mail_for_tenant", [a.tenantId])).filter((m) => m.kind.startsWith("upgrade_"));
+    const mailB = (await testQuery<{ kind: string; to_email: string; data: Record<string, unknown> }>(db, "mail_for_tenant", [b.tenantId])).filter((m) => m.kind.startsWith("upgrade_"));
     expect(mailA).toEqual([{ kind: "upgrade_approved", to_email: a.email, data: expect.objectContaining({ plan: "pro" }) }]);
     expect(mailB).toEqual([{ kind: "upgrade_rejected", to_email: b.email, data: expect.objectContaining({ plan: "pro", review_note: "Not yet." }) }]);
   });

@@ -4,14 +4,15 @@
 // migration killed half way leaves nothing behind and runs again; SIGTERM lets requests in flight
 // finish before the process exits 0.
 import { afterAll, describe, expect, test } from "bun:test";
-import { readdirSync } from "node:fs";
 import { join } from "node:path";
-import { openDb, SQL_DIR, type Db } from "../../src/db/index.ts";
+import { openDb, type Db } from "../../src/db/index.ts";
+import { schemaVersion } from "../../src/db/migrate.ts";
 import { apiKey, bearer, setPlan } from "../helpers/customer.ts";
 import { startInbox } from "../helpers/mail.ts";
 import { GOOD_PASSWORD, testService, uniqueEmail } from "../helpers/service.ts";
 import { expectNoSecretIn, remember, wire } from "./helpers.ts";
 import { databaseParts, runCli, spawnService, startSilentSmtp, type Child } from "./processes.ts";
+import { testOne, testQuery, testTransaction } from "../helpers/sql.ts";
 
 const DATABASE_URL = process.env.TEST_DATABASE_URL;
 const SLOW = 120_000;
@@ -80,11 +81,11 @@ describe.skipIf(!DATABASE_URL)("crash safety on PostgreSQL (the service in its o
     expect(failures).toBe(8); // every client saw the process die mid-request or on its next one
 
     // The outbox still holds every verification mail: claimed and hung, or never claimed.
-    const rows = async (email: string) => db.query<{ status: string; attempts: number }>("test/mail_outbox", [email]);
+    const rows = async (email: string) => testQuery<{ status: string; attempts: number }>(db, "mail_outbox", [email]);
     for (const m of mailed) expect((await rows(m.email)).map((r) => r.status)).toEqual(["pending"]);
     await silent.close();
     // A killed sender's lease would run out after 120 s; pretend it has.
-    for (const m of mailed) await db.query("test/mail_outbox_make_due", [m.email]);
+    for (const m of mailed) await testQuery(db, "mail_outbox_make_due", [m.email]);
 
     const inbox = await startInbox();
     try {
@@ -141,15 +142,15 @@ describe.skipIf(!DATABASE_URL)("crash safety on PostgreSQL (the service in its o
     const held = new Promise<void>((resolve) => (release = resolve));
     let locked = () => {};
     const isLocked = new Promise<void>((resolve) => (locked = resolve));
-    const holder = db.tx(async (q) => {
-      await q.query("test/receipt_head_lock", [tenant.tenantId]);
+    const holder = testTransaction(DATABASE_URL!, async (run) => {
+      await run("receipt_head_lock", [tenant.tenantId]);
       locked();
       await held;
     });
     await isLocked;
-    const before = ((await db.one<{ waiting: number }>("test/lock_waiters"))!).waiting;
+    const before = ((await testOne<{ waiting: number }>(db, "lock_waiters"))!).waiting;
     const slow = wire(child.url, "POST", "/v1/protect", { json: { action: "document.read", resource: "slow" }, headers: apiKey(tenant.apiKey) });
-    await until("the protect to wait on the lock", async () => ((await db.one<{ waiting: number }>("test/lock_waiters"))!).waiting > before);
+    await until("the protect to wait on the lock", async () => ((await testOne<{ waiting: number }>(db, "lock_waiters"))!).waiting > before);
 
     child.proc.kill("SIGTERM");
     await Bun.sleep(300);
@@ -180,36 +181,37 @@ describe.skipIf(!DATABASE_URL)("crash safety on PostgreSQL (the service in its o
     let db: Db | undefined;
     try {
       db = await openDb({ databaseUrl: scratchUrl.toString(), dataDir: "memory://", poolSize: 3 });
-      // Recording a migration will wait for this lock: the run stops after applying 001 and
-      // before writing it down, inside its transaction.
-      await db.query("migrations/bookkeeping_table");
+      // A transaction that has created one of the baseline's tables: the run applies the files
+      // before it and then waits on that name, inside its own transaction.
       let release = () => {};
       const held = new Promise<void>((resolve) => (release = resolve));
       let locked = () => {};
       const isLocked = new Promise<void>((resolve) => (locked = resolve));
-      const holder = db.tx(async (q) => {
-        await q.query("test/schema_migrations_share_lock");
+      class Rollback extends Error {}
+      const holder = testTransaction(scratchUrl.toString(), async (run) => {
+        await run("schema_table_claim");
         locked();
         await held;
+        throw new Rollback();
+      }).catch((err: unknown) => {
+        if (!(err instanceof Rollback)) throw err;
       });
       await isLocked;
       const migrating = Bun.spawn([process.execPath, "src/cli/main.ts", "ops", "upgrades", "list"], { cwd: join(import.meta.dir, "..", ".."), env: { ...process.env, DATABASE_URL: scratchUrl.toString() }, stdout: "ignore", stderr: "ignore" });
-      await until("the migration to block", async () => ((await db!.one<{ waiting: number }>("test/lock_waiters"))!).waiting > 0);
+      await until("the migration to block", async () => ((await testOne<{ waiting: number }>(db!, "lock_waiters"))!).waiting > 0);
       migrating.kill("SIGKILL");
       expect(await migrating.exited).not.toBe(0);
       release();
       await holder;
 
-      // Nothing of the killed run is visible: no table, no record.
-      for (const table of ["tenants", "api_keys", "receipts"]) expect((await db.one<{ relation: string | null }>("test/relation_exists", [table]))!.relation).toBeNull();
-      expect(await db.query("migrations/applied")).toEqual([]);
+      // Nothing of the killed run is visible: no table, no version.
+      for (const table of ["tenants", "api_keys", "receipts", "schema_version"]) expect((await testOne<{ relation: string | null }>(db, "relation_exists", [table]))!.relation).toBeNull();
 
-      // The next run (its advisory lock waits for the dead session to be rolled back) applies all.
+      // The next run (its advisory lock waits for the dead session to be rolled back) applies the baseline.
       const again = await runCli(["ops", "upgrades", "list"], { DATABASE_URL: scratchUrl.toString() });
       expect(again.code).toBe(0);
-      const files = readdirSync(join(SQL_DIR, "migrations")).filter((f) => f.endsWith(".sql")).map((f) => f.slice(0, -4)).sort();
-      expect((await db.query<{ version: string }>("migrations/applied")).map((r) => r.version)).toEqual(files);
-      expect((await db.one<{ relation: string | null }>("test/relation_exists", ["tenants"]))!.relation).toBe("tenants");
+      expect(await db.query("migrations/version")).toEqual([{ version: schemaVersion() }]);
+      expect((await testOne<{ relation: string | null }>(db, "relation_exists", ["usage_daily"]))!.relation).toBe("usage_daily");
     } finally {
       await db?.close();
       pgTool("dropdb", "--if-exists", "--force", scratch);

@@ -7,6 +7,7 @@ import { apiKey, bearer } from "../helpers/customer.ts";
 import { GOOD_PASSWORD, testService, uniqueEmail } from "../helpers/service.ts";
 import { expectCleanError, expectNoSecretIn, remember, wire } from "./helpers.ts";
 import { databaseParts, spawnService, startProxy, type Child } from "./processes.ts";
+import { testOne, testTransaction } from "../helpers/sql.ts";
 
 const DATABASE_URL = process.env.TEST_DATABASE_URL;
 /** "Quickly": far below any client's timeout, with room for a loaded 2-core machine. */
@@ -50,15 +51,15 @@ describe.skipIf(!DATABASE_URL)("database down (PostgreSQL behind a proxy the tes
     const held = new Promise<void>((resolve) => (release = resolve));
     let locked = () => {};
     const isLocked = new Promise<void>((resolve) => (locked = resolve));
-    const holder = db.tx(async (q) => {
-      await q.query("test/receipt_head_lock", [signup.body.tenant_id]);
+    const holder = testTransaction(DATABASE_URL!, async (run) => {
+      await run("receipt_head_lock", [signup.body.tenant_id]);
       locked();
       await held;
     });
     await isLocked;
-    const before = (await db.one<{ waiting: number }>("test/lock_waiters"))!.waiting;
+    const before = (await testOne<{ waiting: number }>(db, "lock_waiters"))!.waiting;
     const inFlight = timed(protect);
-    for (let i = 0; i < 100 && (await db.one<{ waiting: number }>("test/lock_waiters"))!.waiting <= before; i++) await Bun.sleep(20);
+    for (let i = 0; i < 100 && (await testOne<{ waiting: number }>(db, "lock_waiters"))!.waiting <= before; i++) await Bun.sleep(20);
 
     const cutAt = performance.now();
     await proxy.cut();

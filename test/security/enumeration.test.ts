@@ -6,7 +6,7 @@
 // it must not do is answer faster or differently for it in any other way: every refusal that
 // comes before the address is looked at is the same for a taken and a free address.
 import { beforeAll, describe, expect, test } from "bun:test";
-import type { Service } from "../../src/http/service.ts";
+import type { Service } from "../../src/app/service.ts";
 import { bearer, signupWithMail } from "../helpers/accounts.ts";
 import { mailService, startInbox } from "../helpers/mail.ts";
 import { call, GOOD_PASSWORD, logLines, signup, testService, uniqueEmail, type Reply } from "../helpers/service.ts";

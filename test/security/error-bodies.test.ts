@@ -3,7 +3,7 @@
 import { describe, expect, test } from "bun:test";
 import { DbError, DbUnavailableError, type Db } from "../../src/db/index.ts";
 import { MAX_JSON_DEPTH } from "../../src/http/body.ts";
-import { createService } from "../../src/http/service.ts";
+import { createService } from "../../src/app/service.ts";
 import { createLogger } from "../../src/log.ts";
 import { apiKey, bearer } from "../helpers/customer.ts";
 import { call, logLines, signup, testConfig, testService } from "../helpers/service.ts";

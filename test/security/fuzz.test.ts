@@ -5,7 +5,7 @@
 // memory stays bounded. Seeded (FUZZ_SEED), so a failure reproduces; FUZZ_RUNS scales the count.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import type { Service } from "../../src/http/service.ts";
+import type { Service } from "../../src/app/service.ts";
 import { apiKey, bearer, protect, setPlan } from "../helpers/customer.ts";
 import { BASE, call, logLines, signup, testService } from "../helpers/service.ts";
 import { errorProblem, expectNoSecretIn, remember, startWire, type Wire } from "./helpers.ts";

@@ -8,7 +8,7 @@ import { connect as tlsConnect } from "node:tls";
 import { join } from "node:path";
 import type { Config } from "../../src/config.ts";
 import { ERROR_STATUS } from "../../src/http/errors.ts";
-import { serve } from "../../src/http/server.ts";
+import { serve } from "../../src/app/server.ts";
 import { loadTls } from "../../src/http/tls.ts";
 import { createLogger } from "../../src/log.ts";
 import { testConfig, testService, toReply, type Reply } from "../helpers/service.ts";

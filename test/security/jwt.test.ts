@@ -4,7 +4,7 @@
 // property under test is wrong.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { base64url, exportJWK, generateKeyPair, SignJWT } from "jose";
-import type { Service } from "../../src/http/service.ts";
+import type { Service } from "../../src/app/service.ts";
 import { bearer } from "../helpers/accounts.ts";
 import { linkToken, mailService, startInbox, type Inbox } from "../helpers/mail.ts";
 import { logLines, signup, testService } from "../helpers/service.ts";

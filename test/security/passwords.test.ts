@@ -3,7 +3,7 @@
 // allowed, and bcrypt's 72-byte limit never making two different passwords equal.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { COMMON_PASSWORDS } from "../../src/accounts/common-passwords.ts";
-import type { Service } from "../../src/http/service.ts";
+import type { Service } from "../../src/app/service.ts";
 import { bearer, requestResetToken, signupWithMail } from "../helpers/accounts.ts";
 import { closeMailFixture, openMailFixture, type Inbox } from "../helpers/mail.ts";
 import { call, logLines, signup, uniqueEmail, type Reply } from "../helpers/service.ts";

@@ -3,7 +3,7 @@
 // afterwards is the winner's.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { DbError } from "../../src/db/index.ts";
-import type { Service } from "../../src/http/service.ts";
+import type { Service } from "../../src/app/service.ts";
 import { bearer, requestResetToken, signupWithMail } from "../helpers/accounts.ts";
 import { apiKey, execute, pool, protect, setUsage } from "../helpers/customer.ts";
 import { closeMailFixture, openMailFixture, type Inbox } from "../helpers/mail.ts";

@@ -5,10 +5,11 @@
 // to another address of the same IPv6 /64, nor respelling the email.
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import type { RateLimits } from "../../src/config.ts";
-import { createService, type Service } from "../../src/http/service.ts";
+import { createService, type Service } from "../../src/app/service.ts";
 import { createLogger } from "../../src/log.ts";
 import { call, logLines, signup, testConfig, testService, uniqueEmail } from "../helpers/service.ts";
 import { expectCleanError, expectNoSecretIn, rawWire, remember, startWire, wire, type Wire } from "./helpers.ts";
+import { testQuery } from "../helpers/sql.ts";
 
 const TIGHT: RateLimits = {
   authAddress: { limit: 3, windowSeconds: 60 },
@@ -33,7 +34,7 @@ describe("over HTTPS, from 127.0.0.1", () => {
   beforeEach(async () => {
     // The database keeps counters between tests and runs; every test here starts from zero.
     const { db } = await testService();
-    await db.query("test/rate_limit_forget", ["127.0.0.1"]);
+    await testQuery(db, "rate_limit_forget", ["127.0.0.1"]);
   });
 
   // Written byte for byte: fetch would tidy `//auth/login` up before sending it.

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, test } from "bun:test";
 import { CompactSign, base64url, calculateJwkThumbprint } from "jose";
-import { canonicalJson, contentHash } from "../../src/receipts/canonical.ts";
+import { canonicalJson, contentHash } from "../../src/crypto/canonical.ts";
 import {
   generateSigningKey,
   importSigningKey,
@@ -8,7 +8,7 @@ import {
   verifyCanonical,
   type ReceiptClaims,
   type SigningJwk,
-} from "../../src/receipts/signature.ts";
+} from "../../src/crypto/signature.ts";
 import { verifyResult } from "../../src/receipts/verify.ts";
 import { decide } from "../../src/simulation/engine.ts";
 import { buildPayload } from "../../src/simulation/payload.ts";

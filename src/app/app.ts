@@ -13,11 +13,11 @@ import { keysRoutes } from "../keys/routes.ts";
 import { policiesRoutes } from "../policies/routes.ts";
 import { consoleRoutes } from "../console/routes.ts";
 import { systemRoutes } from "./system-routes.ts";
-import { checkBodyHeaders, readJsonBody } from "./body.ts";
+import { checkBodyHeaders, readJsonBody } from "../http/body.ts";
 import type { Deps } from "./deps.ts";
-import { AppError, errorBody, toAppError } from "./errors.ts";
-import { attachState, requestState, type RequestState } from "./request-state.ts";
-import { clientAddress } from "./client-address.ts";
+import { AppError, errorBody, toAppError } from "../http/errors.ts";
+import { attachState, requestState, type RequestState } from "../http/request-state.ts";
+import { clientAddress } from "../http/client-address.ts";
 import { newId } from "../ids.ts";
 
 // 1 to 128 visible ASCII characters (contract section 1).
@@ -138,18 +138,6 @@ export function createApp(deps: Deps) {
       response = await app.handle(request);
     } catch (err) {
       response = errorResponse(toAppError(err).error, state.id);
-    }
-    // A key taken from a hint that no append has checked for this request (a refusal of the body,
-    // a 404, a quota): its lookup comes first, so an unknown or revoked key gets its own answer, as
-    // if it had been read before anything else (src/http/auth.ts, requireKeyToAppend).
-    const keyCheck = state.keyCheck;
-    if (keyCheck && !keyCheck.hint.confirmed) {
-      try {
-        await keyCheck.confirm();
-        keyCheck.hint.confirmed = true;
-      } catch (err) {
-        response = errorResponse(toAppError(err).error, state.id);
-      }
     }
     response.headers.set("x-request-id", state.id);
     for (const [name, value] of Object.entries(SECURITY_HEADERS)) if (!response.headers.has(name)) response.headers.set(name, value);

@@ -7,6 +7,9 @@ import { migrate } from "../db/migrate.ts";
 import { randomBase62 } from "../ids.ts";
 import { createLogger, type Logger } from "../log.ts";
 import { ReceiptSigner } from "../receipts/signer.ts";
+import { ReceiptAppender } from "../receipts/append.ts";
+import { KeyAuthenticator } from "../keys/authenticate.ts";
+import { PolicyVersions } from "../policies/store.ts";
 import { createTransport } from "../mail/transport.ts";
 import { startMailer } from "../mail/worker.ts";
 import { createApp, type App } from "./app.ts";
@@ -29,7 +32,21 @@ export async function createService(config: Config, opts: { db?: Db; log?: Logge
   const dummyPasswordHash = hashPassword(randomBase62(24), config.bcryptCost);
   const [sessions, signer] = await Promise.all([Sessions.open(db, config.jwtSecret), ReceiptSigner.open(db)]);
   const mail = startMailer({ db, log, transport: createTransport(config), ctx: { publicUrl: config.publicUrl }, pollMs: config.mailPollMs });
-  const deps: Deps = { config, db, log, sessions, signer, dummyPasswordHash, version: VERSION, now: opts.now ?? (() => new Date()), mail };
+  const now = opts.now ?? (() => new Date());
+  const deps: Deps = {
+    config,
+    db,
+    log,
+    sessions,
+    keys: new KeyAuthenticator(db),
+    policies: new PolicyVersions(db),
+    signer,
+    receipts: new ReceiptAppender(db, signer, now),
+    dummyPasswordHash,
+    version: VERSION,
+    now,
+    mail,
+  };
   const app = createApp(deps);
   const close = async () => {
     // The mail worker first: it finishes its batch while the database is still open.

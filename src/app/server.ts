@@ -2,11 +2,10 @@
 // (TRUST_PROXY=1, no certificate configured) it listens on plain HTTP and the front door accepts
 // only requests the proxy marks with X-Forwarded-Proto: https.
 import type { Config } from "../config.ts";
-import { MAX_BODY_BYTES } from "./body.ts";
+import { MAX_BODY_BYTES } from "../http/body.ts";
 import { createService } from "./service.ts";
-import { loadTls } from "./tls.ts";
+import { loadTls } from "../http/tls.ts";
 import { listen, type Listener } from "../runtime.ts";
-import { answersByTurn } from "./answers-by-turn.ts";
 
 /** How long a graceful stop (SIGTERM) waits for requests in flight before cutting them off. */
 const DRAIN_MS = 25_000;
@@ -25,8 +24,7 @@ export async function serve(config: Config, opts: Parameters<typeof createServic
     maxRequestBodySize: MAX_BODY_BYTES * 16,
     // The peer address feeds brute-force limits and security events (src/http/client-address.ts);
     // asked for only when one of them reads it, while the request is still open.
-    // The answers ready in the turn their requests arrived in leave together at its end.
-    fetch: answersByTurn((request: Request, server: Listener) => service.handle(request, { ip: () => server.requestIP(request)?.address })),
+    fetch: (request: Request, server: Listener) => service.handle(request, { ip: () => server.requestIP(request)?.address }),
   });
   const url = `${plain ? "http" : "https"}://${config.host.includes(":") ? `[${config.host}]` : config.host}:${server.port}`;
   log.info("listening", { url, database: service.deps.db.kind, tls: tls?.source ?? "proxy" });

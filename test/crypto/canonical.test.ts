@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import canonicalizeReference from "canonicalize";
 import { canonicalize } from "json-canonicalize";
-import { bytesToHex, canonicalJson, contentHash, flatStringsJson, hexToBytes, sha256Hex } from "../../src/receipts/canonical.ts";
+import { bytesToHex, canonicalJson, contentHash, flatStringsJson, hexToBytes, sha256Hex } from "../../src/crypto/canonical.ts";
 
 describe("canonicalJson (RFC 8785)", () => {
   test("sorts object keys recursively and drops whitespace", () => {

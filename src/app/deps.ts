@@ -1,0 +1,35 @@
+// Everything a route needs, built once at start (src/app/service.ts) and passed down. Every
+// cache or batcher the service keeps is one of these objects, never module state.
+import type { Sessions } from "../accounts/sessions.ts";
+import type { Config } from "../config.ts";
+import type { Db } from "../db/index.ts";
+import type { KeyAuthenticator } from "../keys/authenticate.ts";
+import type { PolicyVersions } from "../policies/store.ts";
+import type { ReceiptAppender } from "../receipts/append.ts";
+import type { Logger } from "../log.ts";
+import type { Mailer } from "../mail/worker.ts";
+import type { ReceiptSigner } from "../receipts/signer.ts";
+
+export interface Deps {
+  config: Config;
+  db: Db;
+  log: Logger;
+  sessions: Sessions;
+  /** API keys to principals; reads the database on every request. */
+  keys: KeyAuthenticator;
+  /** Policy documents by version (immutable, so cached without expiry). */
+  policies: PolicyVersions;
+  signer: ReceiptSigner;
+  /** Appends protect and execute receipts, many requests to one commit. */
+  receipts: ReceiptAppender;
+  /**
+   * A bcrypt hash of a random password, verified against when a login email is unknown. Made in
+   * the background at start-up: a login in the first moments waits for it, so unknown and known
+   * emails still cost the same.
+   */
+  dummyPasswordHash: Promise<string>;
+  version: string;
+  now: () => Date;
+  /** The mail outbox worker: nudge it after committing an enqueue. */
+  mail: Mailer;
+}

@@ -1,0 +1,35 @@
+// Server-side hashing and signing through node:crypto (present in Bun, Deno and Node), done
+// synchronously: WebCrypto gives the same bytes but costs a hop to another thread per call.
+// Browser and offline code keeps using WebCrypto (canonical.ts, signature.ts); tests check that
+// both agree.
+import { createHash, createPrivateKey, sign, type KeyObject } from "node:crypto";
+import { canonicalJson } from "./canonical.ts";
+
+/** "0x" + lowercase hex SHA-256 of the UTF-8 bytes of text. */
+export function sha256HexSync(text: string): string {
+  return "0x" + createHash("sha256").update(text, "utf8").digest("hex");
+}
+
+/** Lowercase hex SHA-256 without the prefix (how key secrets are stored). */
+export function sha256PlainHexSync(text: string): string {
+  return createHash("sha256").update(text, "utf8").digest("hex");
+}
+
+export interface SyncSigner {
+  kid: string;
+  key: KeyObject;
+  /** The base64url protected header, fixed per key. */
+  header: string;
+}
+
+export function syncSigner(kid: string, privateJwk: JsonWebKey): SyncSigner {
+  const { kty, crv, x, d } = privateJwk;
+  const key = createPrivateKey({ key: { kty, crv, x, d } as never, format: "jwk" });
+  return { kid, key, header: Buffer.from(JSON.stringify({ alg: "EdDSA", kid })).toString("base64url") };
+}
+
+/** A compact JWS (EdDSA) whose payload bytes are exactly the JCS form of value. */
+export function signCanonicalSync(value: unknown, signer: SyncSigner): string {
+  const input = `${signer.header}.${Buffer.from(canonicalJson(value), "utf8").toString("base64url")}`;
+  return `${input}.${sign(null, Buffer.from(input, "ascii"), signer.key).toString("base64url")}`;
+}
