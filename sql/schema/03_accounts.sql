@@ -14,6 +14,8 @@ CREATE TABLE tenants (
   email_verified_at  timestamptz,
   -- Bumped to end every session (JWTs carry the epoch they were issued under).
   session_epoch      integer NOT NULL DEFAULT 0 CHECK (session_epoch >= 0),
+  -- Moved by triggers whenever anything a key of this tenant is authorised by changes (05_keys.sql).
+  key_context_epoch  bigint NOT NULL DEFAULT 0 CHECK (key_context_epoch >= 0),
   created_at         timestamptz NOT NULL DEFAULT now()
 );
 CREATE UNIQUE INDEX tenants_email_key ON tenants (email);

@@ -145,3 +145,67 @@ END $$;
 COMMENT ON FUNCTION api_key_contexts(jsonb) IS
   'For a JSON array of secret hashes: each matching key with its tenant''s plan, active policy version and its verdicts for '
   'the features keys call (arrays aligned with features); touches last_used_at at most once a minute, never waiting on a locked key row.';
+
+-- What a key's context depends on (api_key_contexts()): the key's status, its tenant's plan,
+-- policies and feature grants, and the plans and features catalogs. Every change to one of them,
+-- whoever makes it (a route, an operator script, psql), moves the tenant's key_context_epoch, so a
+-- context read earlier may be reused exactly while its tenant's epoch has not moved.
+CREATE FUNCTION tenants_key_context_epoch() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+  IF NEW.plan IS DISTINCT FROM OLD.plan THEN
+    NEW.key_context_epoch := greatest(NEW.key_context_epoch, OLD.key_context_epoch + 1);
+  END IF;
+  IF NEW.key_context_epoch < OLD.key_context_epoch THEN
+    RAISE EXCEPTION 'the key context epoch of % never goes back', OLD.tenant_id USING ERRCODE = 'check_violation';
+  END IF;
+  RETURN NEW;
+END $$;
+COMMENT ON FUNCTION tenants_key_context_epoch() IS
+  'A plan change moves the tenant''s key_context_epoch; the epoch never goes back (set back, it could match a context read before a change).';
+CREATE TRIGGER tenants_key_context_epoch BEFORE UPDATE ON tenants
+  FOR EACH ROW EXECUTE FUNCTION tenants_key_context_epoch();
+
+CREATE FUNCTION key_context_changed() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+  UPDATE tenants SET key_context_epoch = key_context_epoch + 1
+  WHERE tenant_id = (CASE WHEN TG_OP = 'DELETE' THEN OLD.tenant_id ELSE NEW.tenant_id END);
+  IF TG_OP = 'UPDATE' AND OLD.tenant_id IS DISTINCT FROM NEW.tenant_id THEN
+    UPDATE tenants SET key_context_epoch = key_context_epoch + 1 WHERE tenant_id = OLD.tenant_id;
+  END IF;
+  RETURN NULL;
+END $$;
+COMMENT ON FUNCTION key_context_changed() IS
+  'Moves the key_context_epoch of the tenant named by the changed row (both tenants when the row moved between them).';
+
+CREATE FUNCTION key_context_changed_for_all() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+  UPDATE tenants SET key_context_epoch = key_context_epoch + 1;
+  RETURN NULL;
+END $$;
+COMMENT ON FUNCTION key_context_changed_for_all() IS
+  'Moves every tenant''s key_context_epoch: a catalog changed, or a table was truncated under the row triggers.';
+
+-- The epochs of the tenants named, for reusing contexts read earlier (src/keys/authenticate.ts). A
+-- function so that PGlite, which plans every unnamed statement anew, keeps its plan.
+CREATE FUNCTION tenant_key_context_epochs(p_tenant_ids text[])
+RETURNS TABLE (tenant_id text, key_context_epoch bigint)
+LANGUAGE plpgsql STABLE AS $$
+#variable_conflict use_column
+BEGIN
+  RETURN QUERY SELECT t.tenant_id, t.key_context_epoch FROM tenants t WHERE t.tenant_id = ANY (p_tenant_ids);
+END $$;
+COMMENT ON FUNCTION tenant_key_context_epochs(text[]) IS 'Each named tenant''s key_context_epoch.';
+
+-- A key's status (revoke, rotation); last_used_at, written by lookups, moves nothing.
+CREATE TRIGGER api_keys_key_context AFTER UPDATE ON api_keys
+  FOR EACH ROW WHEN (OLD.status IS DISTINCT FROM NEW.status) EXECUTE FUNCTION key_context_changed();
+CREATE TRIGGER api_keys_key_context_truncate AFTER TRUNCATE ON api_keys
+  FOR EACH STATEMENT EXECUTE FUNCTION key_context_changed_for_all();
+-- The catalogs: a plan's rank or limits, a feature's required plan or access mode.
+CREATE TRIGGER plans_key_context AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON plans
+  FOR EACH STATEMENT EXECUTE FUNCTION key_context_changed_for_all();
+CREATE TRIGGER features_key_context AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON features
+  FOR EACH STATEMENT EXECUTE FUNCTION key_context_changed_for_all();

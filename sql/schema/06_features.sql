@@ -10,6 +10,12 @@ CREATE TABLE feature_grants (
   PRIMARY KEY (tenant_id, feature)
 );
 
+-- A request-only feature granted or withdrawn moves the tenant's key context (05_keys.sql).
+CREATE TRIGGER feature_grants_key_context AFTER INSERT OR UPDATE OR DELETE ON feature_grants
+  FOR EACH ROW EXECUTE FUNCTION key_context_changed();
+CREATE TRIGGER feature_grants_key_context_truncate AFTER TRUNCATE ON feature_grants
+  FOR EACH STATEMENT EXECUTE FUNCTION key_context_changed_for_all();
+
 CREATE FUNCTION feature_access(p_tenant_id text, p_feature text)
 RETURNS TABLE (verdict text, required_plan text, access_mode text)
 LANGUAGE sql STABLE AS $$

@@ -27,6 +27,10 @@ CREATE TRIGGER policies_immutable BEFORE UPDATE OR DELETE ON policies
 CREATE TRIGGER policies_no_truncate BEFORE TRUNCATE ON policies
   FOR EACH STATEMENT EXECUTE FUNCTION policies_immutable();
 
+-- A new version moves the tenant's key context (05_keys.sql): its keys decide under it now.
+CREATE TRIGGER policies_key_context AFTER INSERT ON policies
+  FOR EACH ROW EXECUTE FUNCTION key_context_changed();
+
 CREATE FUNCTION policy_publish(p_tenant_id text, p_document text, p_hash text)
 RETURNS TABLE (policy_id text, version integer, hash text, document text, created_at text)
 LANGUAGE plpgsql AS $$

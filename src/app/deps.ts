@@ -6,6 +6,7 @@ import type { Db } from "../db/index.ts";
 import type { KeyAuthenticator } from "../keys/authenticate.ts";
 import type { PolicyVersions } from "../policies/store.ts";
 import type { ReceiptAppender } from "../receipts/append.ts";
+import type { PresetOutcomes } from "../simulation/simulate.ts";
 import type { Logger } from "../log.ts";
 import type { Mailer } from "../mail/worker.ts";
 import type { ReceiptSigner } from "../receipts/signer.ts";
@@ -19,6 +20,8 @@ export interface Deps {
   keys: KeyAuthenticator;
   /** Policy documents by version (immutable, so cached without expiry). */
   policies: PolicyVersions;
+  /** Simulation outcomes by preset and policy version (pure, so cached without expiry). */
+  presetOutcomes: PresetOutcomes;
   signer: ReceiptSigner;
   /** Appends protect and execute receipts, many requests to one commit. */
   receipts: ReceiptAppender;

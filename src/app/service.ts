@@ -10,6 +10,7 @@ import { ReceiptSigner } from "../receipts/signer.ts";
 import { ReceiptAppender } from "../receipts/append.ts";
 import { KeyAuthenticator } from "../keys/authenticate.ts";
 import { PolicyVersions } from "../policies/store.ts";
+import { PresetOutcomes } from "../simulation/simulate.ts";
 import { createTransport } from "../mail/transport.ts";
 import { startMailer } from "../mail/worker.ts";
 import { createApp, type App } from "./app.ts";
@@ -40,6 +41,7 @@ export async function createService(config: Config, opts: { db?: Db; log?: Logge
     sessions,
     keys: new KeyAuthenticator(db),
     policies: new PolicyVersions(db),
+    presetOutcomes: new PresetOutcomes(),
     signer,
     receipts: new ReceiptAppender(db, signer, now),
     dummyPasswordHash,

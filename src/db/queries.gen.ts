@@ -138,6 +138,7 @@ export interface Queries {
       features: string[];
       verdicts: string[];
       required_plans: string[];
+      key_context_epoch: number;
     };
   };
   "keys/create": {
@@ -148,6 +149,13 @@ export interface Queries {
       label: string;
       status: string;
       created_at: string;
+    };
+  };
+  "keys/epochs": {
+    params: [readonly string[]];
+    row: {
+      tenant_id: string;
+      key_context_epoch: number;
     };
   };
   "keys/list": {

@@ -17,7 +17,7 @@ async function storedProtect(deps: Deps, tenantId: string, receiptId: string): P
 }
 
 export async function execute(deps: Deps, principal: KeyPrincipal, protectReceiptId: string, requestId: string): Promise<Outcome> {
-  const decided = await storedProtect(deps, principal.tenant_id, protectReceiptId);
+  const decided = deps.receipts.issuedProtect(principal.tenant_id, protectReceiptId) ?? (await storedProtect(deps, principal.tenant_id, protectReceiptId));
   // The execution carries the decision it executes: same input, policy version and reasons.
   const payload = buildPayload({ kind: "execute", input: decided.input, policy: decided.policy, decision: decided.decision, reasons: decided.reasons });
   return recordDecision(deps, { tenantId: principal.tenant_id, keyId: principal.key_id, requestId, payload, protectReceiptId }, (receipt) => ({

@@ -1,4 +1,5 @@
 // Who a bot is: the tenant and key behind an X-API-Key secret, with what its request needs.
+import { BoundedMap } from "../bounded-map.ts";
 import { Coalescer } from "../db/coalescer.ts";
 import type { Db, QueryRow } from "../db/index.ts";
 import { AppError } from "../http/errors.ts";
@@ -18,13 +19,24 @@ export interface KeyPrincipal {
 
 type Row = QueryRow<"keys/authenticate">;
 
+// A context read for a key is reused for at most this long, so that a busy key is still read,
+// and its last_used_at touched, about once a minute.
+const REUSE_MS = 30_000;
+
 export class KeyAuthenticator {
   /**
-   * Lookups in flight share one query, but each query starts after every request it serves
-   * arrived: a key revoked or rotated before a request is refused on that request, on any
-   * instance. Nothing is cached.
+   * Lookups and epoch checks in flight share one query each, and each query starts after every
+   * request it serves arrived.
    */
   private readonly lookups: Coalescer<string, Row | null>;
+  private readonly epochs: Coalescer<string, number | undefined>;
+  /**
+   * Contexts read lately, by secret hash. Freshness: one is reused only while its tenant's
+   * key_context_epoch, read after the request arrived, is still the one read with it; triggers move
+   * the epoch on every change a context depends on (sql/schema/05_keys.sql), so a revoke, rotation,
+   * plan, policy or catalog change is seen by the next request, on every instance.
+   */
+  private readonly known = new BoundedMap<string, { row: Row; at: number }>(10_000);
 
   constructor(db: Db) {
     this.lookups = new Coalescer(
@@ -32,6 +44,14 @@ export class KeyAuthenticator {
         const rows = await db.query("keys/authenticate", [hashes]);
         const byHash = new Map(rows.map((r) => [r.secret_hash, r]));
         return hashes.map((h) => byHash.get(h) ?? null);
+      },
+      { maxBatch: 256, maxInFlight: 2 },
+    );
+    this.epochs = new Coalescer(
+      async (tenants) => {
+        const rows = await db.query("keys/epochs", [tenants]);
+        const byTenant = new Map(rows.map((r) => [r.tenant_id, r.key_context_epoch]));
+        return tenants.map((t) => byTenant.get(t));
       },
       { maxBatch: 256, maxInFlight: 2 },
     );
@@ -47,10 +67,19 @@ export class KeyAuthenticator {
   /** Malformed or mistyped secrets are refused by their checksum, without a lookup. */
   async authenticate(secret: string): Promise<KeyPrincipal> {
     if (!isWellFormedSecret(secret)) throw new AppError("unauthorized", "Invalid API key.");
-    const row = await this.lookups.submit(await hashSecret(secret));
+    const row = await this.context(await hashSecret(secret));
     if (!row) throw new AppError("unauthorized", "Invalid API key.");
     if (row.status !== "active") throw new AppError("key_revoked");
     return principalOf(row);
+  }
+
+  private async context(hash: string): Promise<Row | null> {
+    const known = this.known.get(hash);
+    if (known && Date.now() - known.at < REUSE_MS && (await this.epochs.submit(known.row.tenant_id)) === known.row.key_context_epoch) return known.row;
+    const row = await this.lookups.submit(hash);
+    if (row) this.known.set(hash, { row, at: Date.now() });
+    else this.known.delete(hash);
+    return row;
   }
 }
 

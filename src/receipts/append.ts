@@ -1,6 +1,7 @@
 // Storing a protect or execute decision as the tenant's next receipt. The payload is hashed and
 // signed here; receipt_append() in the database (sql/schema) then checks the execute rules,
 // storage and the daily quota, links the receipt into its tenant's chain and counts the call.
+import { BoundedMap } from "../bounded-map.ts";
 import { Coalescer } from "../db/coalescer.ts";
 import { DbError, type Db, type QueryRow } from "../db/index.ts";
 import { canonicalJson } from "../crypto/canonical.ts";
@@ -47,6 +48,12 @@ export class ReceiptAppender {
    * answered only after its batch committed.
    */
   private readonly batches: Coalescer<AppendItem, AppendRow>;
+  /**
+   * The ALLOWED protects this process stored lately, by receipt_id, for the execute that usually
+   * follows within milliseconds. Freshness: stored receipts never change (receipts_append_only),
+   * so an entry never goes stale; whether one may still be executed is receipt_append()'s check.
+   */
+  private readonly issued = new BoundedMap<string, { tenantId: string; payload: ResultPayload }>(1_024);
 
   constructor(
     db: Db,
@@ -65,6 +72,12 @@ export class ReceiptAppender {
       },
       { maxBatch: MAX_BATCH, maxInFlight: 2 },
     );
+  }
+
+  /** The payload of an ALLOWED protect receipt of this tenant that this process stored lately, if any. */
+  issuedProtect(tenantId: string, receiptId: string): ResultPayload | undefined {
+    const issued = this.issued.get(receiptId);
+    return issued?.tenantId === tenantId ? issued.payload : undefined;
   }
 
   async append(args: { tenantId: string; keyId: string; requestId: string; payload: ResultPayload; protectReceiptId?: string }): Promise<Appended> {
@@ -90,6 +103,7 @@ export class ReceiptAppender {
       signature,
       protect_receipt_id,
     });
+    if (kind === "protect" && payload.decision === "ALLOWED") this.issued.set(receipt_id, { tenantId, payload });
     const receipt: ReceiptView = {
       receipt_id,
       tenant_id: tenantId,

@@ -34,6 +34,7 @@ export function simulationRoutes(deps: Deps) {
       tenantId,
       timestamp: deps.now().toISOString(),
       signer: deps.signer,
+      outcomes: deps.presetOutcomes,
     });
   };
   const hook = (summary: string) => ({

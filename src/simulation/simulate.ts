@@ -1,4 +1,5 @@
 // A dry run of a named preset: the pure decision, its payload and hash, and the signed claims.
+import { BoundedMap } from "../bounded-map.ts";
 import { canonicalJson } from "../crypto/canonical.ts";
 import { sha256HexSync } from "../crypto/sync.ts";
 import type { ReceiptSigner } from "../receipts/signer.ts";
@@ -13,11 +14,28 @@ export interface ActivePolicy {
   document: PolicyDocument;
 }
 
-/** A preset's decision, payload and content_hash: a pure function of the preset and the policy version. */
+type Outcome = ReturnType<typeof outcome>;
+
+/** A preset's decision, payload and content_hash under a policy version. */
 function outcome(name: string, input: (typeof PRESETS)[string]["input"], policy: ActivePolicy) {
   const { decision, reasons } = decide(input, policy.document);
   const payload = buildPayload({ kind: "simulation", input, policy: policy.ref, decision, reasons, preset: name });
   return { decision, reasons, payload, content_hash: sha256HexSync(canonicalJson(payload)) };
+}
+
+export class PresetOutcomes {
+  /**
+   * By preset and policy version. Freshness: an outcome is a pure function of the two, and versions
+   * never change (the reference's hash covers the document), so an entry never goes stale.
+   */
+  private readonly known = new BoundedMap<string, Outcome>(10_000);
+
+  of(name: string, input: (typeof PRESETS)[string]["input"], policy: ActivePolicy): Outcome {
+    const key = `${name}\u0000${policy.ref.policy_id}\u0000${policy.ref.version}\u0000${policy.ref.hash}`;
+    let found = this.known.get(key);
+    if (!found) this.known.set(key, (found = outcome(name, input, policy)));
+    return found;
+  }
 }
 
 export async function simulatePreset(args: {
@@ -27,10 +45,11 @@ export async function simulatePreset(args: {
   tenantId: string;
   timestamp: string;
   signer: ReceiptSigner;
+  outcomes: PresetOutcomes;
 }) {
   const preset = Object.hasOwn(PRESETS, args.preset) ? PRESETS[args.preset] : undefined;
   if (!preset) throw new AppError("invalid_preset", "Unknown preset; GET /v1/presets lists them.");
-  const { decision, reasons, payload, content_hash } = outcome(args.preset, preset.input, args.policy);
+  const { decision, reasons, payload, content_hash } = args.outcomes.of(args.preset, preset.input, args.policy);
   const signature = await args.signer.sign({
     content_hash,
     request_id: args.requestId,

@@ -292,7 +292,7 @@ describe("keys/authenticate", () => {
         // No custom policy yet (the built-in default), and the verdicts for the features keys call.
         {
           secret_hash: t.secretHash, key_id: t.keyId, tenant_id: t.tenantId, status: "active", plan: "free", policy_id: null, policy_version: null, policy_hash: null,
-          features: ["execute", "protect", "simulate"], verdicts: ["allowed", "allowed", "allowed"], required_plans: ["free", "free", "free"],
+          features: ["execute", "protect", "simulate"], verdicts: ["allowed", "allowed", "allowed"], required_plans: ["free", "free", "free"], key_context_epoch: 0,
         },
       ]);
       const [touched] = await testQuery<KeyRow>(q, "tenant_keys", [t.tenantId]);
@@ -466,5 +466,69 @@ describe("signing keys", () => {
     expect(await verifyCanonical(after, await next.jwks())).toEqual({ valid: true, payload: claims, kid: newKid });
     // Without the new key published, the new signature does not verify.
     expect((await verifyCanonical(after, { keys: jwks.keys.filter((k) => (k as { kid?: string }).kid !== newKid) })).valid).toBe(false);
+  });
+});
+
+describe("key_context_epoch: what lets a key context read earlier be reused", () => {
+  const epoch = async (tenantId: string) => Number((await testOne<{ key_context_epoch: number }>(db, "tenant_key_epoch", [tenantId]))!.key_context_epoch);
+
+  test("moves with everything a key's context depends on, and only the changed tenant's", async () => {
+    const t = await newTenant();
+    const other = await newTenant();
+    await committed(async (q) => {
+      await q.query("accounts/signup", signupParams(t));
+      await q.query("accounts/signup", signupParams(other));
+      let last = await epoch(t.tenantId);
+      const moved = async (what: string, change: () => Promise<unknown>, by = 1) => {
+        const otherBefore = await epoch(other.tenantId);
+        await change();
+        const now = await epoch(t.tenantId);
+        expect({ what, moved: now - last }).toEqual({ what, moved: by });
+        expect({ what, other: await epoch(other.tenantId) }).toEqual({ what, other: otherBefore });
+        last = now;
+      };
+      // Neither a lookup (it writes last_used_at) nor a new key changes what a key may do.
+      await moved("lookup", () => q.query("keys/authenticate", [[t.secretHash]]), 0);
+      await moved("last_used_at", () => testQuery(q, "key_touch", [t.keyId]), 0);
+      const secondSecret = newSecret();
+      await moved("new key", () => q.query("keys/create", [newId("key_"), t.tenantId, "second", sha256HexSync(secondSecret).slice(2), secretHint(secondSecret)]), 0);
+      await moved("new policy version", async () => {
+        const doc = '{"default":"DENIED","rules":[]}';
+        await q.query("policies/publish", [t.tenantId, doc, sha256HexSync(doc)]);
+      });
+      await moved("plan change", () => testQuery(q, "plan_set_as_approved", [t.tenantId, "pro"]));
+      await moved("grant", () => testQuery(q, "feature_grant_raw", [t.tenantId, "sso"]));
+      await moved("grant withdrawn", () => testQuery(q, "feature_revoke", [t.tenantId, "sso"]));
+      await moved("revoke", () => q.query("keys/revoke", [t.tenantId, t.keyId]));
+    });
+  });
+
+  test("a catalog change moves every tenant's epoch", async () => {
+    const a = await newTenant();
+    const b = await newTenant();
+    await committed(async (q) => {
+      await q.query("accounts/signup", signupParams(a));
+      await q.query("accounts/signup", signupParams(b));
+      const before = [await epoch(a.tenantId), await epoch(b.tenantId)];
+      try {
+        await testQuery(q, "feature_set", ["protect", "pro", "self_serve"]);
+        expect([await epoch(a.tenantId), await epoch(b.tenantId)]).toEqual(before.map((e) => e + 1));
+      } finally {
+        await testQuery(q, "feature_set", ["protect", "free", "self_serve"]);
+      }
+      expect([await epoch(a.tenantId), await epoch(b.tenantId)]).toEqual(before.map((e) => e + 2));
+    });
+  });
+
+  test("never goes back, so a context read before a change cannot match again", async () => {
+    const t = await newTenant();
+    await committed(async (q) => {
+      await q.query("accounts/signup", signupParams(t));
+      await q.query("keys/revoke", [t.tenantId, t.keyId]);
+      expect(await epoch(t.tenantId)).toBe(1);
+      expect(await testQuery(q, "tenant_set_key_epoch", [t.tenantId, 5])).toEqual([{ key_context_epoch: 5 }]);
+      const back = await failure(testQuery(q, "tenant_set_key_epoch", [t.tenantId, 0]));
+      expect(back.sqlstate).toBe("23514");
+    });
   });
 });

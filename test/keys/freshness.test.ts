@@ -1,6 +1,7 @@
-// An API key is read from the database on every request (src/keys/authenticate.ts): a revoke,
-// rotation, plan change, new policy version or catalog change is seen by the very next request,
-// also one that raced with it, on both databases.
+// Every request with an API key reads the database (src/keys/authenticate.ts): its key, or the
+// epoch of its tenant when the key's context was read lately. A revoke, rotation, plan change, new
+// policy version or catalog change is seen by the very next request, also one that raced with it,
+// on both databases.
 import { beforeAll, describe, expect, test } from "bun:test";
 import type { Db } from "../../src/db/index.ts";
 import { bearer, execute, protect } from "../helpers/customer.ts";
@@ -10,13 +11,15 @@ import { testQuery } from "../helpers/sql.ts";
 
 let db: Db;
 let lookups = 0;
+let epochChecks = 0;
 
 beforeAll(async () => {
   db = (await testService()).db;
   const query = db.query;
-  // Counts the secrets looked up (the lookup's coalescer calls db.query at call time).
+  // Counts the secrets looked up and the epochs checked (the coalescers call db.query at call time).
   (db as { query: Db["query"] }).query = (...args) => {
     if (args[0] === "keys/authenticate") lookups += (args[1]?.[0] as unknown[]).length;
+    if (args[0] === "keys/epochs") epochChecks += (args[1]?.[0] as unknown[]).length;
     return query(...args);
   };
 });
@@ -25,16 +28,24 @@ const simulate = (secret: string) => call("POST", "/v1/simulate", { json: { pres
 const keyOf = async (token: string) => (await call("GET", "/customer/keys", { headers: bearer(token) })).body.keys[0].key_id as string;
 
 describe("key freshness", () => {
-  test("every request with a key reads it: simulate, protect and execute alike", async () => {
+  test("every request reads the database: the key once, then its tenant's epoch, for simulate, protect and execute alike", async () => {
     const a = await signup();
-    const before = lookups;
+    const [lookupsBefore, checksBefore] = [lookups, epochChecks];
     for (let i = 0; i < 3; i++) {
       expect((await simulate(a.apiKey)).status).toBe(200);
       const decided = await protect(a.apiKey);
       expect(decided.status).toBe(200);
       expect((await execute(a.apiKey, decided.body.receipt_id)).status).toBe(200);
     }
-    expect(lookups - before).toBe(9);
+    expect([lookups - lookupsBefore, epochChecks - checksBefore]).toEqual([1, 8]);
+    // A change the context depends on: the epoch moved, so the next request reads the key again.
+    expect((await call("POST", "/customer/keys", { json: { label: "second" }, headers: bearer(a.token) })).status).toBe(201);
+    expect((await simulate(a.apiKey)).status).toBe(200);
+    expect(lookups - lookupsBefore).toBe(1); // a new key changes nothing another key may do
+    const upgrade = (await call("POST", "/customer/upgrades/request", { json: { requested_plan: "pro", reason: "more" }, headers: bearer(a.token) })).body;
+    await approve(upgrade.request_id);
+    expect((await simulate(a.apiKey)).status).toBe(200);
+    expect(lookups - lookupsBefore).toBe(2);
   });
 
   test("a revoke is refused on the very next request, also when it ran during a lookup (20 rounds)", async () => {

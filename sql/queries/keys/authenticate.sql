@@ -1,5 +1,10 @@
--- The keys behind a batch of secrets and what their requests need (see api_key_contexts).
+-- The keys behind a batch of secrets and what their requests need (see api_key_contexts), with
+-- each tenant's key_context_epoch. The epoch is read by this statement's snapshot, taken before
+-- the function's statements take theirs: a change committed in between leaves an epoch older than
+-- the context, which costs one more lookup later, never a stale answer.
 -- $1 jsonb array of secret SHA-256 hex
 -- nullable: policy_id, policy_version, policy_hash
-SELECT secret_hash, key_id, tenant_id, status, plan, policy_id, policy_version, policy_hash, features, verdicts, required_plans
-FROM api_key_contexts($1::jsonb);
+SELECT c.secret_hash, c.key_id, c.tenant_id, c.status, c.plan, c.policy_id, c.policy_version, c.policy_hash,
+       c.features, c.verdicts, c.required_plans, t.key_context_epoch
+FROM api_key_contexts($1::jsonb) c
+JOIN tenants t ON t.tenant_id = c.tenant_id;
