@@ -5,7 +5,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadSqlFiles, SQL_DIR } from "./db/index.ts";
 
-/** Every file of sql/ (migrations, queries, operator scripts), by path without `.sql`. */
+/** Every file of sql/ (the schema, queries, operator scripts), by path without `.sql`. */
 export function sqlFiles(): Record<string, string> {
   return Object.fromEntries(loadSqlFiles(SQL_DIR));
 }
