@@ -11,11 +11,10 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openDb } from "../../src/db/index.ts";
+import { openDb, type QueryParams } from "../../src/db/index.ts";
 import { migrate } from "../../src/db/migrate.ts";
 import { newId } from "../../src/ids.ts";
 import { hashSecret, newSecret, secretHint } from "../../src/keys/secret.ts";
-import type { QueryParams } from "../../src/db/index.ts";
 import { canonicalJson } from "../../src/crypto/canonical.ts";
 import { sha256HexSync } from "../../src/crypto/sync.ts";
 

@@ -1,8 +1,7 @@
 // /features/catalog (public), /customer/upgrades and /customer/dashboard (JWT).
 import { Elysia } from "elysia";
-import { ErrorResponse } from "../http/errors.ts";
+import { AppError, ErrorResponse } from "../http/errors.ts";
 import type { Deps } from "../app/deps.ts";
-import { AppError } from "../http/errors.ts";
 import { withIdempotency } from "../http/idempotency.ts";
 import { newId } from "../ids.ts";
 import { loadCatalog } from "./catalog.ts";

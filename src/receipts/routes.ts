@@ -1,9 +1,8 @@
 // Receipt verification material (the public keys that sign receipts and checkpoints) and the
 // customer's receipt log: /customer/receipts, one receipt, checkpoint, proofs, export.
 import { Elysia, t } from "elysia";
-import { ErrorResponse } from "../http/errors.ts";
+import { AppError, ErrorResponse } from "../http/errors.ts";
 import type { Deps } from "../app/deps.ts";
-import { AppError } from "../http/errors.ts";
 import { requireFeature } from "../plans/features.ts";
 import { logConsistency, receiptProof, signedCheckpoint } from "./checkpoint.ts";
 import { decodeCursor, encodeCursor } from "./cursor.ts";

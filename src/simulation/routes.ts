@@ -1,6 +1,6 @@
 // /v1/simulate (alias /api/simulate) and /v1/presets.
 import { Elysia } from "elysia";
-import { ErrorResponse } from "../http/errors.ts";
+import { AppError, ErrorResponse } from "../http/errors.ts";
 import type { Deps } from "../app/deps.ts";
 import { requestId } from "../http/request-state.ts";
 import { PresetList, SimulateBody, SimulationResult } from "./model.ts";
@@ -8,7 +8,6 @@ import { activePolicy } from "../policies/store.ts";
 import { assertVerdict, requireFeature } from "../plans/features.ts";
 import { PRESETS, presetNames } from "./presets.ts";
 import { simulatePreset, type ActivePolicy } from "./simulate.ts";
-import { AppError } from "../http/errors.ts";
 
 export function simulationRoutes(deps: Deps) {
   const simulate = async ({ body, request }: { body: { preset: string }; request: Request }) => {
