@@ -17,7 +17,8 @@ export interface ActivePolicy {
 type Outcome = ReturnType<typeof outcome>;
 
 /** A preset's decision, payload and content_hash under a policy version. */
-function outcome(name: string, input: (typeof PRESETS)[string]["input"], policy: ActivePolicy) {
+function outcome(name: string, policy: ActivePolicy) {
+  const { input } = PRESETS[name];
   const { decision, reasons } = decide(input, policy.document);
   const payload = buildPayload({ kind: "simulation", input, policy: policy.ref, decision, reasons, preset: name });
   return { decision, reasons, payload, content_hash: sha256HexSync(canonicalJson(payload)) };
@@ -30,10 +31,11 @@ export class PresetOutcomes {
    */
   private readonly known = new BoundedMap<string, Outcome>(10_000);
 
-  of(name: string, input: (typeof PRESETS)[string]["input"], policy: ActivePolicy): Outcome {
+  /** name must be a preset's (PRESETS): the memo is keyed by it. */
+  of(name: string, policy: ActivePolicy): Outcome {
     const key = `${name}\u0000${policy.ref.policy_id}\u0000${policy.ref.version}\u0000${policy.ref.hash}`;
     let found = this.known.get(key);
-    if (!found) this.known.set(key, (found = outcome(name, input, policy)));
+    if (!found) this.known.set(key, (found = outcome(name, policy)));
     return found;
   }
 }
@@ -47,9 +49,8 @@ export async function simulatePreset(args: {
   signer: ReceiptSigner;
   outcomes: PresetOutcomes;
 }) {
-  const preset = Object.hasOwn(PRESETS, args.preset) ? PRESETS[args.preset] : undefined;
-  if (!preset) throw new AppError("invalid_preset", "Unknown preset; GET /v1/presets lists them.");
-  const { decision, reasons, payload, content_hash } = args.outcomes.of(args.preset, preset.input, args.policy);
+  if (!Object.hasOwn(PRESETS, args.preset)) throw new AppError("invalid_preset", "Unknown preset; GET /v1/presets lists them.");
+  const { decision, reasons, payload, content_hash } = args.outcomes.of(args.preset, args.policy);
   const signature = await args.signer.sign({
     content_hash,
     request_id: args.requestId,
