@@ -159,10 +159,15 @@ BEGIN
   IF NEW.key_context_epoch < OLD.key_context_epoch THEN
     RAISE EXCEPTION 'the key context epoch of % never goes back', OLD.tenant_id USING ERRCODE = 'check_violation';
   END IF;
+  -- Heard at commit by a process that holds contexts in memory (the embedded database's service).
+  IF NEW.key_context_epoch > OLD.key_context_epoch THEN
+    PERFORM pg_notify('key_context', NEW.tenant_id);
+  END IF;
   RETURN NEW;
 END $$;
 COMMENT ON FUNCTION tenants_key_context_epoch() IS
-  'A plan change moves the tenant''s key_context_epoch; the epoch never goes back (set back, it could match a context read before a change).';
+  'A plan change moves the tenant''s key_context_epoch; the epoch never goes back (set back, it could match a context read before a change); '
+  'every move is announced on channel key_context with the tenant id as payload.';
 CREATE TRIGGER tenants_key_context_epoch BEFORE UPDATE ON tenants
   FOR EACH ROW EXECUTE FUNCTION tenants_key_context_epoch();
 

@@ -31,7 +31,7 @@ export async function createService(config: Config, opts: { db?: Db; log?: Logge
   const applied = await migrate(db);
   if (applied.length) log.info("migrations_applied", { versions: applied });
   const dummyPasswordHash = hashPassword(randomBase62(24), config.bcryptCost);
-  const [sessions, signer] = await Promise.all([Sessions.open(db, config.jwtSecret), ReceiptSigner.open(db)]);
+  const [sessions, signer, keys] = await Promise.all([Sessions.open(db, config.jwtSecret), ReceiptSigner.open(db), KeyAuthenticator.open(db)]);
   const mail = startMailer({ db, log, transport: createTransport(config), ctx: { publicUrl: config.publicUrl }, pollMs: config.mailPollMs });
   const now = opts.now ?? (() => new Date());
   const deps: Deps = {
@@ -39,7 +39,7 @@ export async function createService(config: Config, opts: { db?: Db; log?: Logge
     db,
     log,
     sessions,
-    keys: new KeyAuthenticator(db),
+    keys,
     policies: new PolicyVersions(db),
     presetOutcomes: new PresetOutcomes(),
     signer,

@@ -18,5 +18,11 @@ export interface Driver extends DriverSession {
    */
   readonly pipeline: DriverSession;
   transaction<T>(fn: (session: DriverSession) => Promise<T>): Promise<T>;
+  /**
+   * Calls fn with the payload of each NOTIFY on channel, before the answer of the statement whose
+   * commit sent it. Only the embedded database has it: its one session is this process's alone,
+   * so no change can commit without this process hearing of it first.
+   */
+  listen?(channel: string, fn: (payload: string) => void): Promise<void>;
   close(): Promise<void>;
 }

@@ -69,6 +69,8 @@ export interface Db extends Queryable {
    * transaction. On the embedded database, the database itself.
    */
   readonly pipeline: Queryable;
+  /** The driver's listen(): the embedded database only (src/db/driver.ts). */
+  listen?(channel: string, fn: (payload: string) => void): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -149,6 +151,7 @@ export function wrapDriver(driver: Driver, sqlDir = SQL_DIR): Db {
       if (sql === undefined) throw new Error(`unknown SQL file: ${file}`);
       return sql;
     },
+    listen: driver.listen?.bind(driver),
     close: () => driver.close(),
   };
 }

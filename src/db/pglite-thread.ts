@@ -11,10 +11,17 @@ export type ThreadRequest =
   | { id: number; op: "script"; text: string; tx?: number }
   | { id: number; op: "begin" }
   | { id: number; op: "end"; tx: number; commit: boolean }
+  | { id: number; op: "listen"; channel: string }
   | { id: number; op: "close" };
 
-/** The answer to request id; a transaction's own outcome answers id -tx once it has ended. */
-export type ThreadReply = { id: number; result: unknown } | { id: number; error: { code?: string; constraint?: string; message: string } };
+/**
+ * The answer to request id; a transaction's own outcome answers id -tx once it has ended. A
+ * notification on a channel listened to is posted before the answer of the statement that sent it.
+ */
+export type ThreadReply =
+  | { id: number; result: unknown }
+  | { id: number; error: { code?: string; constraint?: string; message: string } }
+  | { channel: string; payload: string };
 
 const port = globalThis as unknown as { postMessage(reply: ThreadReply): void; onmessage: ((ev: MessageEvent<ThreadRequest>) => void) | null };
 
@@ -87,6 +94,9 @@ async function handle(m: ThreadRequest): Promise<unknown> {
       return begin();
     case "end":
       opened(m.tx).end(m.commit);
+      return null;
+    case "listen":
+      await db!.listen(m.channel, (payload) => port.postMessage({ channel: m.channel, payload }));
       return null;
     case "close":
       await db?.close();

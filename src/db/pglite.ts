@@ -60,8 +60,10 @@ async function threadDriver(worker: Worker, dataDir: string | undefined, assets:
     for (const w of waiting.values()) w.reject(dead);
     waiting.clear();
   };
+  const listeners = new Map<string, Set<(payload: string) => void>>();
   worker.onmessage = (ev: MessageEvent<ThreadReply>) => {
     const reply = ev.data;
+    if ("channel" in reply) return listeners.get(reply.channel)?.forEach((fn) => fn(reply.payload));
     const w = waiting.get(reply.id);
     if (!w) return;
     waiting.delete(reply.id);
@@ -109,6 +111,12 @@ async function threadDriver(worker: Worker, dataDir: string | undefined, assets:
       await ended;
       return result;
     },
+    async listen(channel, fn) {
+      const heard = listeners.get(channel);
+      if (heard) return void heard.add(fn);
+      listeners.set(channel, new Set([fn]));
+      await call({ op: "listen", channel });
+    },
     async close() {
       try {
         await call({ op: "close" });
@@ -154,6 +162,7 @@ export function pgliteDriver(db: PGlite): Driver {
     ...own,
     pipeline: own,
     transaction: (fn) => db.transaction((tx) => fn(session(tx))),
+    listen: async (channel, fn) => void (await db.listen(channel, fn)),
     close: () => db.close(),
   };
 }

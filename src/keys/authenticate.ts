@@ -31,12 +31,26 @@ export class KeyAuthenticator {
   private readonly lookups: Coalescer<string, Row | null>;
   private readonly epochs: Coalescer<string, number | undefined>;
   /**
-   * Contexts read lately, by secret hash. Freshness: one is reused only while its tenant's
-   * key_context_epoch, read after the request arrived, is still the one read with it; triggers move
-   * the epoch on every change a context depends on (sql/schema/05_keys.sql), so a revoke, rotation,
-   * plan, policy or catalog change is seen by the next request, on every instance.
+   * Contexts read lately, by secret hash. Freshness: triggers move a tenant's key_context_epoch on
+   * every change a context depends on (sql/schema/05_keys.sql) and announce it on channel
+   * key_context. Where the database can tell this process of every change before the change's own
+   * answer (embedded), a changed tenant's contexts are dropped when the notice comes; elsewhere one
+   * is reused only while its tenant's epoch, read after the request arrived, still matches. Either
+   * way a revoke, rotation, plan, policy or catalog change is seen by the next request.
    */
   private readonly known = new BoundedMap<string, { row: Row; at: number }>(10_000);
+  /** Set once notices drive freshness; counts them, so a lookup that ran across one is not kept. */
+  private notices: number | undefined;
+
+  /** An authenticator that listens for changes where the database offers it. */
+  static async open(db: Db): Promise<KeyAuthenticator> {
+    const keys = new KeyAuthenticator(db);
+    if (db.listen) {
+      await db.listen("key_context", (tenant) => keys.changed(tenant));
+      keys.notices = 0;
+    }
+    return keys;
+  }
 
   constructor(db: Db) {
     this.lookups = new Coalescer(
@@ -75,11 +89,20 @@ export class KeyAuthenticator {
 
   private async context(hash: string): Promise<Row | null> {
     const known = this.known.get(hash);
-    if (known && Date.now() - known.at < REUSE_MS && (await this.epochs.submit(known.row.tenant_id)) === known.row.key_context_epoch) return known.row;
+    if (known && Date.now() - known.at < REUSE_MS) {
+      // Listening, a kept context is current: its tenant's changes would have dropped it.
+      if (this.notices !== undefined || (await this.epochs.submit(known.row.tenant_id)) === known.row.key_context_epoch) return known.row;
+    }
+    const noticesBefore = this.notices;
     const row = await this.lookups.submit(hash);
-    if (row) this.known.set(hash, { row, at: Date.now() });
+    if (row && this.notices === noticesBefore) this.known.set(hash, { row, at: Date.now() });
     else this.known.delete(hash);
     return row;
+  }
+
+  private changed(tenant: string): void {
+    this.notices! += 1;
+    for (const [hash, { row }] of this.known) if (row.tenant_id === tenant) this.known.delete(hash);
   }
 }
 

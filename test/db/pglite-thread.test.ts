@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { heapStats } from "bun:jsc";
 import { DbError, openDb, type Db } from "../../src/db/index.ts";
 import { migrate } from "../../src/db/migrate.ts";
+import { testQuery } from "../helpers/sql.ts";
 
 const embedded = !process.env.TEST_DATABASE_URL;
 let db: Db;
@@ -56,6 +57,15 @@ describe.skipIf(!embedded)("the embedded database's thread", () => {
     expect(failed).toBeInstanceOf(DbError);
     expect((failed as DbError).sqlstate).toBe("22007");
     expect(await db.query("system/secret_get", [name])).toEqual([]);
+  });
+
+  test("a notice is heard before the answer of the statement whose commit sent it", async () => {
+    const heard: string[] = [];
+    await db.listen!("thread_test", (payload) => heard.push(payload));
+    for (let i = 0; i < 5; i++) {
+      await testQuery(db, "notify", ["thread_test", String(i)]);
+      expect(heard).toEqual(Array.from({ length: i + 1 }, (_, j) => String(j)));
+    }
   });
 
   test("a closed database answers every call with an error", async () => {

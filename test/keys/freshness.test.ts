@@ -1,7 +1,9 @@
-// Every request with an API key reads the database (src/keys/authenticate.ts): its key, or the
-// epoch of its tenant when the key's context was read lately. A revoke, rotation, plan change, new
-// policy version or catalog change is seen by the very next request, also one that raced with it,
-// on both databases.
+// A key's context is read once and then reused while nothing it depends on changed
+// (src/keys/authenticate.ts): on PostgreSQL every request reads its tenant's epoch; on the embedded
+// database, whose every change this process hears of before the change's answer, a notice drops
+// the tenant's contexts and a request reads nothing. A revoke, rotation, plan change, new policy
+// version or catalog change is seen by the very next request, also one that raced with it, on both
+// databases.
 import { beforeAll, describe, expect, test } from "bun:test";
 import type { Db } from "../../src/db/index.ts";
 import { bearer, execute, protect } from "../helpers/customer.ts";
@@ -28,7 +30,7 @@ const simulate = (secret: string) => call("POST", "/v1/simulate", { json: { pres
 const keyOf = async (token: string) => (await call("GET", "/customer/keys", { headers: bearer(token) })).body.keys[0].key_id as string;
 
 describe("key freshness", () => {
-  test("every request reads the database: the key once, then its tenant's epoch, for simulate, protect and execute alike", async () => {
+  test("the key is read once, then only its tenant's epoch (PostgreSQL) or nothing (embedded), for simulate, protect and execute alike", async () => {
     const a = await signup();
     const [lookupsBefore, checksBefore] = [lookups, epochChecks];
     for (let i = 0; i < 3; i++) {
@@ -37,7 +39,7 @@ describe("key freshness", () => {
       expect(decided.status).toBe(200);
       expect((await execute(a.apiKey, decided.body.receipt_id)).status).toBe(200);
     }
-    expect([lookups - lookupsBefore, epochChecks - checksBefore]).toEqual([1, 8]);
+    expect([lookups - lookupsBefore, epochChecks - checksBefore]).toEqual([1, db.kind === "embedded" ? 0 : 8]);
     // A change the context depends on: the epoch moved, so the next request reads the key again.
     expect((await call("POST", "/customer/keys", { json: { label: "second" }, headers: bearer(a.token) })).status).toBe(201);
     expect((await simulate(a.apiKey)).status).toBe(200);
