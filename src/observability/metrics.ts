@@ -4,6 +4,7 @@
 // an id, so the number of series stays bounded. Series handles are made once and looked up, so a
 // request builds no label string of its own.
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import { within } from "./within.ts";
 
 /** The route label of a request that matched no route (or was refused before routing). */
 export const UNMATCHED_ROUTE = "unmatched";
@@ -19,6 +20,8 @@ export type DecisionKind = (typeof DECISION_KINDS)[number];
 
 /** How often the event loop is sampled: each sample is how late a timer fired. */
 const LAG_SAMPLE_MS = 100;
+/** A gauge read from the database waits no longer than this: a scrape must answer. */
+const SOURCE_TIMEOUT_MS = 2000;
 
 export interface MetricSources {
   /** Messages in the mail outbox still to be sent; read at each scrape. */
@@ -135,9 +138,8 @@ export class Metrics {
       registers,
       async collect() {
         // A database that does not answer leaves the last value: /metrics itself still answers.
-        try {
-          this.set(await sources.mailOutboxPending());
-        } catch {}
+        const pending = await within(sources.mailOutboxPending(), SOURCE_TIMEOUT_MS);
+        if (pending !== undefined) this.set(pending);
       },
     });
     new Gauge({

@@ -2,9 +2,10 @@
 // METRICS_ADDR one. Live: the process answers. Ready: the database answers and no graceful stop
 // has begun, so a load balancer takes the instance out before it goes away or while it cannot serve.
 import { AppError } from "../http/errors.ts";
+import { within } from "./within.ts";
 
 /** A ping slower than this counts as a database that does not answer. */
-const PING_TIMEOUT_MS = 2000;
+export const PING_TIMEOUT_MS = 2000;
 
 export class Probes {
   private draining = false;
@@ -19,15 +20,7 @@ export class Probes {
   /** Resolves when the instance is ready; otherwise rejects with 503 unavailable and why. */
   async ready(): Promise<void> {
     if (this.draining) throw unavailable("The service is stopping.");
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const answered = await Promise.race([
-      this.ping().then(
-        () => true,
-        () => false,
-      ),
-      new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), PING_TIMEOUT_MS))),
-    ]);
-    clearTimeout(timer);
+    const answered = await within(this.ping().then(() => true), PING_TIMEOUT_MS);
     if (!answered) throw unavailable("The database does not answer.");
   }
 }
