@@ -13,7 +13,7 @@ const METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIO
 const DECISION_KINDS = ["protect", "execute", "simulate"] as const;
 const DECISIONS = ["ALLOWED", "DENIED"] as const;
 const QUOTA_LIMITS = ["protect_per_day", "execute_per_day", "receipts_stored"] as const;
-/** 401 codes shown at zero from the start, so a first failure shows in rate(). */
+/** 401 codes shown at 0 from the start; others get their series on first use. */
 const AUTH_REASONS = ["unauthorized", "token_expired", "key_revoked"] as const;
 
 export type DecisionKind = (typeof DECISION_KINDS)[number];
@@ -26,6 +26,13 @@ const SOURCE_TIMEOUT_MS = 2000;
 export interface MetricSources {
   /** Messages in the mail outbox still to be sent; read at each scrape. */
   mailOutboxPending(): Promise<number>;
+}
+
+/** A series shown at 0 from the start, so that its first increment shows in rate(). */
+function zeroed(counter: Counter<string>, ...labels: string[]): Counter.Internal {
+  const series = counter.labels(...labels);
+  series.inc(0);
+  return series;
 }
 
 /** The request counter and duration histogram of one route pattern. */
@@ -102,30 +109,24 @@ export class Metrics {
       labelNames: ["kind", "decision"] as const,
       registers,
     });
-    const counter = this.decisionCounter;
-    const series = (kind: DecisionKind, decision: string) => {
-      const made = counter.labels(kind, decision);
-      made.inc(0);
-      return [decision, made] as const;
-    };
-    this.decisions = Object.fromEntries(DECISION_KINDS.map((kind) => [kind, Object.fromEntries(DECISIONS.map((decision) => series(kind, decision)))])) as Record<
-      DecisionKind,
-      Record<string, Counter.Internal>
-    >;
+    this.decisions = { protect: {}, execute: {}, simulate: {} };
+    for (const kind of DECISION_KINDS) {
+      for (const decision of DECISIONS) this.decisions[kind][decision] = zeroed(this.decisionCounter, kind, decision);
+    }
     this.quotaRefusals = new Counter({
       name: "warden_quota_refusals_total",
       help: "Requests refused with 429 quota_exceeded, by the limit reached.",
       labelNames: ["limit"] as const,
       registers,
     });
-    for (const limit of QUOTA_LIMITS) this.quotaRefusals.labels(limit).inc(0);
+    for (const limit of QUOTA_LIMITS) zeroed(this.quotaRefusals, limit);
     this.authFailures = new Counter({
       name: "warden_auth_failures_total",
       help: "Requests answered 401, by error code.",
       labelNames: ["reason"] as const,
       registers,
     });
-    for (const reason of AUTH_REASONS) this.authFailures.labels(reason).inc(0);
+    for (const reason of AUTH_REASONS) zeroed(this.authFailures, reason);
     this.batchSizes = new Histogram({
       name: "warden_receipt_batch_size",
       help: "Receipts appended per database statement (group commit).",

@@ -3,8 +3,7 @@
 // labels are route patterns and closed vocabularies, never a raw path, id or tenant. Request log
 // lines name the tenant and key behind a request, and never a secret.
 import { describe, expect, test } from "bun:test";
-import { existsSync } from "node:fs";
-import { join } from "node:path";
+import { hasDeno, runDeno } from "../helpers/deno.ts";
 import { apiKey, bearer, execute, protect, setUsage } from "../helpers/customer.ts";
 import { parseExposition, valueOf, type Sample } from "../helpers/metrics.ts";
 import { call, logLines, signup, testService } from "../helpers/service.ts";
@@ -123,20 +122,9 @@ describe("metrics move with requests", () => {
   });
 });
 
-const ROOT = join(import.meta.dir, "..", "..");
-const DENO = join(ROOT, "node_modules", ".bin", "deno");
-
-describe.skipIf(!existsSync(DENO))("under Deno", () => {
+describe.skipIf(!hasDeno)("under Deno", () => {
   test("prom-client counts, and resident memory and event-loop lag are measured, with no extra permission", async () => {
-    const child = Bun.spawn([DENO, "run", "test/observability/deno-metrics.ts"], {
-      cwd: ROOT,
-      env: { ...process.env, DENO_NO_UPDATE_CHECK: "1" },
-      stdout: "pipe",
-      stderr: "pipe",
-    });
-    const [stdout, stderr, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
-    expect({ code, stderr }).toEqual({ code: 0, stderr: "" });
-    const seen = JSON.parse(stdout);
+    const seen = await runDeno(["test/observability/deno-metrics.ts"]);
     expect(seen).toMatchObject({ runtime: "deno", requests: 1, decisions: 1, batchSum: 3, mailPending: 7, lagOver100ms: 1 });
     expect(seen.residentBytes).toBeGreaterThan(10 * 1024 * 1024);
   }, 60_000);
