@@ -164,6 +164,16 @@ describe("the METRICS_ADDR listener", () => {
     }
   }, 60_000);
 
+  test("a METRICS_ADDR that cannot be bound stops the start, naming it", async () => {
+    const taken = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("") });
+    try {
+      const port = taken.port!;
+      await expect(startWire({ metricsAddr: { host: "127.0.0.1", port } })).rejects.toThrow(`METRICS_ADDR 127.0.0.1:${port}`);
+    } finally {
+      taken.stop(true);
+    }
+  });
+
   test("METRICS_ADDR=off opens no listener", async () => {
     const server = await started({ metricsAddr: loadConfig({ METRICS_ADDR: "off" }).metricsAddr });
     expect(server.metricsUrl).toBeUndefined();
