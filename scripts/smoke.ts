@@ -15,12 +15,13 @@ const root = join(import.meta.dir, "..");
 const dataDir = mkdtempSync(join(tmpdir(), "warden-smoke-"));
 const port = freePort();
 const url = `https://127.0.0.1:${port}`;
+const metricsUrl = `http://127.0.0.1:${freePort()}`;
 const insecure = { tls: { rejectUnauthorized: false } } as RequestInit;
 const warden = process.env.SMOKE_CMD?.trim() ? process.env.SMOKE_CMD.trim().split(/\s+/) : [process.execPath, "src/cli/main.ts"];
 
 const server = Bun.spawn([...warden, "serve"], {
   cwd: root,
-  env: { ...process.env, PORT: String(port), DATA_DIR: dataDir, BCRYPT_COST: "4" },
+  env: { ...process.env, PORT: String(port), DATA_DIR: dataDir, BCRYPT_COST: "4", METRICS_ADDR: metricsUrl.slice("http://".length) },
   stdout: "pipe",
   stderr: "inherit",
 });
@@ -79,6 +80,17 @@ const protect = await fetch(`${url}/v1/protect`, { ...insecure, method: "POST", 
 const decision = await protect.json();
 if (protect.status !== 200 || !decision.receipt_id) fail(`protect answered ${protect.status} ${JSON.stringify(decision)}`);
 
+// Metrics and probes (prom-client) run on this runtime too: the two decisions above are counted.
+const scraped = await fetch(`${metricsUrl}/metrics`).then((r) => r.text(), (err) => fail(`GET /metrics: ${err}`));
+for (const series of [`warden_decisions_total{kind="simulate",decision="DENIED"} 1`, `warden_decisions_total{kind="protect",decision="${decision.decision}"} 1`]) {
+  if (!scraped.split("\n").includes(series)) fail(`/metrics has no line ${series}`);
+}
+if (!/^process_resident_memory_bytes [1-9]/m.test(scraped)) fail("/metrics has no resident memory");
+for (const probe of [`${metricsUrl}/readyz`, `${url}/readyz`]) {
+  const ready = await fetch(probe, insecure);
+  if (ready.status !== 200) fail(`${probe} answered ${ready.status}`);
+}
+
 // The embedded database belongs to one process: the operator command runs once the service is gone.
 server.kill("SIGTERM");
 if ((await server.exited) !== 0) fail(`the service exited with ${server.exitCode} on SIGTERM`);
@@ -86,4 +98,4 @@ const checked = await cli(["ops", "receipts", "check", account.tenant_id], { DAT
 if (checked.code !== 0 || checked.json.ok !== true || checked.json.receipts !== 1) fail(`ops receipts check: exit ${checked.code} ${JSON.stringify(checked.json)}`);
 
 rmSync(dataDir, { recursive: true, force: true });
-console.log(`smoke: signup, simulate --verify, verify, tamper detection, protect and ops receipts check all behave (${Math.round(performance.now() - started)} ms)`);
+console.log(`smoke: signup, simulate --verify, verify, tamper detection, protect, /metrics, /readyz and ops receipts check all behave (${Math.round(performance.now() - started)} ms)`);

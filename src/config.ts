@@ -13,6 +13,10 @@ export interface Config {
   smtpUrl?: string;
   publicUrl: string;
   logLevel: "debug" | "info" | "warn" | "error" | "silent";
+  /** json (default): one JSON object a line; pretty: aligned text for a person at a terminal. */
+  logFormat: "json" | "pretty";
+  /** The plain-HTTP listener for /metrics, /livez and /readyz; null when METRICS_ADDR=off. */
+  metricsAddr: { host: string; port: number } | null;
   bcryptCost: number;
   /** From: of outgoing mail. */
   mailFrom: string;
@@ -38,12 +42,15 @@ export interface RateLimits {
 }
 
 const LOG_LEVELS = ["debug", "info", "warn", "error", "silent"] as const;
+const LOG_FORMATS = ["json", "pretty"] as const;
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const port = intFrom(env.PORT, 8443, "PORT", 0, 65535);
   const host = env.HOST || "127.0.0.1";
   const logLevel = (env.LOG_LEVEL || "info") as Config["logLevel"];
   if (!LOG_LEVELS.includes(logLevel)) throw new Error(`LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}`);
+  const logFormat = (env.LOG_FORMAT || "json") as Config["logFormat"];
+  if (!LOG_FORMATS.includes(logFormat)) throw new Error(`LOG_FORMAT must be one of ${LOG_FORMATS.join(", ")}`);
   return {
     port,
     host,
@@ -57,6 +64,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     smtpUrl: env.SMTP_URL || undefined,
     publicUrl: (env.PUBLIC_URL || `https://${host.includes(":") ? `[${host}]` : host}:${port}`).replace(/\/+$/, ""),
     logLevel,
+    logFormat,
+    metricsAddr: listenAddress(env.METRICS_ADDR, "127.0.0.1:9464", "METRICS_ADDR"),
     // bcrypt cost 12 in production; tests lower it (BCRYPT_COST=4) to stay fast.
     bcryptCost: intFrom(env.BCRYPT_COST, 12, "BCRYPT_COST", 4, 15),
     mailFrom: env.MAIL_FROM || `warden <no-reply@${mailDomain(env.PUBLIC_URL, host)}>`,
@@ -74,6 +83,16 @@ function intFrom(raw: string | undefined, fallback: number, name: string, min: n
   const n = Number(raw);
   if (!Number.isInteger(n) || n < min || n > max) throw new Error(`${name} must be an integer from ${min} to ${max}`);
   return n;
+}
+
+/** "HOST:PORT" (an IPv6 host in brackets), or "off" for none. */
+function listenAddress(raw: string | undefined, fallback: string, name: string): { host: string; port: number } | null {
+  const value = (raw || fallback).trim();
+  if (value.toLowerCase() === "off") return null;
+  const match = /^(?:\[([0-9a-fA-F:.]+)\]|([^\s:\[\]]+)):(\d{1,5})$/.exec(value);
+  const port = Number(match?.[3]);
+  if (!match || port > 65535) throw new Error(`${name} must be HOST:PORT (for example ${fallback}, [::1]:9464) or off`);
+  return { host: match[1] ?? match[2], port };
 }
 
 /** "N/SECONDS": at most N hits per window of SECONDS. */

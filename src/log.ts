@@ -1,4 +1,4 @@
-// JSON lines to stdout. Fields that could carry a credential are dropped by name, so a careless
+// JSON lines to stdout (or, with LOG_FORMAT=pretty, text lines for a person). Fields that could carry a credential are dropped by name, so a careless
 // call site cannot leak a password, token, secret or key into the log.
 import { writeSync } from "node:fs";
 
@@ -36,13 +36,25 @@ export function stdoutSink(line: string): void {
   if (pending.push(line) === 1) setImmediate(() => flushStdout(false));
 }
 
-export function createLogger(level: Level, sink: (line: string) => void = stdoutSink): Logger {
+export type LogFormat = "json" | "pretty";
+
+/** `TIME LEVEL event key=value ...`: a value is bare when it has no space, quote or `=`, else JSON. */
+function prettyLine(time: string, level: string, event: string, fields: Record<string, unknown>): string {
+  let line = `${time} ${level.toUpperCase().padEnd(5)} ${event}`;
+  for (const [k, v] of Object.entries(fields)) {
+    if (v !== undefined) line += ` ${k}=${typeof v === "string" && /^[^\s"=]+$/.test(v) ? v : JSON.stringify(v)}`;
+  }
+  return line;
+}
+
+export function createLogger(level: Level, sink: (line: string) => void = stdoutSink, format: LogFormat = "json"): Logger {
   const min = LEVELS[level];
   const emit = (lvl: Exclude<Level, "silent">) => (event: string, fields: Record<string, unknown> = {}) => {
     if (LEVELS[lvl] < min) return;
     const safe: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(fields)) safe[k] = SENSITIVE.test(k) ? "[redacted]" : v;
-    sink(JSON.stringify({ time: new Date().toISOString(), level: lvl, event, ...safe }));
+    const time = new Date().toISOString();
+    sink(format === "pretty" ? prettyLine(time, lvl, event, safe) : JSON.stringify({ time, level: lvl, event, ...safe }));
   };
   return { debug: emit("debug"), info: emit("info"), warn: emit("warn"), error: emit("error") };
 }

@@ -2,12 +2,8 @@
 // a hash written by one runtime must verify on the other, also past bcrypt's 72-byte limit,
 // where Bun first hashes the password with SHA-512.
 import { describe, expect, test } from "bun:test";
-import { existsSync } from "node:fs";
-import { join } from "node:path";
 import { bcryptKey, wasmBcrypt } from "../src/runtime.ts";
-
-const ROOT = join(import.meta.dir, "..");
-const DENO = join(ROOT, "node_modules", ".bin", "deno");
+import { hasDeno, runDeno } from "./helpers/deno.ts";
 
 const PASSWORDS: Record<string, string> = {
   short: "correct horse",
@@ -44,19 +40,11 @@ describe("bcrypt off Bun (hash-wasm) matches Bun.password", () => {
   });
 });
 
-describe.skipIf(!existsSync(DENO))("bcrypt across runtimes", () => {
+describe.skipIf(!hasDeno)("bcrypt across runtimes", () => {
   test("Deno verifies Bun's hash and Bun verifies Deno's, for a long password", async () => {
     const password = "a passphrase well past bcrypt's seventy-two byte limit, with ünïcödé 🔑 in it";
     const bunHash = await Bun.password.hash(password, { algorithm: "bcrypt", cost: 4 });
-    const child = Bun.spawn([DENO, "run", "--allow-read", "--allow-env", "test/runtime/deno-bcrypt.ts", password, bunHash], {
-      cwd: ROOT,
-      env: { ...process.env, DENO_NO_UPDATE_CHECK: "1" },
-      stdout: "pipe",
-      stderr: "pipe",
-    });
-    const [stdout, stderr, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
-    expect({ code, stderr }).toEqual({ code: 0, stderr: "" });
-    const deno = JSON.parse(stdout);
+    const deno = await runDeno(["--allow-read", "--allow-env", "test/runtime/deno-bcrypt.ts", password, bunHash]);
     expect(deno).toMatchObject({ runtime: "deno", verifiesBunHash: true, rejectsOtherPassword: true });
     expect(await Bun.password.verify(password, deno.hash, "bcrypt")).toBe(true);
     expect(await Bun.password.verify(password + "!", deno.hash, "bcrypt")).toBe(false);

@@ -34,7 +34,7 @@ export function startService(root: string, env: Record<string, string>, flags: s
   const port = freePort();
   const proc = Bun.spawn([bunOf(root), ...flags, "src/cli/main.ts", "serve"], {
     cwd: root,
-    env: { ...process.env, ...env, PORT: String(port) },
+    env: { ...process.env, METRICS_ADDR: "off", ...env, PORT: String(port) },
     stdout: "ignore",
     stderr: "inherit",
   });

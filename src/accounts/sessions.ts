@@ -3,6 +3,7 @@
 import { errors as joseErrors, jwtVerify, SignJWT } from "jose";
 import type { Db } from "../db/index.ts";
 import { AppError } from "../http/errors.ts";
+import { noteCaller } from "../http/request-state.ts";
 import { randomBase62 } from "../ids.ts";
 
 export const JWT_LIFETIME_SECONDS = 24 * 60 * 60;
@@ -50,12 +51,14 @@ export class Sessions {
   }
 
   /** The live session behind the request's Authorization: Bearer token, or 401. */
-  require(request: Request): Promise<Session> {
+  async require(request: Request): Promise<Session> {
     const header = request.headers.get("authorization");
     if (!header) throw new AppError("unauthorized", "Send Authorization: Bearer <token>.");
     const match = /^Bearer ([A-Za-z0-9._~+/=-]+)$/i.exec(header.trim());
     if (!match) throw new AppError("unauthorized");
-    return this.authenticate(match[1]);
+    const session = await this.authenticate(match[1]);
+    noteCaller(request, session.tenant_id);
+    return session;
   }
 
   /** The live session behind a bearer token, or 401. */

@@ -37,9 +37,10 @@ function validationMessage(error: unknown): string {
   return `${where}${first.path || ""}: ${first.message ?? "invalid"}`;
 }
 
-/** The contract's error body for a failure, with its status and headers. */
-function errorResponse(failure: AppError, requestId: string): Response {
-  return Response.json(errorBody(failure, requestId), { status: failure.status, headers: failure.options.headers });
+/** The contract's error body for a failure, with its status and headers; noted for the front door's counts. */
+function errorResponse(failure: AppError, state: RequestState): Response {
+  state.failure = { code: failure.code, limit: failure.options.fields?.limit };
+  return Response.json(errorBody(failure, state.id), { status: failure.status, headers: failure.options.headers });
 }
 
 /** Adds state.ip, worked out on first read and kept. */
@@ -95,7 +96,7 @@ export function createApp(deps: Deps) {
         failure = mapped;
       }
       set.status = failure.status;
-      return errorResponse(failure, state.id);
+      return errorResponse(failure, state);
     })
     .onAfterHandle(({ request, route }) => {
       requestState(request).route = route;
@@ -111,6 +112,7 @@ export function createApp(deps: Deps) {
     .use(plansRoutes(deps))
     .use(customerAccountRoutes(deps))
     .use(consoleRoutes(deps));
+  const http = deps.metrics.http(app.routes.map((r) => r.path));
 
   /**
    * Every request enters here: the front door, then the app, then the common headers and the log
@@ -137,17 +139,24 @@ export function createApp(deps: Deps) {
       checkBodyHeaders(request);
       response = await app.handle(request);
     } catch (err) {
-      response = errorResponse(toAppError(err).error, state.id);
+      response = errorResponse(toAppError(err).error, state);
     }
     response.headers.set("x-request-id", state.id);
     for (const [name, value] of Object.entries(SECURITY_HEADERS)) if (!response.headers.has(name)) response.headers.set(name, value);
-    deps.log.info("request", {
+    const { status } = response;
+    const ms = performance.now() - started;
+    http.record(request.method, state.route, status, ms / 1000);
+    if (status === 401 || status === 429) deps.metrics.refusal(status, state.failure?.code, state.failure?.limit);
+    const line: Record<string, unknown> = {
       method: request.method,
-      route: requestState(request).route ?? null,
-      status: response.status,
-      duration_ms: Math.round((performance.now() - started) * 100) / 100,
+      route: state.route ?? null,
+      status,
+      duration_ms: Math.round(ms * 100) / 100,
       request_id: state.id,
-    });
+    };
+    if (state.tenantId !== undefined) line.tenant_id = state.tenantId;
+    if (state.keyId !== undefined) line.key_id = state.keyId;
+    deps.log.info("request", line);
     return response;
   }
 

@@ -10,6 +10,8 @@ import type { PresetOutcomes } from "../simulation/simulate.ts";
 import type { Logger } from "../log.ts";
 import type { Mailer } from "../mail/worker.ts";
 import type { ReceiptSigner } from "../receipts/signer.ts";
+import type { Metrics } from "../observability/metrics.ts";
+import type { Probes } from "../observability/probes.ts";
 
 export interface Deps {
   config: Config;
@@ -35,4 +37,8 @@ export interface Deps {
   now: () => Date;
   /** The mail outbox worker: nudge it after committing an enqueue. */
   mail: Mailer;
+  /** Prometheus metrics, on a registry of this service's own (src/observability/metrics.ts). */
+  metrics: Metrics;
+  /** /livez and /readyz; drain() when a graceful stop begins. */
+  probes: Probes;
 }

@@ -3,9 +3,11 @@
 // only requests the proxy marks with X-Forwarded-Proto: https.
 import type { Config } from "../config.ts";
 import { MAX_BODY_BYTES } from "../http/body.ts";
-import { createService } from "./service.ts";
+import { createService, type Service } from "./service.ts";
 import { loadTls } from "../http/tls.ts";
 import { listen, type Listener } from "../runtime.ts";
+import { randomBase62 } from "../ids.ts";
+import { metricsEndpoint } from "../observability/endpoint.ts";
 
 /** How long a graceful stop (SIGTERM) waits for requests in flight before cutting them off. */
 const DRAIN_MS = 25_000;
@@ -26,9 +28,14 @@ export async function serve(config: Config, opts: Parameters<typeof createServic
     // asked for only when one of them reads it, while the request is still open.
     fetch: (request: Request, server: Listener) => service.handle(request, { ip: () => server.requestIP(request)?.address }),
   });
-  const url = `${plain ? "http" : "https"}://${config.host.includes(":") ? `[${config.host}]` : config.host}:${server.port}`;
-  log.info("listening", { url, database: service.deps.db.kind, tls: tls?.source ?? "proxy" });
+  const url = `${plain ? "http" : "https"}://${hostPart(config.host)}:${server.port}`;
+  const metrics = await listenMetrics(config, service, server);
+  // One id per start, to tell this process's lines from another instance's or an earlier run's.
+  const instanceId = `inst_${randomBase62(16)}`;
+  log.info("listening", { url, metrics_url: metrics?.url ?? "off", version: service.deps.version, instance_id: instanceId, database: service.deps.db.kind, tls: tls?.source ?? "proxy" });
   const stop = async () => {
+    // From now on /readyz answers 503, so a load balancer stops sending requests here.
+    service.deps.probes.drain();
     // Stop accepting; requests in flight finish (for at most DRAIN_MS), and only then does the
     // database close under them.
     let timer: ReturnType<typeof setTimeout> | undefined;
@@ -38,7 +45,26 @@ export async function serve(config: Config, opts: Parameters<typeof createServic
     ]);
     clearTimeout(timer);
     if (!drained) await server.stop(true);
+    await metrics?.listener.stop(true);
     await service.close();
   };
-  return { server, service, url, stop };
+  return { server, service, url, metricsUrl: metrics?.url, stop };
+}
+
+function hostPart(host: string): string {
+  return host.includes(":") ? `[${host}]` : host;
+}
+
+/** The plain-HTTP METRICS_ADDR listener, unless it is off; a failure to bind stops the start. */
+async function listenMetrics(config: Config, service: Service, server: Listener) {
+  if (!config.metricsAddr) return undefined;
+  const { host, port } = config.metricsAddr;
+  try {
+    const listener = listen({ port, hostname: host, fetch: metricsEndpoint(service.deps.metrics, service.deps.probes) });
+    return { listener, url: `http://${hostPart(host)}:${listener.port}` };
+  } catch (err) {
+    await server.stop(true);
+    await service.close();
+    throw new Error(`METRICS_ADDR ${host}:${port}: ${(err as Error)?.message ?? err}`);
+  }
 }

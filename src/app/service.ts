@@ -13,6 +13,9 @@ import { PolicyVersions } from "../policies/store.ts";
 import { PresetOutcomes } from "../simulation/simulate.ts";
 import { createTransport } from "../mail/transport.ts";
 import { startMailer } from "../mail/worker.ts";
+import { pendingMailCount } from "../mail/outbox.ts";
+import { Metrics } from "../observability/metrics.ts";
+import { Probes } from "../observability/probes.ts";
 import { createApp, type App } from "./app.ts";
 import type { Deps } from "./deps.ts";
 import pkg from "../../package.json" with { type: "json" };
@@ -26,7 +29,7 @@ export interface Service extends App {
 
 /** Opens (or takes) the database, applies migrations and wires the app. */
 export async function createService(config: Config, opts: { db?: Db; log?: Logger; now?: () => Date } = {}): Promise<Service> {
-  const log = opts.log ?? createLogger(config.logLevel);
+  const log = opts.log ?? createLogger(config.logLevel, undefined, config.logFormat);
   const db = opts.db ?? (await openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.databasePoolSize }));
   const applied = await migrate(db);
   if (applied.length) log.info("migrations_applied", { versions: applied });
@@ -34,6 +37,7 @@ export async function createService(config: Config, opts: { db?: Db; log?: Logge
   const [sessions, signer, keys] = await Promise.all([Sessions.open(db, config.jwtSecret), ReceiptSigner.open(db), KeyAuthenticator.open(db)]);
   const mail = startMailer({ db, log, transport: createTransport(config), ctx: { publicUrl: config.publicUrl }, pollMs: config.mailPollMs });
   const now = opts.now ?? (() => new Date());
+  const metrics = new Metrics({ mailOutboxPending: () => pendingMailCount(db) });
   const deps: Deps = {
     config,
     db,
@@ -43,16 +47,19 @@ export async function createService(config: Config, opts: { db?: Db; log?: Logge
     policies: new PolicyVersions(db),
     presetOutcomes: new PresetOutcomes(),
     signer,
-    receipts: new ReceiptAppender(db, signer, now),
+    receipts: new ReceiptAppender(db, signer, now, metrics),
     dummyPasswordHash,
     version: VERSION,
     now,
     mail,
+    metrics,
+    probes: new Probes(() => db.query("system/ping")),
   };
   const app = createApp(deps);
   const close = async () => {
     // The mail worker first: it finishes its batch while the database is still open.
     await mail.stop();
+    metrics.close();
     if (!opts.db) await db.close();
   };
   return { ...app, deps, close };

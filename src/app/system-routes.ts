@@ -1,16 +1,36 @@
 import { Elysia, t } from "elysia";
+import { ErrorResponse } from "../http/errors.ts";
 import type { Deps } from "./deps.ts";
 
+const Ok = t.Object({ ok: t.Literal(true) });
+
 export function systemRoutes(deps: Deps) {
-  return new Elysia({ name: "system" }).get(
-    "/health",
-    async () => {
-      await deps.db.query("system/ping");
-      return { ok: true as const, database: deps.db.kind, version: deps.version };
-    },
-    {
-      detail: { summary: "Liveness and database reachability", tags: ["system"] },
-      response: { 200: t.Object({ ok: t.Literal(true), database: t.Union([t.Literal("embedded"), t.Literal("postgres")]), version: t.String() }) },
-    },
-  );
+  return new Elysia({ name: "system" })
+    .get(
+      "/health",
+      async () => {
+        await deps.db.query("system/ping");
+        return { ok: true as const, database: deps.db.kind, version: deps.version };
+      },
+      {
+        detail: { summary: "Liveness and database reachability", tags: ["system"] },
+        response: { 200: t.Object({ ok: t.Literal(true), database: t.Union([t.Literal("embedded"), t.Literal("postgres")]), version: t.String() }) },
+      },
+    )
+    // Also on the METRICS_ADDR listener (src/observability/endpoint.ts), for probes that cannot speak TLS.
+    .get("/livez", () => ({ ok: true as const }), {
+      detail: { summary: "Liveness: 200 while the process runs", tags: ["system"] },
+      response: { 200: Ok },
+    })
+    .get(
+      "/readyz",
+      async () => {
+        await deps.probes.ready();
+        return { ok: true as const };
+      },
+      {
+        detail: { summary: "Readiness: 200 when the database answers and no graceful stop has begun, else 503 unavailable", tags: ["system"] },
+        response: { 200: Ok, 503: ErrorResponse },
+      },
+    );
 }

@@ -213,6 +213,12 @@ export interface Queries {
       id: number;
     };
   };
+  "mail/pending_count": {
+    params: [];
+    row: {
+      pending: number;
+    };
+  };
   "mail/sent": {
     params: [number | string];
     row: {

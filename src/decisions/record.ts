@@ -15,6 +15,7 @@ export async function recordDecision(
 ): Promise<Outcome> {
   try {
     const { receipt, quota, at } = await deps.receipts.append(args);
+    deps.metrics.decision(receipt.kind, receipt.decision);
     return { status: 200, body: shape(receipt), headers: rateLimitHeaders(quota.limit, quota.used, at) };
   } catch (err) {
     const { error } = toAppError(err);

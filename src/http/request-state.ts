@@ -9,6 +9,11 @@ export interface RequestState {
   route?: string;
   /** The client's address as the front door resolved it (src/http/client-address.ts); unset in-process. */
   ip?: string;
+  /** The authenticated caller, for the log line: set where a key or session is accepted. */
+  tenantId?: string;
+  keyId?: string;
+  /** The error the response carries, for the front door's counts (auth failures, quota refusals). */
+  failure?: { code: string; limit?: unknown };
 }
 
 const states = new WeakMap<Request, RequestState>();
@@ -28,4 +33,11 @@ export function requestState(request: Request): RequestState {
 
 export function requestId(request: Request): string {
   return requestState(request).id;
+}
+
+/** Notes who made the request (an API key's tenant and key, or a session's tenant) for its log line. */
+export function noteCaller(request: Request, tenantId: string, keyId?: string): void {
+  const state = requestState(request);
+  state.tenantId = tenantId;
+  if (keyId !== undefined) state.keyId = keyId;
 }

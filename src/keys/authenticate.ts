@@ -3,6 +3,7 @@ import { BoundedMap } from "../bounded-map.ts";
 import { Coalescer } from "../db/coalescer.ts";
 import type { Db, QueryRow } from "../db/index.ts";
 import { AppError } from "../http/errors.ts";
+import { noteCaller } from "../http/request-state.ts";
 import type { FeatureVerdict } from "../plans/features.ts";
 import type { PolicyRef } from "../simulation/payload.ts";
 import { hashSecret, isWellFormedSecret } from "./secret.ts";
@@ -72,10 +73,12 @@ export class KeyAuthenticator {
   }
 
   /** The principal behind the request's X-API-Key (only the header counts: a query string ends up in logs). */
-  require(request: Request): Promise<KeyPrincipal> {
+  async require(request: Request): Promise<KeyPrincipal> {
     const secret = request.headers.get("x-api-key");
     if (!secret) throw new AppError("unauthorized", "Send X-API-Key: <key>.");
-    return this.authenticate(secret.trim());
+    const principal = await this.authenticate(secret.trim());
+    noteCaller(request, principal.tenant_id, principal.key_id);
+    return principal;
   }
 
   /** Malformed or mistyped secrets are refused by their checksum, without a lookup. */

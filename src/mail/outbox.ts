@@ -28,3 +28,9 @@ export async function markFailedAttempt(db: Db, id: number, error: string, perma
   const row = await db.one("mail/attempt_failed", [id, error, permanent, RETRY.maxAttempts, RETRY.baseSeconds, RETRY.capSeconds]);
   return row?.status ?? null;
 }
+
+/** Messages not yet sent: the outbox backlog (warden_mail_outbox_pending). */
+export async function pendingMailCount(db: Db): Promise<number> {
+  const row = await db.one("mail/pending_count");
+  return row?.pending ?? 0;
+}

@@ -9,6 +9,7 @@ import { sha256HexSync } from "../crypto/sync.ts";
 import { newId } from "../ids.ts";
 import type { ResultPayload } from "../simulation/payload.ts";
 import type { ReceiptSigner } from "./signer.ts";
+import type { Metrics } from "../observability/metrics.ts";
 import type { ReceiptView } from "./store.ts";
 
 /** One decision as receipt_append() takes it. */
@@ -59,9 +60,11 @@ export class ReceiptAppender {
     db: Db,
     private readonly signer: ReceiptSigner,
     private readonly now: () => Date,
+    metrics: Metrics,
   ) {
     this.batches = new Coalescer(
       async (items) => {
+        metrics.receiptBatch(items.length);
         const rows = await db.pipeline.query("receipts/append", [items]);
         const byIndex = new Map(rows.map((r) => [r.idx, r]));
         return items.map((_, i) => {

@@ -26,7 +26,7 @@ export function simulationRoutes(deps: Deps) {
       await requireFeature(deps.db, tenantId, "simulate");
       policy = await activePolicy(deps.db, tenantId);
     } else throw new AppError("unauthorized", "Send X-API-Key: <key> or Authorization: Bearer <token>.");
-    return simulatePreset({
+    const result = await simulatePreset({
       preset: body.preset,
       policy,
       requestId: requestId(request),
@@ -35,6 +35,8 @@ export function simulationRoutes(deps: Deps) {
       signer: deps.signer,
       outcomes: deps.presetOutcomes,
     });
+    deps.metrics.decision("simulate", result.decision);
+    return result;
   };
   const hook = (summary: string) => ({
     body: SimulateBody,

@@ -37,6 +37,7 @@ async function start(name: string): Promise<Instance> {
       DATABASE_URL,
       DATA_DIR: dataDir, // its own development certificate and mail outbox
       PORT: "0",
+      METRICS_ADDR: "off",
       BCRYPT_COST: "4",
       LOG_LEVEL: "info",
       JWT_SECRET: "", // the secret kept in the database, shared by both

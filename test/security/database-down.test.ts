@@ -77,6 +77,7 @@ describe.skipIf(!DATABASE_URL)("database down (PostgreSQL behind a proxy the tes
       () => wire(base, "POST", "/auth/signup", { json: { email: uniqueEmail("down"), password: GOOD_PASSWORD } }),
       () => wire(base, "GET", "/customer/keys", { headers: bearer(token) }),
       () => wire(base, "GET", "/customer/receipts/checkpoint", { headers: bearer(token) }),
+      () => wire(base, "GET", "/readyz"),
     ];
     for (const ask of asks) {
       const { value, ms } = await timed(ask);
@@ -89,6 +90,10 @@ describe.skipIf(!DATABASE_URL)("database down (PostgreSQL behind a proxy the tes
     for (const reply of burst.value) expectCleanError(reply, 503, "unavailable");
     expect(burst.ms).toBeLessThan(QUICK_MS * 2);
     expect(child.proc.exitCode).toBeNull();
+    // The metrics listener: not ready, but alive and still scraped.
+    const probes = await timed(() => Promise.all(["/readyz", "/livez", "/metrics"].map((path) => fetch(child!.metricsUrl + path).then((r) => r.status))));
+    expect(probes.value).toEqual([503, 200, 200]);
+    expect(probes.ms).toBeLessThan(QUICK_MS);
 
     // Back: the same process serves again, with no restart.
     await proxy.restore();
@@ -99,6 +104,8 @@ describe.skipIf(!DATABASE_URL)("database down (PostgreSQL behind a proxy the tes
       health = await wire(base, "GET", "/health");
     }
     expect(health.status).toBe(200);
+    expect((await wire(base, "GET", "/readyz")).status).toBe(200);
+    expect((await fetch(`${child.metricsUrl}/readyz`)).status).toBe(200);
     expect((await protect()).status).toBe(200);
     const login = await wire(base, "POST", "/auth/login", { json: { email, password: GOOD_PASSWORD } });
     expect(login.status).toBe(200);

@@ -32,6 +32,8 @@ export function devCertificate(): Promise<{ cert: string; key: string; dir: stri
 
 export interface Wire {
   url: string;
+  /** The METRICS_ADDR listener, when the overrides asked for one. */
+  metricsUrl?: string;
   /** Every log line the server wrote. */
   lines: string[];
   stop(): Promise<void>;
@@ -47,7 +49,7 @@ export async function startWire(overrides: Partial<Config> = {}, now?: () => Dat
   const lines: string[] = [];
   const config = testConfig({ port: 0, host: "127.0.0.1", tlsCert: cert, tlsKey: key, ...overrides });
   const started = await serve(config, { db, log: createLogger("info", (l) => lines.push(l)), now });
-  return { url: started.url, lines, stop: started.stop };
+  return { url: started.url, metricsUrl: started.metricsUrl, lines, stop: started.stop };
 }
 
 const insecure = { tls: { rejectUnauthorized: false } } as RequestInit;

@@ -12,6 +12,8 @@ export interface Child {
   proc: Subprocess<"ignore", "pipe", "pipe">;
   /** The listening URL, from the service's own log line. */
   url: string;
+  /** The METRICS_ADDR listener's URL (/metrics, /livez, /readyz), from the same line. */
+  metricsUrl: string;
   /** Every line the process wrote, stdout and stderr. */
   lines: string[];
   exited: Promise<number>;
@@ -44,6 +46,7 @@ export async function spawnService(env: Record<string, string>): Promise<Child> 
       ...process.env,
       HOST: "127.0.0.1",
       PORT: "0",
+      METRICS_ADDR: "127.0.0.1:0",
       DATA_DIR: dataDir,
       TLS_CERT: cert,
       TLS_KEY: key,
@@ -69,8 +72,11 @@ export async function spawnService(env: Record<string, string>): Promise<Child> 
   });
   const deadline = Date.now() + 30_000;
   for (;;) {
-    const listening = lines.map((l) => /"event":"listening".*"url":"([^"]+)"/.exec(l)?.[1]).find(Boolean);
-    if (listening) return { proc, url: listening, lines, exited };
+    const listening = lines.find((l) => l.includes('"event":"listening"'));
+    if (listening) {
+      const { url, metrics_url } = JSON.parse(listening);
+      return { proc, url, metricsUrl: metrics_url, lines, exited };
+    }
     if (proc.exitCode !== null || Date.now() > deadline) throw new Error(`the service did not start:\n${lines.join("\n").slice(-2000)}`);
     await new Promise<void>((resolve) => {
       wake = resolve;
