@@ -6,6 +6,7 @@ import { MAX_BODY_BYTES } from "../http/body.ts";
 import { createService } from "./service.ts";
 import { loadTls } from "../http/tls.ts";
 import { listen, type Listener } from "../runtime.ts";
+import { startOpsChannel } from "../ops/channel.ts";
 
 /** How long a graceful stop (SIGTERM) waits for requests in flight before cutting them off. */
 const DRAIN_MS = 25_000;
@@ -28,6 +29,12 @@ export async function serve(config: Config, opts: Parameters<typeof createServic
   });
   const url = `${plain ? "http" : "https"}://${config.host.includes(":") ? `[${config.host}]` : config.host}:${server.port}`;
   log.info("listening", { url, database: service.deps.db.kind, tls: tls?.source ?? "proxy" });
+  // Operators reach an embedded database on disk through the service (src/ops/channel.ts); a
+  // service without the channel still serves, and `warden ops` then says the database is in use.
+  const channel =
+    service.deps.db.kind === "embedded" && config.dataDir !== "memory://"
+      ? await startOpsChannel({ dataDir: config.dataDir, db: service.deps.db, log }).catch((err: Error) => void log.error("ops_channel_failed", { error: err.message }))
+      : undefined;
   const stop = async () => {
     // Stop accepting; requests in flight finish (for at most DRAIN_MS), and only then does the
     // database close under them.
@@ -38,6 +45,7 @@ export async function serve(config: Config, opts: Parameters<typeof createServic
     ]);
     clearTimeout(timer);
     if (!drained) await server.stop(true);
+    await channel?.close();
     await service.close();
   };
   return { server, service, url, stop };

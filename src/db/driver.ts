@@ -18,5 +18,10 @@ export interface Driver extends DriverSession {
    */
   readonly pipeline: DriverSession;
   transaction<T>(fn: (session: DriverSession) => Promise<T>): Promise<T>;
+  /**
+   * The embedded database only: a gzipped tar of the data directory, taken inside one transaction
+   * (so no other statement runs meanwhile) after `checkpoint` has written every change to the files.
+   */
+  dumpDataDir?(checkpoint: string): Promise<Uint8Array>;
   close(): Promise<void>;
 }
