@@ -79,11 +79,11 @@ const protect = await fetch(`${url}/v1/protect`, { ...insecure, method: "POST", 
 const decision = await protect.json();
 if (protect.status !== 200 || !decision.receipt_id) fail(`protect answered ${protect.status} ${JSON.stringify(decision)}`);
 
-// The embedded database belongs to one process: the operator command runs once the service is gone.
-server.kill("SIGTERM");
-if ((await server.exited) !== 0) fail(`the service exited with ${server.exitCode} on SIGTERM`);
+// The operator command while the service runs (on the embedded database, through its socket).
 const checked = await cli(["ops", "receipts", "check", account.tenant_id], { DATA_DIR: dataDir, BCRYPT_COST: "4" });
 if (checked.code !== 0 || checked.json.ok !== true || checked.json.receipts !== 1) fail(`ops receipts check: exit ${checked.code} ${JSON.stringify(checked.json)}`);
+server.kill("SIGTERM");
+if ((await server.exited) !== 0) fail(`the service exited with ${server.exitCode} on SIGTERM`);
 
 rmSync(dataDir, { recursive: true, force: true });
 console.log(`smoke: signup, simulate --verify, verify, tamper detection, protect and ops receipts check all behave (${Math.round(performance.now() - started)} ms)`);
