@@ -5,6 +5,7 @@ import { existsSync } from "node:fs";
 import type { Config } from "../config.ts";
 import { DataDirInUseError, openDb, pgliteDir } from "../db/index.ts";
 import { SchemaMismatchError, schemaVersion } from "../db/migrate.ts";
+import { opsSocketPath } from "../ops/channel.ts";
 import { connectOpsChannel, directTarget, type OpsTarget } from "../ops/client.ts";
 
 /** How long to wait for a service that holds DATA_DIR but does not listen yet (it is starting). */
@@ -32,7 +33,10 @@ async function reach(config: Config): Promise<OpsTarget> {
     try {
       return directTarget(await openDb({ dataDir: config.dataDir }));
     } catch (err) {
-      if (!(err instanceof DataDirInUseError) || Date.now() > deadline) throw err;
+      if (!(err instanceof DataDirInUseError)) throw err;
+      if (Date.now() > deadline) {
+        throw new Error(`${err.message}. It does not answer on ${opsSocketPath(config.dataDir)}: is it still starting, or a warden without the operator channel?`);
+      }
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
   }

@@ -64,12 +64,14 @@ export async function connectOpsChannel(dataDir: string): Promise<OpsTarget | un
       if (broken) return Promise.reject(broken);
       return new Promise((resolve, reject) => {
         const chunks: Buffer[] = [];
+        let received = 0;
         waiter = {
           fail: reject,
           onReply(reply) {
             if ("chunk" in reply) {
-              chunks.push(Buffer.from(reply.chunk, "base64"));
-              onChunk?.(chunks.reduce((n, c) => n + c.length, 0));
+              const chunk = Buffer.from(reply.chunk, "base64");
+              chunks.push(chunk);
+              onChunk?.((received += chunk.length));
               return;
             }
             waiter = undefined;
