@@ -258,8 +258,8 @@ END $$;
 COMMENT ON FUNCTION rate_limit_hit(text, integer, integer, timestamptz) IS
   'Counts one hit on a bucket in its current fixed window (a new window starts when the old one ends) and says whether it is within p_limit, and in how many seconds the window ends.';
 
--- Signs a customer out everywhere: the customer's own "log out of every device" and the
--- operator's `warden ops sessions end` (sql/ops/sessions_end.sql) both call it.
+-- Signs a customer out everywhere for an operator (`warden ops sessions end`,
+-- sql/ops/sessions_end.sql): unlike the customer's own sign-out, it names an unknown tenant.
 CREATE FUNCTION tenant_sessions_end(p_tenant_id text) RETURNS integer
 LANGUAGE plpgsql AS $$
 DECLARE
