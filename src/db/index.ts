@@ -55,11 +55,11 @@ export interface Db extends Queryable {
   readonly kind: "embedded" | "postgres";
   /**
    * Runs one statement of an operator script from sql/ops/ (already loaded from its file and
-   * translated by src/ops/psql-script.ts) in a transaction of its own, so on the embedded
-   * database nothing else runs between its start and its commit. Not for application queries:
-   * those go through query().
+   * translated by src/ops/psql-script.ts); with inTransaction, in a transaction of its own, so on
+   * the embedded database nothing else runs between its start and its commit. Not for
+   * application queries: those go through query().
    */
-  runScriptStatement<T = Row>(file: string, text: string, params: readonly unknown[]): Promise<T[]>;
+  runScriptStatement<T = Row>(file: string, text: string, params: readonly unknown[], inTransaction?: boolean): Promise<T[]>;
   sqlFile(file: string): string;
   /**
    * A consistent copy of the embedded database (a gzipped tar of its data directory) that
@@ -143,9 +143,9 @@ export function wrapDriver(driver: Driver, sqlDir = SQL_DIR): Db {
         throw toDbError(err);
       }
     },
-    async runScriptStatement<T>(file: string, text: string, params: readonly unknown[]) {
+    async runScriptStatement<T>(file: string, text: string, params: readonly unknown[], inTransaction = false) {
       try {
-        return (await driver.transaction((session) => session.run(text, params))) as T[];
+        return (await (inTransaction ? driver.transaction((session) => session.run(text, params)) : driver.run(text, params))) as T[];
       } catch (err) {
         throw toDbError(err, file);
       }

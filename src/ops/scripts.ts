@@ -11,5 +11,5 @@ export async function runOpsScript<T = Record<string, unknown>>(db: Db, file: st
     throw new ScriptUsageError(`there is no operator script ${file}.sql in this build`);
   }
   const statement = translatePsqlScript(text);
-  return db.runScriptStatement<T>(file, statement.text, bindVariables(statement, vars));
+  return db.runScriptStatement<T>(file, statement.text, bindVariables(statement, vars), true);
 }
