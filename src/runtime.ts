@@ -140,3 +140,47 @@ function denoListen(opts: ListenOptions): Listener {
   };
   return self;
 }
+
+// ---- local (Unix) sockets -----------------------------------------------------------------
+
+/** One accepted connection of a Unix socket listener. */
+export interface LocalConnection {
+  onData(fn: (chunk: Uint8Array) => void): void;
+  onClose(fn: () => void): void;
+  /** Resolves once the runtime has taken the bytes (waits out backpressure). */
+  write(text: string): Promise<void>;
+  end(): void;
+}
+
+/**
+ * Listens on a Unix socket at path. Both runtimes serve one through node:net (on Deno it needs
+ * --allow-read and --allow-write for the path); neither tells who the peer is (no SO_PEERCRED), so
+ * the caller guards the socket with file permissions.
+ */
+export async function listenUnix(path: string, accept: (conn: LocalConnection) => void): Promise<{ close(): Promise<void> }> {
+  const { createServer } = await import("node:net");
+  const open = new Set<import("node:net").Socket>();
+  const server = createServer((socket) => {
+    open.add(socket);
+    socket.on("close", () => open.delete(socket));
+    socket.on("error", () => socket.destroy());
+    accept({
+      onData: (fn) => socket.on("data", (chunk: Buffer) => fn(chunk)),
+      onClose: (fn) => socket.on("close", fn),
+      write: (text) => new Promise<void>((resolve) => (socket.write(text) ? resolve() : socket.once("drain", resolve).once("close", resolve))),
+      end: () => socket.end(),
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(path, () => resolve());
+  });
+  return {
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        // Connections still open (an operator's command) are cut: the database closes next.
+        for (const socket of open) socket.destroy();
+      }),
+  };
+}

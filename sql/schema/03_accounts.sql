@@ -257,3 +257,19 @@ BEGIN
 END $$;
 COMMENT ON FUNCTION rate_limit_hit(text, integer, integer, timestamptz) IS
   'Counts one hit on a bucket in its current fixed window (a new window starts when the old one ends) and says whether it is within p_limit, and in how many seconds the window ends.';
+
+-- Signs a customer out everywhere for an operator (`warden ops sessions end`,
+-- sql/ops/sessions_end.sql): unlike the customer's own sign-out, it names an unknown tenant.
+CREATE FUNCTION tenant_sessions_end(p_tenant_id text) RETURNS integer
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_epoch integer;
+BEGIN
+  UPDATE tenants SET session_epoch = session_epoch + 1 WHERE tenant_id = p_tenant_id RETURNING session_epoch INTO v_epoch;
+  IF NOT FOUND THEN
+    RAISE EXCEPTION 'no tenant %', p_tenant_id USING ERRCODE = 'WA005';
+  END IF;
+  RETURN v_epoch;
+END $$;
+COMMENT ON FUNCTION tenant_sessions_end(text) IS
+  'Ends every session of a tenant at once (session epoch + 1: every JWT issued before stops working; API keys are untouched); WA005 when there is no such tenant. Returns the new epoch.';

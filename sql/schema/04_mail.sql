@@ -92,3 +92,48 @@ BEGIN
 END $$;
 COMMENT ON FUNCTION mail_outbox_attempt_failed(bigint, text, boolean, integer, integer, integer) IS
   'Records a failed delivery: exponential backoff (capped) while attempts remain, else status failed with data emptied. Returns the new status.';
+
+-- Operators: the outbox at a glance (`warden ops mail list`, sql/ops/mail_list.sql). Never shows
+-- data: it may hold a raw token until the message leaves.
+CREATE FUNCTION ops_mail_list(p_status text)
+RETURNS TABLE (id bigint, kind text, to_email text, tenant_id text, status text, attempts integer,
+               next_attempt_at text, last_error text, created_at text, sent_at text)
+LANGUAGE plpgsql STABLE AS $$
+BEGIN
+  IF p_status IS NOT NULL AND p_status NOT IN ('pending', 'sent', 'failed', 'all') THEN
+    RAISE EXCEPTION 'status must be pending, sent, failed or all, not %', p_status USING ERRCODE = 'WM001';
+  END IF;
+  RETURN QUERY
+    SELECT m.id, m.kind, m.to_email, m.tenant_id, m.status, m.attempts, iso_time(m.next_attempt_at),
+           m.last_error, iso_time(m.created_at), iso_time(m.sent_at)
+    FROM mail_outbox m
+    WHERE coalesce(p_status, 'all') = 'all' OR m.status = p_status
+    ORDER BY m.id DESC
+    LIMIT 100;
+END $$;
+COMMENT ON FUNCTION ops_mail_list(text) IS
+  'The latest 100 outbox messages (of one status, or all), newest first, without their data (it may hold a raw token). WM001 on an unknown status.';
+
+-- Operators: send a waiting message now (`warden ops mail retry ID`), for example once a broken
+-- SMTP server is fixed. Only a pending message can be retried: a sent or failed one has had its
+-- data (and any token in it) erased, so the customer asks for a new mail instead.
+CREATE FUNCTION ops_mail_retry(p_id bigint)
+RETURNS TABLE (id bigint, kind text, to_email text, status text, attempts integer, next_attempt_at text)
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_status text;
+BEGIN
+  SELECT m.status INTO v_status FROM mail_outbox m WHERE m.id = p_id FOR UPDATE;
+  IF NOT FOUND THEN
+    RAISE EXCEPTION 'no message %', p_id USING ERRCODE = 'WM002';
+  END IF;
+  IF v_status <> 'pending' THEN
+    RAISE EXCEPTION 'message % is %: only a pending message can be retried (its data is erased once it is sent or failed)', p_id, v_status USING ERRCODE = 'WM003';
+  END IF;
+  RETURN QUERY
+    UPDATE mail_outbox m SET attempts = 0, next_attempt_at = now()
+     WHERE m.id = p_id
+    RETURNING m.id, m.kind, m.to_email, m.status, m.attempts, iso_time(m.next_attempt_at);
+END $$;
+COMMENT ON FUNCTION ops_mail_retry(bigint) IS
+  'Makes a pending outbox message due now with a fresh set of attempts (the worker sends it on its next poll). WM002 no such message; WM003 it is sent or failed (its data is erased: the customer requests a new mail).';

@@ -8,6 +8,7 @@ import { loadTls } from "../http/tls.ts";
 import { listen, type Listener } from "../runtime.ts";
 import { randomBase62 } from "../ids.ts";
 import { metricsEndpoint } from "../observability/endpoint.ts";
+import { startOpsChannel } from "../ops/channel.ts";
 
 /** How long a graceful stop (SIGTERM) waits for requests in flight before cutting them off. */
 const DRAIN_MS = 25_000;
@@ -33,6 +34,12 @@ export async function serve(config: Config, opts: Parameters<typeof createServic
   // One id per start, to tell this process's lines from another instance's or an earlier run's.
   const instanceId = `inst_${randomBase62(16)}`;
   log.info("listening", { url, metrics_url: metrics?.url ?? "off", version: service.deps.version, instance_id: instanceId, database: service.deps.db.kind, tls: tls?.source ?? "proxy" });
+  // Operators reach an embedded database on disk through the service (src/ops/channel.ts); a
+  // service without the channel still serves, and `warden ops` then says the database is in use.
+  const channel =
+    service.deps.db.kind === "embedded" && config.dataDir !== "memory://"
+      ? await startOpsChannel({ dataDir: config.dataDir, db: service.deps.db, log }).catch((err: Error) => void log.error("ops_channel_failed", { error: err.message }))
+      : undefined;
   const stop = async () => {
     // From now on /readyz answers 503, so a load balancer stops sending requests here.
     service.deps.probes.drain();
@@ -46,6 +53,7 @@ export async function serve(config: Config, opts: Parameters<typeof createServic
     clearTimeout(timer);
     if (!drained) await server.stop(true);
     await metrics?.listener.stop(true);
+    await channel?.close();
     await service.close();
   };
   return { server, service, url, metricsUrl: metrics?.url, stop };

@@ -1,53 +1,112 @@
-// `warden ops ...`: operator commands against DATABASE_URL, or the embedded database in
-// DATA_DIR (which must not be in use by a running service: see src/db/pglite.ts).
-import { loadConfig } from "../config.ts";
-import { openDb } from "../db/index.ts";
-import { migrate } from "../db/migrate.ts";
+// `warden ops ...`: operator commands against DATABASE_URL, or the embedded database in DATA_DIR
+// (through the running service's channel while it runs, src/ops/channel.ts). A command is one
+// entry of OPS_COMMANDS: its usage line and what it runs on the target.
+import { parseArgs } from "node:util";
+import { loadConfig, type Config } from "../config.ts";
+import type { OpsTarget } from "../ops/client.ts";
+import { targetQueryable } from "../ops/client.ts";
 import { ReceiptSigner } from "../receipts/signer.ts";
-import { parseReviewCommand, REVIEW_USAGE, ReviewUsageError, runReviewCommand } from "./ops-review.ts";
-import { RECEIPTS_USAGE, runReceiptsCheck } from "./ops-receipts.ts";
+import { refuseOnPostgres, runBackup } from "./backup.ts";
+import { withOpsTarget } from "./ops-target.ts";
+import { OpsUsageError, parseScriptCommand, parseSqlCommand, runScript, SCRIPT_COMMANDS, SQL_USAGE } from "./ops-scripts.ts";
+import { runReceiptsCheck } from "./ops-receipts.ts";
 
-export class OpsUsageError extends Error {}
+export { OpsUsageError } from "./ops-scripts.ts";
 
-export const OPS_USAGE = `  ops signing-key rotate                  retire the receipt signing key and make a new one
-${REVIEW_USAGE}
-${RECEIPTS_USAGE}`;
+interface OpsCommand {
+  usage: string;
+  summary: string;
+  run(args: string[], config: Config): Promise<number>;
+}
+
+function noArgs(key: string, args: string[]): void {
+  if (args.length) throw new OpsUsageError(`ops ${key} takes no arguments`);
+}
+
+function oneArg(key: string, args: string[], usage: string): string {
+  const { positionals } = parseArgs({ args, options: {}, strict: true, allowPositionals: true });
+  if (positionals.length !== 1) throw new OpsUsageError(`ops ${key} needs one argument: ${usage}`);
+  return positionals[0];
+}
+
+const OPS_COMMANDS: Record<string, OpsCommand> = {
+  ...Object.fromEntries(
+    Object.entries(SCRIPT_COMMANDS).map(([key, command]) => [
+      key,
+      {
+        usage: command.usage,
+        summary: command.summary,
+        run: (args: string[], config: Config) => {
+          const { file, vars } = parseScriptCommand(key, command, args);
+          return withOpsTarget(config, (target) => runScript(target, file, vars, command.notFound));
+        },
+      },
+    ]),
+  ),
+  sql: {
+    usage: SQL_USAGE,
+    summary: "run any script of sql/ops/ with psql-style variables",
+    run: (args, config) => {
+      const { file, vars } = parseSqlCommand(args);
+      return withOpsTarget(config, (target) => runScript(target, file, vars));
+    },
+  },
+  "receipts check": {
+    usage: "ops receipts check TENANT",
+    summary: "re-walk a tenant's receipt chain; exit 1 on any break",
+    run: (args, config) => {
+      const tenant = oneArg("receipts check", args, "ops receipts check TENANT");
+      return withOpsTarget(config, (target) => runReceiptsCheck(target, tenant));
+    },
+  },
+  "signing-key rotate": {
+    usage: "ops signing-key rotate",
+    summary: "retire the receipt signing key and make a new one",
+    run: (args, config) => {
+      noArgs("signing-key rotate", args);
+      return withOpsTarget(config, async (target: OpsTarget) => {
+        const kid = await ReceiptSigner.rotate(targetQueryable(target));
+        console.log(JSON.stringify({ ok: true, kid, note: "old keys stay in the JWKS; running instances switch within a minute" }));
+        return 0;
+      });
+    },
+  },
+  backup: {
+    usage: "ops backup FILE",
+    summary: "a consistent copy of the embedded database, taken while the service runs",
+    run: (args, config) => {
+      const file = oneArg("backup", args, "ops backup FILE");
+      refuseOnPostgres(config, "backup");
+      return withOpsTarget(config, (target) => runBackup(target, file));
+    },
+  },
+};
+
+/** The command a line names (two words, or one) and the arguments after it. */
+function find(args: string[]): { key: string; command: OpsCommand; rest: string[] } | undefined {
+  for (const words of [2, 1]) {
+    const key = args.slice(0, words).join(" ");
+    if (args.length >= words && OPS_COMMANDS[key]) return { key, command: OPS_COMMANDS[key], rest: args.slice(words) };
+  }
+  return undefined;
+}
+
+export const OPS_USAGE = Object.values(OPS_COMMANDS)
+  .map((c) => (c.usage.length < 40 ? `  ${c.usage.padEnd(40)}${c.summary}` : `  ${c.usage}\n  ${"".padEnd(40)}${c.summary}`))
+  .join("\n");
+
+/** Usage of the ops command args names, or of every ops command. */
+export function opsHelp(args: string[]): string {
+  const found = find(args.filter((a) => a !== "--help" && a !== "-h"));
+  return found ? `usage: warden ${found.command.usage}\n  ${found.command.summary}` : `usage: warden ops <command>\n${OPS_USAGE}`;
+}
 
 export async function runOps(args: string[]): Promise<number> {
-  const [group, action, ...rest] = args;
-  if (group === "signing-key" && action === "rotate" && rest.length === 0) {
-    const config = loadConfig();
-    const db = await openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
-    try {
-      await migrate(db);
-      await ReceiptSigner.open(db); // a database with no key yet gets its first one before rotation
-      const kid = await ReceiptSigner.rotate(db);
-      console.log(JSON.stringify({ ok: true, kid, note: "old keys stay in the JWKS; running instances switch within a minute" }));
-      return 0;
-    } finally {
-      await db.close();
-    }
+  if (args.includes("--help") || args.includes("-h")) {
+    console.log(opsHelp(args));
+    return 0;
   }
-  if (group === "receipts" && action === "check") {
-    if (rest.length !== 1) throw new OpsUsageError("ops receipts check needs one TENANT (cust_...)");
-    return runReceiptsCheck(rest[0]);
-  }
-  let review;
-  try {
-    review = parseReviewCommand(args);
-  } catch (err) {
-    if (err instanceof ReviewUsageError || (err as { code?: string }).code?.startsWith?.("ERR_PARSE_ARGS")) throw new OpsUsageError((err as Error).message);
-    throw err;
-  }
-  if (review) {
-    const config = loadConfig();
-    const db = await openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
-    try {
-      await migrate(db);
-      return await runReviewCommand(db, review);
-    } finally {
-      await db.close();
-    }
-  }
-  throw new OpsUsageError(`unknown ops command: ${args.join(" ") || "(none)"}`);
+  const found = find(args);
+  if (!found) throw new OpsUsageError(`unknown ops command: ${args.join(" ") || "(none)"}`);
+  return found.command.run(found.rest, loadConfig());
 }

@@ -24,5 +24,10 @@ export interface Driver extends DriverSession {
    * so no change can commit without this process hearing of it first.
    */
   listen?(channel: string, fn: (payload: string) => void): Promise<void>;
+  /**
+   * The embedded database only: a gzipped tar of the data directory, taken inside one transaction
+   * (so no other statement runs meanwhile) after `checkpoint` has written every change to the files.
+   */
+  dumpDataDir?(checkpoint: string): Promise<Uint8Array>;
   close(): Promise<void>;
 }

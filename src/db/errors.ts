@@ -20,6 +20,14 @@ export class DbUnavailableError extends Error {
   }
 }
 
+/** Another live process holds the data directory (a running service, or another command). */
+export class DataDirInUseError extends Error {
+  constructor(dataDir: string, readonly owner: number) {
+    super(`the embedded database in ${dataDir} is in use by process ${owner}; stop it first (or use DATABASE_URL)`);
+    this.name = "DataDirInUseError";
+  }
+}
+
 const CONNECTION_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "ENOTFOUND", "CONNECTION_CLOSED", "CONNECTION_ENDED", "CONNECTION_DESTROYED", "CONNECT_TIMEOUT"]);
 
 /** Normalise a postgres.js `PostgresError` or a PGlite `DatabaseError` (or a socket error). */

@@ -10,7 +10,7 @@ import { toDbError } from "./errors.ts";
 
 export type { Row } from "./driver.ts";
 export type { Queries, QueryName } from "./queries.gen.ts";
-export { DbError, DbUnavailableError } from "./errors.ts";
+export { DataDirInUseError, DbError, DbUnavailableError } from "./errors.ts";
 
 type OrNull<Tuple> = { readonly [K in keyof Tuple]: Tuple[K] | null };
 /** A query's `$n` parameters, in order; any of them may be NULL. */
@@ -55,10 +55,17 @@ export interface Db extends Queryable {
   readonly kind: "embedded" | "postgres";
   /**
    * Runs one statement of an operator script from sql/ops/ (already loaded from its file and
-   * translated by src/cli/psql-script.ts). Not for application queries: those go through query().
+   * translated by src/ops/psql-script.ts); with inTransaction, in a transaction of its own, so on
+   * the embedded database nothing else runs between its start and its commit. Not for
+   * application queries: those go through query().
    */
-  runScriptStatement<T = Row>(file: string, text: string, params: readonly unknown[]): Promise<T[]>;
+  runScriptStatement<T = Row>(file: string, text: string, params: readonly unknown[], inTransaction?: boolean): Promise<T[]>;
   sqlFile(file: string): string;
+  /**
+   * A consistent copy of the embedded database (a gzipped tar of its data directory) that
+   * `warden restore` turns back into one; refused on PostgreSQL, whose tool is pg_dump.
+   */
+  backup(): Promise<Uint8Array>;
   /** Runs fn in one transaction: committed when fn resolves, rolled back when it throws. */
   tx<T>(fn: (q: Queryable) => Promise<T>): Promise<T>;
   /**
@@ -138,12 +145,16 @@ export function wrapDriver(driver: Driver, sqlDir = SQL_DIR): Db {
         throw toDbError(err);
       }
     },
-    async runScriptStatement<T>(file: string, text: string, params: readonly unknown[]) {
+    async runScriptStatement<T>(file: string, text: string, params: readonly unknown[], inTransaction = false) {
       try {
-        return (await driver.run(text, params)) as T[];
+        return (await (inTransaction ? driver.transaction((session) => session.run(text, params)) : driver.run(text, params))) as T[];
       } catch (err) {
         throw toDbError(err, file);
       }
+    },
+    async backup() {
+      if (!driver.dumpDataDir) throw new Error("a PostgreSQL server is backed up with its own tools: pg_dump \"$DATABASE_URL\" (docs/deployment.md)");
+      return driver.dumpDataDir(queries.get("system/checkpoint")!);
     },
     /** The text of a file under sql/ (for operator scripts). */
     sqlFile(file: string): string {
@@ -156,6 +167,17 @@ export function wrapDriver(driver: Driver, sqlDir = SQL_DIR): Db {
   };
 }
 
+/** The embedded database's own folder inside DATA_DIR, beside the certificate and the mail outbox. */
+export function pgliteDir(dataDir: string): string {
+  return join(dataDir, "pgdata");
+}
+
+/** Makes the embedded database of dataDir from a backup (Db.backup). */
+export async function restoreEmbedded(dataDir: string, dump: Uint8Array): Promise<void> {
+  const { restorePglite } = await import("./pglite.ts");
+  await restorePglite(pgliteDir(dataDir), dump, embedded?.pglite);
+}
+
 /** Opens the configured database: postgres.js when a URL is given, else PGlite in dataDir. */
 export async function openDb(opts: { databaseUrl?: string; dataDir: string; poolSize?: number }): Promise<Db> {
   if (opts.databaseUrl) {
@@ -163,6 +185,5 @@ export async function openDb(opts: { databaseUrl?: string; dataDir: string; pool
     return wrapDriver(await openPostgres(opts.databaseUrl, { max: opts.poolSize }));
   }
   const { openPglite } = await import("./pglite.ts");
-  // A folder of its own inside DATA_DIR, beside the certificate and the mail outbox.
-  return wrapDriver(await openPglite(opts.dataDir === "memory://" ? opts.dataDir : join(opts.dataDir, "pgdata"), embedded?.pglite));
+  return wrapDriver(await openPglite(opts.dataDir === "memory://" ? opts.dataDir : pgliteDir(opts.dataDir), embedded?.pglite));
 }

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { Db } from "./index.ts";
+import type { Db, Queryable } from "./index.ts";
 import { loadSqlFiles, SQL_DIR } from "./index.ts";
 
 /**
@@ -27,14 +27,9 @@ export async function migrate(db: Db, sqlDir = SQL_DIR): Promise<string[]> {
   const version = schemaVersion(sqlDir);
   return db.tx(async (q) => {
     await q.query("migrations/lock");
-    const state = await q.one("migrations/state");
-    if (state?.version_table) {
-      const found = (await q.one("migrations/version"))?.version ?? "none";
-      if (found === version) return [];
-      throw refused(found, version);
-    }
-    if (state?.migrations_table) throw refused("0.1.0 (sql/migrations, schema_migrations)", version);
-    if (state?.tenants_table) throw refused("unknown (warden tables without a schema version)", version);
+    const found = await readSchemaVersion(q);
+    if (found === version) return [];
+    if (found !== "none") throw refused(found, version);
     for (const [file] of baselineFiles(sqlDir)) await q.exec(file);
     await q.query("migrations/bookkeeping_table");
     await q.query("migrations/record", [version]);
@@ -48,4 +43,29 @@ function refused(found: string, wanted: string): Error {
       "Databases and data directories of warden 0.1.0 or of another schema cannot be upgraded: " +
       "start with a new DATA_DIR or an empty database.",
   );
+}
+
+/** The database holds another schema than this build's: operator commands refuse it (exit 2). */
+export class SchemaMismatchError extends Error {
+  constructor(readonly found: string, readonly wanted: string) {
+    super(
+      `this database holds warden schema ${found}; this build of warden needs schema ${wanted}. ` +
+        "Operator commands never migrate: run this build's `warden migrate` (or `warden serve`, which migrates at start), or use the warden build that matches the database.",
+    );
+    this.name = "SchemaMismatchError";
+  }
+}
+
+/** The schema version the database holds ("none" when warden's schema is not there), without changing anything. */
+export async function readSchemaVersion(db: Queryable): Promise<string> {
+  const state = await db.one("migrations/state");
+  if (state?.version_table) return (await db.one("migrations/version"))?.version ?? "none";
+  if (state?.migrations_table) return "0.1.0 (sql/migrations, schema_migrations)";
+  return state?.tenants_table ? "unknown (warden tables without a schema version)" : "none";
+}
+
+/** Refuses (SchemaMismatchError) a database whose schema is not `wanted`. */
+export async function expectSchemaVersion(db: Queryable, wanted = schemaVersion()): Promise<void> {
+  const found = await readSchemaVersion(db);
+  if (found !== wanted) throw new SchemaMismatchError(found, wanted);
 }

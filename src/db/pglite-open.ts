@@ -46,7 +46,22 @@ async function assetOptions(assets?: PgliteAssets): Promise<Partial<PGliteOption
  */
 const START_PARAMS = [...PGlite.defaultStartParams, "-c", "shared_buffers=16MB"];
 
-/** PGlite in dataDir (created if new), or in memory when dataDir is undefined. */
-export async function createPglite(dataDir: string | undefined, assets?: PgliteAssets): Promise<PGlite> {
-  return PGlite.create(dataDir, { parsers, startParams: START_PARAMS, ...(await assetOptions(assets)) });
+/**
+ * PGlite in dataDir (created if new), or in memory when dataDir is undefined; `load` fills a new
+ * data directory from a dump (dumpExclusive) before it starts.
+ */
+export async function createPglite(dataDir: string | undefined, assets?: PgliteAssets, load?: Blob): Promise<PGlite> {
+  return PGlite.create(dataDir, { parsers, startParams: START_PARAMS, ...(await assetOptions(assets)), ...(load ? { loadDataDir: load } : {}) });
+}
+
+/**
+ * A consistent copy of the data directory: PGlite's transaction keeps every other statement and
+ * transaction out until it ends, the checkpoint puts every committed change into the data files,
+ * and the files are copied before the transaction lets anything else in.
+ */
+export async function dumpExclusive(db: PGlite, checkpoint: string): Promise<Uint8Array> {
+  return db.transaction(async (tx) => {
+    await tx.exec(checkpoint);
+    return new Uint8Array(await (await db.dumpDataDir("gzip")).arrayBuffer());
+  });
 }

@@ -1,7 +1,7 @@
 // The embedded database's own thread: the worker that owns PGlite. src/db/pglite.ts sends it statements, scripts and transactions as messages and gets rows or
 // errors back. Its WebAssembly memory lives in this thread's heap, not in the service's.
 import type { PGlite } from "@electric-sql/pglite";
-import { createPglite, session, type PgliteAssets } from "./pglite-open.ts";
+import { createPglite, dumpExclusive, session, type PgliteAssets } from "./pglite-open.ts";
 import type { DriverSession } from "./driver.ts";
 
 /** What the service's thread sends. tx names a transaction begun by a "begin" message. */
@@ -12,6 +12,7 @@ export type ThreadRequest =
   | { id: number; op: "begin" }
   | { id: number; op: "end"; tx: number; commit: boolean }
   | { id: number; op: "listen"; channel: string }
+  | { id: number; op: "dump"; checkpoint: string }
   | { id: number; op: "close" };
 
 /**
@@ -98,6 +99,8 @@ async function handle(m: ThreadRequest): Promise<unknown> {
     case "listen":
       await db!.listen(m.channel, (payload) => port.postMessage({ channel: m.channel, payload }));
       return null;
+    case "dump":
+      return dumpExclusive(db!, m.checkpoint);
     case "close":
       await db?.close();
       return null;

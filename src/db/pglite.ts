@@ -3,8 +3,9 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import type { PGlite } from "@electric-sql/pglite";
 import type { Driver, DriverSession } from "./driver.ts";
-import { createPglite, session, type PgliteAssets } from "./pglite-open.ts";
+import { createPglite, dumpExclusive, session, type PgliteAssets } from "./pglite-open.ts";
 import type { ThreadReply, ThreadRequest } from "./pglite-thread.ts";
+import { DataDirInUseError } from "./errors.ts";
 
 export type { PgliteAssets } from "./pglite-open.ts";
 
@@ -34,7 +35,7 @@ function lockDataDir(dataDir: string): () => void {
       if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
       const owner = Number(readFileSync(lockFile, "utf8"));
       if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && alive(owner)) {
-        throw new Error(`the embedded database in ${dataDir} is in use by process ${owner}; stop it first (or use DATABASE_URL)`);
+        throw new DataDirInUseError(dataDir, owner);
       }
       rmSync(lockFile, { force: true });
     }
@@ -96,6 +97,7 @@ async function threadDriver(worker: Worker, dataDir: string | undefined, assets:
     kind: "embedded",
     ...own,
     pipeline: own,
+    dumpDataDir: (checkpoint) => call<Uint8Array>({ op: "dump", checkpoint }),
     async transaction(fn) {
       const tx = await call<number>({ op: "begin" });
       const ended = expect<void>(-tx);
@@ -145,6 +147,21 @@ export async function openPglite(dataDir: string, assets?: PgliteAssets): Promis
   }
 }
 
+/**
+ * Makes the data directory dataDir from a dump (a backup): PGlite unpacks it and starts on it
+ * once, under the same lock as any opener, then closes it.
+ */
+export async function restorePglite(dataDir: string, dump: Uint8Array, assets?: PgliteAssets): Promise<void> {
+  mkdirSync(dataDir, { recursive: true });
+  const unlock = lockDataDir(dataDir);
+  try {
+    const db = await createPglite(dataDir, assets, new Blob([dump as Uint8Array<ArrayBuffer>]));
+    await db.close();
+  } finally {
+    unlock();
+  }
+}
+
 function newThread(entry = new URL("./pglite-thread.ts", import.meta.url).href): Worker {
   return new Worker(entry, { type: "module" });
 }
@@ -163,6 +180,7 @@ export function pgliteDriver(db: PGlite): Driver {
     pipeline: own,
     transaction: (fn) => db.transaction((tx) => fn(session(tx))),
     listen: async (channel, fn) => void (await db.listen(channel, fn)),
+    dumpDataDir: (checkpoint) => dumpExclusive(db, checkpoint),
     close: () => db.close(),
   };
 }

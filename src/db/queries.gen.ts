@@ -470,6 +470,10 @@ export interface Queries {
       receipts_stored_limit: number | null;
     };
   };
+  "system/checkpoint": {
+    params: [];
+    row: Record<string, never>;
+  };
   "system/ping": {
     params: [];
     row: {

@@ -19,10 +19,16 @@ export interface LogCheck {
   problems: { seq: number; receipt_id?: string; problem: string }[];
 }
 
-/** undefined when there is no such tenant. */
-export async function checkReceiptLog(db: Queryable, tenantId: string): Promise<LogCheck | undefined> {
-  const head = await logHead(db, tenantId);
-  if (!head) return undefined;
+/**
+ * undefined when there is no such tenant. The log is compared with a head read after the walk,
+ * and the walk goes on while that head is ahead of it, so receipts that a running service appends
+ * meanwhile are checked, not mistaken for a break. onProgress hears of each page (receipts
+ * checked, receipts in the log).
+ */
+export async function checkReceiptLog(db: Queryable, tenantId: string, onProgress?: (checked: number, total: number) => void): Promise<LogCheck | undefined> {
+  const first = await logHead(db, tenantId);
+  if (!first) return undefined;
+  let head: { tree_size: number; head_hash: string | null } = first;
   const jwks = { keys: (await db.query("receipts/signing_keys")).map((k) => k.public_jwk as JsonWebKey) };
   const problems: LogCheck["problems"] = [];
   const report = (seq: number, problem: string, receipt_id?: string) => {
@@ -33,7 +39,13 @@ export async function checkReceiptLog(db: Queryable, tenantId: string): Promise<
   let prev: string | null = null;
   for (;;) {
     const rows = await receiptRange(db, tenantId, expected, Number.MAX_SAFE_INTEGER, PAGE);
-    if (rows.length === 0) break;
+    if (rows.length === 0) {
+      const later = (await logHead(db, tenantId)) ?? head;
+      const grew = later.tree_size > head.tree_size;
+      head = later;
+      if (grew && head.tree_size > leaves.length) continue; // appended while we walked
+      break;
+    }
     for (const row of rows) {
       const id = row.receipt_id;
       if (row.seq !== expected) report(expected, `seq ${row.seq} follows ${expected - 1}: a gap`, id);
@@ -56,6 +68,7 @@ export async function checkReceiptLog(db: Queryable, tenantId: string): Promise<
       prev = row.chain_hash;
       expected = row.seq + 1;
     }
+    onProgress?.(leaves.length, Math.max(head.tree_size, leaves.length));
   }
   if (leaves.length !== head.tree_size || prev !== head.head_hash) report(leaves.length, `the head says ${head.tree_size} receipts ending in ${head.head_hash}; the log has ${leaves.length} ending in ${prev}`);
   return { ok: problems.length === 0, tenant_id: tenantId, receipts: leaves.length, root_hash: bytesToHex(rootHash(leaves)), problems };

@@ -1,7 +1,7 @@
 // The service's receipt signing key, kept in the database so it survives restarts and is shared
 // by every instance. Rotation (warden ops signing-key rotate) retires the active key; retired
 // public keys stay in the JWKS, so every receipt ever signed stays verifiable.
-import type { Db } from "../db/index.ts";
+import type { Db, Queryable } from "../db/index.ts";
 import { syncSigner, signCanonicalSync, type SyncSigner } from "../crypto/sync.ts";
 import { generateSigningKey } from "../crypto/signature.ts";
 
@@ -55,7 +55,7 @@ export class ReceiptSigner {
   }
 
   /** Makes a new active key; the old one is retired but stays published. */
-  static async rotate(db: Db): Promise<string> {
+  static async rotate(db: Queryable): Promise<string> {
     const key = await generateSigningKey();
     await db.query("receipts/signing_key_rotate", [key.kid, key.publicJwk, key.privateJwk]);
     return key.kid;

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { bindVariables, translatePsqlScript } from "../../src/cli/psql-script.ts";
+import { bindVariables, translatePsqlScript } from "../../src/ops/psql-script.ts";
 import { SQL_DIR } from "../../src/db/index.ts";
 
 describe("translatePsqlScript", () => {

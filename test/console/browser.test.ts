@@ -9,7 +9,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { BrowserContext, Page } from "playwright-core";
-import { runOpsScript } from "../../src/cli/ops-review.ts";
+import { runOpsScript } from "../../src/ops/scripts.ts";
 import { buildConsole } from "../../src/console/build.ts";
 import { serve } from "../../src/app/server.ts";
 import { createLogger } from "../../src/log.ts";

@@ -1,5 +1,5 @@
 // Operator review from tests: the same sql/ops/ scripts an operator runs with psql.
-import { runOpsScript } from "../../src/cli/ops-review.ts";
+import { runOpsScript } from "../../src/ops/scripts.ts";
 import { testService } from "./service.ts";
 import { testOne } from "./sql.ts";
 

@@ -197,7 +197,7 @@ describe.skipIf(!DATABASE_URL)("crash safety on PostgreSQL (the service in its o
         if (!(err instanceof Rollback)) throw err;
       });
       await isLocked;
-      const migrating = Bun.spawn([process.execPath, "src/cli/main.ts", "ops", "upgrades", "list"], { cwd: join(import.meta.dir, "..", ".."), env: { ...process.env, DATABASE_URL: scratchUrl.toString() }, stdout: "ignore", stderr: "ignore" });
+      const migrating = Bun.spawn([process.execPath, "src/cli/main.ts", "migrate"], { cwd: join(import.meta.dir, "..", ".."), env: { ...process.env, DATABASE_URL: scratchUrl.toString() }, stdout: "ignore", stderr: "ignore" });
       await until("the migration to block", async () => ((await testOne<{ waiting: number }>(db!, "lock_waiters"))!).waiting > 0);
       migrating.kill("SIGKILL");
       expect(await migrating.exited).not.toBe(0);
@@ -208,7 +208,7 @@ describe.skipIf(!DATABASE_URL)("crash safety on PostgreSQL (the service in its o
       for (const table of ["tenants", "api_keys", "receipts", "schema_version"]) expect((await testOne<{ relation: string | null }>(db, "relation_exists", [table]))!.relation).toBeNull();
 
       // The next run (its advisory lock waits for the dead session to be rolled back) applies the baseline.
-      const again = await runCli(["ops", "upgrades", "list"], { DATABASE_URL: scratchUrl.toString() });
+      const again = await runCli(["migrate"], { DATABASE_URL: scratchUrl.toString() });
       expect(again.code).toBe(0);
       expect(await db.query("migrations/version")).toEqual([{ version: schemaVersion() }]);
       expect((await testOne<{ relation: string | null }>(db, "relation_exists", ["usage_daily"]))!.relation).toBe("usage_daily");

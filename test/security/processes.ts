@@ -36,8 +36,8 @@ async function collect(stream: ReadableStream<Uint8Array>, lines: string[], onLi
   onLine();
 }
 
-/** Starts `warden serve` on a free port of 127.0.0.1 and waits until it listens. */
-export async function spawnService(env: Record<string, string>): Promise<Child> {
+/** Starts `warden serve` on a free port of 127.0.0.1 and waits (startMs at most) until it listens. */
+export async function spawnService(env: Record<string, string>, startMs = 30_000): Promise<Child> {
   const { cert, key } = await devCertificate();
   const dataDir = mkdtempSync(join(tmpdir(), "warden-child-"));
   const proc = Bun.spawn([process.execPath, "src/cli/main.ts", "serve"], {
@@ -70,7 +70,7 @@ export async function spawnService(env: Record<string, string>): Promise<Child> 
     rmSync(dataDir, { recursive: true, force: true });
     return code;
   });
-  const deadline = Date.now() + 30_000;
+  const deadline = Date.now() + startMs;
   for (;;) {
     const listening = lines.find((l) => l.includes('"event":"listening"'));
     if (listening) {

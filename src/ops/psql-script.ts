@@ -2,6 +2,9 @@
 // same files against the embedded database, the CLI turns each `:'name'` into a bind parameter
 // (`$n`, never string-pasted) and drops psql meta-commands such as `\set ON_ERROR_STOP on`.
 
+/** A script run the wrong way: a variable it needs is missing, or it is not an operator script (exit 2). */
+export class ScriptUsageError extends Error {}
+
 export interface ScriptStatement {
   text: string;
   /** Variable names in parameter order: `$1` is names[0]. */
@@ -29,7 +32,7 @@ export function translatePsqlScript(script: string): ScriptStatement {
 export function bindVariables(statement: ScriptStatement, vars: Record<string, string>): string[] {
   return statement.names.map((name) => {
     const value = vars[name];
-    if (value === undefined) throw new Error(`the script needs -v ${name}=...`);
+    if (value === undefined) throw new ScriptUsageError(`the script needs -v ${name}=...`);
     return value;
   });
 }
