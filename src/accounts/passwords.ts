@@ -15,9 +15,13 @@ const commonPasswords = lazily(async () => {
   return new Set(dictionary["passwords-common"].slice(0, COMMON_PASSWORD_COUNT));
 });
 
-/** True when the password, lower-cased, is among the 10,000 most common. */
+// Words of this service's own context (ASVS 6.1.2): the name with digits or symbols around it.
+const CONTEXT_WORDS: ReadonlySet<string> = new Set(["warden", "wardenpassword", "wardenlogin"]);
+
+/** True when the password, lower-cased, is among the 10,000 most common, or the service's name dressed up. */
 export async function isCommonPassword(password: string): Promise<boolean> {
-  return (await commonPasswords.get()).has(password.toLowerCase());
+  const lower = password.toLowerCase();
+  return (await commonPasswords.get()).has(lower) || CONTEXT_WORDS.has(lower.replace(/[^a-z]/g, ""));
 }
 
 /** Throws the contract's error for a password that may not be set. Lengths count characters. */

@@ -80,7 +80,7 @@ for (const [name, make] of Object.entries(setters)) {
       // down to the 10,000th (the list is ranked, most common first).
       const top = dictionary["passwords-common"].slice(0, 10_000).filter((p) => [...p].length >= 8);
       const sample = [...top.filter((_, i) => i % 400 === 0), top.at(-1)!];
-      for (const common of [...sample, "PASSWORD123", "Qwertyuiop", "iLoveYou1"]) {
+      for (const common of [...sample, "PASSWORD123", "Qwertyuiop", "iLoveYou1", "Warden2024!", "warden-password"]) {
         expectCleanError((await set(common)).reply, 400, "password_too_common");
       }
     });
