@@ -61,6 +61,8 @@ export const AccountResponse = t.Object({
   email_verified: t.Boolean(),
   plan: t.String(),
   created_at: t.String({ format: "date-time" }),
+  /** An addition to the contract's fields: whether login asks for a second factor. */
+  mfa_enabled: t.Boolean(),
 });
 export const PasswordChangeBody = t.Object({ current_password: t.String(), new_password: t.String() }, strict);
 /** `{ok}` per the contract, plus a fresh session: the change ends every earlier one, the caller's too. */

@@ -13,6 +13,7 @@ export interface Queries {
       email_verified: boolean;
       plan: string;
       created_at: string;
+      mfa_enabled: boolean;
     };
   };
   "accounts/credentials": {
