@@ -123,6 +123,12 @@ describe("per client address", () => {
     }
   });
 
+  test("reading the account is no password route: not limited", async () => {
+    const user = await signup();
+    const ip = ipv4();
+    for (let i = 0; i < 5; i++) expect((await call("GET", "/customer/account", { headers: bearer(user.token), ip, service })).status).toBe(200);
+  });
+
   test("a spoofed X-Forwarded-For does not help without TRUST_PROXY", async () => {
     const ip = ipv4();
     for (let i = 0; i < 3; i++) await badLogin(ip, undefined, service, { "x-forwarded-for": ipv4() });
