@@ -37,6 +37,8 @@ const TAGS: Record<string, string> = {
 // stops the generator, so a new code cannot reach the docs without an explanation.
 const ERROR_MEANING: Record<ErrorCode, string> = {
   invalid_json: "the body is not parseable JSON",
+  invalid_code: "a second-factor code (TOTP or recovery) that is wrong, expired or already used; also disabling when no factor is active",
+  mfa_enabled: "enrolling a second factor while one is active: disable it first",
   invalid_request: "the body, a parameter or the query fails validation (`message` names the JSON path); also unknown fields",
   invalid_request_id: "`X-Request-ID` is not 1 to 128 visible ASCII characters",
   invalid_preset: "unknown simulation preset",

@@ -106,6 +106,10 @@ async function benchDatabase(label: string, dbEnv: Record<string, string>, ceili
     // The login scenario measures login, not the brute-force limiter (which would answer 429).
     RATE_LIMIT_AUTH_ADDRESS: "100000000/60",
     RATE_LIMIT_LOGIN_EMAIL: "100000000/60",
+    RATE_LIMIT_LOGIN_PAIR: "100000000/60",
+    RATE_LIMIT_AUTH_NETWORK: "100000000/60",
+    // Nor the cap on concurrent hashes (which would answer 503 beyond it).
+    PASSWORD_HASH_CONCURRENCY: "1024",
   };
 
   // Deterministic set-up through the public API: TENANTS tenants on enterprise, their sessions

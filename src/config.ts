@@ -1,4 +1,6 @@
 // Configuration from the environment (contract section 10), read once at start.
+import { availableParallelism } from "node:os";
+
 export interface Config {
   port: number;
   host: string;
@@ -24,6 +26,10 @@ export interface Config {
   mailPollMs: number;
   /** Brute-force limits on /auth (docs/security.md). */
   rateLimits: RateLimits;
+  /** How long an attempt on an email over its login ceiling waits before it is answered, in ms. */
+  loginSlowdownMs: number;
+  /** Password hashes (bcrypt) running at once; beyond it the answer is 503 unavailable. */
+  passwordHashConcurrency: number;
 }
 
 /** At most `limit` hits per fixed window of `windowSeconds`. */
@@ -33,9 +39,13 @@ export interface RateRule {
 }
 
 export interface RateLimits {
-  /** Per client address (IPv6: its /64) and /auth route. */
+  /** Per client address (IPv6: its /64) and password route. */
   authAddress: RateRule;
-  /** Per email: login attempts (and password-change attempts). */
+  /** Per IPv6 /48 and password route: the 65,536 /64s of one site together. */
+  authNetwork: RateRule;
+  /** Per (email, client address): login attempts; also per account for password changes and second-factor codes. */
+  loginPair: RateRule;
+  /** Per email from anywhere: beyond it attempts are slowed (loginSlowdownMs), never refused. */
   loginEmail: RateRule;
   /** Per email: reset and verification emails requested. */
   mailEmail: RateRule;
@@ -72,9 +82,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     mailPollMs: intFrom(env.MAIL_POLL_MS, 1000, "MAIL_POLL_MS", 50, 3_600_000),
     rateLimits: {
       authAddress: rateFrom(env.RATE_LIMIT_AUTH_ADDRESS, "30/60", "RATE_LIMIT_AUTH_ADDRESS"),
-      loginEmail: rateFrom(env.RATE_LIMIT_LOGIN_EMAIL, "10/900", "RATE_LIMIT_LOGIN_EMAIL"),
+      authNetwork: rateFrom(env.RATE_LIMIT_AUTH_NETWORK, "300/60", "RATE_LIMIT_AUTH_NETWORK"),
+      loginPair: rateFrom(env.RATE_LIMIT_LOGIN_PAIR, "10/900", "RATE_LIMIT_LOGIN_PAIR"),
+      loginEmail: rateFrom(env.RATE_LIMIT_LOGIN_EMAIL, "100/3600", "RATE_LIMIT_LOGIN_EMAIL"),
       mailEmail: rateFrom(env.RATE_LIMIT_MAIL_EMAIL, "5/3600", "RATE_LIMIT_MAIL_EMAIL"),
     },
+    loginSlowdownMs: intFrom(env.LOGIN_SLOWDOWN_MS, 2000, "LOGIN_SLOWDOWN_MS", 0, 60_000),
+    // bcrypt runs on a thread pool: a few per core keep the cores busy without a queue forming.
+    passwordHashConcurrency: intFrom(env.PASSWORD_HASH_CONCURRENCY, 2 * availableParallelism(), "PASSWORD_HASH_CONCURRENCY", 1, 1024),
   };
 }
 

@@ -273,3 +273,136 @@ BEGIN
 END $$;
 COMMENT ON FUNCTION tenant_sessions_end(text) IS
   'Ends every session of a tenant at once (session epoch + 1: every JWT issued before stops working; API keys are untouched); WA005 when there is no such tenant. Returns the new epoch.';
+-- =============================================================================================
+-- Sign-out and second factor (TOTP with recovery codes). Refusals: WA010 invalid_code (a wrong,
+-- reused or out-of-state code), WA011 mfa_enabled (enrolling while a factor is active), WA012
+-- not_pending (confirming without an open enrolment).
+
+-- Rate-limit buckets of one subject ('login:<sha256 of the email>' and what hangs below it) are
+-- found by prefix when a login or a reset clears them.
+CREATE INDEX auth_rate_limits_bucket_prefix_idx ON auth_rate_limits (bucket text_pattern_ops);
+
+CREATE FUNCTION rate_limit_clear(p_subject text) RETURNS integer
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_count integer;
+BEGIN
+  -- The subject's own bucket and every '<subject>:...' bucket; ';' is the character after ':'.
+  DELETE FROM auth_rate_limits
+   WHERE bucket ~>=~ p_subject AND bucket ~<~ (p_subject || ';');
+  GET DIAGNOSTICS v_count = ROW_COUNT;
+  RETURN v_count;
+END $$;
+COMMENT ON FUNCTION rate_limit_clear(text) IS
+  'Forgets the counters of one subject: the bucket p_subject and every bucket p_subject:<anything> (for example an email''s per-address login counts).';
+
+-- Signed-out sessions: a JWT id is refused until the token would have expired anyway.
+CREATE TABLE session_revocations (
+  jti         text PRIMARY KEY CHECK (jti ~ '^[0-9A-Za-z]{22}$'),
+  tenant_id   text NOT NULL REFERENCES tenants (tenant_id) ON DELETE CASCADE,
+  expires_at  timestamptz NOT NULL
+);
+CREATE INDEX session_revocations_expires_idx ON session_revocations (expires_at);
+
+CREATE FUNCTION session_revoke(p_tenant_id text, p_jti text, p_expires_at timestamptz, p_now timestamptz)
+RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO session_revocations (jti, tenant_id, expires_at)
+  VALUES (p_jti, p_tenant_id, p_expires_at)
+  ON CONFLICT (jti) DO NOTHING;
+  -- An expired JWT is refused by its own exp: its row is no longer needed.
+  DELETE FROM session_revocations WHERE jti IN (
+    SELECT r.jti FROM session_revocations r WHERE r.expires_at < p_now LIMIT 100 FOR UPDATE SKIP LOCKED);
+END $$;
+COMMENT ON FUNCTION session_revoke(text, text, timestamptz, timestamptz) IS
+  'Signs one session out: its JWT id is refused on every instance until p_expires_at; rows of expired tokens are swept.';
+
+-- One TOTP factor per tenant: pending (enrolled, not confirmed) -> active -> disabled; enrolling
+-- again from pending or disabled starts over with a new secret. The secret is stored encrypted
+-- by the service (docs/security.md); the database never sees it in the clear.
+CREATE TABLE mfa_totp (
+  tenant_id     text PRIMARY KEY REFERENCES tenants (tenant_id) ON DELETE CASCADE,
+  status        text NOT NULL CHECK (status IN ('pending', 'active', 'disabled')),
+  secret_sealed text NOT NULL CHECK (char_length(secret_sealed) BETWEEN 16 AND 500),
+  -- The last 30 s step whose code was accepted: a code of that step or an earlier one is refused.
+  last_step     bigint NOT NULL DEFAULT -1 CHECK (last_step >= -1),
+  enrolled_at   timestamptz NOT NULL,
+  confirmed_at  timestamptz,
+  disabled_at   timestamptz,
+  CONSTRAINT mfa_totp_times_match_status CHECK (
+    (status = 'pending' AND confirmed_at IS NULL AND disabled_at IS NULL)
+    OR (status = 'active' AND confirmed_at IS NOT NULL AND disabled_at IS NULL)
+    OR (status = 'disabled' AND confirmed_at IS NOT NULL AND disabled_at IS NOT NULL))
+);
+
+-- Recovery codes: only their SHA-256; each works once.
+CREATE TABLE mfa_recovery_codes (
+  code_hash  text PRIMARY KEY CHECK (code_hash ~ '^[0-9a-f]{64}$'),
+  tenant_id  text NOT NULL REFERENCES mfa_totp (tenant_id) ON DELETE CASCADE,
+  used_at    timestamptz
+);
+CREATE INDEX mfa_recovery_codes_tenant_idx ON mfa_recovery_codes (tenant_id);
+
+CREATE FUNCTION mfa_enroll(p_tenant_id text, p_secret_sealed text, p_now timestamptz) RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_status text;
+BEGIN
+  SELECT status INTO v_status FROM mfa_totp WHERE tenant_id = p_tenant_id FOR UPDATE;
+  IF v_status = 'active' THEN
+    RAISE EXCEPTION 'a second factor is already active' USING ERRCODE = 'WA011';
+  END IF;
+  DELETE FROM mfa_totp WHERE tenant_id = p_tenant_id;
+  INSERT INTO mfa_totp (tenant_id, status, secret_sealed, enrolled_at) VALUES (p_tenant_id, 'pending', p_secret_sealed, p_now);
+END $$;
+COMMENT ON FUNCTION mfa_enroll(text, text, timestamptz) IS
+  'Starts a TOTP enrolment (pending, not yet asked at login) with a new sealed secret, replacing a pending or disabled one; WA011 while a factor is active.';
+
+CREATE FUNCTION mfa_confirm(p_tenant_id text, p_step bigint, p_recovery_hashes text[], p_now timestamptz) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+  UPDATE mfa_totp SET status = 'active', confirmed_at = p_now, last_step = p_step
+   WHERE tenant_id = p_tenant_id AND status = 'pending';
+  IF NOT FOUND THEN
+    RAISE EXCEPTION 'no pending enrolment' USING ERRCODE = 'WA012';
+  END IF;
+  IF cardinality(p_recovery_hashes) <> 10 THEN
+    RAISE EXCEPTION 'ten recovery codes expected' USING ERRCODE = '22023';
+  END IF;
+  INSERT INTO mfa_recovery_codes (code_hash, tenant_id) SELECT h, p_tenant_id FROM unnest(p_recovery_hashes) AS h;
+END $$;
+COMMENT ON FUNCTION mfa_confirm(text, bigint, text[], timestamptz) IS
+  'Activates a pending enrolment whose code (of step p_step, checked by the service) proved the secret, and stores the hashes of its ten recovery codes; WA012 when nothing is pending.';
+
+CREATE FUNCTION mfa_accept_code(p_tenant_id text, p_step bigint, p_recovery_hash text, p_now timestamptz) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+  IF p_step IS NOT NULL THEN
+    -- Compare-and-set on the step: a code is accepted once, and never one of an earlier step.
+    UPDATE mfa_totp SET last_step = p_step
+     WHERE tenant_id = p_tenant_id AND status = 'active' AND last_step < p_step;
+  ELSE
+    UPDATE mfa_recovery_codes c SET used_at = p_now
+      FROM mfa_totp m
+     WHERE c.code_hash = p_recovery_hash AND c.tenant_id = p_tenant_id AND c.used_at IS NULL
+       AND m.tenant_id = c.tenant_id AND m.status = 'active';
+  END IF;
+  IF NOT FOUND THEN
+    RAISE EXCEPTION 'second-factor code refused' USING ERRCODE = 'WA010';
+  END IF;
+END $$;
+COMMENT ON FUNCTION mfa_accept_code(text, bigint, text, timestamptz) IS
+  'Spends a second-factor code of an active factor: a TOTP step later than the last accepted one, or an unused recovery code (by hash); WA010 invalid_code otherwise.';
+
+CREATE FUNCTION mfa_disable(p_tenant_id text, p_now timestamptz) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+  UPDATE mfa_totp SET status = 'disabled', disabled_at = p_now WHERE tenant_id = p_tenant_id AND status = 'active';
+  IF NOT FOUND THEN
+    RAISE EXCEPTION 'no active second factor' USING ERRCODE = 'WA010';
+  END IF;
+  DELETE FROM mfa_recovery_codes WHERE tenant_id = p_tenant_id;
+END $$;
+COMMENT ON FUNCTION mfa_disable(text, timestamptz) IS
+  'Turns an active factor off (its recovery codes are deleted); WA010 when none is active. The service checks the password and a code first.';

@@ -1,12 +1,14 @@
-// /customer/account: the account as the customer sees it, and password change (JWT).
+// /customer/account: the account as the customer sees it, password change and the second
+// factor (JWT). The password and second-factor routes count against the per-address limit.
 import { Elysia } from "elysia";
 import type { Deps } from "../app/deps.ts";
 import { AppError, ErrorResponse } from "../http/errors.ts";
 import { securityEvent } from "./events.ts";
 import { account, changePassword, credentials } from "./lifecycle.ts";
 import { AccountResponse, PasswordChangeBody, PasswordChangeResponse, RateLimitedResponse } from "./model.ts";
-import { assertAcceptablePassword, hashPassword, verifyPassword } from "./passwords.ts";
-import { limitLoginEmail } from "./rate-limit.ts";
+import { mfaAccountRoutes } from "./mfa-routes.ts";
+import { assertAcceptablePassword } from "./passwords.ts";
+import { addressLimit, limitCredentialAttempt } from "./rate-limit.ts";
 
 const bearer = [{ bearer: [] as string[] }] as Record<string, string[]>[];
 
@@ -24,19 +26,22 @@ export function customerAccountRoutes(deps: Deps) {
         detail: { summary: "The account: email, verification, plan", tags: ["accounts"], security: bearer },
       },
     )
+    // Hooks apply to the routes registered after them: the read above is not limited.
+    .use(addressLimit(deps))
     .post(
       "/password",
       async ({ body, request, route }) => {
         const { tenant_id } = await deps.sessions.require(request);
         const current = (await credentials(deps.db, tenant_id))!;
-        // Guessing the current password with a stolen session counts like guessing at login.
-        await limitLoginEmail(deps, request, current.email, route);
-        if (!(await verifyPassword(body.current_password, current.password_hash))) {
+        // Guessing the current password with a stolen session is limited per account and
+        // address, apart from login: a session thief cannot lock the owner out of logging in.
+        await limitCredentialAttempt(deps, request, `password:${tenant_id}`, route);
+        if (!(await deps.passwords.verify(body.current_password, current.password_hash))) {
           securityEvent(deps, request, "auth.password_change_failed", { tenant_id, reason: "wrong_password" });
           throw new AppError("unauthorized", "The current password is not correct.");
         }
-        assertAcceptablePassword(body.new_password);
-        const newHash = await hashPassword(body.new_password, deps.config.bcryptCost);
+        await assertAcceptablePassword(body.new_password);
+        const newHash = await deps.passwords.hash(body.new_password);
         // Every session ends, this one too; the caller gets a fresh one (an addition to the contract's {ok}).
         const epoch = await changePassword(deps.db, tenant_id, current.password_hash, newHash, deps.now());
         securityEvent(deps, request, "auth.password_changed", { tenant_id });
@@ -46,8 +51,9 @@ export function customerAccountRoutes(deps: Deps) {
       {
         body: PasswordChangeBody,
         parse: "json",
-        response: { 200: PasswordChangeResponse, 400: ErrorResponse, 401: ErrorResponse, 429: RateLimitedResponse },
+        response: { 200: PasswordChangeResponse, 400: ErrorResponse, 401: ErrorResponse, 429: RateLimitedResponse, 503: ErrorResponse },
         detail: { summary: "Change the password; every other session ends and a fresh token is returned", tags: ["accounts"], security: bearer },
       },
-    );
+    )
+    .use(mfaAccountRoutes(deps));
 }

@@ -16,7 +16,14 @@ export type SecurityEvent =
   | "auth.reset_failed"
   | "auth.password_changed"
   | "auth.password_change_failed"
-  | "auth.rate_limited";
+  | "auth.rate_limited"
+  | "auth.login_slowed"
+  | "auth.logout"
+  | "auth.mfa_enrolled"
+  | "auth.mfa_enabled"
+  | "auth.mfa_disabled"
+  | "auth.mfa_challenged"
+  | "auth.mfa_failed";
 
 const WARN: ReadonlySet<SecurityEvent> = new Set([
   "auth.login_failed",
@@ -24,6 +31,8 @@ const WARN: ReadonlySet<SecurityEvent> = new Set([
   "auth.reset_failed",
   "auth.password_change_failed",
   "auth.rate_limited",
+  "auth.login_slowed",
+  "auth.mfa_failed",
 ]);
 
 /** `j***@example.com`: the first character of the local part and the domain. */

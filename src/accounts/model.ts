@@ -61,7 +61,26 @@ export const AccountResponse = t.Object({
   email_verified: t.Boolean(),
   plan: t.String(),
   created_at: t.String({ format: "date-time" }),
+  /** An addition to the contract's fields: whether login asks for a second factor. */
+  mfa_enabled: t.Boolean(),
 });
 export const PasswordChangeBody = t.Object({ current_password: t.String(), new_password: t.String() }, strict);
 /** `{ok}` per the contract, plus a fresh session: the change ends every earlier one, the caller's too. */
 export const PasswordChangeResponse = t.Object({ ok: t.Literal(true), token: t.String(), expires_at: t.String({ format: "date-time" }) });
+
+// Sign-out and second factor (contract section 12).
+/** Login with a second factor on: no session yet, a 5-minute challenge for /auth/mfa/verify. */
+export const LoginMfaResponse = t.Object({
+  ok: t.Literal(true),
+  mfa_required: t.Literal(true),
+  mfa_token: t.String(),
+  expires_at: t.String({ format: "date-time" }),
+});
+export const LogoutBody = t.Union([t.Null(), t.Object({ all: t.Optional(t.Boolean()) }, strict)]);
+// A TOTP code is 6 digits, a recovery code about 23 characters; longer is refused by shape.
+const CodeField = t.String({ minLength: 1, maxLength: 64 });
+export const MfaVerifyBody = t.Object({ mfa_token: t.String({ maxLength: 2048 }), code: CodeField }, strict);
+export const MfaEnrollResponse = t.Object({ ok: t.Literal(true), secret: t.String(), otpauth_url: t.String() });
+export const MfaConfirmBody = t.Object({ code: CodeField }, strict);
+export const MfaConfirmResponse = t.Object({ ok: t.Literal(true), recovery_codes: t.Array(t.String(), { minItems: 10, maxItems: 10 }) });
+export const MfaDisableBody = t.Object({ password: t.String(), code: CodeField }, strict);

@@ -1,23 +1,35 @@
-// Brute-force limits on /auth (issue 3, docs/security.md): fixed windows counted in the
-// database (rate_limit_hit() in sql/schema), so every instance shares them. Per client
-// address (an IPv6 client by its /64) and route for every /auth route; per email for login and
-// for mail-sending requests. Windows expire: an owner is never locked out for longer than one.
+// Brute-force limits on the password routes (docs/security.md): fixed windows counted in the
+// database (rate_limit_hit() in sql/schema), so every instance shares them.
+// - Per client address (an IPv6 client by its /64, and its /48 beside it) and route.
+// - Per (email, address) for login: a stranger's guesses fill only their own counter.
+// - Per email from anywhere: a much higher ceiling that slows attempts down, never refuses them,
+//   so no one can lock an owner out. A successful login or a completed reset clears both.
 import { Elysia } from "elysia";
 import type { RateRule } from "../config.ts";
-import { addressBucket } from "../http/client-address.ts";
+import { addressBucket, networkBucket } from "../http/client-address.ts";
 import type { Deps } from "../app/deps.ts";
 import { AppError } from "../http/errors.ts";
 import { requestState } from "../http/request-state.ts";
 import { hashSecret } from "../keys/secret.ts";
 import { securityEvent } from "./events.ts";
 
+interface Count {
+  allowed: boolean;
+  retryAfter: number;
+}
+
+async function count(deps: Deps, bucket: string, rule: RateRule): Promise<Count> {
+  const row = (await deps.db.one("accounts/rate_limit_hit", [bucket, rule.limit, rule.windowSeconds, deps.now().toISOString()]))!;
+  return { allowed: row.allowed, retryAfter: row.retry_after };
+}
+
 async function hit(deps: Deps, request: Request, bucket: string, rule: RateRule, scope: string, route: string): Promise<void> {
-  const row = await deps.db.one("accounts/rate_limit_hit", [bucket, rule.limit, rule.windowSeconds, deps.now().toISOString()]);
-  if (!row || row.allowed) return;
-  securityEvent(deps, request, "auth.rate_limited", { scope, route, retry_after: row.retry_after });
+  const { allowed, retryAfter } = await count(deps, bucket, rule);
+  if (allowed) return;
+  securityEvent(deps, request, "auth.rate_limited", { scope, route, retry_after: retryAfter });
   throw new AppError("rate_limited", "Too many attempts. Wait and try again.", {
-    fields: { retry_after: row.retry_after },
-    headers: { "retry-after": String(row.retry_after) },
+    fields: { retry_after: retryAfter },
+    headers: { "retry-after": String(retryAfter) },
   });
 }
 
@@ -28,15 +40,34 @@ async function hit(deps: Deps, request: Request, bucket: string, rule: RateRule,
  */
 export function addressLimit(deps: Deps) {
   return new Elysia().onTransform({ as: "scoped" }, async ({ request, route }) => {
-    const address = addressBucket(requestState(request).ip);
-    await hit(deps, request, `ip:${address}:${route}`, deps.config.rateLimits.authAddress, "address", route);
+    const ip = requestState(request).ip;
+    await hit(deps, request, `ip:${addressBucket(ip)}:${route}`, deps.config.rateLimits.authAddress, "address", route);
+    const network = networkBucket(ip);
+    if (network) await hit(deps, request, `ip:${network}:${route}`, deps.config.rateLimits.authNetwork, "network", route);
   });
 }
 
-/** Login attempts (and password-change attempts) per email. */
-export async function limitLoginEmail(deps: Deps, request: Request, email: string, route: string): Promise<void> {
-  // Hashed so the table never holds addresses, registered or not.
-  await hit(deps, request, `email:${await hashSecret(email)}:login`, deps.config.rateLimits.loginEmail, "email", route);
+/** The counters' key of a login subject; hashed so the table never holds an address, registered or not. */
+export async function loginSubject(email: string): Promise<string> {
+  return `login:${await hashSecret(email)}`;
+}
+
+/**
+ * One attempt at a subject's credentials (a login's email, a session's account): refused past
+ * the per-(subject, address) limit; past the subject's ceiling from anywhere, answered late.
+ */
+export async function limitCredentialAttempt(deps: Deps, request: Request, subject: string, route: string): Promise<void> {
+  const limits = deps.config.rateLimits;
+  await hit(deps, request, `${subject}:${addressBucket(requestState(request).ip)}`, limits.loginPair, "email_address", route);
+  const { allowed } = await count(deps, subject, limits.loginEmail);
+  if (allowed) return;
+  securityEvent(deps, request, "auth.login_slowed", { route, delay_ms: deps.config.loginSlowdownMs });
+  await new Promise((resolve) => setTimeout(resolve, deps.config.loginSlowdownMs));
+}
+
+/** Forgets a subject's counts: its owner proved who they are. */
+export async function clearCredentialAttempts(deps: Deps, subject: string): Promise<void> {
+  await deps.db.query("accounts/rate_limit_clear", [subject]);
 }
 
 /** Mail-sending requests (reset, verification) per recipient: no mail bombing through us. */

@@ -2,13 +2,15 @@
 // new password with it.
 import { Elysia } from "elysia";
 import type { Deps } from "../app/deps.ts";
-import { ErrorResponse, toAppError } from "../http/errors.ts";
+import { AppError, ErrorResponse, toAppError } from "../http/errors.ts";
 import { normaliseEmail } from "./email.ts";
 import { securityEvent } from "./events.ts";
 import { checkToken, confirmReset, requestReset } from "./lifecycle.ts";
 import { Accepted, RateLimitedResponse, ResetConfirmBody, ResetRequestBody, ResetValidateResponse, TokenBody } from "./model.ts";
-import { assertAcceptablePassword, hashPassword } from "./passwords.ts";
-import { addressLimit, limitMailTo } from "./rate-limit.ts";
+import { credentials } from "./lifecycle.ts";
+import { assertAcceptablePassword } from "./passwords.ts";
+import { addressLimit, clearCredentialAttempts, limitMailTo, loginSubject } from "./rate-limit.ts";
+import { TOKEN_MESSAGES } from "./tokens.ts";
 
 export function resetPasswordRoutes(deps: Deps) {
   return new Elysia({ name: "accounts-reset-password", prefix: "/auth/reset-password" })
@@ -49,10 +51,15 @@ export function resetPasswordRoutes(deps: Deps) {
       "/confirm",
       async ({ body, request }) => {
         try {
-          // Costs one bcrypt even for a dead token, as a login does; the per-address limit caps it.
-          assertAcceptablePassword(body.password);
-          const passwordHash = await hashPassword(body.password, deps.config.bcryptCost);
+          await assertAcceptablePassword(body.password);
+          // The token first: a dead one costs no bcrypt. The redemption below decides for good.
+          const outcome = await checkToken(deps.db, body.token, "reset_password", deps.now());
+          if (outcome !== "valid") throw new AppError(outcome, TOKEN_MESSAGES[outcome]);
+          const passwordHash = await deps.passwords.hash(body.password);
           const { tenant_id } = await confirmReset(deps.db, body.token, passwordHash, deps.now());
+          // The owner proved the address: the login counts against it start afresh.
+          const { email } = (await credentials(deps.db, tenant_id))!;
+          await clearCredentialAttempts(deps, await loginSubject(email));
           securityEvent(deps, request, "auth.reset_completed", { tenant_id });
         } catch (err) {
           securityEvent(deps, request, "auth.reset_failed", { reason: toAppError(err).error.code });
@@ -63,7 +70,7 @@ export function resetPasswordRoutes(deps: Deps) {
       {
         body: ResetConfirmBody,
         parse: "json",
-        response: { 200: Accepted, 400: ErrorResponse, 429: RateLimitedResponse },
+        response: { 200: Accepted, 400: ErrorResponse, 429: RateLimitedResponse, 503: ErrorResponse },
         detail: { summary: "Set a new password with a reset token; every earlier session ends", tags: ["accounts"] },
       },
     );

@@ -1,6 +1,6 @@
 // /auth: signup and login (spec sections 3 to 5), and the verification and reset routes.
 // Every /auth route counts against the per-address brute-force limit (./rate-limit.ts).
-import { Elysia } from "elysia";
+import { Elysia, t } from "elysia";
 import type { Deps } from "../app/deps.ts";
 import { AppError, ErrorResponse } from "../http/errors.ts";
 import { newId } from "../ids.ts";
@@ -8,14 +8,21 @@ import { hashSecret, newSecret, secretHint } from "../keys/secret.ts";
 import { acceptSignupEmail, normaliseEmail } from "./email.ts";
 import { securityEvent } from "./events.ts";
 import { issueVerification } from "./lifecycle.ts";
-import { LoginBody, LoginResponse, RateLimitedResponse, SignupBody, SignupResponse } from "./model.ts";
-import { assertAcceptablePassword, hashPassword, verifyPassword } from "./passwords.ts";
-import { addressLimit, limitLoginEmail } from "./rate-limit.ts";
+import { Accepted, LoginBody, LoginMfaResponse, LoginResponse, LogoutBody, RateLimitedResponse, SignupBody, SignupResponse } from "./model.ts";
+import { assertAcceptablePassword } from "./passwords.ts";
+import { addressLimit, clearCredentialAttempts, limitCredentialAttempt, loginSubject } from "./rate-limit.ts";
+import { mfaVerifyRoutes } from "./mfa-routes.ts";
 import { resetPasswordRoutes } from "./reset-routes.ts";
 import { verifyEmailRoutes } from "./verify-routes.ts";
 
+const bearer = [{ bearer: [] as string[] }] as Record<string, string[]>[];
+
 export function accountsRoutes(deps: Deps) {
-  return new Elysia({ name: "accounts" }).use(signupLoginRoutes(deps)).use(verifyEmailRoutes(deps)).use(resetPasswordRoutes(deps));
+  return new Elysia({ name: "accounts" })
+    .use(signupLoginRoutes(deps))
+    .use(mfaVerifyRoutes(deps))
+    .use(verifyEmailRoutes(deps))
+    .use(resetPasswordRoutes(deps));
 }
 
 function signupLoginRoutes(deps: Deps) {
@@ -25,9 +32,9 @@ function signupLoginRoutes(deps: Deps) {
       "/signup",
       async ({ body, set, request }) => {
         const email = await acceptSignupEmail(body.email);
-        assertAcceptablePassword(body.password);
+        await assertAcceptablePassword(body.password);
         // Hash before the insert, so a taken email costs the same time as a new one.
-        const passwordHash = await hashPassword(body.password, deps.config.bcryptCost);
+        const passwordHash = await deps.passwords.hash(body.password);
         const tenantId = newId("cust_");
         const secret = newSecret();
         const keyHash = await hashSecret(secret);
@@ -45,7 +52,7 @@ function signupLoginRoutes(deps: Deps) {
       {
         body: SignupBody,
         parse: "json",
-        response: { 201: SignupResponse, 400: ErrorResponse, 409: ErrorResponse, 429: RateLimitedResponse },
+        response: { 201: SignupResponse, 400: ErrorResponse, 409: ErrorResponse, 429: RateLimitedResponse, 503: ErrorResponse },
         detail: { summary: "Create an account, its first API key and a session; sends a verification email", tags: ["accounts"] },
       },
     )
@@ -53,17 +60,25 @@ function signupLoginRoutes(deps: Deps) {
       "/login",
       async ({ body, request, route }) => {
         const email = normaliseEmail(body.email);
-        await limitLoginEmail(deps, request, email, route);
+        const subject = await loginSubject(email);
+        await limitCredentialAttempt(deps, request, subject, route);
         const row = await deps.db.one("accounts/find_for_login", [email]);
         // An unknown email still pays for one bcrypt verification, so timing does not tell
         // whether an account exists. Both wait for the dummy hash (made at start-up), so not even
         // the first moments after a start tell them apart.
         const dummy = await deps.dummyPasswordHash;
-        const matches = await verifyPassword(body.password, row?.password_hash ?? dummy);
+        const matches = await deps.passwords.verify(body.password, row?.password_hash ?? dummy);
         if (!row || !matches) {
           securityEvent(deps, request, "auth.login_failed", { tenant_id: row?.tenant_id, email, reason: row ? "wrong_password" : "unknown_email" });
           throw new AppError("unauthorized", "Wrong email or password.");
         }
+        if (row.mfa_active) {
+          // The counts are cleared only once the second factor is passed too.
+          const challenge = await deps.sessions.issueMfaChallenge(row.tenant_id, row.session_epoch, deps.now());
+          securityEvent(deps, request, "auth.mfa_challenged", { tenant_id: row.tenant_id });
+          return { ok: true as const, mfa_required: true as const, mfa_token: challenge.token, expires_at: challenge.expires_at };
+        }
+        await clearCredentialAttempts(deps, subject);
         const { token, expires_at } = await deps.sessions.issue(row.tenant_id, row.session_epoch, deps.now());
         securityEvent(deps, request, "auth.login_succeeded", { tenant_id: row.tenant_id });
         return { ok: true as const, token, tenant_id: row.tenant_id, expires_at };
@@ -71,8 +86,24 @@ function signupLoginRoutes(deps: Deps) {
       {
         body: LoginBody,
         parse: "json",
-        response: { 200: LoginResponse, 400: ErrorResponse, 401: ErrorResponse, 429: RateLimitedResponse },
-        detail: { summary: "Log in: a JWT valid 24 hours", tags: ["accounts"] },
+        response: { 200: t.Union([LoginResponse, LoginMfaResponse]), 400: ErrorResponse, 401: ErrorResponse, 429: RateLimitedResponse, 503: ErrorResponse },
+        detail: { summary: "Log in: a JWT valid 24 hours, or a second-factor challenge when one is on", tags: ["accounts"] },
+      },
+    )
+    .post(
+      "/logout",
+      async ({ body, request }) => {
+        const session = await deps.sessions.require(request);
+        const all = body?.all === true;
+        await deps.sessions.signOut(session, all, deps.now());
+        securityEvent(deps, request, "auth.logout", { tenant_id: session.tenant_id, all });
+        return { ok: true as const };
+      },
+      {
+        body: LogoutBody,
+        parse: "json",
+        response: { 200: Accepted, 400: ErrorResponse, 401: ErrorResponse, 429: RateLimitedResponse },
+        detail: { summary: "Sign out: this token (all: every token of the account) stops working at once", tags: ["accounts"], security: bearer },
       },
     );
 }

@@ -8,3 +8,10 @@ export type TokenOutcome = "valid" | "invalid_token" | "token_expired" | "token_
 export function newToken(): string {
   return Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64url");
 }
+
+/** The error message of each refusal, the same as the database's (src/http/errors.ts, WA001-3). */
+export const TOKEN_MESSAGES: Record<Exclude<TokenOutcome, "valid">, string> = {
+  invalid_token: "This link is not valid. Request a new one.",
+  token_expired: "This link has expired. Request a new one.",
+  token_used: "This link has already been used.",
+};

@@ -1,6 +1,8 @@
 // Everything a route needs, built once at start (src/app/service.ts) and passed down. Every
 // cache or batcher the service keeps is one of these objects, never module state.
+import type { PasswordHasher } from "../accounts/passwords.ts";
 import type { Sessions } from "../accounts/sessions.ts";
+import type { TotpSecretBox } from "../accounts/totp.ts";
 import type { Config } from "../config.ts";
 import type { Db } from "../db/index.ts";
 import type { KeyAuthenticator } from "../keys/authenticate.ts";
@@ -33,6 +35,10 @@ export interface Deps {
    * emails still cost the same.
    */
   dummyPasswordHash: Promise<string>;
+  /** bcrypt for requests, under the global cap on concurrent hashes. */
+  passwords: PasswordHasher;
+  /** Seals and opens TOTP secrets (key derived from the service secret). */
+  totpSecrets: TotpSecretBox;
   version: string;
   now: () => Date;
   /** The mail outbox worker: nudge it after committing an enqueue. */

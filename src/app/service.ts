@@ -1,6 +1,7 @@
 // Builds the running service from configuration: database, migrations, keys, the app.
-import { hashPassword } from "../accounts/passwords.ts";
-import { Sessions } from "../accounts/sessions.ts";
+import { hashPassword, PasswordHasher } from "../accounts/passwords.ts";
+import { serviceSecret, Sessions } from "../accounts/sessions.ts";
+import { TotpSecretBox } from "../accounts/totp.ts";
 import type { Config } from "../config.ts";
 import { openDb, type Db } from "../db/index.ts";
 import { migrate } from "../db/migrate.ts";
@@ -34,7 +35,8 @@ export async function createService(config: Config, opts: { db?: Db; log?: Logge
   const applied = await migrate(db);
   if (applied.length) log.info("migrations_applied", { versions: applied });
   const dummyPasswordHash = hashPassword(randomBase62(24), config.bcryptCost);
-  const [sessions, signer, keys] = await Promise.all([Sessions.open(db, config.jwtSecret), ReceiptSigner.open(db), KeyAuthenticator.open(db)]);
+  const [secret, signer, keys] = await Promise.all([serviceSecret(db, config.jwtSecret), ReceiptSigner.open(db), KeyAuthenticator.open(db)]);
+  const [sessions, totpSecrets] = await Promise.all([Sessions.open(db, secret), TotpSecretBox.fromServiceSecret(secret)]);
   const mail = startMailer({ db, log, transport: createTransport(config), ctx: { publicUrl: config.publicUrl }, pollMs: config.mailPollMs });
   const now = opts.now ?? (() => new Date());
   const metrics = new Metrics({ mailOutboxPending: () => pendingMailCount(db) });
@@ -49,6 +51,8 @@ export async function createService(config: Config, opts: { db?: Db; log?: Logge
     signer,
     receipts: new ReceiptAppender(db, signer, now, metrics),
     dummyPasswordHash,
+    passwords: new PasswordHasher(config.bcryptCost, config.passwordHashConcurrency),
+    totpSecrets,
     version: VERSION,
     now,
     mail,

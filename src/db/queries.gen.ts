@@ -13,6 +13,7 @@ export interface Queries {
       email_verified: boolean;
       plan: string;
       created_at: string;
+      mfa_enabled: boolean;
     };
   };
   "accounts/credentials": {
@@ -34,12 +35,51 @@ export interface Queries {
       tenant_id: string;
       password_hash: string;
       session_epoch: number;
+      mfa_active: boolean;
+    };
+  };
+  "accounts/mfa_accept_code": {
+    params: [string, number | string, string, Date | string];
+    row: {
+      accepted: string;
+    };
+  };
+  "accounts/mfa_confirm": {
+    params: [string, number | string, readonly string[], Date | string];
+    row: {
+      confirmed: string;
+    };
+  };
+  "accounts/mfa_disable": {
+    params: [string, Date | string];
+    row: {
+      disabled: string;
+    };
+  };
+  "accounts/mfa_enroll": {
+    params: [string, string, Date | string];
+    row: {
+      enrolled: string;
+    };
+  };
+  "accounts/mfa_secret": {
+    params: [string];
+    row: {
+      status: string;
+      secret_sealed: string;
+      last_step: number;
     };
   };
   "accounts/password_change": {
     params: [string, string, string, Date | string];
     row: {
       session_epoch: number;
+    };
+  };
+  "accounts/rate_limit_clear": {
+    params: [string];
+    row: {
+      cleared: number;
     };
   };
   "accounts/rate_limit_hit": {
@@ -65,11 +105,18 @@ export interface Queries {
     };
   };
   "accounts/session": {
-    params: [string];
+    params: [string, string];
     row: {
       tenant_id: string;
       plan: string;
       session_epoch: number;
+      signed_out: boolean;
+    };
+  };
+  "accounts/session_revoke": {
+    params: [string, string, Date | string, Date | string];
+    row: {
+      revoked: string;
     };
   };
   "accounts/signup": {

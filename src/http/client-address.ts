@@ -40,6 +40,15 @@ export function addressBucket(address: string | undefined): string {
   return `${expandIpv6(address).slice(0, 4).map((g) => g.toString(16)).join(":")}::/64`;
 }
 
+/**
+ * The wider key an IPv6 address also counts under: its /48, one site's allocation, which holds
+ * 65,536 /64s. None for IPv4 (or an unknown address).
+ */
+export function networkBucket(address: string | undefined): string | undefined {
+  if (address === undefined || isIP(address) !== 6) return undefined;
+  return `${expandIpv6(address).slice(0, 3).map((g) => g.toString(16)).join(":")}::/48`;
+}
+
 function expandIpv6(address: string): number[] {
   let text = address.toLowerCase();
   // A trailing dotted IPv4 part stands for the last two groups.

@@ -23,6 +23,7 @@ describe("GET /customer/account", () => {
       email_verified: false,
       plan: "free",
       created_at: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/),
+      mfa_enabled: false,
     });
   });
 

@@ -157,3 +157,103 @@ describe("rate_limit_hit", () => {
     });
   });
 });
+
+describe("second factor", () => {
+  const SEALED = "v1.sealed-secret-for-sql-tests";
+  const hashes = (n = 10) => Array.from({ length: n }, (_, i) => `${i}`.padStart(64, "a"));
+  const state = async (q: Queryable, tenantId: string) =>
+    (await q.query("accounts/mfa_secret", [tenantId]))[0] as { status: string; last_step: number } | undefined;
+  const active = async (q: Queryable) => {
+    const t = await tenant(q);
+    await q.query("accounts/mfa_enroll", [t.tenantId, SEALED, NOW.toISOString()]);
+    await q.query("accounts/mfa_confirm", [t.tenantId, 100, hashes(), NOW.toISOString()]);
+    return t;
+  };
+
+  test("pending -> active -> disabled; enrolling again starts over", async () => {
+    await rolledBack(async (q) => {
+      const t = await tenant(q);
+      await q.query("accounts/mfa_enroll", [t.tenantId, SEALED, NOW.toISOString()]);
+      expect(await state(q, t.tenantId)).toMatchObject({ status: "pending", last_step: -1 });
+      await q.query("accounts/mfa_confirm", [t.tenantId, 100, hashes(), NOW.toISOString()]);
+      expect(await state(q, t.tenantId)).toMatchObject({ status: "active", last_step: 100 });
+      await q.query("accounts/mfa_disable", [t.tenantId, NOW.toISOString()]);
+      expect(await state(q, t.tenantId)).toMatchObject({ status: "disabled" });
+      await q.query("accounts/mfa_enroll", [t.tenantId, SEALED, NOW.toISOString()]);
+      expect(await state(q, t.tenantId)).toMatchObject({ status: "pending", last_step: -1 });
+    });
+  });
+
+  test("refusals by SQLSTATE: WA011 enrolling while active, WA012 confirming nothing pending, WA010 disabling nothing", async () => {
+    await rolledBack(async (q) => {
+      const t = await active(q);
+      expect(await sqlstate(q.query("accounts/mfa_enroll", [t.tenantId, SEALED, NOW.toISOString()]))).toBe("WA011");
+    });
+    await rolledBack(async (q) => {
+      const t = await tenant(q);
+      expect(await sqlstate(q.query("accounts/mfa_confirm", [t.tenantId, 1, hashes(), NOW.toISOString()]))).toBe("WA012");
+    });
+    await rolledBack(async (q) => {
+      const t = await tenant(q);
+      expect(await sqlstate(q.query("accounts/mfa_disable", [t.tenantId, NOW.toISOString()]))).toBe("WA010");
+    });
+  });
+
+  test("a TOTP step is accepted once and never an earlier one", async () => {
+    await rolledBack(async (q) => {
+      const t = await active(q);
+      await q.query("accounts/mfa_accept_code", [t.tenantId, 101, null, NOW.toISOString()]);
+      expect(await state(q, t.tenantId)).toMatchObject({ last_step: 101 });
+    });
+    for (const step of [100, 99]) {
+      await rolledBack(async (q) => {
+        const t = await active(q);
+        expect(await sqlstate(q.query("accounts/mfa_accept_code", [t.tenantId, step, null, NOW.toISOString()]))).toBe("WA010");
+      });
+    }
+  });
+
+  test("a recovery code works once, only for its own tenant, only while the factor is active", async () => {
+    const [code] = hashes(1);
+    await rolledBack(async (q) => {
+      const t = await active(q);
+      await q.query("accounts/mfa_accept_code", [t.tenantId, null, code, NOW.toISOString()]);
+      expect(await sqlstate(q.query("accounts/mfa_accept_code", [t.tenantId, null, code, NOW.toISOString()]))).toBe("WA010");
+    });
+    await rolledBack(async (q) => {
+      await active(q);
+      const other = await active(q).catch(() => undefined);
+      // Two tenants cannot hold the same code hash (primary key): the second confirm fails.
+      expect(other).toBeUndefined();
+    });
+    await rolledBack(async (q) => {
+      const t = await tenant(q);
+      await q.query("accounts/mfa_enroll", [t.tenantId, SEALED, NOW.toISOString()]);
+      expect(await sqlstate(q.query("accounts/mfa_accept_code", [t.tenantId, 5, null, NOW.toISOString()]))).toBe("WA010");
+    });
+  });
+});
+
+describe("sign-out and login counters", () => {
+  test("session_revoke marks one jti; the session query reports it", async () => {
+    await rolledBack(async (q) => {
+      const t = await tenant(q);
+      const jti = "A".repeat(22);
+      await q.query("accounts/session_revoke", [t.tenantId, jti, at(HOUR), NOW.toISOString()]);
+      expect((await q.query("accounts/session", [t.tenantId, jti]))[0].signed_out).toBe(true);
+      expect((await q.query("accounts/session", [t.tenantId, "B".repeat(22)]))[0].signed_out).toBe(false);
+    });
+  });
+
+  test("rate_limit_clear forgets a subject's bucket and its per-address buckets, nothing else", async () => {
+    await rolledBack(async (q) => {
+      const subject = `login:${"c".repeat(64)}`;
+      for (const bucket of [subject, `${subject}:10.0.0.1`, `${subject}:2001:db8::/64`, `${subject}x`, `login:${"d".repeat(64)}`]) {
+        await q.query("accounts/rate_limit_hit", [bucket, 10, 60, NOW.toISOString()]);
+      }
+      expect((await q.query("accounts/rate_limit_clear", [subject]))[0].cleared).toBe(3);
+      expect((await q.query("accounts/rate_limit_hit", [`${subject}x`, 10, 60, NOW.toISOString()]))[0].hits).toBe(2);
+      expect((await q.query("accounts/rate_limit_hit", [subject, 10, 60, NOW.toISOString()]))[0].hits).toBe(1);
+    });
+  });
+});

@@ -1,5 +1,6 @@
-// Brute-force limits on /auth: per client address (IPv6 by /64) and route, per email for login
-// and for mail. Services here have tight limits and a clock the test moves; they share the
+// Brute-force limits on the password routes: per client address (IPv6 by /64 and by /48) and
+// route; per (email, address) for login, with a per-email ceiling that slows and never locks out;
+// per email for mail. Services here have tight limits and a clock the test moves; they share the
 // database, and so their counters, with every other instance.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { RateLimits } from "../../src/config.ts";
@@ -10,16 +11,19 @@ import { call, expectErrorShape, signup, testConfig, testService, uniqueEmail, t
 
 const LIMITS: RateLimits = {
   authAddress: { limit: 3, windowSeconds: 60 },
-  loginEmail: { limit: 4, windowSeconds: 900 },
+  authNetwork: { limit: 6, windowSeconds: 60 },
+  loginPair: { limit: 3, windowSeconds: 900 },
+  loginEmail: { limit: 5, windowSeconds: 900 },
   mailEmail: { limit: 2, windowSeconds: 3600 },
 };
+const SLOWDOWN_MS = 400;
 
 let clock = Date.now();
 const services: Service[] = [];
 
 async function limitedService(overrides: Parameters<typeof testConfig>[0] = {}): Promise<Service> {
   const { db } = await testService();
-  const service = await createService(testConfig({ rateLimits: LIMITS, ...overrides }), { db, log: createLogger("silent"), now: () => new Date(clock) });
+  const service = await createService(testConfig({ rateLimits: LIMITS, loginSlowdownMs: SLOWDOWN_MS, ...overrides }), { db, log: createLogger("silent"), now: () => new Date(clock) });
   services.push(service);
   return service;
 }
@@ -83,7 +87,15 @@ describe("per client address", () => {
     expectLimited(await badLogin(ip), 60);
   });
 
-  test("every /auth route is limited", async () => {
+  test("IPv6: the /64s of one /48 share a wider counter", async () => {
+    const site = `2001:db8:${(n++ & 0xffff).toString(16)}`;
+    // Six /64s of the site, one request each: within every /64's limit and the /48's.
+    for (let i = 1; i <= 6; i++) expectErrorShape(await badLogin(`${site}:${i.toString(16)}::1`), 401, "unauthorized");
+    expectLimited(await badLogin(`${site}:ff::1`), 60);
+    expectErrorShape(await badLogin(`2001:db8:${(n++ & 0xffff).toString(16)}:1::1`), 401, "unauthorized");
+  });
+
+  test("every /auth route and every password route is limited", async () => {
     // A fresh email and account per request, so only the address limit can trip.
     const users = await Promise.all([signup(), signup(), signup(), signup()]);
     const auth = (i: number) => bearer(users[i].token);
@@ -97,12 +109,24 @@ describe("per client address", () => {
       ["POST", "/auth/reset-password/request", () => ({ email: uniqueEmail("limited") }), none],
       ["POST", "/auth/reset-password/validate", () => ({ token: "x" }), none],
       ["POST", "/auth/reset-password/confirm", () => ({ token: "x", password: "whatever it is" }), none],
+      ["POST", "/auth/mfa/verify", () => ({ mfa_token: "x", code: "123456" }), none],
+      ["POST", "/auth/logout", () => ({ all: false }), none],
+      ["POST", "/customer/account/password", () => ({ current_password: "a guess", new_password: "another passphrase" }), auth],
+      ["POST", "/customer/account/mfa/enroll", () => ({}), auth],
+      ["POST", "/customer/account/mfa/confirm", () => ({ code: "123456" }), auth],
+      ["POST", "/customer/account/mfa/disable", () => ({ password: "a guess", code: "123456" }), auth],
     ];
     for (const [method, path, json, headers] of routes) {
       const ip = ipv4();
       for (let i = 0; i < 3; i++) expect((await call(method, path, { json: json(i), headers: headers(i), ip, service })).status).not.toBe(429);
       expectLimited(await call(method, path, { json: json(3), headers: headers(3), ip, service }), 60);
     }
+  });
+
+  test("reading the account is no password route: not limited", async () => {
+    const user = await signup();
+    const ip = ipv4();
+    for (let i = 0; i < 5; i++) expect((await call("GET", "/customer/account", { headers: bearer(user.token), ip, service })).status).toBe(200);
   });
 
   test("a spoofed X-Forwarded-For does not help without TRUST_PROXY", async () => {
@@ -148,25 +172,64 @@ describe("per client address", () => {
 });
 
 describe("per email", () => {
-  test("login: the 5th attempt on one email is refused from any address, the right password too, until the window ends", async () => {
+  const login = (email: string, password: string, ip: string) => call("POST", "/auth/login", { json: { email, password }, ip, service });
+  async function timed<T>(work: () => Promise<T>): Promise<[T, number]> {
+    const start = performance.now();
+    const result = await work();
+    return [result, performance.now() - start];
+  }
+
+  test("a stranger's guesses from many addresses never lock the owner out: past the ceiling they are slowed, not refused", async () => {
     const user = await signup();
-    for (let i = 0; i < 4; i++) expectErrorShape(await badLogin(ipv4(), user.email), 401, "unauthorized");
-    expectLimited(await badLogin(ipv4(), user.email), 900);
-    expectLimited(await call("POST", "/auth/login", { json: { email: user.email.toUpperCase(), password: user.password }, ip: ipv4(), service }), 900);
-    // Another account is not affected.
-    const other = await signup();
-    expect((await call("POST", "/auth/login", { json: { email: other.email, password: other.password }, ip: ipv4(), service })).status).toBe(200);
-    // No permanent lockout: the owner gets in once the window is over.
-    clock += 901_000;
-    expect((await call("POST", "/auth/login", { json: { email: user.email, password: user.password }, ip: ipv4(), service })).status).toBe(200);
+    for (let i = 0; i < 5; i++) expectErrorShape(await badLogin(ipv4(), user.email), 401, "unauthorized");
+    // Over the per-email ceiling: still an answer, only later.
+    const [late, lateMs] = await timed(() => badLogin(ipv4(), user.email));
+    expectErrorShape(late, 401, "unauthorized");
+    expect(lateMs).toBeGreaterThanOrEqual(SLOWDOWN_MS - 5);
+    // The owner, from their own address, gets in (the answer slowed like everyone's).
+    const [owner, ownerMs] = await timed(() => login(user.email.toUpperCase(), user.password, ipv4()));
+    expect(owner.status).toBe(200);
+    expect(ownerMs).toBeGreaterThanOrEqual(SLOWDOWN_MS - 5);
+    // The success cleared the email's counts: the next answer is prompt again.
+    const [after, afterMs] = await timed(() => login(user.email, user.password, ipv4()));
+    expect(after.status).toBe(200);
+    expect(afterMs).toBeLessThan(SLOWDOWN_MS);
   });
 
-  test("password change attempts count against the login limit", async () => {
+  test("per (email, address): the 4th attempt from one address is refused, the right password too; other addresses are not", async () => {
     const user = await signup();
+    const ip = ipv4();
+    for (let i = 0; i < 3; i++) expectErrorShape(await badLogin(ip, user.email), 401, "unauthorized");
+    // Past the per-address window (60 s), inside the per-(email, address) one (900 s).
+    clock += 61_000;
+    expectLimited(await login(user.email, user.password, ip), 900);
+    expect((await login(user.email, user.password, ipv4())).status).toBe(200);
+    clock += 901_000;
+    expect((await login(user.email, user.password, ip)).status).toBe(200);
+  });
+
+  test("a successful login clears the email's counts", async () => {
+    const user = await signup();
+    const ip = ipv4();
+    for (let i = 0; i < 2; i++) expectErrorShape(await badLogin(ip, user.email), 401, "unauthorized");
+    expect((await login(user.email, user.password, ip)).status).toBe(200);
+    clock += 61_000; // a fresh per-address window; the per-(email, address) one runs on
+    // Three more wrong guesses fit again; a fourth does not.
+    for (let i = 0; i < 3; i++) expectErrorShape(await badLogin(ip, user.email), 401, "unauthorized");
+    clock += 61_000;
+    expectLimited(await badLogin(ip, user.email), 900);
+  });
+
+  test("password change attempts are counted per account and address, apart from login", async () => {
+    const user = await signup();
+    const ip = ipv4();
     const change = (current: string) =>
-      call("POST", "/customer/account/password", { json: { current_password: current, new_password: "another passphrase" }, headers: bearer(user.token), ip: ipv4(), service });
-    for (let i = 0; i < 4; i++) expectErrorShape(await change("a guess"), 401, "unauthorized");
+      call("POST", "/customer/account/password", { json: { current_password: current, new_password: "another passphrase" }, headers: bearer(user.token), ip, service });
+    for (let i = 0; i < 3; i++) expectErrorShape(await change("a guess"), 401, "unauthorized");
+    clock += 61_000;
     expectLimited(await change(user.password), 900);
+    // A thief's guesses with a stolen session do not keep the owner from logging in, from the same address either.
+    expect((await login(user.email, user.password, ip)).status).toBe(200);
   });
 
   test("reset requests: the 3rd in an hour is refused, for a registered and an unknown address alike", async () => {

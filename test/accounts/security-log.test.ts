@@ -17,7 +17,7 @@ beforeAll(async () => {
   const { db } = await testService();
   inbox = await startInbox();
   service = await mailService(db, { smtpUrl: inbox.url }, lines);
-  limited = await createService(testConfig({ rateLimits: { authAddress: { limit: 1, windowSeconds: 60 }, loginEmail: { limit: 100, windowSeconds: 60 }, mailEmail: { limit: 100, windowSeconds: 60 } } }), {
+  limited = await createService(testConfig({ rateLimits: { authAddress: { limit: 1, windowSeconds: 60 }, authNetwork: { limit: 100, windowSeconds: 60 }, loginPair: { limit: 100, windowSeconds: 60 }, loginEmail: { limit: 100, windowSeconds: 60 }, mailEmail: { limit: 100, windowSeconds: 60 } } }), {
     db,
     log: createLogger("info", (l) => lines.push(l)),
   });

@@ -17,6 +17,8 @@ import { SMALL_PAYMENT } from "../helpers/customer.ts";
 import { linkToken, startInbox, type Inbox } from "../helpers/mail.ts";
 import { keepPlaywrightMessagesInOrder } from "../helpers/playwright.ts";
 import { testConfig, uniqueEmail } from "../helpers/service.ts";
+import { generate, generateURI } from "otplib";
+import { encode } from "uqr";
 
 const CHROMIUM = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
 const IN_CI = !!(process.env.CI || process.env.CI_SUITE);
@@ -418,6 +420,72 @@ describe.skipIf(!available)("console in Chromium", () => {
       await page.getByLabel("Password").fill(fresh);
       await page.getByRole("button", { name: "Log in" }).click();
       await page.waitForURL(/\/console\/dashboard$/);
+      user.password = fresh;
+    },
+    STEP_MS,
+  );
+
+  test(
+    "two-step sign-in: enrol with a locally drawn QR code, recovery codes once, the login's code step, turn off",
+    async () => {
+      await goTo("Account", "Account");
+      await seen('[data-testid="mfa-state"]', "Off");
+      await page.getByRole("button", { name: "Set up two-step sign-in" }).click();
+      const qr = page.getByTestId("mfa-qr");
+      await qr.waitFor();
+      const secret = (await page.getByTestId("mfa-secret").textContent())!;
+      expect(secret).toMatch(/^[A-Z2-7]{32}$/);
+      // The QR code carries the otpauth:// URL of this secret, drawn in the page (no image fetched).
+      const { data } = encode(generateURI({ issuer: "warden", label: user.email, secret }), { ecc: "M", border: 2 });
+      let expected = "";
+      data.forEach((row, y) => row.forEach((dark, x) => dark && (expected += `M${x} ${y}h1v1h-1z`)));
+      await expect(qr.locator("path").getAttribute("d")).resolves.toBe(expected);
+      await expectLabelled();
+      await shot("27-mfa-enrol");
+      const codeField = page.getByLabel("Code from your app");
+      await codeField.fill("12345");
+      await page.getByRole("button", { name: "Turn on" }).click();
+      await seen(".field-error", "6-digit");
+      await codeField.fill(await generate({ secret }));
+      await page.getByRole("button", { name: "Turn on" }).click();
+      const recovery = page.getByTestId("mfa-recovery");
+      await recovery.waitFor();
+      const codes = await recovery.locator("li").allTextContents();
+      expect(codes).toHaveLength(10);
+      await expect(recovery.textContent()).resolves.toContain("shown only once");
+      await shot("28-mfa-recovery-codes");
+      await recovery.getByRole("button", { name: "I have stored them" }).click();
+      await seen('[data-testid="mfa-state"]', "On");
+      await expect(recovery.count()).resolves.toBe(0);
+
+      // Log out (the token ends on the server) and in again: the password, then the code step.
+      await page.getByRole("button", { name: "Log out" }).click();
+      await heading("Log in");
+      await page.getByLabel("Email").fill(user.email);
+      await page.getByLabel("Password").fill(user.password);
+      await page.getByRole("button", { name: "Log in" }).click();
+      await heading("Enter your code");
+      await expectLabelled();
+      await page.getByLabel("Code").fill("000000");
+      await page.getByRole("button", { name: "Continue" }).click();
+      await seen(".field-error", /wrong|used/i);
+      await shot("29-mfa-login-code");
+      // The confirm's 30 s step is spent: a recovery code signs in here.
+      await page.getByLabel("Code").fill(codes[0]);
+      await page.getByRole("button", { name: "Continue" }).click();
+      await page.waitForURL(/\/console\/dashboard$/);
+
+      await goTo("Account", "Account");
+      await seen('[data-testid="mfa-state"]', "On");
+      await page.getByLabel("Password").last().fill(user.password);
+      await page.getByLabel("Code from your app, or a recovery code").fill(codes[0]);
+      await page.getByRole("button", { name: "Turn off" }).click();
+      // A spent recovery code is refused at the field, and the session stays.
+      await seen(".field-error", /wrong|used/i);
+      await page.getByLabel("Code from your app, or a recovery code").fill(codes[1]);
+      await page.getByRole("button", { name: "Turn off" }).click();
+      await seen('[data-testid="mfa-state"]', "Off");
+      await shot("30-mfa-off");
     },
     STEP_MS,
   );

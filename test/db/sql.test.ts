@@ -394,11 +394,11 @@ describe("accounts/end_sessions", () => {
     await rolledBack(async (q) => {
       await q.query("accounts/signup", signupParams(t));
       await q.query("accounts/signup", signupParams(other));
-      expect(await q.query("accounts/session", [t.tenantId])).toEqual([{ tenant_id: t.tenantId, plan: "free", session_epoch: 0 }]);
+      expect(await q.query("accounts/session", [t.tenantId, "none"])).toEqual([{ tenant_id: t.tenantId, plan: "free", session_epoch: 0, signed_out: false }]);
       expect(await q.query("accounts/end_sessions", [t.tenantId])).toEqual([{ session_epoch: 1 }]);
       expect(await q.query("accounts/end_sessions", [t.tenantId])).toEqual([{ session_epoch: 2 }]);
-      expect(await q.query("accounts/session", [t.tenantId])).toEqual([{ tenant_id: t.tenantId, plan: "free", session_epoch: 2 }]);
-      expect(await q.query("accounts/session", [other.tenantId])).toEqual([{ tenant_id: other.tenantId, plan: "free", session_epoch: 0 }]);
+      expect(await q.query("accounts/session", [t.tenantId, "none"])).toEqual([{ tenant_id: t.tenantId, plan: "free", session_epoch: 2, signed_out: false }]);
+      expect(await q.query("accounts/session", [other.tenantId, "none"])).toEqual([{ tenant_id: other.tenantId, plan: "free", session_epoch: 0, signed_out: false }]);
       expect(await q.query("accounts/end_sessions", [newId("cust_")])).toEqual([]);
     });
   });

@@ -13,7 +13,8 @@ let shared: Promise<{ service: Service; db: Db }> | undefined;
 export function testConfig(overrides: Partial<Config> = {}): Config {
   // Brute-force limits far above what the suite does from its one (unknown) address; tests of
   // the limits pass tight ones in overrides.
-  const generous = { RATE_LIMIT_AUTH_ADDRESS: "1000000/60", RATE_LIMIT_LOGIN_EMAIL: "1000000/60", RATE_LIMIT_MAIL_EMAIL: "1000000/60" };
+  const generous = { RATE_LIMIT_AUTH_ADDRESS: "1000000/60", RATE_LIMIT_LOGIN_EMAIL: "1000000/60", RATE_LIMIT_MAIL_EMAIL: "1000000/60",
+    RATE_LIMIT_AUTH_NETWORK: "1000000/60", RATE_LIMIT_LOGIN_PAIR: "1000000/60", PASSWORD_HASH_CONCURRENCY: "1024" };
   // No metrics listener unless a test asks for one: many services run side by side.
   return { ...loadConfig({ BCRYPT_COST: "4", LOG_LEVEL: "info", DATA_DIR: "memory://", METRICS_ADDR: "off", ...generous }), ...overrides };
 }

@@ -42,7 +42,8 @@ async function start(name: string): Promise<Instance> {
       LOG_LEVEL: "info",
       JWT_SECRET: "", // the secret kept in the database, shared by both
       RATE_LIMIT_AUTH_ADDRESS: "100000/60",
-      RATE_LIMIT_LOGIN_EMAIL: `${LOGIN_LIMIT}/900`,
+      // Per (email, address): every request here comes from the same (unknown) address.
+      RATE_LIMIT_LOGIN_PAIR: `${LOGIN_LIMIT}/900`,
     },
     stdout: "pipe",
     stderr: "inherit",

@@ -43,6 +43,7 @@ const ROUTES: Route[] = [
   { method: "GET", path: "/v1/presets", auth: "none" },
   { method: "POST", path: "/auth/signup", auth: "none", fields: { email: email(), password: password() } },
   { method: "POST", path: "/auth/login", auth: "none", fields: { email: email(), password: password() } },
+  { method: "POST", path: "/auth/mfa/verify", auth: "none", fields: { mfa_token: text(600), code: fc.oneof(fc.stringMatching(/^\d{6}$/), text(80)) } },
   { method: "POST", path: "/auth/verify-email/request", auth: "jwt", fields: {} },
   { method: "POST", path: "/auth/verify-email/confirm", auth: "none", fields: { token: fc.base64String({ maxLength: 60 }) } },
   { method: "GET", path: "/auth/verify-email/status", auth: "jwt" },
@@ -83,6 +84,11 @@ const ROUTES: Route[] = [
   { method: "GET", path: "/customer/dashboard", auth: "jwt" },
   { method: "GET", path: "/customer/account", auth: "jwt" },
   { method: "POST", path: "/customer/account/password", auth: "jwt", fields: { current_password: text(), new_password: password() } },
+  { method: "POST", path: "/customer/account/mfa/enroll", auth: "jwt", fields: {} },
+  { method: "POST", path: "/customer/account/mfa/confirm", auth: "jwt", fields: { code: fc.oneof(fc.stringMatching(/^\d{6}$/), text(80)) } },
+  { method: "POST", path: "/customer/account/mfa/disable", auth: "jwt", fields: { password: password(), code: fc.oneof(fc.stringMatching(/^\d{6}$/), text(80)) } },
+  // Last of the API routes: signing out ends the fuzzer's own sessions for the routes after it.
+  { method: "POST", path: "/auth/logout", auth: "jwt", fields: { all: fc.oneof(fc.boolean(), text()) } },
   // The web console's pages and assets (not in the OpenAPI document: not API).
   { method: "GET", path: "/console", auth: "none" },
   { method: "GET", path: "/console/:page", auth: "none" },

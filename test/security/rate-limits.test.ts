@@ -13,21 +13,27 @@ import { testQuery } from "../helpers/sql.ts";
 
 const TIGHT: RateLimits = {
   authAddress: { limit: 3, windowSeconds: 60 },
-  loginEmail: { limit: 5, windowSeconds: 900 },
+  authNetwork: { limit: 1_000_000, windowSeconds: 60 },
+  loginPair: { limit: 5, windowSeconds: 900 },
+  loginEmail: { limit: 1_000_000, windowSeconds: 900 },
   mailEmail: { limit: 1_000_000, windowSeconds: 60 },
 };
 const WRONG = remember("wrong passphrase, on purpose");
 
 let server: Wire;
 let local: Service;
+let pairs: Service;
 beforeAll(async () => {
   server = await startWire({ rateLimits: TIGHT });
   const { db } = await testService();
   local = await createService(testConfig({ rateLimits: TIGHT }), { db, log: createLogger("info", (l) => logLines.push(l)) });
+  const noAddressLimit = { ...TIGHT, authAddress: { limit: 1_000_000, windowSeconds: 60 } };
+  pairs = await createService(testConfig({ rateLimits: noAddressLimit }), { db, log: createLogger("info", (l) => logLines.push(l)) });
 });
 afterAll(async () => {
   await server?.stop();
   await local?.close();
+  await pairs?.close();
 });
 
 describe("over HTTPS, from 127.0.0.1", () => {
@@ -100,7 +106,7 @@ describe("over HTTPS, from 127.0.0.1", () => {
 
 describe("in-process, with chosen peer addresses", () => {
   const group = () => `2001:db8:${Math.floor(Math.random() * 0xffff).toString(16)}:${Math.floor(Math.random() * 0xffff).toString(16)}`;
-  const badLogin = (ip: string, email = uniqueEmail("rl6")) => call("POST", "/auth/login", { json: { email, password: WRONG }, ip, service: local });
+  const badLogin = (ip: string, email = uniqueEmail("rl6"), service = local) => call("POST", "/auth/login", { json: { email, password: WRONG }, ip, service });
 
   test("an IPv6 neighbour in the same /64, however written, shares the counter; the next /64 does not", async () => {
     const net = group();
@@ -111,16 +117,22 @@ describe("in-process, with chosen peer addresses", () => {
     expectCleanError(await badLogin(`${group()}::1`), 401, "unauthorized");
   });
 
-  test("the per-email login limit ignores case, spaces and the address it comes from", async () => {
+  test("the per-(email, address) login limit ignores case, spaces and the address's spelling within its /64", async () => {
     const user = await signup();
     remember(user.password);
     remember(user.token);
     remember(user.apiKey);
+    const net = group();
     const spellings = [user.email, user.email.toUpperCase(), `  ${user.email} `, `\t${user.email}`, user.email.replace(/^./, (c) => c.toUpperCase())];
-    for (const [i, email] of spellings.entries()) expectCleanError(await badLogin(`${group()}::${i + 1}`, email), 401, "unauthorized");
-    // The sixth attempt, even with the right password and from yet another network, is refused.
-    const right = await call("POST", "/auth/login", { json: { email: user.email, password: user.password }, ip: `${group()}::9`, service: local });
+    // Every address of one /64 is one client; the per-address route limit is lifted here, so
+    // only the (email, address) counter can trip.
+    for (const [i, email] of spellings.entries()) expectCleanError(await badLogin(`${net}::${i + 1}`, email, pairs), 401, "unauthorized");
+    // The sixth attempt from that /64, even with the right password, is refused.
+    const right = await call("POST", "/auth/login", { json: { email: user.email, password: user.password }, ip: `${net}::9`, service: pairs });
     expectCleanError(right, 429, "rate_limited");
+    // From another network the owner still gets in.
+    const elsewhere = await call("POST", "/auth/login", { json: { email: user.email, password: user.password }, ip: `${group()}::9`, service: pairs });
+    expect(elsewhere.status).toBe(200);
   });
 });
 

@@ -80,9 +80,9 @@ export async function api<T = Record<string, any>>(method: string, path: string,
   const code = typeof body?.error === "string" ? body.error : "internal_error";
   const message = typeof body?.message === "string" ? body.message : `The server answered ${response.status}.`;
   const error = new ApiError(response.status, code, message, body ?? {});
-  // An ended or expired session: back to the login page (a wrong current password is also 401,
-  // but only on the password form, which handles it itself).
-  if (response.status === 401 && token && !path.startsWith("/customer/account/password")) setSessionToken(null);
+  // An ended or expired session: back to the login page (a wrong current password or code is
+  // also 401, but only on the password and second-factor forms, which handle it themselves).
+  if (response.status === 401 && token && !/^\/customer\/account\/(password|mfa\/)/.test(path)) setSessionToken(null);
   return Promise.reject(error);
 }
 

@@ -1,8 +1,10 @@
-// /console/account: who you are, and changing the password (which ends every other session).
+// /console/account: who you are, changing the password (which ends every other session) and
+// the second factor (./mfa.tsx).
 import { useState } from "preact/hooks";
 import { api, setSessionToken } from "../app/api.ts";
 import type { Session } from "../app/app.tsx";
 import { announce, ErrorNotice, Field, Notice, PageTitle, useSubmit, When } from "../app/ui.tsx";
+import { SecondFactorPanel } from "./mfa.tsx";
 
 export function AccountPage({ session }: { session: Session }) {
   const { account } = session;
@@ -64,6 +66,7 @@ export function AccountPage({ session }: { session: Session }) {
           </button>
         </form>
       </section>
+      <SecondFactorPanel session={session} />
     </section>
   );
 }

@@ -11,6 +11,8 @@ const value = (form: HTMLFormElement, name: string) => (form.elements.namedItem(
 
 export function LoginPage({ next }: { next: string }) {
   const form = useSubmit();
+  // With a second factor on, the password step hands over a challenge for the code step.
+  const [challenge, setChallenge] = useState<string | null>(null);
   const onSubmit = (event: Event) => {
     event.preventDefault();
     const el = event.currentTarget as HTMLFormElement;
@@ -18,11 +20,13 @@ export function LoginPage({ next }: { next: string }) {
     const password = value(el, "password");
     if (!email || !password) return form.fail({ ...(email ? {} : { email: "Enter your email address." }), ...(password ? {} : { password: "Enter your password." }) });
     return form.run(async () => {
-      const reply = await api<{ token: string }>("POST", "/auth/login", { json: { email, password }, auth: false });
-      setSessionToken(reply.token);
+      const reply = await api<{ token?: string; mfa_required?: boolean; mfa_token?: string }>("POST", "/auth/login", { json: { email, password }, auth: false });
+      if (reply.mfa_required && reply.mfa_token) return setChallenge(reply.mfa_token);
+      setSessionToken(reply.token!);
       navigate(next, true);
     });
   };
+  if (challenge) return <SecondFactorStep challenge={challenge} next={next} onRestart={() => setChallenge(null)} />;
   return (
     <section class="narrow">
       <PageTitle text="Log in" />
@@ -39,6 +43,38 @@ export function LoginPage({ next }: { next: string }) {
       </p>
       <p>
         New to warden? <Link href={`${BASE}/signup`}>Create an account</Link>
+      </p>
+    </section>
+  );
+}
+
+/** The login's second step: a code from the authenticator app or a recovery code. */
+function SecondFactorStep({ challenge, next, onRestart }: { challenge: string; next: string; onRestart: () => void }) {
+  const form = useSubmit((code) => (code === "invalid_code" ? "code" : undefined));
+  const onSubmit = (event: Event) => {
+    event.preventDefault();
+    const code = value(event.currentTarget as HTMLFormElement, "code").trim();
+    if (!code) return form.fail({ code: "Enter the code from your app." });
+    return form.run(async () => {
+      const reply = await api<{ token: string }>("POST", "/auth/mfa/verify", { json: { mfa_token: challenge, code }, auth: false });
+      setSessionToken(reply.token);
+      navigate(next, true);
+    });
+  };
+  return (
+    <section class="narrow">
+      <PageTitle text="Enter your code" />
+      <form onSubmit={onSubmit} ref={form.formRef} noValidate>
+        <ErrorNotice error={form.error} />
+        <Field label="Code" name="code" type="text" autoComplete="one-time-code" required hint="The 6-digit code from your authenticator app, or one of your recovery codes." error={form.fields.code} />
+        <button type="submit" class="primary" disabled={form.busy}>
+          {form.busy ? "Checking…" : "Continue"}
+        </button>
+      </form>
+      <p>
+        <button type="button" class="link" onClick={onRestart}>
+          Start over
+        </button>
       </p>
     </section>
   );

@@ -1,0 +1,49 @@
+// The second factor over the database: the state machine itself (pending -> active -> disabled,
+// each TOTP step and recovery code accepted once) is PL/pgSQL in sql/schema/03_accounts.sql.
+import type { Deps } from "../app/deps.ts";
+import { AppError } from "../http/errors.ts";
+import { isTotpCode, newRecoveryCodes, newTotpSecret, recoveryCodeHash, totpStep } from "./totp.ts";
+
+const iso = (now: Date) => now.toISOString();
+const wrongCode = () => new AppError("invalid_code", "The code is wrong, expired or already used.");
+
+/** A new pending factor (the secret sealed); 409 mfa_enabled while one is active. */
+export async function enrollMfa(deps: Deps, tenantId: string, email: string, now: Date) {
+  const fresh = newTotpSecret(email);
+  await deps.db.query("accounts/mfa_enroll", [tenantId, await deps.totpSecrets.seal(fresh.secret, tenantId), iso(now)]);
+  return fresh;
+}
+
+async function secretOf(deps: Deps, tenantId: string): Promise<{ status: string; secret: string } | undefined> {
+  const row = await deps.db.one("accounts/mfa_secret", [tenantId]);
+  return row && { status: row.status, secret: await deps.totpSecrets.open(row.secret_sealed, tenantId) };
+}
+
+/** Activates a pending factor with a code from the app; its ten recovery codes, shown once. */
+export async function confirmMfa(deps: Deps, tenantId: string, code: string, now: Date): Promise<string[]> {
+  const factor = await secretOf(deps, tenantId);
+  if (!factor || factor.status !== "pending") throw new AppError("not_pending", "There is no enrolment to confirm; enroll first.");
+  const step = await totpStep(factor.secret, code, now);
+  if (step === null) throw wrongCode();
+  const codes = newRecoveryCodes();
+  await deps.db.query("accounts/mfa_confirm", [tenantId, step, await Promise.all(codes.map(recoveryCodeHash)), iso(now)]);
+  return codes;
+}
+
+/** Spends a TOTP code (once per step) or an unused recovery code of the active factor, else 401 invalid_code. */
+export async function spendMfaCode(deps: Deps, tenantId: string, code: string, now: Date): Promise<void> {
+  if (isTotpCode(code)) {
+    const factor = await secretOf(deps, tenantId);
+    const step = factor?.status === "active" ? await totpStep(factor.secret, code, now) : null;
+    if (step === null) throw wrongCode();
+    await deps.db.query("accounts/mfa_accept_code", [tenantId, step, null, iso(now)]);
+  } else {
+    await deps.db.query("accounts/mfa_accept_code", [tenantId, null, await recoveryCodeHash(code), iso(now)]);
+  }
+}
+
+/** Turns the active factor off once a code is spent; 401 invalid_code when none is active. */
+export async function disableMfa(deps: Deps, tenantId: string, code: string, now: Date): Promise<void> {
+  await spendMfaCode(deps, tenantId, code, now);
+  await deps.db.query("accounts/mfa_disable", [tenantId, iso(now)]);
+}
