@@ -2,7 +2,9 @@
 // by every instance. Rotation (warden ops signing-key rotate) retires the active key; retired
 // public keys stay in the JWKS, so every receipt ever signed stays verifiable.
 import type { Db } from "../db/index.ts";
+import { sign as signBytes } from "node:crypto";
 import { syncSigner, signCanonicalSync, type SyncSigner } from "../crypto/sync.ts";
+import { ed25519PublicKey } from "./note.ts";
 import { generateSigningKey } from "../crypto/signature.ts";
 
 // Another instance may rotate the key; pick up the new one within this long.
@@ -10,6 +12,7 @@ const RELOAD_AFTER_MS = 60_000;
 
 export class ReceiptSigner {
   private active?: SyncSigner;
+  private activePublic?: Uint8Array;
   private loadedAt = 0;
   private loading?: Promise<void>;
 
@@ -31,7 +34,10 @@ export class ReceiptSigner {
       rows = await this.db.query("receipts/signing_keys");
     }
     const row = rows.find((r) => r.status === "active")!;
-    if (this.active?.kid !== row.kid) this.active = syncSigner(row.kid, row.private_jwk as JsonWebKey);
+    if (this.active?.kid !== row.kid) {
+      this.active = syncSigner(row.kid, row.private_jwk as JsonWebKey);
+      this.activePublic = ed25519PublicKey(row.public_jwk as JsonWebKey);
+    }
     this.loadedAt = Date.now();
   }
 
@@ -39,13 +45,23 @@ export class ReceiptSigner {
     return this.active!.kid;
   }
 
-  /** A compact EdDSA JWS over the JCS form of value. */
-  async sign(value: unknown): Promise<string> {
+  private async fresh(): Promise<SyncSigner> {
     if (Date.now() - this.loadedAt > RELOAD_AFTER_MS) {
       this.loading ??= this.load().finally(() => (this.loading = undefined));
       await this.loading;
     }
-    return signCanonicalSync(value, this.active!);
+    return this.active!;
+  }
+
+  /** A compact EdDSA JWS over the JCS form of value. */
+  async sign(value: unknown): Promise<string> {
+    return signCanonicalSync(value, await this.fresh());
+  }
+
+  /** A plain Ed25519 signature of bytes (a signed note's text) with the raw public key that checks it. */
+  async signRaw(bytes: Uint8Array): Promise<{ signature: Uint8Array; publicKey: Uint8Array }> {
+    const signer = await this.fresh();
+    return { signature: new Uint8Array(signBytes(null, bytes, signer.key)), publicKey: this.activePublic! };
   }
 
   /** Every public key, active and retired, as a JWKS. */
