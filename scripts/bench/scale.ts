@@ -170,7 +170,7 @@ export function scaleTable(results: Record<string, ScaleResult>): string {
 if (import.meta.main) {
   const dir = mkdtempSync(join(tmpdir(), "warden-scale-"));
   const env = { DATA_DIR: join(dir, "data"), DATABASE_URL: process.env.DATABASE_URL ?? "", LOG_LEVEL: "warn", BCRYPT_COST: "4" };
-  const { service, accounts } = await startWithTenants(join(import.meta.dir, "../.."), env, { tenants: 2, name: "scale" });
+  const { service, accounts } = await startWithTenants(join(import.meta.dir, "../.."), env, { tenants: 2, name: "scale", healthTimeoutMs: 180_000 });
   try {
     const label = process.env.DATABASE_URL ? "postgres" : "embedded";
     console.log("\n" + scaleTable({ [label]: await scaleScenario(service, accounts[0], accounts[1], label) }));

@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createHash, createPublicKey, verify } from "node:crypto";
 import { verifyCheckpointNote } from "../../src/receipts/note.ts";
+import { verifyProofBundle } from "../../src/receipts/proof-bundle.ts";
 import { bearer, protect } from "../helpers/customer.ts";
 import { call, signup, testConfig } from "../helpers/service.ts";
 
@@ -65,6 +66,20 @@ describe("GET /customer/receipts/checkpoint: the C2SP signed note", () => {
     expect(await verifyCheckpointNote(checkpoint.note, jwks, { ...head, tenant_id: "cust_" + "0".repeat(22) })).toBe(false);
     expect(await verifyCheckpointNote(checkpoint.note, { keys: [] }, head)).toBe(false);
     for (const junk of [undefined, 1, "", "x\n\n— y z\n"]) expect(await verifyCheckpointNote(junk, jwks, head)).toBe(false);
+  });
+
+  test("verify --proof (and the console, which runs the same check) checks a saved checkpoint's note", async () => {
+    const { a, checkpoint, jwks } = await loggedCheckpoint(2);
+    const [receipt] = (await call("GET", "/customer/receipts?limit=1", { headers: bearer(a.token) })).body.receipts;
+    const proof = (await call("GET", `/customer/receipts/${receipt.receipt_id}/proof?tree_size=${checkpoint.tree_size}`, { headers: bearer(a.token) })).body;
+    expect((await verifyProofBundle({ receipt, proof, checkpoint }, jwks)).verified).toBe(true);
+    // A bundle saved before the note existed still verifies.
+    const { note: _, ...withoutNote } = checkpoint;
+    expect((await verifyProofBundle({ receipt, proof, checkpoint: withoutNote }, jwks)).verified).toBe(true);
+    const forged = { ...checkpoint, note: checkpoint.note.replace(`\n${checkpoint.tree_size}\n`, "\n7\n") };
+    const outcome = await verifyProofBundle({ receipt, proof, checkpoint: forged }, jwks);
+    expect(outcome.verified).toBe(false);
+    expect(outcome.checks.checkpoint).toBe(false);
   });
 
   test.skipIf(!goNote)("Go's golang.org/x/mod/sumdb/note opens the note with note_verifier_key alone", async () => {
