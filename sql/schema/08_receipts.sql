@@ -218,6 +218,9 @@ BEGIN
   SELECT array_agg(m.tenant_id ORDER BY m.tenant_id), array_agg(m.lo ORDER BY m.tenant_id), array_agg(m.hi ORDER BY m.tenant_id)
   INTO v_tenants, v_lo, v_hi
   FROM moved m;
+  IF v_tenants IS NULL THEN
+    RETURN NULL; -- an INSERT of no rows (every item of a call refused)
+  END IF;
   -- The Merkle tree grows with the heads: the leaves, then every subtree they complete.
   INSERT INTO receipt_tree_nodes (tenant_id, level, idx, hash)
   SELECT a.tenant_id, 0, a.seq, sha256('\x00'::bytea || decode(substr(a.chain_hash, 3), 'hex'))

@@ -7,6 +7,7 @@ import { newId } from "../../src/ids.ts";
 import { hashSecret, newSecret, secretHint } from "../../src/keys/secret.ts";
 import { bytesToHex, canonicalJson, sha256Hex } from "../../src/crypto/canonical.ts";
 import { receiptLeaf } from "../../src/receipts/chain.ts";
+import { checkReceiptLog } from "../../src/receipts/check.ts";
 import { rootHash } from "../../src/receipts/merkle.ts";
 import { buildPayload } from "../../src/simulation/payload.ts";
 import { openTestDb, uniqueEmail } from "../helpers/service.ts";
@@ -89,5 +90,19 @@ describe("receipt_tree_nodes", () => {
     await refused("receipt_tree_delete", [t.tenantId]);
     await refused("receipt_tree_grow", [t.tenantId, 4, 8]);
     expect(await testQuery(db, "receipt_tree_nodes", [t.tenantId])).toEqual(before);
+  });
+
+  test("ops receipts check reports a stored tree that is not the chain's", async () => {
+    const t = await tenant();
+    for (let i = 0; i < 3; i++) await appendBatch([t]);
+    const storedProblem = (problems: { problem: string }[]) => problems.some((p) => p.problem.startsWith("the stored Merkle tree's root"));
+    expect(storedProblem((await checkReceiptLog(db, t.tenantId))!.problems)).toBe(false);
+    await testQuery(db, "receipt_tree_guard_off");
+    try {
+      await testQuery(db, "receipt_tree_update", [t.tenantId]);
+    } finally {
+      await testQuery(db, "receipt_tree_guard_on");
+    }
+    expect(storedProblem((await checkReceiptLog(db, t.tenantId))!.problems)).toBe(true);
   });
 });
