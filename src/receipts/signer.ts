@@ -2,8 +2,7 @@
 // by every instance. Rotation (warden ops signing-key rotate) retires the active key; retired
 // public keys stay in the JWKS, so every receipt ever signed stays verifiable.
 import type { Db } from "../db/index.ts";
-import { sign as signBytes } from "node:crypto";
-import { syncSigner, signCanonicalSync, type SyncSigner } from "../crypto/sync.ts";
+import { signBytesSync, syncSigner, signCanonicalSync, type SyncSigner } from "../crypto/sync.ts";
 import { ed25519PublicKey } from "./note.ts";
 import { generateSigningKey } from "../crypto/signature.ts";
 
@@ -45,23 +44,24 @@ export class ReceiptSigner {
     return this.active!.kid;
   }
 
-  private async fresh(): Promise<SyncSigner> {
-    if (Date.now() - this.loadedAt > RELOAD_AFTER_MS) {
-      this.loading ??= this.load().finally(() => (this.loading = undefined));
-      await this.loading;
-    }
-    return this.active!;
+  /** The reload due after RELOAD_AFTER_MS, one at a time; undefined while the key is fresh (the hot path awaits nothing). */
+  private stale(): Promise<void> | undefined {
+    if (Date.now() - this.loadedAt <= RELOAD_AFTER_MS) return undefined;
+    return (this.loading ??= this.load().finally(() => (this.loading = undefined)));
   }
 
   /** A compact EdDSA JWS over the JCS form of value. */
   async sign(value: unknown): Promise<string> {
-    return signCanonicalSync(value, await this.fresh());
+    const reload = this.stale();
+    if (reload) await reload;
+    return signCanonicalSync(value, this.active!);
   }
 
   /** A plain Ed25519 signature of bytes (a signed note's text) with the raw public key that checks it. */
   async signRaw(bytes: Uint8Array): Promise<{ signature: Uint8Array; publicKey: Uint8Array }> {
-    const signer = await this.fresh();
-    return { signature: new Uint8Array(signBytes(null, bytes, signer.key)), publicKey: this.activePublic! };
+    const reload = this.stale();
+    if (reload) await reload;
+    return { signature: signBytesSync(bytes, this.active!), publicKey: this.activePublic! };
   }
 
   /** Every public key, active and retired, as a JWKS. */
