@@ -9,11 +9,13 @@
 //   DATABASE_URL=postgres://... npm run bench
 //   BENCH_SECONDS=10 BENCH_CONNECTIONS=64 BENCH_ONLY=simulate,protect npm run bench
 //   BENCH_RATE_FRACTION=0.5 BENCH_RATE_SECONDS=12 BENCH_RATE_SCENARIOS=simulate,protect npm run bench
+//   SCALE_RECEIPTS=20000 npm run bench     # the receipt log at scale (scripts/bench/scale.ts); BENCH_SCALE=0 skips it
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fixedRate, type FixedRateResult } from "./bench/fixed-rate.ts";
 import { parseStat, postgresTicks, rssMb, TICKS_PER_SECOND } from "./bench/proc.ts";
+import { scaleScenario, scaleTable, type ScaleResult } from "./bench/scale.ts";
 import { scenarios } from "./bench/scenarios.ts";
 import { cliOps, insecure, type Account, startWithTenants, stopService } from "./bench/service.ts";
 import { ensureWrk, type Shape, wrk as runWrk } from "./bench/wrk.ts";
@@ -28,6 +30,7 @@ const TENANTS = Number(process.env.BENCH_TENANTS ?? 16);
 const RATE_FRACTION = Number(process.env.BENCH_RATE_FRACTION ?? 0.5);
 const RATE_SECONDS = Number(process.env.BENCH_RATE_SECONDS ?? 12);
 const RATE_SCENARIOS = (process.env.BENCH_RATE_SCENARIOS ?? "simulate,protect").split(",");
+const SCALE = process.env.BENCH_SCALE !== "0";
 
 interface Row {
   database: string;
@@ -96,7 +99,11 @@ const cores2 = (cores: number) => Math.round(cores * 100) / 100;
 /** Per-request CPU cost in microseconds from cores busy and requests per second. */
 const usPerRequest = (cores: number, rps: number) => (rps > 0 ? Math.round((cores * 1e6) / rps) : 0);
 
-async function benchDatabase(label: string, dbEnv: Record<string, string>, ceilingRps: number): Promise<{ rows: Row[]; fixed: FixedRateRow[]; startup_ms: number; correctness: string }> {
+async function benchDatabase(
+  label: string,
+  dbEnv: Record<string, string>,
+  ceilingRps: number,
+): Promise<{ rows: Row[]; fixed: FixedRateRow[]; startup_ms: number; correctness: string; scale?: ScaleResult }> {
   const dataDir = mkdtempSync(join(tmpdir(), "warden-bench-"));
   const env = {
     ...dbEnv,
@@ -113,10 +120,13 @@ async function benchDatabase(label: string, dbEnv: Record<string, string>, ceili
   };
 
   // Deterministic set-up through the public API: TENANTS tenants on enterprise, their sessions
-  // and keys; the start-up measured is the second, on an existing data directory.
+  // and keys; the start-up measured is the second, on an existing data directory. One more
+  // tenant, kept out of the other scenarios, holds the scale scenario's big log.
   const password = "bench passphrase, long enough";
   const flags = process.env.BENCH_BUN_FLAGS?.split(" ").filter(Boolean) ?? [];
-  const { service, accounts, startup_ms } = await startWithTenants(ROOT, env, { tenants: TENANTS, name: "bench", password, flags });
+  const started = await startWithTenants(ROOT, env, { tenants: TENANTS + (SCALE ? 1 : 0), name: "bench", password, flags });
+  const { service, startup_ms } = started;
+  const accounts = started.accounts.slice(0, TENANTS);
   const { proc, url } = service;
   const rows: Row[] = [];
   const fixed: FixedRateRow[] = [];
@@ -157,6 +167,7 @@ async function benchDatabase(label: string, dbEnv: Record<string, string>, ceili
       console.log(`bench: ${label} ${name} at ${f.offered_rps} req/s offered (${f.achieved_rps} achieved): p50 ${f.p50_ms} ms, p99 ${f.p99_ms} ms, p99.9 ${f.p999_ms} ms, ${f.errors} errors`);
     }
   }
+  const scale = SCALE ? await scaleScenario(service, started.accounts[TENANTS], accounts[1], label) : undefined;
   const correctness = await checkUnderLoad(url, accounts);
   await stopService(service);
   // Every tenant's chain re-walked by the operator command (the service is stopped: on the
@@ -164,7 +175,7 @@ async function benchDatabase(label: string, dbEnv: Record<string, string>, ceili
   for (const a of accounts) cliOps(ROOT, ["receipts", "check", a.tenant_id], env);
   console.log(`bench: ${label} correctness: ${correctness}; ${accounts.length} chains verified`);
   rmSync(dataDir, { recursive: true, force: true });
-  return { rows, fixed, startup_ms, correctness: `${correctness}; ${accounts.length} chains verified by ops receipts check` };
+  return { rows, fixed, startup_ms, correctness: `${correctness}; ${accounts.length} chains verified by ops receipts check`, scale };
 }
 
 /**
@@ -217,7 +228,7 @@ async function checkUnderLoad(url: string, accounts: Account[]): Promise<string>
   return summary;
 }
 
-function table(rows: Row[], fixed: FixedRateRow[], ceiling: Ceiling, startups: Record<string, number>, checks: Record<string, string>): string {
+function table(rows: Row[], fixed: FixedRateRow[], ceiling: Ceiling, startups: Record<string, number>, checks: Record<string, string>, scale: Record<string, ScaleResult>): string {
   const oneCaller = rows.filter((r) => r.scenario.endsWith("(1 conn.)"));
   const lines = [
     ...Object.entries(checks).map(([db, c]) => `Correctness under load (${db}): ${c}.`),
@@ -242,6 +253,15 @@ function table(rows: Row[], fixed: FixedRateRow[], ceiling: Ceiling, startups: R
     "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ...fixed.map((f) => `| ${f.database} | ${f.scenario} | ${f.offered_rps} | ${f.achieved_rps} | ${f.p50_ms} | ${f.p99_ms} | ${f.p999_ms} | ${f.max_ms} | ${f.errors} | ${f.send_lag_p99_ms} / ${f.generator_cores} |`),
     ...oneCaller.map((r) => `| ${r.database} | ${r.scenario} | — | ${r.rps} | ${r.p50_ms} | ${r.p99_ms} | ${r.p999_ms} | ${r.max_ms} | ${r.errors} | — |`),
+    ...(Object.keys(scale).length === 0
+      ? []
+      : [
+          "",
+          "The receipt log at scale: one tenant's log filled through POST /v1/protect; checkpoint and proof latency one request at a time at 1,000 receipts and at full size; " +
+            "another tenant's simulate at a fixed rate, quiet and beside loops of the big log's checkpoints and proofs; the service's RSS after.",
+          "",
+          scaleTable(scale),
+        ]),
   ];
   return lines.join("\n");
 }
@@ -270,6 +290,7 @@ const rows: Row[] = [];
 const fixed: FixedRateRow[] = [];
 const startups: Record<string, number> = {};
 const checks: Record<string, string> = {};
+const scale: Record<string, ScaleResult> = {};
 // BENCH_DATABASES=postgres skips the embedded database (profiling one side only).
 const DATABASES = process.env.BENCH_DATABASES?.split(",") ?? ["embedded", "postgres"];
 if (DATABASES.includes("embedded")) {
@@ -278,6 +299,7 @@ if (DATABASES.includes("embedded")) {
   fixed.push(...embedded.fixed);
   startups.embedded = embedded.startup_ms;
   checks.embedded = embedded.correctness;
+  if (embedded.scale) scale.embedded = embedded.scale;
 }
 if (process.env.DATABASE_URL && DATABASES.includes("postgres")) {
   const pg = await benchDatabase("postgres", { DATABASE_URL: process.env.DATABASE_URL }, ceiling.rps);
@@ -285,6 +307,7 @@ if (process.env.DATABASE_URL && DATABASES.includes("postgres")) {
   fixed.push(...pg.fixed);
   startups.postgres = pg.startup_ms;
   checks.postgres = pg.correctness;
+  if (pg.scale) scale.postgres = pg.scale;
 }
 
 const stamp = new Date().toISOString().replace(/[:]/g, "-").replace(/\..+/, "");
@@ -293,7 +316,7 @@ const stamp = new Date().toISOString().replace(/[:]/g, "-").replace(/\..+/, "");
 const partial = ONLY !== undefined || process.env.BENCH_DATABASES !== undefined;
 const resultsDir = join(ROOT, partial ? "bench/results/scratch" : "bench/results");
 mkdirSync(resultsDir, { recursive: true });
-const md = table(rows, fixed, ceiling, startups, checks);
-writeFileSync(join(resultsDir, `${stamp}.json`), JSON.stringify({ date: new Date().toISOString(), connections: CONNECTIONS, threads: THREADS, seconds: SECONDS, ceiling, startup_ms: startups, correctness: checks, rows, fixed_rate: fixed }, null, 2) + "\n");
+const md = table(rows, fixed, ceiling, startups, checks, scale);
+writeFileSync(join(resultsDir, `${stamp}.json`), JSON.stringify({ date: new Date().toISOString(), connections: CONNECTIONS, threads: THREADS, seconds: SECONDS, ceiling, startup_ms: startups, correctness: checks, rows, fixed_rate: fixed, scale }, null, 2) + "\n");
 writeFileSync(join(resultsDir, `${stamp}.md`), md + "\n");
 console.log("\n" + md);

@@ -108,7 +108,10 @@ function rowType(types: Map<number, PgType>, oid: number): string {
 /** What a caller may pass for a parameter of this type; both drivers serialise these. */
 function paramType(types: Map<number, PgType>, oid: number): string {
   const t = types.get(oid);
-  if (t?.category === "A") return `readonly ${paramType(types, t.elem)}[]`;
+  if (t?.category === "A") {
+    const elem = paramType(types, t.elem);
+    return `readonly ${elem.includes("|") ? `(${elem})` : elem}[]`;
+  }
   switch (t?.name) {
     case "bool":
       return "boolean";

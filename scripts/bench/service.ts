@@ -49,6 +49,8 @@ export async function waitHealthy(service: Service, timeoutMs = 30_000): Promise
     if (await fetch(`${service.url}/health`, insecure).then((r) => r.ok, () => false)) return performance.now() - started;
     await Bun.sleep(20);
   }
+  // Not left running behind the error (it would hold the data directory and a port).
+  service.proc.kill();
   throw new Error(`${service.url} not healthy after ${timeoutMs} ms`);
 }
 
@@ -75,10 +77,10 @@ export function cliOps(root: string, args: string[], env: Record<string, string>
 export async function startWithTenants(
   root: string,
   env: Record<string, string>,
-  opts: { tenants: number; name: string; password?: string; flags?: string[] },
+  opts: { tenants: number; name: string; password?: string; flags?: string[]; healthTimeoutMs?: number },
 ): Promise<{ service: Service; accounts: Account[]; startup_ms: number }> {
   let service = startService(root, env);
-  await waitHealthy(service);
+  await waitHealthy(service, opts.healthTimeoutMs);
   const password = opts.password ?? `${opts.name} passphrase, long enough`;
   const accounts: Account[] = [];
   const upgrades: string[] = [];
@@ -95,7 +97,7 @@ export async function startWithTenants(
   }
   for (const id of upgrades) cliOps(root, ["upgrades", "approve", id, "--reviewer", opts.name], env);
   service = startService(root, env, opts.flags);
-  const startup_ms = Math.round(await waitHealthy(service));
+  const startup_ms = Math.round(await waitHealthy(service, opts.healthTimeoutMs));
   return { service, accounts, startup_ms };
 }
 

@@ -58,6 +58,64 @@ CREATE TABLE receipt_heads (
   CONSTRAINT receipt_heads_hash_matches_size CHECK ((tree_size = 0) = (head_hash IS NULL))
 );
 
+-- The receipt log's Merkle tree (RFC 9162), stored: every complete subtree of each tenant's tree,
+-- subtree idx of level L covering leaves idx * 2^L .. (idx + 1) * 2^L - 1 (level 0: the leaves).
+-- Written by receipts_chain_check() in the append's statement, never changed, so that a tree head
+-- or a proof reads O(log N) of these rows instead of rehashing every receipt.
+CREATE TABLE receipt_tree_nodes (
+  tenant_id  text NOT NULL,
+  level      smallint NOT NULL CHECK (level BETWEEN 0 AND 62),
+  idx        bigint NOT NULL CHECK (idx >= 0),
+  hash       bytea NOT NULL CHECK (length(hash) = 32),
+  PRIMARY KEY (tenant_id, level, idx)
+);
+
+CREATE FUNCTION receipt_tree_nodes_guard() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+  -- Depth 2: this trigger fired by an INSERT that receipts_chain_check() makes.
+  IF TG_OP = 'INSERT' AND pg_trigger_depth() >= 2 THEN
+    RETURN NULL;
+  END IF;
+  RAISE EXCEPTION 'receipt tree nodes are written only as receipts are appended, and never changed' USING ERRCODE = 'WR001';
+END $$;
+COMMENT ON FUNCTION receipt_tree_nodes_guard() IS
+  'Stored Merkle nodes are inserted only by receipts_chain_check() (as receipts are appended) and never updated, deleted or truncated (WR001).';
+CREATE TRIGGER receipt_tree_nodes_guard BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON receipt_tree_nodes
+  FOR EACH STATEMENT EXECUTE FUNCTION receipt_tree_nodes_guard();
+
+-- Levels above the leaves, one set-based INSERT per level for every tenant of the statement: a
+-- node is new when it ends within (lo, hi], and both its children exist by then.
+-- jit off: the generic plan's guessed row counts (1,000 per generate_series) would cross
+-- jit_above_cost and spend ~100 ms compiling a statement that touches a handful of rows.
+CREATE FUNCTION receipt_tree_grow(p_tenants text[], p_lo bigint[], p_hi bigint[]) RETURNS void
+LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan SET jit = off AS $$
+DECLARE
+  v_level integer := 0;
+  v_added bigint;
+BEGIN
+  LOOP
+    v_level := v_level + 1;
+    INSERT INTO receipt_tree_nodes (tenant_id, level, idx, hash)
+    SELECT s.tenant_id, v_level, i, sha256('\x01'::bytea || l.hash || r.hash)
+    FROM unnest(p_tenants, p_lo, p_hi) AS s(tenant_id, lo, hi)
+    CROSS JOIN LATERAL generate_series(s.lo >> v_level, (s.hi >> v_level) - 1) AS i
+    CROSS JOIN LATERAL (
+      SELECT n.hash FROM receipt_tree_nodes n WHERE n.tenant_id = s.tenant_id AND n.level = v_level - 1 AND n.idx = 2 * i LIMIT 1
+    ) l
+    CROSS JOIN LATERAL (
+      SELECT n.hash FROM receipt_tree_nodes n WHERE n.tenant_id = s.tenant_id AND n.level = v_level - 1 AND n.idx = 2 * i + 1 LIMIT 1
+    ) r
+    ORDER BY 1, 3;
+    GET DIAGNOSTICS v_added = ROW_COUNT;
+    -- A level without a new node has none above it: a multiple of 2^(L+1) is one of 2^L.
+    EXIT WHEN v_added = 0;
+  END LOOP;
+END $$;
+COMMENT ON FUNCTION receipt_tree_grow(text[], bigint[], bigint[]) IS
+  'Adds the inner nodes (level >= 1) of each tenant''s stored Merkle tree that its log growing from lo to hi leaves completes: '
+  'node = SHA-256(0x01 || left || right) of the two children at the level below (RFC 9162). Called by receipts_chain_check().';
+
 -- Without foreign keys: receipts_chain_check() checks a receipt's key and an execute's protect
 -- receipt for all new rows of a statement at once. Keys and receipts are never deleted and never
 -- change identity (api_keys_guard, receipts_append_only), so the check at insert is the whole
@@ -104,6 +162,10 @@ CREATE TRIGGER receipts_no_truncate BEFORE TRUNCATE ON receipts
 -- stored only as the exact next links of their tenants' chains, and each head advances once.
 CREATE FUNCTION receipts_chain_check() RETURNS trigger
 LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $$
+DECLARE
+  v_tenants text[];
+  v_lo bigint[];
+  v_hi bigint[];
 BEGIN
   -- What the foreign keys checked: each receipt names a key of its own tenant, and each execute a
   -- receipt of its own tenant (whether that one is an ALLOWED protect is the writer's check).
@@ -144,17 +206,32 @@ BEGIN
   ) THEN
     RAISE EXCEPTION 'receipts do not continue their chain (prev_hash or chain_hash)' USING ERRCODE = 'WR005';
   END IF;
-  UPDATE receipt_heads h SET tree_size = h.tree_size + l.n, head_hash = l.chain_hash
-  FROM (
-    SELECT DISTINCT ON (a.tenant_id) a.tenant_id, a.chain_hash, count(*) OVER (PARTITION BY a.tenant_id) AS n
-    FROM added a ORDER BY a.tenant_id, a.seq DESC
-  ) l
-  WHERE h.tenant_id = l.tenant_id;
+  WITH moved AS (
+    UPDATE receipt_heads h SET tree_size = h.tree_size + l.n, head_hash = l.chain_hash
+    FROM (
+      SELECT DISTINCT ON (a.tenant_id) a.tenant_id, a.chain_hash, count(*) OVER (PARTITION BY a.tenant_id) AS n
+      FROM added a ORDER BY a.tenant_id, a.seq DESC
+    ) l
+    WHERE h.tenant_id = l.tenant_id
+    RETURNING h.tenant_id, h.tree_size - l.n AS lo, h.tree_size AS hi
+  )
+  SELECT array_agg(m.tenant_id ORDER BY m.tenant_id), array_agg(m.lo ORDER BY m.tenant_id), array_agg(m.hi ORDER BY m.tenant_id)
+  INTO v_tenants, v_lo, v_hi
+  FROM moved m;
+  IF v_tenants IS NULL THEN
+    RETURN NULL; -- an INSERT of no rows (every item of a call refused)
+  END IF;
+  -- The Merkle tree grows with the heads: the leaves, then every subtree they complete.
+  INSERT INTO receipt_tree_nodes (tenant_id, level, idx, hash)
+  SELECT a.tenant_id, 0, a.seq, sha256('\x00'::bytea || decode(substr(a.chain_hash, 3), 'hex'))
+  FROM added a ORDER BY a.tenant_id, a.seq;
+  PERFORM receipt_tree_grow(v_tenants, v_lo, v_hi);
   RETURN NULL;
 END $$;
 COMMENT ON FUNCTION receipts_chain_check() IS
   'AFTER INSERT (statement) on receipts: every new receipt names a key of its tenant and an execute a receipt of its tenant (23503), '
-  'and the new rows continue each tenant''s chain from its locked head (seq, prev_hash, chain_hash; WR005 otherwise); then each head advances once.';
+  'and the new rows continue each tenant''s chain from its locked head (seq, prev_hash, chain_hash; WR005 otherwise); then each head advances once '
+  'and the tenant''s stored Merkle tree (receipt_tree_nodes) gains the new leaves, SHA-256(0x00 || chain_hash bytes), and the subtrees they complete.';
 CREATE TRIGGER receipts_chain_check AFTER INSERT ON receipts
   REFERENCING NEW TABLE AS added
   FOR EACH STATEMENT EXECUTE FUNCTION receipts_chain_check();

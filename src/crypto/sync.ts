@@ -33,3 +33,8 @@ export function signCanonicalSync(value: unknown, signer: SyncSigner): string {
   const input = `${signer.header}.${Buffer.from(canonicalJson(value), "utf8").toString("base64url")}`;
   return `${input}.${sign(null, Buffer.from(input, "ascii"), signer.key).toString("base64url")}`;
 }
+
+/** A plain Ed25519 signature of bytes (for formats other than JWS, such as a signed note). */
+export function signBytesSync(bytes: Uint8Array, signer: SyncSigner): Uint8Array {
+  return new Uint8Array(sign(null, bytes, signer.key));
+}

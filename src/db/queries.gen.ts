@@ -415,12 +415,6 @@ export interface Queries {
       refusal: string | null;
     };
   };
-  "receipts/chain_hashes": {
-    params: [string, number | string];
-    row: {
-      chain_hash: string;
-    };
-  };
   "receipts/get": {
     params: [string, string];
     row: {
@@ -503,6 +497,12 @@ export interface Queries {
       public_jwk: unknown;
       private_jwk: unknown;
       status: string;
+    };
+  };
+  "receipts/tree_nodes": {
+    params: [string, readonly (number | string)[], readonly (number | string)[]];
+    row: {
+      hash: string;
     };
   };
   "receipts/usage_summary": {

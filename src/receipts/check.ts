@@ -4,7 +4,8 @@
 import type { Queryable } from "../db/index.ts";
 import { bytesToHex, canonicalJson, sha256Hex } from "../crypto/canonical.ts";
 import { chainHash, receiptLeaf } from "./chain.ts";
-import { rootHash } from "./merkle.ts";
+import { foldSubtrees, pushLeaf, type Frontier } from "./merkle.ts";
+import { rangeRoots } from "./tree.ts";
 import { verifyCanonical } from "../crypto/signature.ts";
 import { logHead, receiptRange } from "./store.ts";
 
@@ -34,7 +35,8 @@ export async function checkReceiptLog(db: Queryable, tenantId: string, onProgres
   const report = (seq: number, problem: string, receipt_id?: string) => {
     if (problems.length < MAX_REPORTED) problems.push({ seq, receipt_id, problem });
   };
-  const leaves: Uint8Array[] = [];
+  // The root is built as the pages go by: memory stays O(log N) whatever the log's size.
+  const frontier: Frontier = [];
   let expected = 0;
   let prev: string | null = null;
   for (;;) {
@@ -43,7 +45,7 @@ export async function checkReceiptLog(db: Queryable, tenantId: string, onProgres
       const later = (await logHead(db, tenantId)) ?? head;
       const grew = later.tree_size > head.tree_size;
       head = later;
-      if (grew && head.tree_size > leaves.length) continue; // appended while we walked
+      if (grew && head.tree_size > expected) continue; // appended while we walked
       break;
     }
     for (const row of rows) {
@@ -64,12 +66,16 @@ export async function checkReceiptLog(db: Queryable, tenantId: string, onProgres
       const claims = { content_hash: row.content_hash, request_id: row.request_id, tenant_id: tenantId, timestamp: row.timestamp, kind: row.kind };
       const signed = await verifyCanonical(row.signature, jwks);
       if (!signed.valid || canonicalJson(signed.payload) !== canonicalJson(claims)) report(row.seq, "signature does not verify", id);
-      leaves.push(receiptLeaf(row.chain_hash));
+      pushLeaf(frontier, receiptLeaf(row.chain_hash));
       prev = row.chain_hash;
       expected = row.seq + 1;
     }
-    onProgress?.(leaves.length, Math.max(head.tree_size, leaves.length));
+    onProgress?.(expected, Math.max(head.tree_size, expected));
   }
-  if (leaves.length !== head.tree_size || prev !== head.head_hash) report(leaves.length, `the head says ${head.tree_size} receipts ending in ${head.head_hash}; the log has ${leaves.length} ending in ${prev}`);
-  return { ok: problems.length === 0, tenant_id: tenantId, receipts: leaves.length, root_hash: bytesToHex(rootHash(leaves)), problems };
+  if (expected !== head.tree_size || prev !== head.head_hash) report(expected, `the head says ${head.tree_size} receipts ending in ${head.head_hash}; the log has ${expected} ending in ${prev}`);
+  const root_hash = bytesToHex(foldSubtrees(frontier.map((s) => s.hash)));
+  // The stored tree that checkpoints and proofs are read from must agree with the chain.
+  const stored = await rangeRoots(db, tenantId, [[0, expected]]).then(([root]) => bytesToHex(root), () => "missing nodes");
+  if (stored !== root_hash) report(expected, `the stored Merkle tree's root (${stored}) is not the chain's (${root_hash})`);
+  return { ok: problems.length === 0, tenant_id: tenantId, receipts: expected, root_hash, problems };
 }

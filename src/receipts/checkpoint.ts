@@ -1,21 +1,34 @@
-// Signed tree heads and proofs over a tenant's receipt log (contract section 4).
+// Signed tree heads and proofs over a tenant's receipt log (contract section 4), read from the
+// stored tree (tree.ts): each costs O(log N) stored nodes whatever the log's size.
 import type { Deps } from "../app/deps.ts";
 import { AppError } from "../http/errors.ts";
 import { bytesToHex } from "../crypto/canonical.ts";
-import { consistencyProof, inclusionProof, rootHash } from "./merkle.ts";
-import { leafHashes, logHead, type ReceiptRow } from "./store.ts";
+import { consistencyRanges, inclusionRanges } from "./merkle.ts";
+import { checkpointBody, checkpointOrigin, noteVerifierKey, signedNote } from "./note.ts";
+import { logHead, type ReceiptRow } from "./store.ts";
+import { receiptLeaf } from "./chain.ts";
+import { rangeRoots } from "./tree.ts";
 
 async function currentSize(deps: Deps, tenantId: string): Promise<number> {
   return (await logHead(deps.db, tenantId))?.tree_size ?? 0;
 }
 
-/** JWS (the receipt signer) over the JCS form of {tenant_id, tree_size, root_hash, timestamp}. */
+/**
+ * JWS (the receipt signer) over the JCS form of {tenant_id, tree_size, root_hash, timestamp},
+ * and the same head as a C2SP checkpoint in a signed note under the log's origin.
+ */
 export async function signedCheckpoint(deps: Deps, tenantId: string) {
   const tree_size = await currentSize(deps, tenantId);
-  const root_hash = bytesToHex(rootHash(await leafHashes(deps.db, tenantId, tree_size)));
+  const [root] = await rangeRoots(deps.db, tenantId, [[0, tree_size]]);
+  const root_hash = bytesToHex(root);
   const timestamp = deps.now().toISOString();
   const signature = await deps.signer.sign({ tenant_id: tenantId, tree_size, root_hash, timestamp });
-  return { ok: true as const, tenant_id: tenantId, tree_size, root_hash, timestamp, signature };
+  const origin = checkpointOrigin(deps.config.publicUrl, tenantId);
+  const text = checkpointBody(origin, tree_size, root_hash);
+  const { signature: noteSignature, publicKey } = await deps.signer.signRaw(new TextEncoder().encode(text));
+  const note = await signedNote(text, origin, publicKey, noteSignature);
+  const note_verifier_key = await noteVerifierKey(origin, publicKey);
+  return { ok: true as const, tenant_id: tenantId, tree_size, root_hash, timestamp, signature, note, note_verifier_key };
 }
 
 /** Inclusion proof of a receipt in the tree of `size` leaves (default: the current log). */
@@ -25,14 +38,14 @@ export async function receiptProof(deps: Deps, tenantId: string, receipt: Receip
   if (tree_size <= receipt.seq || tree_size > current) {
     throw new AppError("invalid_request", `query/tree_size: must be above the receipt's seq (${receipt.seq}) and at most the log's size (${current}).`);
   }
-  const leaves = await leafHashes(deps.db, tenantId, tree_size);
+  const path = await rangeRoots(deps.db, tenantId, inclusionRanges(receipt.seq, tree_size));
   return {
     ok: true as const,
     receipt_id: receipt.receipt_id,
     seq: receipt.seq,
     tree_size,
-    leaf_hash: bytesToHex(leaves[receipt.seq]),
-    path: inclusionProof(leaves, receipt.seq, tree_size).map(bytesToHex),
+    leaf_hash: bytesToHex(receiptLeaf(receipt.chain_hash)),
+    path: path.map(bytesToHex),
   };
 }
 
@@ -43,6 +56,6 @@ export async function logConsistency(deps: Deps, tenantId: string, from: number,
   if (from > end || end > current) {
     throw new AppError("invalid_request", `query: need 1 <= from <= to <= the log's size (${current}).`);
   }
-  const leaves = await leafHashes(deps.db, tenantId, end);
-  return { ok: true as const, from, to: end, path: consistencyProof(leaves, from, end).map(bytesToHex) };
+  const path = await rangeRoots(deps.db, tenantId, consistencyRanges(from, end));
+  return { ok: true as const, from, to: end, path: path.map(bytesToHex) };
 }

@@ -44,10 +44,13 @@ function mth(leaves: readonly Hash[], from: number, to: number): Hash {
   return nodeHash(mth(leaves, from, from + k), mth(leaves, from + k, to));
 }
 
-/** PATH(m, D[n]) of section 2.1.3.1 over the first n leaf hashes: nearest sibling first. */
-export function inclusionProof(leaves: readonly Hash[], m: number, n = leaves.length): Hash[] {
-  if (!(Number.isInteger(m) && Number.isInteger(n) && 0 <= m && m < n && n <= leaves.length)) throw new RangeError("inclusionProof: need 0 <= m < n <= leaves");
-  const path: Hash[] = [];
+/** A subtree of the log as the leaves from <= i < to: what a proof entry is the root of. */
+export type Range = readonly [from: number, to: number];
+
+/** The subtrees whose roots make PATH(m, D[n]) of section 2.1.3.1, nearest sibling first. */
+export function inclusionRanges(m: number, n: number): Range[] {
+  if (!(Number.isSafeInteger(m) && Number.isSafeInteger(n) && 0 <= m && m < n)) throw new RangeError("inclusionRanges: need 0 <= m < n");
+  const path: Range[] = [];
   let from = 0;
   let to = n;
   let index = m;
@@ -56,10 +59,10 @@ export function inclusionProof(leaves: readonly Hash[], m: number, n = leaves.le
   while (to - from > 1) {
     const k = split(to - from);
     if (index < k) {
-      path.push(mth(leaves, from + k, to));
+      path.push([from + k, to]);
       to = from + k;
     } else {
-      path.push(mth(leaves, from, from + k));
+      path.push([from, from + k]);
       from += k;
       index -= k;
     }
@@ -67,29 +70,79 @@ export function inclusionProof(leaves: readonly Hash[], m: number, n = leaves.le
   return path.reverse();
 }
 
-/** PROOF(m, D[n]) of section 2.1.4.1: that the tree of size m is a prefix of the tree of size n. */
-export function consistencyProof(leaves: readonly Hash[], m: number, n = leaves.length): Hash[] {
-  if (!(Number.isInteger(m) && Number.isInteger(n) && 0 < m && m <= n && n <= leaves.length)) throw new RangeError("consistencyProof: need 0 < m <= n <= leaves");
-  const path: Hash[] = [];
-  subproof(leaves, m, 0, n, true, path);
+/** The subtrees whose roots make PROOF(m, D[n]) of section 2.1.4.1, in proof order. */
+export function consistencyRanges(m: number, n: number): Range[] {
+  if (!(Number.isSafeInteger(m) && Number.isSafeInteger(n) && 0 < m && m <= n)) throw new RangeError("consistencyRanges: need 0 < m <= n");
+  const path: Range[] = [];
+  subproof(m, 0, n, true, path);
   return path;
 }
 
-function subproof(leaves: readonly Hash[], m: number, from: number, to: number, whole: boolean, out: Hash[]): void {
+function subproof(m: number, from: number, to: number, whole: boolean, out: Range[]): void {
   const n = to - from;
   if (m === n) {
     // The old tree is this whole subtree; its root is already known to the verifier at the top.
-    if (!whole) out.push(mth(leaves, from, to));
+    if (!whole) out.push([from, to]);
     return;
   }
   const k = split(n);
   if (m <= k) {
-    subproof(leaves, m, from, from + k, whole, out);
-    out.push(mth(leaves, from + k, to));
+    subproof(m, from, from + k, whole, out);
+    out.push([from + k, to]);
   } else {
-    subproof(leaves, m - k, from + k, to, false, out);
-    out.push(mth(leaves, from, from + k));
+    subproof(m - k, from + k, to, false, out);
+    out.push([from, from + k]);
   }
+}
+
+/** PATH(m, D[n]) over the first n leaf hashes: nearest sibling first. */
+export function inclusionProof(leaves: readonly Hash[], m: number, n = leaves.length): Hash[] {
+  if (!(n <= leaves.length)) throw new RangeError("inclusionProof: need n <= leaves");
+  return inclusionRanges(m, n).map(([from, to]) => mth(leaves, from, to));
+}
+
+/** PROOF(m, D[n]): that the tree of size m is a prefix of the tree of size n. */
+export function consistencyProof(leaves: readonly Hash[], m: number, n = leaves.length): Hash[] {
+  if (!(n <= leaves.length)) throw new RangeError("consistencyProof: need n <= leaves");
+  return consistencyRanges(m, n).map(([from, to]) => mth(leaves, from, to));
+}
+
+/**
+ * The complete subtrees, as (level, index) with leaves index * 2^level .. (index + 1) * 2^level - 1,
+ * that [from, to) is made of, left to right, for a range that RFC 9162's splits produce (from a
+ * multiple of the largest power of two not above to - from).
+ */
+export function completeSubtrees(from: number, to: number): { level: number; index: number }[] {
+  const out: { level: number; index: number }[] = [];
+  let at = from;
+  while (at < to) {
+    let size = 1;
+    while (at % (size * 2) === 0 && at + size * 2 <= to) size *= 2;
+    out.push({ level: Math.log2(size), index: at / size });
+    at += size;
+  }
+  return out;
+}
+
+/** The root of a range from the roots of its complete subtrees (left to right): RFC 9162's MTH. */
+export function foldSubtrees(roots: readonly Hash[]): Hash {
+  if (roots.length === 0) return sha256();
+  let root = roots[roots.length - 1];
+  for (let i = roots.length - 2; i >= 0; i--) root = nodeHash(roots[i], root);
+  return root;
+}
+
+/** A growing tree as its complete subtrees, left to right: O(log N) hashes, whatever N is. */
+export type Frontier = { size: number; hash: Hash }[];
+
+/** Appends a leaf hash to the frontier, merging the equal-sized subtrees it completes. */
+export function pushLeaf(frontier: Frontier, leaf: Hash): void {
+  let top = { size: 1, hash: leaf };
+  while (frontier.length > 0 && frontier[frontier.length - 1].size === top.size) {
+    const left = frontier.pop()!;
+    top = { size: left.size * 2, hash: nodeHash(left.hash, top.hash) };
+  }
+  frontier.push(top);
 }
 
 function isPowerOfTwo(n: number): boolean {

@@ -47,6 +47,9 @@ export const Checkpoint = t.Object({
   root_hash: Hash,
   timestamp: t.String({ format: "date-time" }),
   signature: t.String(),
+  /** The same tree head as a C2SP checkpoint (c2sp.org/tlog-checkpoint) in a signed note. */
+  note: t.String({ description: "C2SP signed note: `<origin>\\n<tree_size>\\n<base64 root>\\n`, a blank line, an Ed25519 signature line under the origin" }),
+  note_verifier_key: t.String({ description: "The note's verifier key: `<origin>+<8 hex key id>+<base64 of 0x01 and the public key>`" }),
 });
 export const InclusionProof = t.Object({
   ok: t.Literal(true),

@@ -1,13 +1,14 @@
 // Offline check of a receipt's place in the log, needing only the JWKS (`warden verify --proof`).
 // A bundle is {receipt, proof, checkpoint} exactly as GET /customer/receipts/{id},
 // GET /customer/receipts/{id}/proof?tree_size=N and GET /customer/receipts/checkpoint return them
-// (N = the checkpoint's tree_size). Input comes from files, so nothing here may throw.
+// (N = the checkpoint's tree_size; its C2SP `note`, when present, is checked too). Input comes from files, so nothing here may throw.
 // Hashing and signatures use WebCrypto only: the console runs this same check in the browser.
 import { bytesToHex, canonicalJson, hexToBytes } from "../crypto/canonical.ts";
 import { chainHash, isHash } from "./chain.ts";
 import { leafHashAsync, verifyInclusionAsync } from "./inclusion.ts";
 import { verifyCanonical } from "../crypto/signature.ts";
 import { verifyResult } from "./verify.ts";
+import { verifyCheckpointNote } from "./note.ts";
 
 export type ProofChecks = { content_hash: boolean; signature: boolean; chain_hash: boolean; inclusion: boolean; checkpoint: boolean };
 
@@ -62,5 +63,8 @@ async function checkpointSigned(r: unknown, checkpoint: unknown, jwks: { keys: J
   if (!valid) return false;
   const expected = { tenant_id: r.tenant_id, tree_size: checkpoint.tree_size, root_hash: checkpoint.root_hash, timestamp: checkpoint.timestamp };
   if ("tenant_id" in checkpoint && checkpoint.tenant_id !== r.tenant_id) return false;
-  return typeof r.tenant_id === "string" && canonicalJson(payload) === canonicalJson(expected);
+  if (typeof r.tenant_id !== "string" || canonicalJson(payload) !== canonicalJson(expected)) return false;
+  // A checkpoint saved with its C2SP signed note must carry that same head, signed by a JWKS key.
+  if (checkpoint.note === undefined) return true;
+  return verifyCheckpointNote(checkpoint.note, jwks, { tenant_id: r.tenant_id, tree_size: checkpoint.tree_size as number, root_hash: checkpoint.root_hash as string });
 }

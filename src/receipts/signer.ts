@@ -2,7 +2,8 @@
 // by every instance. Rotation (warden ops signing-key rotate) retires the active key; retired
 // public keys stay in the JWKS, so every receipt ever signed stays verifiable.
 import type { Db, Queryable } from "../db/index.ts";
-import { syncSigner, signCanonicalSync, type SyncSigner } from "../crypto/sync.ts";
+import { signBytesSync, syncSigner, signCanonicalSync, type SyncSigner } from "../crypto/sync.ts";
+import { ed25519PublicKey } from "./note.ts";
 import { generateSigningKey } from "../crypto/signature.ts";
 
 // Another instance may rotate the key; pick up the new one within this long.
@@ -10,6 +11,7 @@ const RELOAD_AFTER_MS = 60_000;
 
 export class ReceiptSigner {
   private active?: SyncSigner;
+  private activePublic?: Uint8Array;
   private loadedAt = 0;
   private loading?: Promise<void>;
 
@@ -31,7 +33,10 @@ export class ReceiptSigner {
       rows = await this.db.query("receipts/signing_keys");
     }
     const row = rows.find((r) => r.status === "active")!;
-    if (this.active?.kid !== row.kid) this.active = syncSigner(row.kid, row.private_jwk as JsonWebKey);
+    if (this.active?.kid !== row.kid) {
+      this.active = syncSigner(row.kid, row.private_jwk as JsonWebKey);
+      this.activePublic = ed25519PublicKey(row.public_jwk as JsonWebKey);
+    }
     this.loadedAt = Date.now();
   }
 
@@ -39,13 +44,24 @@ export class ReceiptSigner {
     return this.active!.kid;
   }
 
+  /** The reload due after RELOAD_AFTER_MS, one at a time; undefined while the key is fresh (the hot path awaits nothing). */
+  private stale(): Promise<void> | undefined {
+    if (Date.now() - this.loadedAt <= RELOAD_AFTER_MS) return undefined;
+    return (this.loading ??= this.load().finally(() => (this.loading = undefined)));
+  }
+
   /** A compact EdDSA JWS over the JCS form of value. */
   async sign(value: unknown): Promise<string> {
-    if (Date.now() - this.loadedAt > RELOAD_AFTER_MS) {
-      this.loading ??= this.load().finally(() => (this.loading = undefined));
-      await this.loading;
-    }
+    const reload = this.stale();
+    if (reload) await reload;
     return signCanonicalSync(value, this.active!);
+  }
+
+  /** A plain Ed25519 signature of bytes (a signed note's text) with the raw public key that checks it. */
+  async signRaw(bytes: Uint8Array): Promise<{ signature: Uint8Array; publicKey: Uint8Array }> {
+    const reload = this.stale();
+    if (reload) await reload;
+    return { signature: signBytesSync(bytes, this.active!), publicKey: this.activePublic! };
   }
 
   /** Every public key, active and retired, as a JWKS. */

@@ -2,7 +2,6 @@
 // route shows a stored receipt in.
 import type { Queryable, QueryRow } from "../db/index.ts";
 import type { ResultPayload } from "../simulation/payload.ts";
-import { receiptLeaf } from "./chain.ts";
 
 /**
  * A stored receipt as receipts/get, list and range read it (payload: the JCS text content_hash
@@ -51,17 +50,6 @@ export function receiptRange(db: Queryable, tenantId: string, from: number, to: 
 export async function logHead(db: Queryable, tenantId: string): Promise<{ tree_size: number; head_hash: string | null } | undefined> {
   const row = await db.one("receipts/head", [tenantId]);
   return row && { tree_size: Number(row.tree_size), head_hash: row.head_hash };
-}
-
-/**
- * The Merkle leaf hashes of the first treeSize receipts. Read whole on every proof or checkpoint:
- * at most 10,000 receipts on Pro this is a few milliseconds; a cache of subtree hashes is the
- * next step for very large logs (docs/decisions.md).
- */
-export async function leafHashes(db: Queryable, tenantId: string, treeSize: number): Promise<Uint8Array[]> {
-  const rows = await db.query("receipts/chain_hashes", [tenantId, treeSize]);
-  if (rows.length !== treeSize) throw new Error(`receipt log of ${tenantId} has ${rows.length} leaves below ${treeSize}`);
-  return rows.map((r) => receiptLeaf(r.chain_hash));
 }
 
 export type UsageSummary = QueryRow<"receipts/usage_summary">;

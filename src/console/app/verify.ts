@@ -1,7 +1,7 @@
 // The receipt "verify" button: checked here, in the browser, with WebCrypto and the public JWKS,
 // never by asking the server. It runs the very check of `warden verify --proof`
 // (src/receipts/proof-bundle.ts): content_hash (JCS + SHA-256), the Ed25519 signature, the
-// chain_hash, the inclusion proof against the signed checkpoint, and the checkpoint's signature.
+// chain_hash, the inclusion proof against the signed checkpoint, and the checkpoint's signature and C2SP note.
 import { verifyProofBundle, type ProofChecks } from "../../receipts/proof-bundle.ts";
 import { api } from "./api.ts";
 

@@ -1,0 +1,181 @@
+// The receipt log at scale: one tenant's log grown through the real append path (POST /v1/protect
+// from many connections, so the group commit batches them) to SCALE_RECEIPTS receipts, with its
+// checkpoint and proof latency at 1,000 receipts and at full size, another tenant's simulate p99
+// quiet and while checkpoints and proofs of the big log run in a loop, and the service's RSS after.
+// Part of `npm run bench` (BENCH_SCALE=0 leaves it out); alone, on a service of its own:
+//
+//   SCALE_RECEIPTS=20000 bun scripts/bench/scale.ts                      # embedded database
+//   SCALE_RECEIPTS=20000 DATABASE_URL=postgres://... bun scripts/bench/scale.ts
+//
+// SCALE_RECEIPTS (1,000,000), SCALE_SAMPLES (200 requests per latency), SCALE_CONNECTIONS (64 to
+// fill the log), SCALE_LOOPS (6 checkpoint/proof loops), SCALE_SIMULATE_RATE (200 req/s offered).
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fixedRate } from "./fixed-rate.ts";
+import { rssMb } from "./proc.ts";
+import { type Account, insecure, type Service, startWithTenants, stopService } from "./service.ts";
+
+const RECEIPTS = Number(process.env.SCALE_RECEIPTS ?? 1_000_000);
+const SMALL = 1_000;
+const SAMPLES = Number(process.env.SCALE_SAMPLES ?? 200);
+const CONNECTIONS = Number(process.env.SCALE_CONNECTIONS ?? 64);
+const LOOPS = Number(process.env.SCALE_LOOPS ?? 6);
+const SIMULATE_RATE = Number(process.env.SCALE_SIMULATE_RATE ?? 200);
+const SIMULATE_SECONDS = Number(process.env.SCALE_SIMULATE_SECONDS ?? 10);
+
+export interface LatencyMs {
+  p50: number;
+  p99: number;
+}
+
+export interface ScaleResult {
+  receipts: number;
+  fill_rps: number;
+  checkpoint_small: LatencyMs;
+  proof_small: LatencyMs;
+  checkpoint_large: LatencyMs;
+  proof_large: LatencyMs;
+  consistency_large: LatencyMs;
+  simulate_quiet: LatencyMs;
+  simulate_busy: LatencyMs;
+  /** Checkpoints and proofs of the big log answered while the other tenant's simulate was measured. */
+  busy_requests: number;
+  rss_mb: number;
+}
+
+const round = (ms: number) => Math.round(ms * 100) / 100;
+
+async function get(url: string, token: string): Promise<Record<string, any>> {
+  const res = await fetch(url, { ...insecure, headers: { authorization: `Bearer ${token}` } });
+  const body = (await res.json()) as Record<string, any>;
+  if (!res.ok) throw new Error(`${url}: ${res.status} ${JSON.stringify(body)}`);
+  return body;
+}
+
+/** Protects of `account` until its log holds `target` receipts; requests per second. */
+async function fill(url: string, account: Account, target: number): Promise<number> {
+  const start = (await get(`${url}/customer/receipts/checkpoint`, account.token)).tree_size as number;
+  let sent = start;
+  const t0 = performance.now();
+  const headers = { "content-type": "application/json", "x-api-key": account.api_key };
+  await Promise.all(
+    Array.from({ length: CONNECTIONS }, async () => {
+      while (sent < target) {
+        const n = sent++;
+        const res = await fetch(`${url}/v1/protect`, { ...insecure, method: "POST", headers, body: JSON.stringify({ action: "document.read", resource: `docs/${n}` }) });
+        await res.arrayBuffer();
+        if (res.status !== 200) throw new Error(`protect ${n}: ${res.status}`);
+      }
+    }),
+  );
+  const size = (await get(`${url}/customer/receipts/checkpoint`, account.token)).tree_size;
+  if (size !== target) throw new Error(`the log holds ${size} receipts, not ${target}`);
+  return Math.round((target - start) / ((performance.now() - t0) / 1000));
+}
+
+/** p50 and p99 of `SAMPLES` requests made one at a time. */
+async function latency(request: (i: number) => Promise<unknown>): Promise<LatencyMs> {
+  for (let i = 0; i < 10; i++) await request(i); // warm-up, not counted
+  const times: number[] = [];
+  for (let i = 0; i < SAMPLES; i++) {
+    const t0 = performance.now();
+    await request(i);
+    times.push(performance.now() - t0);
+  }
+  times.sort((a, b) => a - b);
+  return { p50: round(times[Math.floor(times.length * 0.5)]), p99: round(times[Math.min(times.length - 1, Math.floor(times.length * 0.99))]) };
+}
+
+/** Checkpoint, inclusion proofs of receipts old and new, and consistency proofs of the big log. */
+function logRequests(url: string, account: Account, receiptIds: string[]) {
+  const base = `${url}/customer/receipts`;
+  return {
+    checkpoint: () => get(`${base}/checkpoint`, account.token),
+    proof: (i: number) => get(`${base}/${receiptIds[i % receiptIds.length]}/proof`, account.token),
+    consistency: (size: number) => (i: number) => get(`${base}/consistency?from=${1 + ((i * 7919) % size)}`, account.token),
+  };
+}
+
+/** Receipt ids of the newest `count` receipts of the log. */
+async function newestIds(url: string, account: Account, count = 100): Promise<string[]> {
+  return ((await get(`${url}/customer/receipts?limit=${count}`, account.token)).receipts as { receipt_id: string }[]).map((r) => r.receipt_id);
+}
+
+/** The scenario on a running service: `big` gets the big log, `other` is the tenant whose simulate is timed. */
+export async function scaleScenario(service: Service, big: Account, other: Account, label: string): Promise<ScaleResult> {
+  const { url } = service;
+  let fill_rps = await fill(url, big, SMALL);
+  const early = await newestIds(url, big);
+  let requests = logRequests(url, big, early);
+  const checkpoint_small = await latency(requests.checkpoint);
+  const proof_small = await latency(requests.proof);
+  console.log(`bench: ${label} scale: at ${SMALL} receipts checkpoint p50 ${checkpoint_small.p50} ms, proof p50 ${proof_small.p50} ms`);
+
+  if (RECEIPTS > SMALL) fill_rps = await fill(url, big, RECEIPTS);
+  console.log(`bench: ${label} scale: ${RECEIPTS} receipts appended at ${fill_rps} req/s`);
+  // Proofs of the first receipts (the longest paths) and of the newest.
+  requests = logRequests(url, big, [...early, ...(await newestIds(url, big))]);
+  const checkpoint_large = await latency(requests.checkpoint);
+  const proof_large = await latency(requests.proof);
+  const consistency_large = await latency(requests.consistency(RECEIPTS));
+  console.log(`bench: ${label} scale: at ${RECEIPTS} receipts checkpoint p50 ${checkpoint_large.p50} ms, proof p50 ${proof_large.p50} ms`);
+
+  const simulate = { path: "/v1/simulate", method: "POST", body: { preset: "small_payment" }, headers: { "X-API-Key": other.api_key } };
+  const quiet = await fixedRate(url, simulate, { rate: SIMULATE_RATE, seconds: SIMULATE_SECONDS, connections: 16 });
+  let busy_requests = 0;
+  let stop = false;
+  const loops = Array.from({ length: LOOPS }, async (_, lane) => {
+    for (let i = lane; !stop; i += LOOPS) {
+      await (i % 2 === 0 ? requests.checkpoint() : requests.proof(i));
+      busy_requests++;
+    }
+  });
+  const busy = await fixedRate(url, simulate, { rate: SIMULATE_RATE, seconds: SIMULATE_SECONDS, connections: 16 });
+  stop = true;
+  await Promise.all(loops);
+  const result: ScaleResult = {
+    receipts: RECEIPTS,
+    fill_rps,
+    checkpoint_small,
+    proof_small,
+    checkpoint_large,
+    proof_large,
+    consistency_large,
+    simulate_quiet: { p50: quiet.p50_ms, p99: quiet.p99_ms },
+    simulate_busy: { p50: busy.p50_ms, p99: busy.p99_ms },
+    busy_requests,
+    rss_mb: Math.round(rssMb(service.proc.pid)),
+  };
+  console.log(`bench: ${label} scale: other tenant's simulate p99 ${quiet.p99_ms} ms quiet, ${busy.p99_ms} ms beside ${busy_requests} checkpoints and proofs; RSS ${result.rss_mb} MB`);
+  return result;
+}
+
+/** The rows of docs/performance.md's scale table. */
+export function scaleTable(results: Record<string, ScaleResult>): string {
+  const lines = [
+    "| database | receipts | filled at req/s | checkpoint p50 / p99 ms (1,000 → full) | proof p50 / p99 ms (1,000 → full) | consistency p50 / p99 ms (full) | other tenant's simulate p99 ms: quiet → beside the loops | RSS MB after |",
+    "|---|---:|---:|---|---|---|---|---:|",
+  ];
+  for (const [db, r] of Object.entries(results)) {
+    const l = (x: LatencyMs) => `${x.p50} / ${x.p99}`;
+    lines.push(
+      `| ${db} | ${r.receipts} | ${r.fill_rps} | ${l(r.checkpoint_small)} → ${l(r.checkpoint_large)} | ${l(r.proof_small)} → ${l(r.proof_large)} | ${l(r.consistency_large)} | ` +
+        `${r.simulate_quiet.p99} → ${r.simulate_busy.p99} (${r.busy_requests} log requests) | ${r.rss_mb} |`,
+    );
+  }
+  return lines.join("\n");
+}
+
+if (import.meta.main) {
+  const dir = mkdtempSync(join(tmpdir(), "warden-scale-"));
+  const env = { DATA_DIR: join(dir, "data"), DATABASE_URL: process.env.DATABASE_URL ?? "", LOG_LEVEL: "warn", BCRYPT_COST: "4" };
+  const { service, accounts } = await startWithTenants(join(import.meta.dir, "../.."), env, { tenants: 2, name: "scale", healthTimeoutMs: 180_000 });
+  try {
+    const label = process.env.DATABASE_URL ? "postgres" : "embedded";
+    console.log("\n" + scaleTable({ [label]: await scaleScenario(service, accounts[0], accounts[1], label) }));
+  } finally {
+    await stopService(service);
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

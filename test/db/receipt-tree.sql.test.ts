@@ -1,0 +1,108 @@
+// The stored Merkle tree (receipt_tree_nodes): written by the append's statement trigger, exactly
+// the complete subtrees of each tenant's log as RFC 9162 defines them, and never written otherwise.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { DbError, type Db } from "../../src/db/index.ts";
+import { migrate } from "../../src/db/migrate.ts";
+import { newId } from "../../src/ids.ts";
+import { hashSecret, newSecret, secretHint } from "../../src/keys/secret.ts";
+import { bytesToHex, canonicalJson, sha256Hex } from "../../src/crypto/canonical.ts";
+import { receiptLeaf } from "../../src/receipts/chain.ts";
+import { checkReceiptLog } from "../../src/receipts/check.ts";
+import { rootHash } from "../../src/receipts/merkle.ts";
+import { buildPayload } from "../../src/simulation/payload.ts";
+import { openTestDb, uniqueEmail } from "../helpers/service.ts";
+import { testQuery } from "../helpers/sql.ts";
+
+const PASSWORD_HASH = "$2b$04$abcdefghijklmnopqrstuuABCDEFGHIJKLMNOPQRSTUVWXYZ01234";
+const POLICY = { policy_id: "pol_default", version: 1, hash: "0x" + "ab".repeat(32) };
+let db: Db;
+
+beforeAll(async () => {
+  db = await openTestDb();
+  await migrate(db);
+}, 60_000);
+afterAll(async () => {
+  await db?.close();
+});
+
+async function tenant() {
+  const secret = newSecret();
+  const t = { tenantId: newId("cust_"), keyId: newId("key_") };
+  await db.query("accounts/signup", [t.tenantId, uniqueEmail("tree"), PASSWORD_HASH, t.keyId, await hashSecret(secret), secretHint(secret)]);
+  return t;
+}
+
+type Tenant = Awaited<ReturnType<typeof tenant>>;
+
+/** One receipt_append() call (one INSERT statement) of the given tenants' protects, in order. */
+async function appendBatch(tenants: Tenant[]): Promise<{ tenantId: string; chain_hash: string }[]> {
+  const items = await Promise.all(tenants.map(async (t) => {
+    const text = canonicalJson(buildPayload({ kind: "protect", input: { action: "document.read", resource: "x" }, policy: POLICY, decision: "ALLOWED", reasons: ["r"] }));
+    return {
+      receipt_id: newId("rcpt_"), tenant_id: t.tenantId, key_id: t.keyId, kind: "protect", request_id: newId("req_"), timestamp: new Date().toISOString(),
+      decision: "ALLOWED", payload: text, content_hash: await sha256Hex(text), signature: "aaa.bbb.ccc", protect_receipt_id: null,
+    };
+  }));
+  const rows = await db.query("receipts/append", [items]);
+  for (const r of rows) if (r.refusal) throw new Error(`refused: ${r.refusal}`);
+  return rows.map((r, i) => ({ tenantId: tenants[i].tenantId, chain_hash: r.chain_hash! }));
+}
+
+/** Every complete subtree (level, idx) of a log of these chain hashes, with its RFC 9162 root. */
+function expectedNodes(chainHashes: string[]) {
+  const leaves = chainHashes.map(receiptLeaf);
+  const out: { level: number; idx: number; hash: string }[] = [];
+  for (let level = 0, size = 1; size <= leaves.length; level++, size *= 2) {
+    for (let idx = 0; (idx + 1) * size <= leaves.length; idx++) out.push({ level, idx, hash: bytesToHex(rootHash(leaves.slice(idx * size, (idx + 1) * size))).slice(2) });
+  }
+  return out;
+}
+
+describe("receipt_tree_nodes", () => {
+  test("holds exactly every complete subtree of each tenant's log, across batches that interleave tenants", async () => {
+    const a = await tenant();
+    const b = await tenant();
+    const chains = new Map<string, string[]>([[a.tenantId, []], [b.tenantId, []]]);
+    // Batch sizes that cross and land on powers of two, with both tenants in one statement.
+    for (const size of [1, 2, 5, 8, 1, 16, 3, 31]) {
+      const batch = Array.from({ length: size }, (_, i) => (i % 3 === 2 ? b : a));
+      for (const row of await appendBatch(batch)) chains.get(row.tenantId)!.push(row.chain_hash);
+      for (const [tenantId, hashes] of chains) {
+        expect(await testQuery(db, "receipt_tree_nodes", [tenantId])).toEqual(expectedNodes(hashes));
+      }
+    }
+    expect(chains.get(a.tenantId)!.length).toBeGreaterThan(32);
+  }, 60_000);
+
+  test("the database refuses a node written, changed or removed other than by an append (WR001)", async () => {
+    const t = await tenant();
+    for (let i = 0; i < 4; i++) await appendBatch([t]);
+    const before = await testQuery(db, "receipt_tree_nodes", [t.tenantId]);
+    expect(before).toHaveLength(7);
+    const refused = async (name: string, params: unknown[]) => {
+      const outcome = await testQuery(db, name, params).then(() => undefined, (err: unknown) => err);
+      expect(outcome).toBeInstanceOf(DbError);
+      expect((outcome as DbError).sqlstate).toBe("WR001");
+    };
+    // A node ahead of the log would otherwise sit in the way of (or forge) a later subtree.
+    await refused("receipt_tree_insert", [t.tenantId, 0, 4]);
+    await refused("receipt_tree_update", [t.tenantId]);
+    await refused("receipt_tree_delete", [t.tenantId]);
+    await refused("receipt_tree_grow", [t.tenantId, 4, 8]);
+    expect(await testQuery(db, "receipt_tree_nodes", [t.tenantId])).toEqual(before);
+  });
+
+  test("ops receipts check reports a stored tree that is not the chain's", async () => {
+    const t = await tenant();
+    for (let i = 0; i < 3; i++) await appendBatch([t]);
+    const storedProblem = (problems: { problem: string }[]) => problems.some((p) => p.problem.startsWith("the stored Merkle tree's root"));
+    expect(storedProblem((await checkReceiptLog(db, t.tenantId))!.problems)).toBe(false);
+    await testQuery(db, "receipt_tree_guard_off");
+    try {
+      await testQuery(db, "receipt_tree_update", [t.tenantId]);
+    } finally {
+      await testQuery(db, "receipt_tree_guard_on");
+    }
+    expect(storedProblem((await checkReceiptLog(db, t.tenantId))!.problems)).toBe(true);
+  });
+});
