@@ -295,6 +295,7 @@ describe("warden ops signing-key rotate", () => {
     expect([future.code, future.json.ok]).toEqual([1, false]);
     expect((await cli(["ops", "signing-key", "revoke", "no-such-kid", "--compromised-since", since], { env })).code).toBe(1);
     expect((await cli(["ops", "signing-key", "revoke", rotated.json.kid], { env })).code).toBe(2);
+    expect((await cli(["ops", "signing-key", "revoke", rotated.json.kid, "--compromised-since", "yesterday-ish"], { env })).code).toBe(2);
     expect((await cli(["ops", "signing-key", "revoke", "--compromised-since", since], { env })).code).toBe(2);
   }, SLOW);
 
