@@ -5,7 +5,8 @@ import { parseArgs } from "node:util";
 import { loadConfig, type Config } from "../config.ts";
 import type { OpsTarget } from "../ops/client.ts";
 import { targetQueryable } from "../ops/client.ts";
-import { ReceiptSigner } from "../receipts/signer.ts";
+import { DbError } from "../db/index.ts";
+import { activeKey, ReceiptSigner } from "../receipts/signer.ts";
 import { refuseOnPostgres, runBackup } from "./backup.ts";
 import { withOpsTarget } from "./ops-target.ts";
 import { OpsUsageError, parseScriptCommand, parseSqlCommand, runScript, SCRIPT_COMMANDS, SQL_USAGE } from "./ops-scripts.ts";
@@ -67,6 +68,31 @@ const OPS_COMMANDS: Record<string, OpsCommand> = {
       return withOpsTarget(config, async (target: OpsTarget) => {
         const kid = await ReceiptSigner.rotate(targetQueryable(target));
         console.log(JSON.stringify({ ok: true, kid, note: "old keys stay in the JWKS; running instances switch within a minute" }));
+        return 0;
+      });
+    },
+  },
+  "signing-key revoke": {
+    usage: "ops signing-key revoke KID --compromised-since TIME",
+    summary: "mark a signing key compromised since TIME (ISO 8601); its later signatures stop verifying",
+    run: (args, config) => {
+      const { values, positionals } = parseArgs({ args, options: { "compromised-since": { type: "string" } }, strict: true, allowPositionals: true });
+      const since = values["compromised-since"];
+      if (positionals.length !== 1 || !since) throw new OpsUsageError("ops signing-key revoke needs one KID and --compromised-since TIME");
+      if (Number.isNaN(Date.parse(since))) throw new OpsUsageError("--compromised-since needs an ISO 8601 time, such as 2026-01-01T00:00:00Z");
+      return withOpsTarget(config, async (target: OpsTarget) => {
+        let rows: unknown[];
+        try {
+          rows = (await target.request({ op: "script", file: "ops/signing_key_revoke", vars: { kid: positionals[0], compromised_since: since } })) as unknown[];
+        } catch (err) {
+          if (!(err instanceof DbError)) throw err;
+          console.log(JSON.stringify({ ok: false, error: "refused", message: err.message }));
+          return 1;
+        }
+        // A successor at once when the revoked key was the active one, so that no instance that
+        // loads its key from here on signs with the compromised one.
+        const active = await activeKey(targetQueryable(target));
+        console.log(JSON.stringify({ ok: true, revoked: rows[0], active_kid: active.kid, note: "running instances stop signing with it within a minute" }));
         return 0;
       });
     },

@@ -497,6 +497,7 @@ export interface Queries {
       public_jwk: unknown;
       private_jwk: unknown;
       status: string;
+      compromised_since: string;
     };
   };
   "receipts/tree_nodes": {

@@ -9,8 +9,8 @@ import { recordDecision } from "./record.ts";
 
 export async function protect(deps: Deps, principal: KeyPrincipal, input: ProtectInput, requestId: string): Promise<Outcome> {
   const policy = await deps.policies.forRef(principal.tenant_id, principal.policy);
-  const { decision, reasons } = decide(input, policy.document);
-  const payload = buildPayload({ kind: "protect", input, policy: policy.ref, decision, reasons });
+  const { decision, reasons, rule } = decide(input, policy.document);
+  const payload = buildPayload({ kind: "protect", input, policy: policy.ref, decision, reasons, rule });
   return recordDecision(deps, { tenantId: principal.tenant_id, keyId: principal.key_id, requestId, payload }, (receipt) => ({
     ok: true,
     verified: false,

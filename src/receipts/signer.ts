@@ -1,12 +1,13 @@
 // The service's receipt signing key, kept in the database so it survives restarts and is shared
 // by every instance. Rotation (warden ops signing-key rotate) retires the active key; retired
-// public keys stay in the JWKS, so every receipt ever signed stays verifiable.
+// public keys stay in the JWKS, so every receipt ever signed stays verifiable. Revocation
+// (warden ops signing-key revoke) retires a key and publishes when it was compromised.
 import type { Db, Queryable } from "../db/index.ts";
 import { signBytesSync, syncSigner, signCanonicalSync, type SyncSigner } from "../crypto/sync.ts";
 import { ed25519PublicKey } from "./note.ts";
 import { generateSigningKey } from "../crypto/signature.ts";
 
-// Another instance may rotate the key; pick up the new one within this long.
+// Another instance or an operator may rotate or revoke the key; pick up the change within this long.
 const RELOAD_AFTER_MS = 60_000;
 
 export class ReceiptSigner {
@@ -17,7 +18,7 @@ export class ReceiptSigner {
 
   constructor(private readonly db: Db) {}
 
-  /** Loads the active key, creating the first one if this database has none. */
+  /** Loads the active key, creating one if this database has none (a new one, or after a revocation). */
   static async open(db: Db): Promise<ReceiptSigner> {
     const signer = new ReceiptSigner(db);
     await signer.load();
@@ -25,14 +26,7 @@ export class ReceiptSigner {
   }
 
   private async load(): Promise<void> {
-    let rows = await this.db.query("receipts/signing_keys");
-    if (!rows.some((r) => r.status === "active")) {
-      const key = await generateSigningKey();
-      // Two instances may race here; the partial unique index keeps exactly one.
-      await this.db.query("receipts/signing_key_create_first", [key.kid, key.publicJwk, key.privateJwk]);
-      rows = await this.db.query("receipts/signing_keys");
-    }
-    const row = rows.find((r) => r.status === "active")!;
+    const row = await activeKey(this.db);
     if (this.active?.kid !== row.kid) {
       this.active = syncSigner(row.kid, row.private_jwk as JsonWebKey);
       this.activePublic = ed25519PublicKey(row.public_jwk as JsonWebKey);
@@ -44,30 +38,27 @@ export class ReceiptSigner {
     return this.active!.kid;
   }
 
-  /** The reload due after RELOAD_AFTER_MS, one at a time; undefined while the key is fresh (the hot path awaits nothing). */
-  private stale(): Promise<void> | undefined {
-    if (Date.now() - this.loadedAt <= RELOAD_AFTER_MS) return undefined;
-    return (this.loading ??= this.load().finally(() => (this.loading = undefined)));
-  }
-
   /** A compact EdDSA JWS over the JCS form of value. */
   async sign(value: unknown): Promise<string> {
-    const reload = this.stale();
-    if (reload) await reload;
+    if (Date.now() - this.loadedAt > RELOAD_AFTER_MS) await this.reload();
     return signCanonicalSync(value, this.active!);
   }
 
   /** A plain Ed25519 signature of bytes (a signed note's text) with the raw public key that checks it. */
   async signRaw(bytes: Uint8Array): Promise<{ signature: Uint8Array; publicKey: Uint8Array }> {
-    const reload = this.stale();
-    if (reload) await reload;
+    if (Date.now() - this.loadedAt > RELOAD_AFTER_MS) await this.reload();
     return { signature: signBytesSync(bytes, this.active!), publicKey: this.activePublic! };
   }
 
   /** Every public key, active and retired, as a JWKS. */
-  async jwks(): Promise<{ keys: JsonWebKey[] }> {
-    const rows = await this.db.query("receipts/signing_keys");
-    return { keys: rows.map((r) => r.public_jwk as JsonWebKey) };
+  jwks(): Promise<{ keys: JsonWebKey[] }> {
+    return publishedKeys(this.db);
+  }
+
+  /** Loads the active key now rather than at the next reload (after an operator's change). */
+  reload(): Promise<void> {
+    this.loading ??= this.load().finally(() => (this.loading = undefined));
+    return this.loading;
   }
 
   /** Makes a new active key; the old one is retired but stays published. */
@@ -76,4 +67,30 @@ export class ReceiptSigner {
     await db.query("receipts/signing_key_rotate", [key.kid, key.publicJwk, key.privateJwk]);
     return key.kid;
   }
+}
+
+/** The active key's row, made first where there is none (a new database, or after a revocation). */
+export async function activeKey(db: Queryable) {
+  let rows = await db.query("receipts/signing_keys");
+  if (!rows.some((r) => r.status === "active")) {
+    const key = await generateSigningKey();
+    // Two instances may race here; the partial unique index keeps exactly one.
+    await db.query("receipts/signing_key_create_first", [key.kid, key.publicJwk, key.privateJwk]);
+    rows = await db.query("receipts/signing_keys");
+  }
+  return rows.find((r) => r.status === "active")!;
+}
+
+/**
+ * The JWKS as published: each public key, and on a revoked one the member `compromised_since`
+ * (ISO time), from which on verifiers refuse its signatures.
+ */
+export async function publishedKeys(db: Queryable): Promise<{ keys: JsonWebKey[] }> {
+  const rows = await db.query("receipts/signing_keys");
+  return {
+    keys: rows.map((r) => {
+      const jwk = r.public_jwk as JsonWebKey;
+      return r.compromised_since === null ? jwk : ({ ...jwk, compromised_since: r.compromised_since } as JsonWebKey);
+    }),
+  };
 }

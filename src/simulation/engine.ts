@@ -7,11 +7,12 @@ export type Decision = "ALLOWED" | "DENIED";
 export function decide(
   input: ProtectInput,
   policy: PolicyDocument,
-): { decision: Decision; reasons: string[] } {
+): { decision: Decision; reasons: string[]; rule: string | null } {
   const rule = policy.rules.find((r) => matches(r.when, input));
   const effect = rule ? rule.effect : policy.default_effect;
   const reason = rule ? rule.reason : policy.default_reason;
-  return { decision: effect === "allow" ? "ALLOWED" : "DENIED", reasons: [reason] };
+  // The deciding rule's id (null: the default) goes into the payload, so a receipt says which rule spoke.
+  return { decision: effect === "allow" ? "ALLOWED" : "DENIED", reasons: [reason], rule: rule ? rule.id : null };
 }
 
 // Every field present in the condition must hold; an empty condition matches everything.

@@ -15,11 +15,13 @@ export function simulationRoutes(deps: Deps) {
     // and active policy version along; a session reads them. Either way the policy is the one
     // /v1/protect would decide under.
     let tenantId: string;
+    let keyId: string | null = null;
     let policy: ActivePolicy;
     if (request.headers.has("x-api-key")) {
       const key = await deps.keys.require(request);
       assertVerdict("simulate", key.features.simulate);
       tenantId = key.tenant_id;
+      keyId = key.key_id;
       policy = await deps.policies.forRef(tenantId, key.policy);
     } else if (request.headers.has("authorization")) {
       tenantId = (await deps.sessions.require(request)).tenant_id;
@@ -31,6 +33,7 @@ export function simulationRoutes(deps: Deps) {
       policy,
       requestId: requestId(request),
       tenantId,
+      keyId,
       timestamp: deps.now().toISOString(),
       signer: deps.signer,
       outcomes: deps.presetOutcomes,

@@ -2,6 +2,7 @@
 import { BoundedMap } from "../bounded-map.ts";
 import { canonicalJson } from "../crypto/canonical.ts";
 import { sha256HexSync } from "../crypto/sync.ts";
+import { receiptClaims } from "../receipts/claims.ts";
 import type { ReceiptSigner } from "../receipts/signer.ts";
 import { AppError } from "../http/errors.ts";
 import { decide } from "./engine.ts";
@@ -19,8 +20,8 @@ type Outcome = ReturnType<typeof outcome>;
 /** A preset's decision, payload and content_hash under a policy version. */
 function outcome(name: string, policy: ActivePolicy) {
   const { input } = PRESETS[name];
-  const { decision, reasons } = decide(input, policy.document);
-  const payload = buildPayload({ kind: "simulation", input, policy: policy.ref, decision, reasons, preset: name });
+  const { decision, reasons, rule } = decide(input, policy.document);
+  const payload = buildPayload({ kind: "simulation", input, policy: policy.ref, decision, reasons, rule, preset: name });
   return { decision, reasons, payload, content_hash: sha256HexSync(canonicalJson(payload)) };
 }
 
@@ -45,19 +46,26 @@ export async function simulatePreset(args: {
   policy: ActivePolicy;
   requestId: string;
   tenantId: string;
+  /** The calling API key; null for a session. */
+  keyId: string | null;
   timestamp: string;
   signer: ReceiptSigner;
   outcomes: PresetOutcomes;
 }) {
   if (!Object.hasOwn(PRESETS, args.preset)) throw new AppError("invalid_preset", "Unknown preset; GET /v1/presets lists them.");
   const { decision, reasons, payload, content_hash } = args.outcomes.of(args.preset, args.policy);
-  const signature = await args.signer.sign({
-    content_hash,
-    request_id: args.requestId,
+  // A simulation is never stored: no receipt id, no executed protect.
+  const claims = receiptClaims({
+    receipt_id: null,
     tenant_id: args.tenantId,
+    key_id: args.keyId,
+    kind: "simulation",
+    request_id: args.requestId,
     timestamp: args.timestamp,
-    kind: payload.kind,
+    content_hash,
+    protect_receipt_id: null,
   });
+  const signature = await args.signer.sign(claims);
   return {
     ok: true as const,
     verified: false,
@@ -68,6 +76,11 @@ export async function simulatePreset(args: {
     preset: args.preset,
     reasons,
     payload,
+    tenant_id: claims.tenant_id,
+    key_id: claims.key_id,
+    receipt_id: null,
+    protect_receipt_id: null,
+    kind: "simulation" as const,
     signature,
   };
 }

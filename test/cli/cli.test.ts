@@ -214,6 +214,11 @@ describe("warden verify", () => {
     ],
     ["another request_id", (r) => void (r.request_id = "cli-verify-2"), { content_hash: true, signature: false }],
     ["another timestamp", (r) => void (r.timestamp = new Date(Date.parse(r.timestamp) + 1000).toISOString()), { content_hash: true, signature: false }],
+    ["another tenant_id", (r) => void (r.tenant_id = "cust_" + "T".repeat(22)), { content_hash: true, signature: false }],
+    ["another key_id", (r) => void (r.key_id = r.key_id === null ? "key_" + "K".repeat(22) : null), { content_hash: true, signature: false }],
+    ["a receipt_id added", (r) => void (r.receipt_id = "rcpt_" + "R".repeat(22)), { content_hash: true, signature: false }],
+    ["a protect_receipt_id added", (r) => void (r.protect_receipt_id = "rcpt_" + "R".repeat(22)), { content_hash: true, signature: false }],
+    ["another kind", (r) => void (r.kind = "protect"), { content_hash: true, signature: false }],
     ["a signature byte changed", (r) => void (r.signature = r.signature.slice(0, -2) + (r.signature.endsWith("AA") ? "BB" : "AA")), { content_hash: true, signature: false }],
     ["no signature", (r) => void delete r.signature, { content_hash: true, signature: false }],
   ];
@@ -265,6 +270,26 @@ describe("warden ops signing-key rotate", () => {
     const file = join(dir, "before-rotation.json");
     writeFileSync(file, JSON.stringify(before.json));
     expect((await cli(["verify", file])).code).toBe(0);
+  }, SLOW);
+
+  test("revoke KID --compromised-since TIME: retires it, makes a successor at once; refusals exit 1, bad usage 2", async () => {
+    const env: Record<string, string> = process.env.TEST_DATABASE_URL
+      ? { DATABASE_URL: process.env.TEST_DATABASE_URL }
+      : { DATA_DIR: join(dir, "ops-data"), DATABASE_URL: "" };
+    const rotated = await cli(["ops", "signing-key", "rotate"], { env });
+    expect(rotated.code).toBe(0);
+    const since = new Date(Date.now() - 1000).toISOString();
+    const run = await cli(["ops", "signing-key", "revoke", rotated.json.kid, "--compromised-since", since], { env });
+    expect(run.code).toBe(0);
+    expect(run.json).toMatchObject({ ok: true, revoked: { kid: rotated.json.kid, status: "retired", compromised_since: since } });
+    expect(run.json.active_kid).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(run.json.active_kid).not.toBe(rotated.json.kid);
+    const future = await cli(["ops", "signing-key", "revoke", run.json.active_kid, "--compromised-since", new Date(Date.now() + 3_600_000).toISOString()], { env });
+    expect([future.code, future.json.ok]).toEqual([1, false]);
+    expect((await cli(["ops", "signing-key", "revoke", "no-such-kid", "--compromised-since", since], { env })).code).toBe(1);
+    expect((await cli(["ops", "signing-key", "revoke", rotated.json.kid], { env })).code).toBe(2);
+    expect((await cli(["ops", "signing-key", "revoke", rotated.json.kid, "--compromised-since", "yesterday-ish"], { env })).code).toBe(2);
+    expect((await cli(["ops", "signing-key", "revoke", "--compromised-since", since], { env })).code).toBe(2);
   }, SLOW);
 
   test("an unknown ops command is bad usage", async () => {

@@ -37,7 +37,7 @@ type Tenant = Awaited<ReturnType<typeof tenant>>;
 /** One receipt_append() call (one INSERT statement) of the given tenants' protects, in order. */
 async function appendBatch(tenants: Tenant[]): Promise<{ tenantId: string; chain_hash: string }[]> {
   const items = await Promise.all(tenants.map(async (t) => {
-    const text = canonicalJson(buildPayload({ kind: "protect", input: { action: "document.read", resource: "x" }, policy: POLICY, decision: "ALLOWED", reasons: ["r"] }));
+    const text = canonicalJson(buildPayload({ kind: "protect", input: { action: "document.read", resource: "x" }, policy: POLICY, decision: "ALLOWED", reasons: ["r"], rule: null }));
     return {
       receipt_id: newId("rcpt_"), tenant_id: t.tenantId, key_id: t.keyId, kind: "protect", request_id: newId("req_"), timestamp: new Date().toISOString(),
       decision: "ALLOWED", payload: text, content_hash: await sha256Hex(text), signature: "aaa.bbb.ccc", protect_receipt_id: null,

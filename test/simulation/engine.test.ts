@@ -52,7 +52,11 @@ describe("presets under DEFAULT_POLICY", () => {
   });
 
   test.each(Object.entries(EXPECTED))("%s -> %p", (name, [decision, reason]) => {
-    expect(decide(PRESETS[name].input, DEFAULT_POLICY)).toEqual({ decision, reasons: [reason] });
+    const decided = decide(PRESETS[name].input, DEFAULT_POLICY);
+    expect(decided).toEqual({ decision, reasons: [reason], rule: decided.rule });
+    // The rule named is the one whose reason was given, or the default's (null).
+    const rule = DEFAULT_POLICY.rules.find((r) => r.id === decided.rule);
+    expect(rule ? rule.reason : DEFAULT_POLICY.default_reason).toBe(reason);
   });
 
   test("cover both outcomes, at least four of each", () => {
@@ -121,7 +125,7 @@ describe("DEFAULT_POLICY", () => {
     ["secret read", { action: "secrets.read", resource: "vault/api" }, "DENIED", "secret_access_forbidden"],
   ] as [string, ProtectInput, string, string][])("%s", (_label, input, decision, reason) => {
     expect(Value.Check(ProtectInput, input)).toBe(true);
-    expect(decide(input, DEFAULT_POLICY)).toEqual({ decision: decision as "ALLOWED" | "DENIED", reasons: [reason] });
+    expect(decide(input, DEFAULT_POLICY)).toMatchObject({ decision: decision as "ALLOWED" | "DENIED", reasons: [reason] });
   });
 });
 
@@ -155,20 +159,22 @@ describe("decide", () => {
         { id: "c", effect: "deny", reason: "third", when: {} },
       ],
     };
-    expect(decide({ action: "deploy" }, policy)).toEqual({ decision: "DENIED", reasons: ["first"] });
-    expect(decide({ action: "other" }, policy)).toEqual({ decision: "DENIED", reasons: ["third"] });
+    expect(decide({ action: "deploy" }, policy)).toEqual({ decision: "DENIED", reasons: ["first"], rule: "a" });
+    expect(decide({ action: "other" }, policy)).toEqual({ decision: "DENIED", reasons: ["third"], rule: "c" });
     const swapped = { ...policy, rules: [policy.rules[1], policy.rules[0]] };
-    expect(decide({ action: "deploy" }, swapped)).toEqual({ decision: "ALLOWED", reasons: ["second"] });
+    expect(decide({ action: "deploy" }, swapped)).toEqual({ decision: "ALLOWED", reasons: ["second"], rule: "b" });
   });
 
   test("an empty policy uses its default", () => {
     expect(decide({ action: "anything" }, { default_effect: "allow", default_reason: "open", rules: [] })).toEqual({
       decision: "ALLOWED",
       reasons: ["open"],
+      rule: null,
     });
     expect(decide({ action: "anything" }, { default_effect: "deny", default_reason: "closed", rules: [] })).toEqual({
       decision: "DENIED",
       reasons: ["closed"],
+      rule: null,
     });
   });
 
@@ -299,21 +305,25 @@ describe("buildPayload", () => {
   const policy = { policy_id: "pol_default", version: 1, hash: DEFAULT_POLICY_HASH };
   const input: ProtectInput = { action: "deploy", resource: "staging/web" };
 
-  test("has the contract's shape, with preset only when given", () => {
-    const base = { input, policy, decision: "ALLOWED" as const, reasons: ["staging_deploy"] };
-    expect(buildPayload({ ...base, kind: "protect" })).toEqual({ v: 1, kind: "protect", ...base });
+  test("has the contract's shape, with preset and principal only when given", () => {
+    const base = { input, policy, decision: "ALLOWED" as const, reasons: ["staging_deploy"], rule: "allow_staging_deploy" };
+    expect(buildPayload({ ...base, kind: "protect" })).toEqual({ v: 2, kind: "protect", ...base });
     expect("preset" in buildPayload({ ...base, kind: "protect" })).toBe(false);
-    expect(buildPayload({ ...base, kind: "simulation", preset: "deploy_staging" })).toEqual({
-      v: 1,
+    expect("principal" in buildPayload({ ...base, kind: "protect" })).toBe(false);
+    expect(buildPayload({ ...base, rule: null, kind: "simulation", preset: "deploy_staging" })).toEqual({
+      v: 2,
       kind: "simulation",
       ...base,
+      rule: null,
       preset: "deploy_staging",
     });
+    const principal = { key_id: "key_abc", tenant_id: "cust_not_copied" } as { key_id: string };
+    expect(buildPayload({ ...base, kind: "protect", principal })).toEqual({ v: 2, kind: "protect", ...base, principal: { key_id: "key_abc" } });
   });
 
   test("keeps only the policy reference fields", () => {
     const row = { ...policy, document: DEFAULT_POLICY } as typeof policy;
-    const payload = buildPayload({ kind: "execute", input, policy: row, decision: "DENIED", reasons: ["x"] });
+    const payload = buildPayload({ kind: "execute", input, policy: row, decision: "DENIED", reasons: ["x"], rule: null });
     expect(payload.policy).toEqual(policy);
   });
 });
