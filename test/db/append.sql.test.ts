@@ -26,7 +26,9 @@ afterAll(async () => {
 
 type Tenant = { tenantId: string; keyId: string };
 type Row = { idx: number; seq: number | null; prev_hash: string | null; chain_hash: string | null; quota_limit: number | null; quota_used: number | null; refusal: string | null };
-type Item = Record<string, string | null> & { receipt_id: string; tenant_id: string; timestamp: string; content_hash: string; request_id: string };
+type Item = Record<string, string | null> & {
+  receipt_id: string; tenant_id: string; key_id: string; kind: "protect" | "execute"; timestamp: string; content_hash: string; request_id: string; protect_receipt_id: string | null;
+};
 
 async function tenant(plan?: "pro" | "enterprise"): Promise<Tenant> {
   const secret = newSecret();

@@ -113,7 +113,7 @@ describe("POST /v1/simulate", () => {
   test("changing any one signed claim of a saved result makes the offline check fail", async () => {
     const user = await signup();
     const keys = await jwks();
-    for (const headers of [{ "x-api-key": user.apiKey }, { authorization: `Bearer ${user.token}` }]) {
+    for (const headers of [{ "x-api-key": user.apiKey }, { authorization: `Bearer ${user.token}` }] as Record<string, string>[]) {
       const { body } = await simulate("small_payment", headers);
       expect((await verifyResult(body, keys)).verified).toBe(true);
       for (const [claim, tampered] of claimTampered(body)) {
