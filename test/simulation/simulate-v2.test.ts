@@ -93,3 +93,44 @@ describe("simulate a draft", () => {
     expect(reply.body.message).toMatch(/body\/document\/rules\/0\/when\/currency/);
   });
 });
+
+describe("keys conditions: one bot's key allowed what another's is not", () => {
+  test("the deciding key is in the payload (principal) only under a version that reads keys, and verifies", async () => {
+    const a = await signup();
+    await setPlan(a.tenantId, "pro");
+    const second = await call("POST", "/customer/keys", { json: { label: "bot-2" }, headers: bearer(a.token) });
+    const keyA = (await call("GET", "/customer/keys", { headers: bearer(a.token) })).body.keys.find((k: { key_id: string }) => k.key_id !== second.body.key_id).key_id;
+    const keyB = second.body.key_id;
+
+    const before = await call("POST", "/v1/protect", { json: LARGE_PAYMENT, headers: apiKey(a.apiKey) });
+    expect("principal" in before.body.payload).toBe(false);
+
+    const document = {
+      default_effect: "deny",
+      default_reason: "not_this_bot",
+      rules: [{ id: "bot-a-pays", effect: "allow", reason: "bot_a_may_pay", when: { actions: ["payment.*"], keys: [keyA] } }],
+    };
+    expect((await call("PUT", "/customer/policy", { json: { document }, headers: bearer(a.token) })).status).toBe(200);
+    const allowed = await call("POST", "/v1/protect", { json: LARGE_PAYMENT, headers: apiKey(a.apiKey) });
+    expect(allowed.body).toMatchObject({ decision: "ALLOWED", payload: { rule: "bot-a-pays", principal: { key_id: keyA } } });
+    const denied = await call("POST", "/v1/protect", { json: LARGE_PAYMENT, headers: apiKey(second.body.secret) });
+    expect(denied.body).toMatchObject({ decision: "DENIED", payload: { rule: null, principal: { key_id: keyB } } });
+    // Same input, same version, other key: another fact, so another hash.
+    const simA = await sim({ input: LARGE_PAYMENT }, apiKey(a.apiKey));
+    const simB = await sim({ input: LARGE_PAYMENT }, apiKey(second.body.secret));
+    expect(simA.body.content_hash).not.toBe(simB.body.content_hash);
+    expect(simA.body.payload.principal).toEqual({ key_id: keyA });
+    // The preset memo keeps keys apart too.
+    const presetA = await sim({ preset: "large_payment" }, apiKey(a.apiKey));
+    const presetB = await sim({ preset: "large_payment" }, apiKey(second.body.secret));
+    expect([presetA.body.decision, presetB.body.decision]).toEqual(["ALLOWED", "DENIED"]);
+    // A session is no key.
+    const bySession = await sim({ input: LARGE_PAYMENT }, bearer(a.token));
+    expect(bySession.body).toMatchObject({ decision: "DENIED", payload: { principal: { key_id: null } } });
+
+    for (const receipt of [allowed.body, denied.body]) {
+      const verified = await call("POST", "/v1/verify", { json: { receipt }, headers: apiKey(a.apiKey) });
+      expect(verified.body).toMatchObject({ ok: true, verified: true });
+    }
+  });
+});
