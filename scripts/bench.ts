@@ -13,6 +13,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fixedRate, type FixedRateResult } from "./bench/fixed-rate.ts";
+import { policyImpact, type ImpactResult } from "./bench/impact.ts";
 import { parseStat, postgresTicks, rssMb, TICKS_PER_SECOND } from "./bench/proc.ts";
 import { scenarios } from "./bench/scenarios.ts";
 import { cliOps, insecure, type Account, startWithTenants, stopService } from "./bench/service.ts";
@@ -96,7 +97,11 @@ const cores2 = (cores: number) => Math.round(cores * 100) / 100;
 /** Per-request CPU cost in microseconds from cores busy and requests per second. */
 const usPerRequest = (cores: number, rps: number) => (rps > 0 ? Math.round((cores * 1e6) / rps) : 0);
 
-async function benchDatabase(label: string, dbEnv: Record<string, string>, ceilingRps: number): Promise<{ rows: Row[]; fixed: FixedRateRow[]; startup_ms: number; correctness: string }> {
+async function benchDatabase(
+  label: string,
+  dbEnv: Record<string, string>,
+  ceilingRps: number,
+): Promise<{ rows: Row[]; fixed: FixedRateRow[]; impact?: ImpactResult & { database: string }; startup_ms: number; correctness: string }> {
   const dataDir = mkdtempSync(join(tmpdir(), "warden-bench-"));
   const env = {
     ...dbEnv,
@@ -154,13 +159,19 @@ async function benchDatabase(label: string, dbEnv: Record<string, string>, ceili
     }
   }
   const correctness = await checkUnderLoad(url, accounts);
+  // After the check: its 10,000 protects would otherwise count in the check's totals.
+  let impact: (ImpactResult & { database: string }) | undefined;
+  if (!ONLY || ONLY.includes("policy_impact")) {
+    impact = { database: label, ...(await policyImpact(url, accounts[0])) };
+    console.log(`bench: ${label} policy_impact: ${impact.evaluated} receipts in p50 ${impact.p50_ms} ms, max ${impact.max_ms} ms`);
+  }
   await stopService(service);
   // Every tenant's chain re-walked by the operator command (the service is stopped: on the
   // embedded database only one process may hold it).
   for (const a of accounts) cliOps(ROOT, ["receipts", "check", a.tenant_id], env);
   console.log(`bench: ${label} correctness: ${correctness}; ${accounts.length} chains verified`);
   rmSync(dataDir, { recursive: true, force: true });
-  return { rows, fixed, startup_ms, correctness: `${correctness}; ${accounts.length} chains verified by ops receipts check` };
+  return { rows, fixed, impact, startup_ms, correctness: `${correctness}; ${accounts.length} chains verified by ops receipts check` };
 }
 
 /**
@@ -213,7 +224,7 @@ async function checkUnderLoad(url: string, accounts: Account[]): Promise<string>
   return summary;
 }
 
-function table(rows: Row[], fixed: FixedRateRow[], ceiling: Ceiling, startups: Record<string, number>, checks: Record<string, string>): string {
+function table(rows: Row[], fixed: FixedRateRow[], impacts: (ImpactResult & { database: string })[], ceiling: Ceiling, startups: Record<string, number>, checks: Record<string, string>): string {
   const oneCaller = rows.filter((r) => r.scenario.endsWith("(1 conn.)"));
   const lines = [
     ...Object.entries(checks).map(([db, c]) => `Correctness under load (${db}): ${c}.`),
@@ -238,6 +249,16 @@ function table(rows: Row[], fixed: FixedRateRow[], ceiling: Ceiling, startups: R
     "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ...fixed.map((f) => `| ${f.database} | ${f.scenario} | ${f.offered_rps} | ${f.achieved_rps} | ${f.p50_ms} | ${f.p99_ms} | ${f.p999_ms} | ${f.max_ms} | ${f.errors} | ${f.send_lag_p99_ms} / ${f.generator_cores} |`),
     ...oneCaller.map((r) => `| ${r.database} | ${r.scenario} | — | ${r.rps} | ${r.p50_ms} | ${r.p99_ms} | ${r.p999_ms} | ${r.max_ms} | ${r.errors} | — |`),
+    ...(impacts.length
+      ? [
+          "",
+          "policy_impact: one tenant's latest stored protect receipts decided again under a draft (POST /customer/policy/impact), one request at a time after a warm-up; budget 2 s for 10,000.",
+          "",
+          "| database | receipts | rounds | p50 ms | max ms | changed |",
+          "|---|---:|---:|---:|---:|---:|",
+          ...impacts.map((i) => `| ${i.database} | ${i.receipts} | ${i.rounds} | ${i.p50_ms} | ${i.max_ms} | ${i.changed} |`),
+        ]
+      : []),
   ];
   return lines.join("\n");
 }
@@ -264,6 +285,7 @@ console.log(`bench: ceiling ${ceiling.rps} req/s, machine ${ceiling.machine_cpu}
 
 const rows: Row[] = [];
 const fixed: FixedRateRow[] = [];
+const impacts: (ImpactResult & { database: string })[] = [];
 const startups: Record<string, number> = {};
 const checks: Record<string, string> = {};
 // BENCH_DATABASES=postgres skips the embedded database (profiling one side only).
@@ -272,6 +294,7 @@ if (DATABASES.includes("embedded")) {
   const embedded = await benchDatabase("embedded", { DATABASE_URL: "" }, ceiling.rps);
   rows.push(...embedded.rows);
   fixed.push(...embedded.fixed);
+  if (embedded.impact) impacts.push(embedded.impact);
   startups.embedded = embedded.startup_ms;
   checks.embedded = embedded.correctness;
 }
@@ -279,6 +302,7 @@ if (process.env.DATABASE_URL && DATABASES.includes("postgres")) {
   const pg = await benchDatabase("postgres", { DATABASE_URL: process.env.DATABASE_URL }, ceiling.rps);
   rows.push(...pg.rows);
   fixed.push(...pg.fixed);
+  if (pg.impact) impacts.push(pg.impact);
   startups.postgres = pg.startup_ms;
   checks.postgres = pg.correctness;
 }
@@ -289,7 +313,7 @@ const stamp = new Date().toISOString().replace(/[:]/g, "-").replace(/\..+/, "");
 const partial = ONLY !== undefined || process.env.BENCH_DATABASES !== undefined;
 const resultsDir = join(ROOT, partial ? "bench/results/scratch" : "bench/results");
 mkdirSync(resultsDir, { recursive: true });
-const md = table(rows, fixed, ceiling, startups, checks);
-writeFileSync(join(resultsDir, `${stamp}.json`), JSON.stringify({ date: new Date().toISOString(), connections: CONNECTIONS, threads: THREADS, seconds: SECONDS, ceiling, startup_ms: startups, correctness: checks, rows, fixed_rate: fixed }, null, 2) + "\n");
+const md = table(rows, fixed, impacts, ceiling, startups, checks);
+writeFileSync(join(resultsDir, `${stamp}.json`), JSON.stringify({ date: new Date().toISOString(), connections: CONNECTIONS, threads: THREADS, seconds: SECONDS, ceiling, startup_ms: startups, correctness: checks, rows, fixed_rate: fixed, policy_impact: impacts }, null, 2) + "\n");
 writeFileSync(join(resultsDir, `${stamp}.md`), md + "\n");
 console.log("\n" + md);
