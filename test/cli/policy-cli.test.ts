@@ -8,10 +8,10 @@ import { serve } from "../../src/app/server.ts";
 import { diffPolicies } from "../../src/policies/diff.ts";
 import { DEFAULT_POLICY } from "../../src/simulation/policy.ts";
 import { GOOD_PASSWORD, openTestDb, testConfig, uniqueEmail } from "../helpers/service.ts";
+import { runCli } from "../helpers/cli.ts";
 import { testQuery } from "../helpers/sql.ts";
 
 const SLOW = 60_000;
-const ROOT = join(import.meta.dir, "..", "..");
 const insecure = { tls: { rejectUnauthorized: false } } as RequestInit;
 
 let dir: string;
@@ -55,22 +55,8 @@ afterAll(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 }, SLOW);
 
-async function cli(args: string[], env: Record<string, string> = {}) {
-  const child = Bun.spawn([process.execPath, "src/cli/main.ts", "policy", ...args], {
-    cwd: ROOT,
-    env: { ...process.env, WARDEN_URL: url, WARDEN_INSECURE: "1", WARDEN_TOKEN: token, ...env },
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const [stdout, stderr, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
-  let json: any;
-  try {
-    json = JSON.parse(stdout);
-  } catch {
-    json = undefined;
-  }
-  return { code, stdout, stderr, json };
-}
+const cli = (args: string[], env: Record<string, string> = {}) =>
+  runCli(["policy", ...args], { WARDEN_URL: url, WARDEN_INSECURE: "1", WARDEN_TOKEN: token, ...env });
 
 function file(name: string, value: unknown): string {
   const path = join(dir, name);
