@@ -37,18 +37,24 @@ async function call<T = any>(method: string, path: string, opts: { body?: unknow
 const sha256Hex = async (text: string) =>
   "0x" + [...new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)))].map((b) => b.toString(16).padStart(2, "0")).join("");
 
+/** The claims a result's signature covers, besides `v: 2`; every result shows them all. */
+const CLAIMS = ["receipt_id", "tenant_id", "key_id", "kind", "request_id", "timestamp", "content_hash", "protect_receipt_id"] as const;
+
 /**
  * A result is genuine when its content_hash is the SHA-256 of the canonical (RFC 8785) payload,
- * the decision shown is the one hashed, and the Ed25519 signature from the JWKS covers exactly
- * {content_hash, request_id, tenant_id, timestamp, kind} of this result.
+ * the decision and kind shown are the ones hashed, and the Ed25519 signature from the JWKS covers
+ * exactly {v: 2, ...CLAIMS} of this result, by a key that was not compromised at its timestamp.
  */
 async function verifyOffline(result: Record<string, any>, jwks: JSONWebKeySet): Promise<boolean> {
-  if (result.decision !== result.payload?.decision) return false;
+  if (result.decision !== result.payload?.decision || result.kind !== result.payload?.kind) return false;
   if ((await sha256Hex(canonicalize(result.payload)!)) !== result.content_hash) return false;
   try {
-    const { payload } = await compactVerify(result.signature, createLocalJWKSet(jwks), { algorithms: ["EdDSA"] });
+    const { payload, protectedHeader } = await compactVerify(result.signature, createLocalJWKSet(jwks), { algorithms: ["EdDSA"] });
+    // A key revoked as compromised vouches only for what it signed before `compromised_since`.
+    const key = jwks.keys.find((k) => k.kid === protectedHeader.kid) as { compromised_since?: string } | undefined;
+    if (key?.compromised_since !== undefined && !(Date.parse(result.timestamp) < Date.parse(key.compromised_since))) return false;
     const signed = JSON.parse(new TextDecoder().decode(payload));
-    const expected = { content_hash: result.content_hash, request_id: result.request_id, tenant_id: result.tenant_id ?? signed.tenant_id, timestamp: result.timestamp, kind: result.payload.kind };
+    const expected = { v: 2, ...Object.fromEntries(CLAIMS.map((claim) => [claim, result[claim]])) };
     return canonicalize(signed) === canonicalize(expected);
   } catch {
     return false; // bad signature, unknown kid, malformed token
@@ -94,12 +100,19 @@ if (large.decision === "DENIED") {
 
 // 4. Anyone holding a result can check it later without warden's help, with the public keys only.
 const jwks = await call<JSONWebKeySet>("GET", "/.well-known/jwks.json");
+const marked = (since: string) => ({ keys: jwks.keys.map((k) => ({ ...k, compromised_since: since })) });
 const checks = {
   large: await verifyOffline(large, jwks),
   small: await verifyOffline(small, jwks),
   executed: executed ? await verifyOffline(executed, jwks) : false,
-  // A result whose decision was edited afterwards must fail.
+  // A result whose decision was edited afterwards must fail...
   tampered: await verifyOffline({ ...large, decision: "ALLOWED", payload: { ...large.payload, decision: "ALLOWED" } }, jwks),
+  // ...and so must one with any signed claim changed,
+  claim_tampered: (await Promise.all(CLAIMS.map((claim) => verifyOffline({ ...small, [claim]: `${small[claim]}x` }, jwks)))).some(Boolean),
+  // ...and one signed by a key the JWKS marks compromised at or before its timestamp; earlier ones still hold.
+  signed_after_compromise: await verifyOffline(small, marked(small.timestamp)),
+  signed_before_compromise: await verifyOffline(small, marked(new Date(Date.parse(small.timestamp) + 1).toISOString())),
 };
-console.log(JSON.stringify({ ok: checks.large && checks.small && checks.executed && !checks.tampered, verified: checks }));
-process.exit(checks.large && checks.small && checks.executed && !checks.tampered ? 0 : 1);
+const ok = checks.large && checks.small && checks.executed && !checks.tampered && !checks.claim_tampered && !checks.signed_after_compromise && checks.signed_before_compromise;
+console.log(JSON.stringify({ ok, verified: checks }));
+process.exit(ok ? 0 : 1);

@@ -63,6 +63,7 @@ async function runSigningKeyRevoke(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({ args, options: { "compromised-since": { type: "string" } }, strict: true, allowPositionals: true });
   const since = values["compromised-since"];
   if (positionals.length !== 1 || !since) throw new OpsUsageError("ops signing-key revoke needs one KID and --compromised-since TIME");
+  if (Number.isNaN(Date.parse(since))) throw new OpsUsageError("--compromised-since needs an ISO 8601 time, such as 2026-01-01T00:00:00Z");
   const config = loadConfig();
   const db = await openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   try {

@@ -5,23 +5,24 @@ import { canonicalize } from "json-canonicalize";
 export function canonicalJson(value: unknown): string {
   // canonicalize() would emit the non-JSON text "undefined" here rather than fail.
   if (value === undefined) throw new TypeError("canonicalJson: undefined is not JSON");
-  return flatStringsJson(value) ?? canonicalize(value);
+  return flatScalarsJson(value) ?? canonicalize(value);
 }
 
 /**
- * The JCS text of a plain object whose values are all strings (what every signature covers), or
- * undefined for anything else. JCS serialises strings exactly as JSON.stringify does and orders
- * keys by UTF-16 code units, as Array.prototype.sort does; this skips json-canonicalize's general
- * walk on the hot path. A property test checks both agree.
+ * The JCS text of a plain object whose values are all strings, null or safe integers (what every
+ * signature covers), or undefined for anything else. JCS serialises those exactly as
+ * JSON.stringify does (an integer as its decimal digits, -0 as 0) and orders keys by UTF-16 code
+ * units, as Array.prototype.sort does; this skips json-canonicalize's general walk on the hot
+ * path. A property test checks both agree.
  */
-export function flatStringsJson(value: unknown): string | undefined {
+export function flatScalarsJson(value: unknown): string | undefined {
   if (value === null || typeof value !== "object" || Array.isArray(value) || Object.getPrototypeOf(value) !== Object.prototype) return undefined;
   const record = value as Record<string, unknown>;
   const keys = Object.keys(record).sort();
   let out = "{";
   for (let i = 0; i < keys.length; i++) {
     const v = record[keys[i]];
-    if (typeof v !== "string") return undefined;
+    if (!(typeof v === "string" || v === null || Number.isSafeInteger(v))) return undefined;
     out += (i === 0 ? "" : ",") + JSON.stringify(keys[i]) + ":" + JSON.stringify(v);
   }
   return out + "}";

@@ -41,7 +41,7 @@ async function safely(check: () => Promise<boolean>): Promise<boolean> {
 }
 
 // Re-runs the pure decision under the exact policy version the payload names (of this tenant,
-// or the built-in default): the recorded decision and reasons must come out again.
+// or the built-in default): the recorded decision, reasons and rule must come out again.
 async function decisionHolds(deps: Deps, tenantId: string, receipt: unknown): Promise<boolean> {
   if (!isObject(receipt) || !isObject(receipt.payload)) return false;
   const { input, policy, decision, reasons } = receipt.payload;
@@ -54,7 +54,9 @@ async function decisionHolds(deps: Deps, tenantId: string, receipt: unknown): Pr
   const principal = receipt.payload.principal;
   const keyId = isObject(principal) && typeof principal.key_id === "string" ? principal.key_id : null;
   const again = decide(input, document, { key_id: keyId });
-  return again.decision === decision && receipt.decision === decision && canonicalJson(again.reasons) === canonicalJson(reasons);
+  // The rule named must be the one that decides again (payloads without one name none).
+  const ruleHolds = again.rule === (receipt.payload.rule ?? null);
+  return again.decision === decision && receipt.decision === decision && canonicalJson(again.reasons) === canonicalJson(reasons) && ruleHolds;
 }
 
 // The receipt is this tenant's and every field it shows is what the log holds.

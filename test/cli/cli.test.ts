@@ -279,6 +279,26 @@ describe("warden ops signing-key rotate", () => {
     }
   }, SLOW);
 
+  test("revoke KID --compromised-since TIME: retires it, makes a successor at once; refusals exit 1, bad usage 2", async () => {
+    const env: Record<string, string> = process.env.TEST_DATABASE_URL
+      ? { DATABASE_URL: process.env.TEST_DATABASE_URL }
+      : { DATA_DIR: join(dir, "ops-data"), DATABASE_URL: "" };
+    const rotated = await cli(["ops", "signing-key", "rotate"], { env });
+    expect(rotated.code).toBe(0);
+    const since = new Date(Date.now() - 1000).toISOString();
+    const run = await cli(["ops", "signing-key", "revoke", rotated.json.kid, "--compromised-since", since], { env });
+    expect(run.code).toBe(0);
+    expect(run.json).toMatchObject({ ok: true, revoked: { kid: rotated.json.kid, status: "retired", compromised_since: since } });
+    expect(run.json.active_kid).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(run.json.active_kid).not.toBe(rotated.json.kid);
+    const future = await cli(["ops", "signing-key", "revoke", run.json.active_kid, "--compromised-since", new Date(Date.now() + 3_600_000).toISOString()], { env });
+    expect([future.code, future.json.ok]).toEqual([1, false]);
+    expect((await cli(["ops", "signing-key", "revoke", "no-such-kid", "--compromised-since", since], { env })).code).toBe(1);
+    expect((await cli(["ops", "signing-key", "revoke", rotated.json.kid], { env })).code).toBe(2);
+    expect((await cli(["ops", "signing-key", "revoke", rotated.json.kid, "--compromised-since", "yesterday-ish"], { env })).code).toBe(2);
+    expect((await cli(["ops", "signing-key", "revoke", "--compromised-since", since], { env })).code).toBe(2);
+  }, SLOW);
+
   test("an unknown ops command is bad usage", async () => {
     expect((await cli(["ops", "signing-key", "spin"])).code).toBe(2);
     expect((await cli(["ops"])).code).toBe(2);

@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import canonicalizeReference from "canonicalize";
 import { canonicalize } from "json-canonicalize";
-import { bytesToHex, canonicalJson, contentHash, flatStringsJson, hexToBytes, sha256Hex } from "../../src/crypto/canonical.ts";
+import { bytesToHex, canonicalJson, contentHash, flatScalarsJson, hexToBytes, sha256Hex } from "../../src/crypto/canonical.ts";
 
 describe("canonicalJson (RFC 8785)", () => {
   test("sorts object keys recursively and drops whitespace", () => {
@@ -121,24 +121,24 @@ describe("hex", () => {
   });
 });
 
-describe("flat string records (the signed claims) take a shortcut that gives the same bytes", () => {
+describe("flat records of strings, nulls and integers (the signed claims) take a shortcut that gives the same bytes", () => {
   test("agrees with json-canonicalize and the independent implementation on arbitrary keys and values", () => {
     // Full Unicode, lone surrogates, control characters, keys that sort differently by code unit
     // than by code point.
     const text = fc.string({ unit: "binary", maxLength: 12 });
     fc.assert(
-      fc.property(fc.dictionary(fc.oneof(text, fc.constantFrom("\u{1F600}", "\uFB33", "a", "A", "__proto__", "")), text), (record) => {
+      fc.property(fc.dictionary(fc.oneof(text, fc.constantFrom("\u{1F600}", "\uFB33", "a", "A", "__proto__", "")), fc.oneof(text, fc.constant(null), fc.integer(), fc.maxSafeInteger(), fc.constant(-0))), (record) => {
         const plain = Object.fromEntries(Object.entries(record));
-        expect(flatStringsJson(plain)).toBe(canonicalize(plain));
+        expect(flatScalarsJson(plain)).toBe(canonicalize(plain));
         expect(canonicalJson(plain)).toBe(canonicalizeReference(plain) as string);
       }),
       { numRuns: 2000 },
     );
   });
 
-  test("anything but a plain object of strings goes the general way", () => {
-    for (const value of [{ a: 1 }, { a: "x", b: null }, { a: ["x"] }, ["a"], "a", null, Object.assign(Object.create(null), { a: "x" })]) {
-      expect(flatStringsJson(value)).toBeUndefined();
+  test("anything but a plain object of strings, nulls and safe integers goes the general way", () => {
+    for (const value of [{ a: 1.5 }, { a: 2 ** 53 }, { a: true }, { a: "x", b: undefined }, { a: ["x"] }, ["a"], "a", null, Object.assign(Object.create(null), { a: "x" })]) {
+      expect(flatScalarsJson(value)).toBeUndefined();
     }
     expect(canonicalJson({ b: "x", a: 1 })).toBe('{"a":1,"b":"x"}');
   });

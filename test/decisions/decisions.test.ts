@@ -264,6 +264,9 @@ describe("POST /v1/verify", () => {
     expect((await check({ ...r, signature: otherSignature })).checks).toEqual({ content_hash: true, signature: false, decision: true, stored: false });
 
     expect((await check({ ...r, timestamp: new Date().toISOString() })).checks).toMatchObject({ signature: false, stored: false });
+    // Another rule named, re-hashed by the forger: the decision check re-runs the policy and disagrees.
+    const otherRule = { ...r.payload, rule: "allow_payment_within_limit" };
+    expect((await check({ ...r, payload: otherRule, content_hash: independentHash(otherRule) })).checks).toEqual({ content_hash: true, signature: false, decision: false, stored: false });
     expect((await check({ ...r, chain_hash: "0x" + "00".repeat(32) })).checks).toEqual({ ...ALL_TRUE, stored: false });
   });
 

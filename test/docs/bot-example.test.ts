@@ -37,5 +37,8 @@ test("examples/bot.ts runs from signup to offline verification", async () => {
   expect(stdout).toContain("second execute refused: already_executed");
   expect(stdout).toContain("execute of the denied decision refused: decision_denied");
   const summary = JSON.parse(stdout.trim().split("\n").at(-1)!);
-  expect(summary).toEqual({ ok: true, verified: { large: true, small: true, executed: true, tampered: false } });
+  expect(summary).toEqual({
+    ok: true,
+    verified: { large: true, small: true, executed: true, tampered: false, claim_tampered: false, signed_after_compromise: false, signed_before_compromise: true },
+  });
 }, 30_000);

@@ -46,7 +46,6 @@ describe("signing_key_revoke", () => {
     await testQuery(db, "signing_key_insert_retired", [key.kid, key.publicJwk, key.privateJwk]);
     expect(await refusal(revoke("no-such-kid", new Date().toISOString()))).toBe("WR008");
     expect(await refusal(revoke(key.kid, new Date(Date.now() + 60_000).toISOString()))).toBe("WR009");
-    expect(await refusal(revoke(key.kid, "yesterday-ish"))).toMatch(/^22/);
 
     const first = "2025-03-01T10:00:00.250Z";
     expect(await revoke(key.kid, first)).toEqual([{ kid: key.kid, status: "retired", retired_at: expect.any(String), compromised_since: first }]);
