@@ -7,7 +7,9 @@ import { join } from "node:path";
 import { createService, type Service } from "../../src/app/service.ts";
 import { openDb } from "../../src/db/index.ts";
 import { createLogger } from "../../src/log.ts";
-import { call, signup, testConfig, uniqueEmail, GOOD_PASSWORD } from "../helpers/service.ts";
+import { generateSigningKey } from "../../src/crypto/signature.ts";
+import { call, signup, testConfig, testService, uniqueEmail, GOOD_PASSWORD } from "../helpers/service.ts";
+import { testQuery } from "../helpers/sql.ts";
 
 const ROOT = join(import.meta.dir, "..", "..");
 const SLOW = 60_000;
@@ -55,6 +57,15 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)("psql against the real server", 
     expect(shown.stdout).toContain("|sso|");
     const revoked = await psql("features_revoke", { tenant_id: a.tenantId, feature: "sso" });
     expect(revoked.stdout.trim()).toBe(`${a.tenantId}|sso|t`);
+
+    // A signing key marked compromised (a retired key of this test's own, so no live signer is touched).
+    const key = await generateSigningKey();
+    const { db } = await testService();
+    await testQuery(db, "signing_key_insert_retired", [key.kid, key.publicJwk, key.privateJwk]);
+    const marked = await psql("signing_key_revoke", { kid: key.kid, compromised_since: "2025-06-01T00:00:00Z" });
+    const [kid, status, , since] = marked.stdout.trim().split("|");
+    expect([marked.code, kid, status, since]).toEqual([0, key.kid, "retired", "2025-06-01T00:00:00.000Z"]);
+    expect((await psql("signing_key_revoke", { kid: key.kid, compromised_since: "2999-01-01T00:00:00Z" })).code).not.toBe(0);
 
     // A missing variable fails in psql before anything runs.
     expect((await psql("upgrades_approve", { request_id: reqB.request_id })).code).not.toBe(0);
