@@ -14,6 +14,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fixedRate, type FixedRateResult } from "./bench/fixed-rate.ts";
+import { policyImpact, type ImpactResult } from "./bench/impact.ts";
 import { parseStat, postgresTicks, rssMb, TICKS_PER_SECOND } from "./bench/proc.ts";
 import { scaleScenario, scaleTable, type ScaleResult } from "./bench/scale.ts";
 import { scenarios } from "./bench/scenarios.ts";
@@ -103,7 +104,7 @@ async function benchDatabase(
   label: string,
   dbEnv: Record<string, string>,
   ceilingRps: number,
-): Promise<{ rows: Row[]; fixed: FixedRateRow[]; startup_ms: number; correctness: string; scale?: ScaleResult }> {
+): Promise<{ rows: Row[]; fixed: FixedRateRow[]; impact?: ImpactResult & { database: string }; startup_ms: number; correctness: string; scale?: ScaleResult }> {
   const dataDir = mkdtempSync(join(tmpdir(), "warden-bench-"));
   const env = {
     ...dbEnv,
@@ -169,13 +170,19 @@ async function benchDatabase(
   }
   const scale = SCALE ? await scaleScenario(service, started.accounts[TENANTS], accounts[1], label) : undefined;
   const correctness = await checkUnderLoad(url, accounts);
+  // After the check: its 10,000 protects would otherwise count in the check's totals.
+  let impact: (ImpactResult & { database: string }) | undefined;
+  if (!ONLY || ONLY.includes("policy_impact")) {
+    impact = { database: label, ...(await policyImpact(url, accounts[0])) };
+    console.log(`bench: ${label} policy_impact: ${impact.evaluated} receipts in p50 ${impact.p50_ms} ms, max ${impact.max_ms} ms`);
+  }
   await stopService(service);
   // Every tenant's chain re-walked by the operator command (the service is stopped: on the
   // embedded database only one process may hold it).
   for (const a of accounts) cliOps(ROOT, ["receipts", "check", a.tenant_id], env);
   console.log(`bench: ${label} correctness: ${correctness}; ${accounts.length} chains verified`);
   rmSync(dataDir, { recursive: true, force: true });
-  return { rows, fixed, startup_ms, correctness: `${correctness}; ${accounts.length} chains verified by ops receipts check`, scale };
+  return { rows, fixed, impact, startup_ms, correctness: `${correctness}; ${accounts.length} chains verified by ops receipts check`, scale };
 }
 
 /**
@@ -228,7 +235,7 @@ async function checkUnderLoad(url: string, accounts: Account[]): Promise<string>
   return summary;
 }
 
-function table(rows: Row[], fixed: FixedRateRow[], ceiling: Ceiling, startups: Record<string, number>, checks: Record<string, string>, scale: Record<string, ScaleResult>): string {
+function table(rows: Row[], fixed: FixedRateRow[], impacts: (ImpactResult & { database: string })[], ceiling: Ceiling, startups: Record<string, number>, checks: Record<string, string>, scale: Record<string, ScaleResult>): string {
   const oneCaller = rows.filter((r) => r.scenario.endsWith("(1 conn.)"));
   const lines = [
     ...Object.entries(checks).map(([db, c]) => `Correctness under load (${db}): ${c}.`),
@@ -262,6 +269,16 @@ function table(rows: Row[], fixed: FixedRateRow[], ceiling: Ceiling, startups: R
           "",
           scaleTable(scale),
         ]),
+    ...(impacts.length
+      ? [
+          "",
+          "policy_impact: one tenant's latest stored protect receipts decided again under a draft (POST /customer/policy/impact), one request at a time after a warm-up; budget 2 s for 10,000.",
+          "",
+          "| database | receipts | rounds | p50 ms | max ms | changed |",
+          "|---|---:|---:|---:|---:|---:|",
+          ...impacts.map((i) => `| ${i.database} | ${i.receipts} | ${i.rounds} | ${i.p50_ms} | ${i.max_ms} | ${i.changed} |`),
+        ]
+      : []),
   ];
   return lines.join("\n");
 }
@@ -288,6 +305,7 @@ console.log(`bench: ceiling ${ceiling.rps} req/s, machine ${ceiling.machine_cpu}
 
 const rows: Row[] = [];
 const fixed: FixedRateRow[] = [];
+const impacts: (ImpactResult & { database: string })[] = [];
 const startups: Record<string, number> = {};
 const checks: Record<string, string> = {};
 const scale: Record<string, ScaleResult> = {};
@@ -297,6 +315,7 @@ if (DATABASES.includes("embedded")) {
   const embedded = await benchDatabase("embedded", { DATABASE_URL: "" }, ceiling.rps);
   rows.push(...embedded.rows);
   fixed.push(...embedded.fixed);
+  if (embedded.impact) impacts.push(embedded.impact);
   startups.embedded = embedded.startup_ms;
   checks.embedded = embedded.correctness;
   if (embedded.scale) scale.embedded = embedded.scale;
@@ -305,6 +324,7 @@ if (process.env.DATABASE_URL && DATABASES.includes("postgres")) {
   const pg = await benchDatabase("postgres", { DATABASE_URL: process.env.DATABASE_URL }, ceiling.rps);
   rows.push(...pg.rows);
   fixed.push(...pg.fixed);
+  if (pg.impact) impacts.push(pg.impact);
   startups.postgres = pg.startup_ms;
   checks.postgres = pg.correctness;
   if (pg.scale) scale.postgres = pg.scale;
@@ -316,7 +336,7 @@ const stamp = new Date().toISOString().replace(/[:]/g, "-").replace(/\..+/, "");
 const partial = ONLY !== undefined || process.env.BENCH_DATABASES !== undefined;
 const resultsDir = join(ROOT, partial ? "bench/results/scratch" : "bench/results");
 mkdirSync(resultsDir, { recursive: true });
-const md = table(rows, fixed, ceiling, startups, checks, scale);
-writeFileSync(join(resultsDir, `${stamp}.json`), JSON.stringify({ date: new Date().toISOString(), connections: CONNECTIONS, threads: THREADS, seconds: SECONDS, ceiling, startup_ms: startups, correctness: checks, rows, fixed_rate: fixed, scale }, null, 2) + "\n");
+const md = table(rows, fixed, impacts, ceiling, startups, checks, scale);
+writeFileSync(join(resultsDir, `${stamp}.json`), JSON.stringify({ date: new Date().toISOString(), connections: CONNECTIONS, threads: THREADS, seconds: SECONDS, ceiling, startup_ms: startups, correctness: checks, rows, fixed_rate: fixed, policy_impact: impacts, scale }, null, 2) + "\n");
 writeFileSync(join(resultsDir, `${stamp}.md`), md + "\n");
 console.log("\n" + md);

@@ -10,6 +10,7 @@ import { runVerifyProof } from "./verify-proof.ts";
 import { OPS_USAGE, OpsUsageError, opsHelp, runOps } from "./ops.ts";
 import { RefusedError, refuseOnPostgres, runRestore } from "./backup.ts";
 import { runMigrate } from "./migrate.ts";
+import { POLICY_USAGE, PolicyUsageError, runPolicy } from "./policy.ts";
 import pkg from "../../package.json" with { type: "json" };
 
 export class UsageError extends Error {}
@@ -80,6 +81,10 @@ const COMMANDS: Record<string, Command> = {
       return runRestore(config, positionals[0]);
     },
   },
+  policy: {
+    usage: POLICY_USAGE,
+    run: runPolicy,
+  },
   ops: {
     usage: OPS_USAGE,
     run: runOps,
@@ -125,6 +130,11 @@ async function main(argv: string[]): Promise<number> {
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (err) => {
+    // A bad policy or cases file: the message names the file and JSON path; the usage would bury it.
+    if (err instanceof PolicyUsageError) {
+      console.error(`error: ${err.message}`);
+      process.exit(2);
+    }
     const usage = err instanceof UsageError || err instanceof OpsUsageError || err instanceof ScriptUsageError || (err as { code?: string })?.code?.startsWith?.("ERR_PARSE_ARGS");
     // A database of another schema, or a request this database cannot serve: the operator's call to fix, exit 2.
     const refused = err instanceof SchemaMismatchError || err instanceof RefusedError;

@@ -1,0 +1,60 @@
+// The database rules of policies, called as the app calls them: the cap on stored versions (WP002)
+// holds for policy_publish() and for any other writer, and the stored suite is a JSON array.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { DbError, type Db } from "../../src/db/index.ts";
+import { migrate } from "../../src/db/migrate.ts";
+import { newId } from "../../src/ids.ts";
+import { hashSecret, newSecret, secretHint } from "../../src/keys/secret.ts";
+import { canonicalJson, sha256Hex } from "../../src/crypto/canonical.ts";
+import { openTestDb, uniqueEmail } from "../helpers/service.ts";
+import { testQuery } from "../helpers/sql.ts";
+
+const PASSWORD_HASH = "$2b$04$abcdefghijklmnopqrstuuABCDEFGHIJKLMNOPQRSTUVWXYZ01234";
+let db: Db;
+
+beforeAll(async () => {
+  db = await openTestDb();
+  await migrate(db);
+}, 60_000);
+afterAll(async () => {
+  await db?.close();
+});
+
+async function tenant(): Promise<string> {
+  const secret = newSecret();
+  const tenantId = newId("cust_");
+  await db.query("accounts/signup", [tenantId, uniqueEmail("policies-sql"), PASSWORD_HASH, newId("key_"), await hashSecret(secret), secretHint(secret)]);
+  return tenantId;
+}
+
+async function sqlstate(promise: Promise<unknown>): Promise<string> {
+  const err = await promise.then(() => undefined, (e: unknown) => e);
+  expect(err).toBeInstanceOf(DbError);
+  return (err as DbError).sqlstate;
+}
+
+describe("the cap on stored policy versions", () => {
+  test("policy_versions_cap() versions per tenant, whoever writes them; other tenants unaffected", async () => {
+    const [t, other] = await Promise.all([tenant(), tenant()]);
+    const [builtIn] = await db.query("policies/versions", [t, null, 1]);
+    expect(builtIn.version).toBe(1);
+    // A writer that skips publish and numbers a version beyond the cap is refused too.
+    expect(await sqlstate(testQuery(db, "policy_fill", [t, 1002]))).toBe("WP002");
+    expect(await testQuery(db, "policy_fill", [t, 1001])).toHaveLength(1000);
+    const doc = canonicalJson({ default_effect: "deny", default_reason: "one_more", rules: [] });
+    const hash = await sha256Hex(doc);
+    expect(await sqlstate(db.query("policies/publish", [t, doc, hash]))).toBe("WP002");
+    expect((await db.query("policies/active", [t]))[0].version).toBe(1001);
+    expect((await db.query("policies/publish", [other, doc, hash]))[0].version).toBe(2);
+  });
+});
+
+describe("the stored suite", () => {
+  test("is replaced as a whole and must be a JSON array", async () => {
+    const t = await tenant();
+    expect(await db.query("policies/tests_get", [t])).toEqual([]);
+    await db.query("policies/tests_put", [t, "[1]"]);
+    expect((await db.query("policies/tests_put", [t, "[]"]))[0].cases).toBe("[]");
+    expect(await sqlstate(db.query("policies/tests_put", [t, '{"cases":[]}']))).toBe("23514");
+  });
+});
