@@ -437,7 +437,7 @@ describe.skipIf(!available)("console in Chromium", () => {
       expect((await protectNow(SMALL_PAYMENT)).decision).toBe("DENIED");
       await shot("16f-policy-published");
 
-      // The diff of v1 and v2: the new rule added, nothing removed but a line's comma.
+      // The diff of v1 and v2: the new rule added, nothing removed.
       await page.getByLabel("From version").selectOption("1");
       await page.getByLabel("To version").selectOption("2");
       await page.getByRole("button", { name: "Compare" }).click();
@@ -470,7 +470,8 @@ describe.skipIf(!available)("console in Chromium", () => {
       expect((await protectNow(SMALL_PAYMENT)).decision).toBe("ALLOWED");
       await shot("16h-policy-restored");
     },
-    STEP_MS,
+    // The longest step: a dozen round trips, each waited for on screen.
+    2 * STEP_MS,
   );
 
   test(

@@ -3,6 +3,7 @@
 import { describe, expect, test } from "bun:test";
 import { JsonSyntaxError, lineOf, lineRange, parseWithLines, readablePath } from "../../src/console/app/json-lines.ts";
 import { lineDiff } from "../../src/console/app/line-diff.ts";
+import { pretty } from "../../src/console/app/policy-text.ts";
 import { locateRefusal, parseField } from "../../src/console/app/problems.ts";
 
 const DOCUMENT = {
@@ -131,5 +132,18 @@ describe("lineDiff", () => {
     expect(lines.filter((l) => l.op === "del").length).toBe(2100);
     expect(lines.filter((l) => l.op === "add").length).toBe(2100);
     expect(lines.at(-1)).toEqual({ op: "same", text: "y" });
+  });
+});
+
+describe("pretty", () => {
+  test("one key order whatever order the document came in, so a diff shows only real changes", () => {
+    // As PostgreSQL's jsonb hands a document back: shorter keys first.
+    const stored = { rules: [{ id: "small", when: { amount: { lte: 100 }, actions: ["payment.*"] }, effect: "allow", reason: "small_payment" }], default_effect: "deny", default_reason: "no_rule_matched" };
+    const published = { default_effect: "deny", default_reason: "no_rule_matched", rules: [{ id: "small", effect: "allow", reason: "small_payment", when: { actions: ["payment.*"], amount: { lte: 100 } } }] };
+    expect(pretty(stored)).toBe(pretty(published));
+    expect(pretty(stored)).toBe(JSON.stringify(published, null, 2));
+    expect(JSON.parse(pretty(stored))).toEqual(stored);
+    // Test cases read as written: name, input, expect.
+    expect(Object.keys(JSON.parse(pretty([{ expect: { decision: "DENIED" }, input: { action: "x" }, name: "n" }]))[0])).toEqual(["name", "input", "expect"]);
   });
 });

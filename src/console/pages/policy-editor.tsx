@@ -5,6 +5,7 @@
 import { useRef, useState } from "preact/hooks";
 import { api, ApiError } from "../app/api.ts";
 import { lineRange } from "../app/json-lines.ts";
+import { pretty } from "../app/policy-text.ts";
 import { locateRefusal, parseField, type EditorField, type Problem } from "../app/problems.ts";
 import { BASE, Link } from "../app/router.tsx";
 import { announce, ErrorNotice, formatCount, Notice } from "../app/ui.tsx";
@@ -37,8 +38,6 @@ interface Impact {
   denied_to_allowed: number;
   examples: { receipt_id: string; input: { action: string; resource?: string; amount?: number; currency?: string }; before: Outcome; after: Outcome }[];
 }
-
-export const pretty = (value: unknown) => JSON.stringify(value, null, 2);
 
 /** A list of test results, failures first to the eye (a badge and the row's class). */
 export function TestResults({ title, results }: { title: string; results: TestResult[] }) {
@@ -137,7 +136,8 @@ export function PolicyEditor({ active, storedCases, onPublished }: { active: Pol
   const [results, setResults] = useState<{ title: string; results: TestResult[] } | null>(null);
   const [impact, setImpact] = useState<{ forText: string; data: Impact } | null>(null);
   const [busy, setBusy] = useState<string | null>(null);
-  const [error, setError] = useState<unknown>(null);
+  // An action's failure, shown beside the buttons it came from.
+  const [failure, setFailure] = useState<{ near: "tests" | "publish"; error: unknown } | null>(null);
   const areas: Record<EditorField, { current: HTMLTextAreaElement | null }> = { document: useRef(null), cases: useRef(null) };
 
   const text = draft ?? pretty(active.document);
@@ -170,7 +170,7 @@ export function PolicyEditor({ active, storedCases, onPublished }: { active: Pol
 
   /** Runs one action on the parsed texts it needs; refusals land at their line, failed tests in the table. */
   const act = async (name: string, needs: EditorField[], work: (values: Record<EditorField, unknown>) => Promise<void>) => {
-    setError(null);
+    setFailure(null);
     setRefused([]);
     for (const field of needs) {
       const own = parsed[field];
@@ -182,11 +182,9 @@ export function PolicyEditor({ active, storedCases, onPublished }: { active: Pol
       await work(values);
     } catch (caught) {
       const failed = failedTests(caught);
-      if (caught instanceof ApiError && (caught.code === "invalid_request" || caught.code === "invalid_json")) showProblem(locateRefusal(caught.message, texts, needs[needs.length - 1]));
-      else if (failed) {
-        setResults({ title: "Saved tests under this draft", results: failed });
-        setError(caught);
-      } else setError(caught);
+      if (caught instanceof ApiError && (caught.code === "invalid_request" || caught.code === "invalid_json")) return showProblem(locateRefusal(caught.message, texts, needs[needs.length - 1]));
+      if (failed) setResults({ title: "Saved tests under this draft", results: failed });
+      setFailure({ near: name === "test" || name === "save" ? "tests" : "publish", error: caught });
     } finally {
       setBusy(null);
     }
@@ -227,7 +225,6 @@ export function PolicyEditor({ active, storedCases, onPublished }: { active: Pol
   return (
     <section class="editor" aria-labelledby="editor-title">
       <h2 id="editor-title">Draft</h2>
-      <ErrorNotice error={error} />
       <div class="editor-grid">
         <div>
           <JsonArea
@@ -272,6 +269,7 @@ export function PolicyEditor({ active, storedCases, onPublished }: { active: Pol
             </button>
           </div>
           {unsavedCases && <p class="small" data-testid="unsaved-cases">Unsaved changes: publishing runs the saved tests, not these.</p>}
+          {failure?.near === "tests" && <ErrorNotice error={failure.error} />}
         </div>
       </div>
       {results && <TestResults title={results.title} results={results.results} />}
@@ -282,6 +280,7 @@ export function PolicyEditor({ active, storedCases, onPublished }: { active: Pol
         {busy === "impact" ? "Deciding again…" : "Preview impact"}
       </button>
       {impact && <ImpactView impact={impact.data} stale={!previewed} />}
+      {failure?.near === "publish" && <ErrorNotice error={failure.error} />}
       <div class="actions publish">
         <button type="button" class="primary" onClick={publish} disabled={busy !== null || !previewed} aria-describedby="publish-hint">
           {busy === "publish" ? "Publishing…" : "Publish new version"}

@@ -4,7 +4,8 @@ import { useEffect, useState } from "preact/hooks";
 import { api } from "../app/api.ts";
 import { lineDiff, type DiffLine } from "../app/line-diff.ts";
 import { announce, ConfirmButton, ErrorNotice, Loading, When } from "../app/ui.tsx";
-import { failedTests, pretty, TestResults, type Policy } from "./policy-editor.tsx";
+import { pretty } from "../app/policy-text.ts";
+import { failedTests, TestResults, type Policy } from "./policy-editor.tsx";
 
 interface Version {
   version: number;

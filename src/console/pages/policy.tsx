@@ -7,7 +7,8 @@ import type { Session } from "../app/app.tsx";
 import { loadCatalog, planAllows } from "../app/catalog.ts";
 import { BASE, Link } from "../app/router.tsx";
 import { ErrorNotice, Loading, Notice, PageTitle, useLoad } from "../app/ui.tsx";
-import { PolicyEditor, pretty, type Policy } from "./policy-editor.tsx";
+import { pretty } from "../app/policy-text.ts";
+import { PolicyEditor, type Policy } from "./policy-editor.tsx";
 import { PolicyVersions } from "./policy-versions.tsx";
 
 export function PolicyPage({ session }: { session: Session }) {
