@@ -2,7 +2,7 @@
 // in the order people read a rule. PostgreSQL's jsonb keeps its own key order, so a document read
 // back differs in order from the one published: without one order, a diff would show every rule.
 
-const KEY_ORDER = ["default_effect", "default_reason", "rules", "name", "id", "effect", "reason", "when", "input", "key_id", "expect", "decision", "rule", "action", "actions", "resource", "resources", "keys", "amount", "currency", "context"];
+const KEY_ORDER = ["default_effect", "default_reason", "rules", "name", "id", "effect", "decision", "reason", "rule", "when", "input", "key_id", "expect", "action", "actions", "resource", "resources", "keys", "amount", "currency", "context"];
 const rank = (key: string) => {
   const at = KEY_ORDER.indexOf(key);
   return at < 0 ? KEY_ORDER.length : at;
