@@ -65,8 +65,9 @@ const ERROR_MEANING: Record<ErrorCode, string> = {
   payload_too_large: "body over 64 KiB",
   unsupported_media_type: "a body that is not `application/json`",
   idempotency_mismatch: "the same `Idempotency-Key` with a different body",
+  policy_tests_failed: "publishing (or restoring) a policy under which a stored test case fails; the body has `results`, nothing is published",
   rate_limited: "too many attempts; `retry_after` (seconds) in the body, `Retry-After` header",
-  quota_exceeded: "daily quota or receipt storage used up; `limit` is `protect_per_day`, `execute_per_day` or `receipts_stored`",
+  quota_exceeded: "daily quota or receipt storage used up; `limit` is `protect_per_day`, `execute_per_day`, `receipts_stored` or `policy_versions`",
   internal_error: "anything unexpected (quote the `request_id`)",
   unavailable: "the database cannot be reached; `Retry-After` header",
 };

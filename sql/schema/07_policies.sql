@@ -1,4 +1,5 @@
--- Policies: each tenant's custom policy versions, immutable once stored. Refusals raise WP001.
+-- Policies: each tenant's custom policy versions, immutable once stored, and its stored test
+-- suite. Refusals raise WP001 (a change of a version) and WP002 (the cap on versions).
 
 -- Custom policy versions of a tenant. Version 1 of every tenant is the built-in default
 -- (pol_default), which lives in code; custom versions start at 2. The document is stored as its
@@ -14,6 +15,26 @@ CREATE TABLE policies (
   CONSTRAINT policies_policy_id_matches_tenant CHECK (policy_id = 'pol_' || substr(tenant_id, 6)),
   CONSTRAINT policies_hash_matches_document CHECK (hash = sha256_hex(document))
 );
+
+-- Versions are never deleted (receipts name them), so the cap is on what a tenant may ever store.
+CREATE FUNCTION policy_versions_cap() RETURNS integer
+LANGUAGE sql IMMUTABLE AS $$ SELECT 1000 $$;
+COMMENT ON FUNCTION policy_versions_cap() IS
+  'The most custom policy versions one tenant may store (versions 2 .. cap + 1); docs/security.md.';
+
+CREATE FUNCTION policies_cap() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+  -- Versions are unique per tenant and start at 2, so a bound on the number bounds the count.
+  IF NEW.version > policy_versions_cap() + 1 THEN
+    RAISE EXCEPTION 'a tenant stores at most % policy versions', policy_versions_cap() USING ERRCODE = 'WP002';
+  END IF;
+  RETURN NEW;
+END $$;
+COMMENT ON FUNCTION policies_cap() IS
+  'Refuses a policy version numbered above policy_versions_cap() + 1, so a tenant stores at most policy_versions_cap() versions (WP002).';
+CREATE TRIGGER policies_cap BEFORE INSERT ON policies
+  FOR EACH ROW EXECUTE FUNCTION policies_cap();
 
 -- Receipts name a policy version forever, so a version never changes or disappears.
 CREATE FUNCTION policies_immutable() RETURNS trigger
@@ -49,3 +70,11 @@ BEGIN
 END $$;
 COMMENT ON FUNCTION policy_publish(text, text, text) IS
   'Stores a new immutable policy version of a tenant (the latest plus one; 2 for the first custom one) and returns it.';
+
+-- A tenant's stored policy test suite (PUT /customer/policy/tests): the JSON array of cases that
+-- every publish must pass first. No row: an empty suite.
+CREATE TABLE policy_tests (
+  tenant_id   text PRIMARY KEY REFERENCES tenants (tenant_id),
+  cases       text NOT NULL CHECK (starts_with(cases, '[')),
+  updated_at  timestamptz NOT NULL DEFAULT now()
+);

@@ -330,6 +330,14 @@ export interface Queries {
       created_at: string;
     };
   };
+  "policies/impact_receipts": {
+    params: [string, number | string];
+    row: {
+      receipt_id: string;
+      key_id: string;
+      payload: string;
+    };
+  };
   "policies/publish": {
     params: [string, string, string];
     row: {
@@ -340,6 +348,18 @@ export interface Queries {
       created_at: string;
     };
   };
+  "policies/tests_get": {
+    params: [string];
+    row: {
+      cases: string;
+    };
+  };
+  "policies/tests_put": {
+    params: [string, string];
+    row: {
+      cases: string;
+    };
+  };
   "policies/version": {
     params: [string, number | string];
     row: {
@@ -347,6 +367,15 @@ export interface Queries {
       version: number;
       hash: string;
       document: string;
+      created_at: string;
+    };
+  };
+  "policies/versions": {
+    params: [string, number | string, number | string];
+    row: {
+      version: number;
+      hash: string | null;
+      document: string | null;
       created_at: string;
     };
   };

@@ -33,6 +33,7 @@ export const ERROR_STATUS = {
   payload_too_large: 413,
   unsupported_media_type: 415,
   idempotency_mismatch: 422,
+  policy_tests_failed: 422,
   rate_limited: 429,
   quota_exceeded: 429,
   internal_error: 500,
@@ -101,6 +102,7 @@ const BY_SQLSTATE: Record<string, [ErrorCode, string, Record<string, unknown>?]>
   WR007: ["already_executed", "This protect receipt has already been executed."],
   WQ001: ["quota_exceeded", "The daily protect quota of your plan is used up; it resets at 00:00 UTC.", { limit: "protect_per_day" }],
   WQ002: ["quota_exceeded", "The daily execute quota of your plan is used up; it resets at 00:00 UTC.", { limit: "execute_per_day" }],
+  WP002: ["quota_exceeded", "This account stores the most policy versions it may (1000); restore or publish is refused. Contact support.", { limit: "policy_versions" }],
   WQ003: ["quota_exceeded", "Receipt storage of your plan is full; nothing is deleted. Upgrade to store more.", { limit: "receipts_stored" }],
   // PostgreSQL text and jsonb cannot hold U+0000; only a caller's string can carry one there.
   "22021": ["invalid_request", "A string in the request contains U+0000 (NUL), which is not accepted."],

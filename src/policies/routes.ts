@@ -1,16 +1,47 @@
-// /customer/policy: the tenant's active policy, and publishing a new immutable version.
+// /customer/policy: the tenant's active policy, its immutable versions, its test suite, and what a
+// draft would decide (contract section 11). Writes need feature custom_policy; reads, tests and
+// impact work on every plan.
 import { Elysia } from "elysia";
-import { ErrorResponse } from "../http/errors.ts";
+import { AppError, ErrorResponse } from "../http/errors.ts";
 import type { Deps } from "../app/deps.ts";
 import { requireFeature } from "../plans/features.ts";
+import { decodeCursor, encodeCursor } from "../receipts/cursor.ts";
+import { ListQuery } from "../receipts/model.ts";
 import type { ActivePolicy } from "../simulation/simulate.ts";
-import { PolicyResponse, PutPolicyBody } from "./model.ts";
-import { activePolicy, publishPolicy } from "./store.ts";
+import { impactOf } from "./impact.ts";
+import {
+  ImpactBody,
+  ImpactReport,
+  PolicyResponse,
+  PutPolicyBody,
+  TestBody,
+  TestReport,
+  TestsBody,
+  TestsFailed,
+  TestsResponse,
+  VersionList,
+  VersionParams,
+  VersionResponse,
+} from "./model.ts";
+import { activePolicy, listVersions, policyVersion, publishPolicy, storedTests, storeTests } from "./store.ts";
+import { runCases } from "./testing.ts";
 
 const show = (p: ActivePolicy) => ({ ok: true as const, ...p.ref, document: p.document });
 const security = [{ bearer: [] as string[] }];
+const writeErrors = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 422: TestsFailed, 429: ErrorResponse };
+
+/** A version named in a path; anything that is not one of the tenant's is 404, whatever its shape. */
+function versionParam(text: string): number {
+  if (!/^[1-9][0-9]{0,9}$/.test(text)) throw new AppError("not_found", "No policy version with this number.");
+  return Number(text);
+}
 
 export function policiesRoutes(deps: Deps) {
+  const found = async (tenantId: string, version: number) => {
+    const policy = await policyVersion(deps.db, tenantId, version);
+    if (!policy) throw new AppError("not_found", "No policy version with this number.");
+    return policy;
+  };
   return (
     new Elysia({ name: "policies", prefix: "/customer/policy" })
       // Before body validation: a stranger learns nothing about the schema.
@@ -28,8 +59,94 @@ export function policiesRoutes(deps: Deps) {
         {
           body: PutPolicyBody,
           parse: "json",
-          response: { 200: PolicyResponse, 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse },
-          detail: { summary: "Publish a new immutable policy version (feature custom_policy)", tags: ["policy"], security },
+          response: { 200: PolicyResponse, ...writeErrors },
+          detail: { summary: "Publish a new immutable policy version once the stored tests pass under it (feature custom_policy)", tags: ["policy"], security },
+        },
+      )
+      .get(
+        "/versions",
+        async ({ customer, query }) => {
+          const limit = query.limit ?? 50;
+          const before = query.cursor === undefined ? null : decodeCursor(query.cursor);
+          if (before === undefined) throw new AppError("invalid_request", "query/cursor: not a cursor this service gave out.");
+          const rows = await listVersions(deps.db, customer.tenant_id, before, limit + 1);
+          const versions = rows.slice(0, limit);
+          const next_cursor = rows.length > limit ? encodeCursor(versions[versions.length - 1].version) : null;
+          return { ok: true as const, versions, next_cursor };
+        },
+        {
+          query: ListQuery,
+          response: { 200: VersionList, 400: ErrorResponse, 401: ErrorResponse },
+          detail: { summary: "The tenant's policy versions, newest first (cursor pagination); version 1 is the built-in default", tags: ["policy"], security },
+        },
+      )
+      .get(
+        "/versions/:version",
+        async ({ customer, params }) => {
+          const policy = await found(customer.tenant_id, versionParam(params.version));
+          return { ...show(policy), created_at: policy.created_at };
+        },
+        {
+          params: VersionParams,
+          response: { 200: VersionResponse, 401: ErrorResponse, 404: ErrorResponse },
+          detail: { summary: "One policy version of the tenant, with its document", tags: ["policy"], security },
+        },
+      )
+      .post(
+        "/versions/:version/restore",
+        async ({ customer, params }) => {
+          const version = versionParam(params.version);
+          await requireFeature(deps.db, customer.tenant_id, "custom_policy");
+          const policy = await found(customer.tenant_id, version);
+          return show(await publishPolicy(deps.db, customer.tenant_id, policy.document));
+        },
+        {
+          params: VersionParams,
+          response: { 200: PolicyResponse, ...writeErrors, 404: ErrorResponse },
+          detail: { summary: "Publish an earlier version's document again as a new version (stored tests run; feature custom_policy)", tags: ["policy"], security },
+        },
+      )
+      .post(
+        "/test",
+        async ({ customer, body }) => {
+          const document = body.document ?? (await activePolicy(deps.db, customer.tenant_id)).document;
+          return { ok: true as const, ...runCases(document, body.cases) };
+        },
+        {
+          body: TestBody,
+          parse: "json",
+          response: { 200: TestReport, 400: ErrorResponse, 401: ErrorResponse },
+          detail: { summary: "Run test cases against a draft document or the active version; nothing is stored", tags: ["policy"], security },
+        },
+      )
+      .get("/tests", async ({ customer }) => ({ ok: true as const, cases: await storedTests(deps.db, customer.tenant_id) }), {
+        response: { 200: TestsResponse, 401: ErrorResponse },
+        detail: { summary: "The tenant's stored policy test suite, which every publish must pass", tags: ["policy"], security },
+      })
+      .put(
+        "/tests",
+        async ({ customer, body }) => {
+          await requireFeature(deps.db, customer.tenant_id, "custom_policy");
+          return { ok: true as const, cases: await storeTests(deps.db, customer.tenant_id, body.cases) };
+        },
+        {
+          body: TestsBody,
+          parse: "json",
+          response: { 200: TestsResponse, 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse },
+          detail: { summary: "Replace the stored policy test suite (feature custom_policy)", tags: ["policy"], security },
+        },
+      )
+      .post(
+        "/impact",
+        async ({ customer, body }) => {
+          const rows = await deps.db.query("policies/impact_receipts", [customer.tenant_id, body.limit ?? 1000]);
+          return { ok: true as const, ...impactOf(rows, body.document) };
+        },
+        {
+          body: ImpactBody,
+          parse: "json",
+          response: { 200: ImpactReport, 400: ErrorResponse, 401: ErrorResponse },
+          detail: { summary: "Decide the inputs of the latest stored protect receipts again under a draft; nothing is stored", tags: ["policy"], security },
         },
       )
   );

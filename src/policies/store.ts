@@ -6,6 +6,9 @@ import { canonicalJson } from "../crypto/canonical.ts";
 import type { PolicyRef } from "../simulation/payload.ts";
 import { DEFAULT_POLICY, DEFAULT_POLICY_REF, policyHash, type PolicyDocument } from "../simulation/policy.ts";
 import type { ActivePolicy } from "../simulation/simulate.ts";
+import { AppError } from "../http/errors.ts";
+import type { TestCase } from "./model.ts";
+import { runCases } from "./testing.ts";
 
 type PolicyRow = QueryRow<"policies/version">;
 
@@ -61,8 +64,49 @@ export async function policyByRef(db: Queryable, tenantId: string, ref: PolicyRe
   return row && row.policy_id === ref.policy_id && row.hash === ref.hash ? fromRow(row).document : undefined;
 }
 
-/** Stores the document as the tenant's next version and returns it. */
+/** One version of the tenant with its date (version 1: the built-in default, dated from signup); undefined: none. */
+export async function policyVersion(db: Queryable, tenantId: string, version: number): Promise<(ActivePolicy & { created_at: string }) | undefined> {
+  if (version === 1) {
+    const [builtInPolicy, row] = await Promise.all([defaultPolicy(), db.one("policies/versions", [tenantId, 2, 1])]);
+    return row && { ...builtInPolicy, created_at: row.created_at };
+  }
+  if (version > 2_147_483_647) return undefined;
+  const row = await db.one("policies/version", [tenantId, version]);
+  return row && { ...fromRow(row), created_at: row.created_at };
+}
+
+/** A page of the tenant's versions, newest first, below `before` (null: from the newest). */
+export async function listVersions(db: Queryable, tenantId: string, before: number | null, count: number) {
+  const builtInPolicy = await defaultPolicy();
+  const rows = await db.query("policies/versions", [tenantId, before, count]);
+  return rows.map((row) => {
+    const document = row.document === null ? builtInPolicy.document : (JSON.parse(row.document) as PolicyDocument);
+    return { version: row.version, hash: row.hash ?? builtInPolicy.ref.hash, created_at: row.created_at, rules: document.rules.length };
+  });
+}
+
+/** The tenant's stored test suite (empty when none was stored). */
+export async function storedTests(db: Queryable, tenantId: string): Promise<TestCase[]> {
+  const row = await db.one("policies/tests_get", [tenantId]);
+  return row ? (JSON.parse(row.cases) as TestCase[]) : [];
+}
+
+export async function storeTests(db: Queryable, tenantId: string, cases: TestCase[]): Promise<TestCase[]> {
+  const row = await db.one("policies/tests_put", [tenantId, JSON.stringify(cases)]);
+  return JSON.parse(row!.cases) as TestCase[];
+}
+
+/**
+ * Stores the document as the tenant's next version and returns it, once the stored suite passes
+ * under it; a failing case: 422 policy_tests_failed with every result, and nothing is stored.
+ */
 export async function publishPolicy(db: Queryable, tenantId: string, document: PolicyDocument): Promise<ActivePolicy> {
+  const run = runCases(document, await storedTests(db, tenantId));
+  if (run.failed > 0) {
+    throw new AppError("policy_tests_failed", `${run.failed} of ${run.results.length} stored policy tests fail under this document; nothing was published.`, {
+      fields: { results: run.results },
+    });
+  }
   const text = canonicalJson(document);
   const row = await db.one("policies/publish", [tenantId, text, await policyHash(document)]);
   return fromRow(row!);

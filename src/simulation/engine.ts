@@ -1,44 +1,65 @@
-import type { Condition, PolicyDocument, ProtectInput } from "./policy.ts";
+import type { Condition, Op, PolicyDocument, ProtectInput } from "./policy.ts";
 
 export type Decision = "ALLOWED" | "DENIED";
 
+/** What decided: the effect, its reason, and the id of the rule (null: the default effect). */
+export type Verdict = { decision: Decision; reasons: string[]; rule: string | null };
+
+/** Who asked, as far as a policy may read it: the API key (null when a session asked). */
+export type Caller = { key_id: string | null };
+
+type Value = string | number | boolean | undefined;
+
 // Receipts promise that the same input under the same policy gives the same answer, so this
 // module reads only its arguments: no clock, no I/O, no randomness, no mutation.
-export function decide(
-  input: ProtectInput,
-  policy: PolicyDocument,
-): { decision: Decision; reasons: string[] } {
-  const rule = policy.rules.find((r) => matches(r.when, input));
-  const effect = rule ? rule.effect : policy.default_effect;
-  const reason = rule ? rule.reason : policy.default_reason;
-  return { decision: effect === "allow" ? "ALLOWED" : "DENIED", reasons: [reason] };
+export function decide(input: ProtectInput, policy: PolicyDocument, caller: Caller = { key_id: null }): Verdict {
+  const rule = policy.rules.find((r) => matches(r.when, input, caller));
+  if (!rule) return { decision: toDecision(policy.default_effect), reasons: [policy.default_reason], rule: null };
+  return { decision: toDecision(rule.effect), reasons: [rule.reason], rule: rule.id };
 }
 
+const toDecision = (effect: "allow" | "deny"): Decision => (effect === "allow" ? "ALLOWED" : "DENIED");
+
 // Every field present in the condition must hold; an empty condition matches everything.
-function matches(when: Condition, input: ProtectInput): boolean {
+function matches(when: Condition, input: ProtectInput, caller: Caller): boolean {
   if (when.actions && !when.actions.some((p) => matchPattern(p, input.action))) return false;
   if (when.resources) {
     const resource = input.resource;
     if (resource === undefined || !when.resources.some((p) => matchPattern(p, resource))) return false;
   }
-  // A missing amount fails both bounds: a limit rule must not be dodged by leaving it out.
-  if (when.amount_above !== undefined && !(typeof input.amount === "number" && input.amount > when.amount_above)) {
-    return false;
-  }
-  if (
-    when.amount_at_most !== undefined &&
-    !(typeof input.amount === "number" && input.amount <= when.amount_at_most)
-  ) {
-    return false;
-  }
-  if (when.currencies && (input.currency === undefined || !when.currencies.includes(input.currency))) return false;
+  // A session (no key) is none of the listed keys.
+  if (when.keys && (caller.key_id === null || !when.keys.includes(caller.key_id))) return false;
+  if (when.amount && !holds(when.amount, input.amount)) return false;
+  if (when.currency && !holds(when.currency, input.currency)) return false;
   if (when.context) {
     const ctx = input.context ?? {};
-    for (const [key, want] of Object.entries(when.context)) {
-      // Own keys only, strict equality: "true" is not true, and "constructor" is not inherited.
-      if (!Object.hasOwn(ctx, key) || ctx[key] !== want) return false;
+    for (const [name, op] of Object.entries(when.context)) {
+      // Own keys only: "constructor" is never an inherited value.
+      if (!holds(op, Object.hasOwn(ctx, name) ? ctx[name] : undefined)) return false;
     }
   }
+  return true;
+}
+
+/**
+ * Every operator in `op` holds for `value`. Types are strict ("5" is not 5, bounds need a number,
+ * prefix a string), and a missing value fails everything but `exists: false`: a limit must not be
+ * dodged by leaving the field out, so `ne` and `not_in` fail on it too.
+ */
+export function holds(op: Op, value: Value): boolean {
+  if (op.exists !== undefined && op.exists !== (value !== undefined)) return false;
+  const others = Object.keys(op).length - (op.exists === undefined ? 0 : 1);
+  if (others === 0) return true;
+  if (value === undefined) return false;
+  if (op.eq !== undefined && value !== op.eq) return false;
+  if (op.ne !== undefined && value === op.ne) return false;
+  if (op.in !== undefined && !op.in.includes(value)) return false;
+  if (op.not_in !== undefined && op.not_in.includes(value)) return false;
+  if (op.prefix !== undefined && !(typeof value === "string" && value.startsWith(op.prefix))) return false;
+  if (op.gt !== undefined && !(typeof value === "number" && value > op.gt)) return false;
+  if (op.gte !== undefined && !(typeof value === "number" && value >= op.gte)) return false;
+  if (op.lt !== undefined && !(typeof value === "number" && value < op.lt)) return false;
+  if (op.lte !== undefined && !(typeof value === "number" && value <= op.lte)) return false;
   return true;
 }
 

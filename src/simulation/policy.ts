@@ -1,7 +1,7 @@
-import { Type, type Static } from "@sinclair/typebox";
+import { Type, type Static, type TProperties, type TSchema } from "@sinclair/typebox";
 import { contentHash } from "../crypto/canonical.ts";
 
-// Free-form facts about a request (who asked, is it approved, ...), compared by strict equality.
+// Free-form facts about a request (who asked, is it approved, ...), tested by policy operators with strict types.
 const ContextValues = Type.Record(
   Type.String({ pattern: "^[A-Za-z0-9_.-]{1,64}$" }),
   Type.Union([Type.String({ maxLength: 500 }), Type.Number(), Type.Boolean()]),
@@ -27,18 +27,61 @@ const Reason = Type.String({ minLength: 1, maxLength: 200 });
 // `*` may only end an action pattern (prefix match); anywhere else it could never match an action.
 const ActionPattern = Type.String({ minLength: 1, maxLength: 200, pattern: "^[A-Za-z0-9_.:/-]*\\*?$" });
 const ResourcePattern = Type.String({ minLength: 1, maxLength: 500 });
+const KeyId = Type.String({ pattern: "^key_[A-Za-z0-9]{1,64}$" });
+const Currency = Type.String({ pattern: "^[A-Z]{3}$" });
+const Amount = Type.Number({ minimum: 0, maximum: 1e15 });
+const ContextValue = Type.Union([Type.String({ maxLength: 500 }), Type.Number(), Type.Boolean()]);
 
 // Lists need at least one entry: an empty list would make a rule that silently never matches.
+const list = <T extends TSchema>(item: T) => Type.Array(item, { minItems: 1, maxItems: 100 });
+
+/**
+ * One operator object (docs/policy.md): every operator it has must hold. `minProperties` refuses
+ * `{}`, which would hold for anything and hide a typo'd operator name.
+ */
+function operators<T extends TSchema, E extends TProperties>(value: T, extra: E) {
+  return Type.Object(
+    {
+      eq: Type.Optional(value),
+      ne: Type.Optional(value),
+      in: Type.Optional(list(value)),
+      not_in: Type.Optional(list(value)),
+      exists: Type.Optional(Type.Boolean()),
+      ...extra,
+    },
+    { additionalProperties: false, minProperties: 1 },
+  );
+}
+
+const Bounds = {
+  gt: Type.Optional(Type.Number()),
+  gte: Type.Optional(Type.Number()),
+  lt: Type.Optional(Type.Number()),
+  lte: Type.Optional(Type.Number()),
+};
+const Prefix = { prefix: Type.Optional(Type.String({ minLength: 1, maxLength: 500 })) };
+
+// Operators are typed by the field they test: `amount: {eq: "5"}` is refused when published
+// instead of never matching. Context values may be any of the three types, so their operands may too.
+export const AmountOp = operators(Amount, Bounds);
+export const CurrencyOp = operators(Currency, Prefix);
+export const ContextOp = operators(ContextValue, { ...Bounds, ...Prefix });
+export type Op = Static<typeof ContextOp>;
+
 export const Condition = Type.Object(
   {
     actions: Type.Optional(Type.Array(ActionPattern, { minItems: 1, maxItems: 50 })),
     resources: Type.Optional(Type.Array(ResourcePattern, { minItems: 1, maxItems: 50 })),
-    amount_above: Type.Optional(Type.Number({ minimum: 0, maximum: 1e15 })),
-    amount_at_most: Type.Optional(Type.Number({ minimum: 0, maximum: 1e15 })),
-    currencies: Type.Optional(
-      Type.Array(Type.String({ pattern: "^[A-Z]{3}$" }), { minItems: 1, maxItems: 50 }),
+    keys: Type.Optional(Type.Array(KeyId, { minItems: 1, maxItems: 100 })),
+    amount: Type.Optional(AmountOp),
+    currency: Type.Optional(CurrencyOp),
+    context: Type.Optional(
+      Type.Record(Type.String({ pattern: "^[A-Za-z0-9_.-]{1,64}$" }), ContextOp, {
+        minProperties: 1,
+        maxProperties: 32,
+        additionalProperties: false,
+      }),
     ),
-    context: Type.Optional(ContextValues),
   },
   { additionalProperties: false },
 );
@@ -64,6 +107,11 @@ export const PolicyDocument = Type.Object(
   { additionalProperties: false },
 );
 export type PolicyDocument = Static<typeof PolicyDocument>;
+
+/** Whether decisions under this document read the calling key (then the payload names it). */
+export function readsKeys(doc: PolicyDocument): boolean {
+  return doc.rules.some((r) => r.when.keys !== undefined);
+}
 
 // Version 1 is referenced by receipts forever: freezing stops any caller from changing
 // what its hash stands for.
@@ -105,20 +153,20 @@ export const DEFAULT_POLICY: PolicyDocument = deepFreeze<PolicyDocument>({
       id: "deny_payment_over_limit",
       effect: "deny",
       reason: "amount_over_limit",
-      when: { actions: ["payment.*"], amount_above: 1000 },
+      when: { actions: ["payment.*"], amount: { gt: 1000 } },
     },
     {
       id: "allow_payment_within_limit",
       effect: "allow",
       reason: "payment_within_limit",
-      when: { actions: ["payment.send"], amount_at_most: 1000, currencies: ALLOWED_CURRENCIES },
+      when: { actions: ["payment.send"], amount: { lte: 1000 }, currency: { in: ALLOWED_CURRENCIES } },
     },
     // Reached only by amounts within the limit, so the currency (missing or foreign) is the reason.
     {
       id: "deny_payment_currency",
       effect: "deny",
       reason: "currency_not_allowed",
-      when: { actions: ["payment.send"], amount_at_most: 1000 },
+      when: { actions: ["payment.send"], amount: { lte: 1000 } },
     },
     { id: "deny_payment_without_amount", effect: "deny", reason: "amount_required", when: { actions: ["payment.send"] } },
     { id: "allow_document_read", effect: "allow", reason: "read_only", when: { actions: ["document.read"] } },
@@ -126,7 +174,7 @@ export const DEFAULT_POLICY: PolicyDocument = deepFreeze<PolicyDocument>({
       id: "deny_bulk_email",
       effect: "deny",
       reason: "bulk_email_forbidden",
-      when: { actions: ["email.send"], context: { bulk: true } },
+      when: { actions: ["email.send"], context: { bulk: { eq: true } } },
     },
     { id: "allow_email_send", effect: "allow", reason: "email_allowed", when: { actions: ["email.send"] } },
     {
@@ -139,7 +187,7 @@ export const DEFAULT_POLICY: PolicyDocument = deepFreeze<PolicyDocument>({
       id: "allow_deploy_production_approved",
       effect: "allow",
       reason: "deploy_approved",
-      when: { actions: ["deploy"], resources: ["prod/*"], context: { approved: true } },
+      when: { actions: ["deploy"], resources: ["prod/*"], context: { approved: { eq: true } } },
     },
     {
       id: "deny_deploy_production_unapproved",

@@ -1,0 +1,7 @@
+-- The tenant's latest stored protect receipts, newest first, for re-deciding their inputs under a
+-- draft policy. $1 tenant_id, $2 row count
+SELECT receipt_id, key_id, payload
+FROM receipts
+WHERE tenant_id = $1 AND kind = 'protect'
+ORDER BY seq DESC
+LIMIT $2;

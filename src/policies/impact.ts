@@ -1,0 +1,53 @@
+// What a draft policy would change: the inputs of stored protect receipts decided again. Pure over
+// the rows it is given; nothing is stored.
+import { decide, type Decision } from "../simulation/engine.ts";
+import type { PolicyDocument, ProtectInput } from "../simulation/policy.ts";
+
+/** A stored protect receipt as the impact replay reads it (policies/impact_receipts.sql). */
+export interface StoredDecision {
+  receipt_id: string;
+  key_id: string;
+  payload: string;
+}
+
+type Outcome = { decision: Decision; reason: string };
+export interface ImpactExample {
+  receipt_id: string;
+  input: ProtectInput;
+  before: Outcome;
+  after: Outcome;
+}
+
+/** The most changed decisions an impact report shows. */
+export const MAX_EXAMPLES = 20;
+
+export function impactOf(rows: readonly StoredDecision[], draft: PolicyDocument) {
+  let unchanged = 0;
+  let allowedToDenied = 0;
+  let deniedToAllowed = 0;
+  const examples: ImpactExample[] = [];
+  for (const row of rows) {
+    const payload = JSON.parse(row.payload) as { input: ProtectInput; decision: Decision; reasons: string[]; principal?: { key_id: string | null } };
+    // The key that decided is the payload's principal when it names one; otherwise the caller's.
+    const keyId = payload.principal ? payload.principal.key_id : row.key_id;
+    const after = decide(payload.input, draft, { key_id: keyId });
+    const before = { decision: payload.decision, reason: payload.reasons[0] };
+    if (after.decision === before.decision && after.reasons[0] === before.reason) {
+      unchanged++;
+      continue;
+    }
+    if (before.decision === "ALLOWED" && after.decision === "DENIED") allowedToDenied++;
+    if (before.decision === "DENIED" && after.decision === "ALLOWED") deniedToAllowed++;
+    if (examples.length < MAX_EXAMPLES) {
+      examples.push({ receipt_id: row.receipt_id, input: payload.input, before, after: { decision: after.decision, reason: after.reasons[0] } });
+    }
+  }
+  return {
+    evaluated: rows.length,
+    unchanged,
+    changed: rows.length - unchanged,
+    allowed_to_denied: allowedToDenied,
+    denied_to_allowed: deniedToAllowed,
+    examples,
+  };
+}

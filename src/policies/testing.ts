@@ -1,0 +1,26 @@
+// Policy test cases run against a document: pure, shared by POST /customer/policy/test, the
+// publish gate and `warden policy test` (offline), so all three judge a case alike.
+import { decide } from "../simulation/engine.ts";
+import type { PolicyDocument } from "../simulation/policy.ts";
+import type { CaseResult, TestCase } from "./model.ts";
+
+export interface TestRun {
+  passed: number;
+  failed: number;
+  results: CaseResult[];
+}
+
+/** A case passes when the decision matches and so do `reason` and `rule` where the case names them. */
+export function runCases(document: PolicyDocument, cases: readonly TestCase[]): TestRun {
+  const results = cases.map((c): CaseResult => {
+    const verdict = decide(c.input, document, { key_id: c.key_id ?? null });
+    const reason = verdict.reasons[0];
+    const passed =
+      verdict.decision === c.expect.decision &&
+      (c.expect.reason === undefined || c.expect.reason === reason) &&
+      (c.expect.rule === undefined || c.expect.rule === verdict.rule);
+    return { name: c.name, passed, decision: verdict.decision, reason, rule: verdict.rule };
+  });
+  const passed = results.filter((r) => r.passed).length;
+  return { passed, failed: results.length - passed, results };
+}
