@@ -152,6 +152,12 @@ export function PolicyEditor({ active, storedCases, onPublished }: { active: Pol
   const unsavedCases = casesDraft !== null && casesDraft !== pretty(savedCases);
   const previewed = impact !== null && impact.forText === text;
 
+  // An edit ends the server's refusals of that text (its syntax is checked again at once).
+  const edit = (field: EditorField, set: (text: string) => void) => (changed: string) => {
+    set(changed);
+    setRefused((r) => r.filter((p) => p.field !== field));
+  };
+
   const goTo = (problem: Problem) => {
     const area = areas[problem.field].current;
     if (!area || problem.line === undefined) return area?.focus();
@@ -235,10 +241,7 @@ export function PolicyEditor({ active, storedCases, onPublished }: { active: Pol
             problems={problemsOf("document")}
             area={areas.document}
             onGo={goTo}
-            onInput={(t) => {
-              setDraft(t);
-              setRefused((r) => r.filter((p) => p.field !== "document"));
-            }}
+            onInput={edit("document", setDraft)}
           />
           {draft !== null && draft !== pretty(active.document) && (
             <button type="button" onClick={() => setDraft(null)}>
@@ -255,10 +258,7 @@ export function PolicyEditor({ active, storedCases, onPublished }: { active: Pol
             problems={problemsOf("cases")}
             area={areas.cases}
             onGo={goTo}
-            onInput={(t) => {
-              setCasesDraft(t);
-              setRefused((r) => r.filter((p) => p.field !== "cases"));
-            }}
+            onInput={edit("cases", setCasesDraft)}
           />
           <div class="actions">
             <button type="button" class="primary" onClick={runTests} disabled={busy !== null}>
