@@ -288,6 +288,9 @@ describe.skipIf(!available)("console in Chromium", () => {
       await goTo("Policy", "Policy");
       await expect(page.getByTestId("policy-version").textContent()).resolves.toBe("pol_default v1");
       await expect(page.locator("textarea").count()).resolves.toBe(0);
+      // Reads work on every plan: the versions are listed, with no restore.
+      await page.locator('[data-testid="versions"] tr[data-version="1"].current').waitFor();
+      await expect(page.getByRole("button", { name: "Restore" }).count()).resolves.toBe(0);
       await shot("13-policy-free");
 
       await goTo("Plan", "Plan");
