@@ -3,12 +3,12 @@ import { readFile } from "node:fs/promises";
 import { verifyResult } from "../receipts/verify.ts";
 import { insecureFetchInit, readStdin } from "../runtime.ts";
 
-function serverUrl(): string {
+export function serverUrl(): string {
   return (process.env.WARDEN_URL || "https://127.0.0.1:8443").replace(/\/+$/, "");
 }
 
 // WARDEN_INSECURE=1 accepts the self-signed development certificate.
-function fetchOptions(): RequestInit {
+export function fetchOptions(): RequestInit {
   return process.env.WARDEN_INSECURE === "1" ? insecureFetchInit() : {};
 }
 

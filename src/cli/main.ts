@@ -5,6 +5,7 @@ import { loadConfig } from "../config.ts";
 import { runSimulate, runVerify } from "./client.ts";
 import { runVerifyProof } from "./verify-proof.ts";
 import { OPS_USAGE, OpsUsageError, runOps } from "./ops.ts";
+import { POLICY_USAGE, PolicyUsageError, runPolicy } from "./policy.ts";
 
 const USAGE = `usage: warden <command>
   serve                                   run the HTTPS service
@@ -12,6 +13,7 @@ const USAGE = `usage: warden <command>
                                           call /v1/simulate on WARDEN_URL with WARDEN_API_KEY
   verify FILE|- [--jwks FILE]             check a saved result offline against the JWKS
   verify --proof FILE|- [--jwks FILE]     check {receipt, proof, checkpoint}: the receipt is in the signed log
+${POLICY_USAGE}
 ${OPS_USAGE}`;
 
 export class UsageError extends Error {}
@@ -53,6 +55,8 @@ async function main(argv: string[]): Promise<number> {
     }
     case "ops":
       return runOps(rest);
+    case "policy":
+      return runPolicy(rest);
     case undefined:
     case "help":
     case "--help":
@@ -66,6 +70,11 @@ async function main(argv: string[]): Promise<number> {
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (err) => {
+    // A bad policy or cases file: the message names the file and JSON path; the usage would bury it.
+    if (err instanceof PolicyUsageError) {
+      console.error(`error: ${err.message}`);
+      process.exit(2);
+    }
     const usage = err instanceof UsageError || err instanceof OpsUsageError || (err as { code?: string })?.code?.startsWith?.("ERR_PARSE_ARGS");
     console.error(usage ? `${(err as Error).message}\n${USAGE}` : `error: ${(err as Error).message}`);
     process.exit(usage ? 2 : 1);

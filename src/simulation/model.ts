@@ -1,14 +1,24 @@
 // Request and response shapes of /v1/simulate and /v1/presets (contract sections 3 and 4).
 import { Type } from "@sinclair/typebox";
 import { t } from "elysia";
-import { ProtectInput } from "./policy.ts";
+import { PolicyDocument, ProtectInput } from "./policy.ts";
 
-export const SimulateBody = t.Object({ preset: t.String({ maxLength: 100 }) }, { additionalProperties: false });
+// `preset` or `input`, not both (checked in the route: a union would blur the error's path).
+export const SimulateBody = t.Object(
+  {
+    preset: t.Optional(t.String({ maxLength: 100 })),
+    input: t.Optional(ProtectInput),
+    policy_version: t.Optional(Type.Integer({ minimum: 1, maximum: 2_147_483_647 })),
+    document: t.Optional(PolicyDocument),
+  },
+  { additionalProperties: false },
+);
 
 const Decision = t.Union([t.Literal("ALLOWED"), t.Literal("DENIED")]);
 const Hash = t.String({ pattern: "^0x[0-9a-f]{64}$" });
 
-export const PolicyRef = t.Object({ policy_id: t.String(), version: Type.Integer({ minimum: 1 }), hash: Hash });
+// A draft simulated with a session is `{policy_id: "draft", version: null, hash}`.
+export const PolicyRef = t.Object({ policy_id: t.String(), version: t.Union([Type.Integer({ minimum: 1 }), t.Null()]), hash: Hash });
 
 export const ResultPayload = t.Object({
   v: t.Literal(1),
@@ -27,7 +37,7 @@ export const SimulationResult = t.Object({
   request_id: t.String(),
   content_hash: Hash,
   timestamp: t.String({ format: "date-time" }),
-  preset: t.String(),
+  preset: t.Union([t.String(), t.Null()], { description: "the preset simulated; null for an input" }),
   reasons: t.Array(t.String()),
   payload: ResultPayload,
   signature: t.String(),

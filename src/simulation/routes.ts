@@ -1,33 +1,56 @@
 // /v1/simulate (alias /api/simulate) and /v1/presets.
 import { Elysia } from "elysia";
+import type { Static } from "@sinclair/typebox";
 import { AppError, ErrorResponse } from "../http/errors.ts";
 import type { Deps } from "../app/deps.ts";
 import { requestId } from "../http/request-state.ts";
 import { PresetList, SimulateBody, SimulationResult } from "./model.ts";
-import { activePolicy } from "../policies/store.ts";
+import { activePolicy, policyVersion } from "../policies/store.ts";
 import { assertVerdict, requireFeature } from "../plans/features.ts";
+import { policyHash } from "./policy.ts";
 import { PRESETS, presetNames } from "./presets.ts";
-import { simulatePreset, type ActivePolicy } from "./simulate.ts";
+import { simulate, type SimulatedPolicy, type Subject } from "./simulate.ts";
+
+type Body = Static<typeof SimulateBody>;
+
+function subjectOf(body: Body): Subject {
+  if ((body.preset === undefined) === (body.input === undefined)) throw new AppError("invalid_request", "body: send either preset or input.");
+  return body.preset !== undefined ? { preset: body.preset } : { input: body.input! };
+}
 
 export function simulationRoutes(deps: Deps) {
-  const simulate = async ({ body, request }: { body: { preset: string }; request: Request }) => {
-    // Either credential; an API key wins when both are sent. A key brings its tenant's verdicts
-    // and active policy version along; a session reads them. Either way the policy is the one
-    // /v1/protect would decide under.
+  // The version asked for, of the caller's tenant; another tenant's or an unknown one is 404.
+  const versionOf = async (tenantId: string, version: number) => {
+    const policy = await policyVersion(deps.db, tenantId, version);
+    if (!policy) throw new AppError("not_found", "No policy version with this number.");
+    return { ref: policy.ref, document: policy.document };
+  };
+
+  const run = async ({ body, request }: { body: Body; request: Request }) => {
+    const subject = subjectOf(body);
+    if (body.document !== undefined && body.policy_version !== undefined) {
+      throw new AppError("invalid_request", "body: send either policy_version or document, not both.");
+    }
+    // Either credential; an API key wins when both are sent. Without policy_version or document,
+    // the policy is the one /v1/protect would decide under.
     let tenantId: string;
-    let policy: ActivePolicy;
+    let policy: SimulatedPolicy;
     if (request.headers.has("x-api-key")) {
       const key = await deps.keys.require(request);
       assertVerdict("simulate", key.features.simulate);
       tenantId = key.tenant_id;
-      policy = await deps.policies.forRef(tenantId, key.policy);
+      // A draft is the account owner's tool: a bot's key decides under published versions only.
+      if (body.document !== undefined) throw new AppError("invalid_request", "body/document: a draft document needs a session (Authorization: Bearer), not an API key.");
+      policy = body.policy_version !== undefined ? await versionOf(tenantId, body.policy_version) : await deps.policies.forRef(tenantId, key.policy);
     } else if (request.headers.has("authorization")) {
       tenantId = (await deps.sessions.require(request)).tenant_id;
       await requireFeature(deps.db, tenantId, "simulate");
-      policy = await activePolicy(deps.db, tenantId);
+      if (body.document !== undefined) policy = { ref: { policy_id: "draft", version: null, hash: await policyHash(body.document) }, document: body.document };
+      else if (body.policy_version !== undefined) policy = await versionOf(tenantId, body.policy_version);
+      else policy = await activePolicy(deps.db, tenantId);
     } else throw new AppError("unauthorized", "Send X-API-Key: <key> or Authorization: Bearer <token>.");
-    return simulatePreset({
-      preset: body.preset,
+    return simulate({
+      subject,
       policy,
       requestId: requestId(request),
       tenantId,
@@ -40,15 +63,15 @@ export function simulationRoutes(deps: Deps) {
     body: SimulateBody,
     // Documents the JSON body; the app's own parser (src/http/body.ts) runs first.
     parse: "json" as const,
-    response: { 200: SimulationResult, 400: ErrorResponse, 401: ErrorResponse },
+    response: { 200: SimulationResult, 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse },
     detail: { summary, tags: ["simulation"], security: [{ apiKey: [] as string[] }, { bearer: [] as string[] }] as Record<string, string[]>[] },
   });
 
   const presets = presetNames().map((name) => ({ preset: name, description: PRESETS[name].description, input: PRESETS[name].input }));
 
   return new Elysia({ name: "simulation" })
-    .post("/v1/simulate", simulate, hook("Dry-run a named preset against the active policy"))
-    .post("/api/simulate", simulate, hook("Alias of /v1/simulate"))
+    .post("/v1/simulate", run, hook("Dry-run a preset or an input against the active policy, a stored version or (with a session) a draft"))
+    .post("/api/simulate", run, hook("Alias of /v1/simulate"))
     .get("/v1/presets", () => ({ ok: true as const, presets }), {
       response: { 200: PresetList },
       detail: { summary: "The named simulation scenarios", tags: ["simulation"] },

@@ -1,12 +1,13 @@
-// A dry run of a named preset: the pure decision, its payload and hash, and the signed claims.
+// A dry run: the pure decision of a preset or an input under a policy (a stored version or a
+// draft), its payload and hash, and the signed claims. Nothing is stored.
 import { BoundedMap } from "../bounded-map.ts";
 import { canonicalJson } from "../crypto/canonical.ts";
 import { sha256HexSync } from "../crypto/sync.ts";
 import type { ReceiptSigner } from "../receipts/signer.ts";
 import { AppError } from "../http/errors.ts";
 import { decide } from "./engine.ts";
-import { buildPayload, type PolicyRef } from "./payload.ts";
-import type { PolicyDocument } from "./policy.ts";
+import { buildPayload, type DraftRef, type PolicyRef } from "./payload.ts";
+import type { PolicyDocument, ProtectInput } from "./policy.ts";
 import { PRESETS } from "./presets.ts";
 
 export interface ActivePolicy {
@@ -14,13 +15,18 @@ export interface ActivePolicy {
   document: PolicyDocument;
 }
 
+/** A policy a simulation may decide under: a stored version, or a session's unsaved draft. */
+export interface SimulatedPolicy {
+  ref: PolicyRef | DraftRef;
+  document: PolicyDocument;
+}
+
 type Outcome = ReturnType<typeof outcome>;
 
-/** A preset's decision, payload and content_hash under a policy version. */
-function outcome(name: string, policy: ActivePolicy) {
-  const { input } = PRESETS[name];
+/** An input's decision, payload and content_hash under a policy (preset: the input is that preset's). */
+function outcome(input: ProtectInput, policy: SimulatedPolicy, preset?: string) {
   const { decision, reasons } = decide(input, policy.document);
-  const payload = buildPayload({ kind: "simulation", input, policy: policy.ref, decision, reasons, preset: name });
+  const payload = buildPayload({ kind: "simulation", input, policy: policy.ref, decision, reasons, preset });
   return { decision, reasons, payload, content_hash: sha256HexSync(canonicalJson(payload)) };
 }
 
@@ -32,25 +38,37 @@ export class PresetOutcomes {
   private readonly known = new BoundedMap<string, Outcome>(10_000);
 
   /** name must be a preset's (PRESETS): the memo is keyed by it. */
-  of(name: string, policy: ActivePolicy): Outcome {
+  of(name: string, policy: SimulatedPolicy): Outcome {
     const key = `${name}\u0000${policy.ref.policy_id}\u0000${policy.ref.version}\u0000${policy.ref.hash}`;
     let found = this.known.get(key);
-    if (!found) this.known.set(key, (found = outcome(name, policy)));
+    if (!found) this.known.set(key, (found = outcome(PRESETS[name].input, policy, name)));
     return found;
   }
 }
 
-export async function simulatePreset(args: {
-  preset: string;
-  policy: ActivePolicy;
+/** What to simulate: a named preset, or an input of the caller's own. */
+export type Subject = { preset: string } | { input: ProtectInput };
+
+export async function simulate(args: {
+  subject: Subject;
+  policy: SimulatedPolicy;
   requestId: string;
   tenantId: string;
   timestamp: string;
   signer: ReceiptSigner;
   outcomes: PresetOutcomes;
 }) {
-  if (!Object.hasOwn(PRESETS, args.preset)) throw new AppError("invalid_preset", "Unknown preset; GET /v1/presets lists them.");
-  const { decision, reasons, payload, content_hash } = args.outcomes.of(args.preset, args.policy);
+  const { subject } = args;
+  let preset: string | null = null;
+  let result: Outcome;
+  if ("preset" in subject) {
+    if (!Object.hasOwn(PRESETS, subject.preset)) throw new AppError("invalid_preset", "Unknown preset; GET /v1/presets lists them.");
+    preset = subject.preset;
+    result = args.outcomes.of(subject.preset, args.policy);
+  } else {
+    result = outcome(subject.input, args.policy);
+  }
+  const { decision, reasons, payload, content_hash } = result;
   const signature = await args.signer.sign({
     content_hash,
     request_id: args.requestId,
@@ -65,7 +83,7 @@ export async function simulatePreset(args: {
     request_id: args.requestId,
     content_hash,
     timestamp: args.timestamp,
-    preset: args.preset,
+    preset,
     reasons,
     payload,
     signature,
