@@ -448,6 +448,7 @@ describe.skipIf(!available)("console in Chromium", () => {
       await diff.waitFor();
       await expect(diff.locator("span.add", { hasText: '"id": "deny_payment_over_100"' }).count()).resolves.toBe(1);
       await expect(diff.locator("span.del").count()).resolves.toBe(0);
+      await expect(page.getByTestId("rule-changes").textContent()).resolves.toBe("Rules added: deny_payment_over_100");
       await shot("16g-policy-diff");
 
       // Restore v1: refused while a saved test needs v2's answer, then done once the suite allows it.

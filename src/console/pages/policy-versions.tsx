@@ -3,6 +3,8 @@
 import { useEffect, useState } from "preact/hooks";
 import { api } from "../app/api.ts";
 import { lineDiff, type DiffLine } from "../app/line-diff.ts";
+import { diffPolicies, type PolicyDiff } from "../../policies/diff.ts";
+import type { PolicyDocument } from "../../simulation/policy.ts";
 import { announce, ConfirmButton, ErrorNotice, Loading, When } from "../app/ui.tsx";
 import { pretty } from "../app/policy-text.ts";
 import { failedTests, TestResults, type Policy } from "./policy-editor.tsx";
@@ -23,7 +25,7 @@ export function PolicyVersions({ active, canRestore, changed, onRestored }: { ac
   const [loading, setLoading] = useState(true);
   const [error, setError] = useState<unknown>(null);
   const [pair, setPair] = useState<{ from?: number; to?: number }>({});
-  const [diff, setDiff] = useState<{ from: number; to: number; lines: DiffLine[] } | null>(null);
+  const [diff, setDiff] = useState<{ from: number; to: number; lines: DiffLine[]; rules: PolicyDiff } | null>(null);
   const [busy, setBusy] = useState(false);
 
   const load = async (cursor: string | null) => {
@@ -51,7 +53,8 @@ export function PolicyVersions({ active, canRestore, changed, onRestored }: { ac
     try {
       const [a, b] = await Promise.all([from, to].map((v) => api<Policy>("GET", `/customer/policy/versions/${v}`)));
       const lines = lineDiff(pretty(a.document), pretty(b.document));
-      setDiff({ from, to, lines });
+      // Rule by rule as `warden policy diff` says it, then line by line.
+      setDiff({ from, to, lines, rules: diffPolicies(a.document as PolicyDocument, b.document as PolicyDocument) });
       const added = lines.filter((l) => l.op === "add").length;
       const removed = lines.filter((l) => l.op === "del").length;
       announce(added + removed === 0 ? `Versions ${from} and ${to} have the same document.` : `Version ${from} to ${to}: ${added} lines added, ${removed} removed.`);
@@ -163,6 +166,7 @@ export function PolicyVersions({ active, canRestore, changed, onRestored }: { ac
               <figcaption>
                 v{diff.from} → v{diff.to}: {diff.lines.filter((l) => l.op === "add").length} lines added, {diff.lines.filter((l) => l.op === "del").length} removed
               </figcaption>
+              <RuleChanges diff={diff.rules} />
               <pre class="json diff" tabIndex={0} data-testid="policy-diff">
                 {diff.lines.map((l, i) => (
                   <span key={i} class={l.op}>
@@ -175,5 +179,35 @@ export function PolicyVersions({ active, canRestore, changed, onRestored }: { ac
         </>
       )}
     </section>
+  );
+}
+
+/** The rule-level summary of a diff: rules added, removed, changed, the order, the default. */
+function RuleChanges({ diff }: { diff: PolicyDiff }) {
+  const ids = (label: string, list: string[]) =>
+    list.length > 0 && (
+      <li>
+        {label}:{" "}
+        {list.map((id, i) => (
+          <span key={id}>
+            {i > 0 && ", "}
+            <code>{id}</code>
+          </span>
+        ))}
+      </li>
+    );
+  return (
+    <ul class="rule-changes" data-testid="rule-changes">
+      {diff.same && <li>The same rules in the same order, and the same default.</li>}
+      {ids("Rules added", diff.added)}
+      {ids("Rules removed", diff.removed)}
+      {ids("Rules changed", diff.changed)}
+      {diff.reordered && <li>Rules both have come in another order: the first match decides.</li>}
+      {diff.default && (
+        <li>
+          Default: {diff.default.before.effect} (<code>{diff.default.before.reason}</code>) → {diff.default.after.effect} (<code>{diff.default.after.reason}</code>)
+        </li>
+      )}
+    </ul>
   );
 }
