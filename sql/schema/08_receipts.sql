@@ -1,23 +1,41 @@
 -- The receipt log (contract section 4): each tenant's decisions as a hash chain, the keys that
 -- sign them, and the daily usage the plans' quotas count. Custom SQLSTATEs (docs/error_codes.md):
 --   WR001 receipts and heads are append-only   WR005 inserted rows do not continue the chain
+--   WR008 no such signing key   WR009 a compromise mark set in the future, lifted or moved later
 -- and, as refusal codes answered by receipt_append() per item (nothing raised):
 --   WR002 no such protect receipt   WR003 protect decision DENIED   WR004 protect receipt too old
 --   WR007 protect receipt already executed   WQ001 protect_per_day   WQ002 execute_per_day
 --   WQ003 receipts_stored
 
--- Ed25519 keys that sign receipts. Exactly one is active; retired keys stay published in the JWKS
--- so every receipt ever signed remains verifiable.
+-- Ed25519 keys that sign receipts. At most one is active; retired keys stay published in the JWKS
+-- so every receipt ever signed remains verifiable. A key marked compromised_since is published with
+-- that mark, and verifiers refuse its signatures of that instant or later.
 CREATE TABLE signing_keys (
-  kid          text PRIMARY KEY,
-  public_jwk   jsonb NOT NULL,
-  private_jwk  jsonb NOT NULL,
-  status       text NOT NULL CHECK (status IN ('active', 'retired')),
-  created_at   timestamptz NOT NULL DEFAULT now(),
-  retired_at   timestamptz,
-  CONSTRAINT signing_keys_retired_at_matches_status CHECK ((status = 'retired') = (retired_at IS NOT NULL))
+  kid                text PRIMARY KEY,
+  public_jwk         jsonb NOT NULL,
+  private_jwk        jsonb NOT NULL,
+  status             text NOT NULL CHECK (status IN ('active', 'retired')),
+  created_at         timestamptz NOT NULL DEFAULT now(),
+  retired_at         timestamptz,
+  compromised_since  timestamptz,
+  CONSTRAINT signing_keys_retired_at_matches_status CHECK ((status = 'retired') = (retired_at IS NOT NULL)),
+  CONSTRAINT signing_keys_compromised_not_active CHECK (compromised_since IS NULL OR status = 'retired')
 );
 CREATE UNIQUE INDEX signing_keys_one_active ON signing_keys ((true)) WHERE status = 'active';
+
+CREATE FUNCTION signing_keys_guard() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+  IF OLD.compromised_since IS NOT NULL AND (NEW.compromised_since IS NULL OR NEW.compromised_since > OLD.compromised_since) THEN
+    RAISE EXCEPTION 'signing key % is compromised since %; the mark is never lifted or moved later', OLD.kid, iso_time(OLD.compromised_since)
+      USING ERRCODE = 'WR009';
+  END IF;
+  RETURN NEW;
+END $$;
+COMMENT ON FUNCTION signing_keys_guard() IS
+  'A signing key''s compromise mark is never lifted nor moved later (WR009): that would make forged signatures verify again.';
+CREATE TRIGGER signing_keys_guard BEFORE UPDATE ON signing_keys
+  FOR EACH ROW EXECUTE FUNCTION signing_keys_guard();
 
 CREATE FUNCTION signing_key_rotate(p_kid text, p_public jsonb, p_private jsonb) RETURNS text
 LANGUAGE plpgsql AS $$
@@ -29,23 +47,60 @@ END $$;
 COMMENT ON FUNCTION signing_key_rotate(text, jsonb, jsonb) IS
   'Retires the active receipt signing key and activates a new one in one step; old public keys stay in the JWKS.';
 
--- chain_hash of contract section 4: SHA-256 of the JCS text of
--- {prev, content_hash, request_id, timestamp, seq}. JCS sorts the keys (content_hash, prev,
--- request_id, seq, timestamp) and escapes strings as JSON does; every string here is hex, ISO
--- time or a visible-ASCII request id (the receipts CHECK), for which to_json() escapes exactly as
--- JCS does. src/receipts/chain.ts computes the same in TypeScript; a test checks they agree.
-CREATE FUNCTION receipt_chain_hash(p_prev text, p_content_hash text, p_request_id text, p_timestamp text, p_seq bigint)
+CREATE FUNCTION signing_key_revoke(p_kid text, p_compromised_since timestamptz)
+RETURNS TABLE (kid text, status text, retired_at text, compromised_since text)
+LANGUAGE plpgsql AS $$
+#variable_conflict use_column
+DECLARE
+  -- Milliseconds, as every signed timestamp is written: truncating only moves the mark earlier.
+  v_since timestamptz := date_trunc('milliseconds', p_compromised_since);
+BEGIN
+  IF v_since IS NULL OR v_since > now() THEN
+    RAISE EXCEPTION 'compromised_since must be a time not in the future' USING ERRCODE = 'WR009';
+  END IF;
+  -- The active key stops being active here; the service makes a new one when it next loads its key.
+  UPDATE signing_keys k
+  SET status = 'retired',
+      retired_at = coalesce(k.retired_at, now()),
+      compromised_since = least(k.compromised_since, v_since)
+  WHERE k.kid = p_kid;
+  IF NOT FOUND THEN
+    RAISE EXCEPTION 'no signing key %', p_kid USING ERRCODE = 'WR008';
+  END IF;
+  RETURN QUERY SELECT k.kid, k.status, iso_time(k.retired_at), iso_time(k.compromised_since) FROM signing_keys k WHERE k.kid = p_kid;
+END $$;
+COMMENT ON FUNCTION signing_key_revoke(text, timestamptz) IS
+  'Marks a receipt signing key compromised since a time not in the future (WR009 otherwise; unknown kid WR008): the JWKS publishes '
+  'the mark and verifiers refuse the key''s signatures of that instant or later. An active key is retired at once (no key is then '
+  'active: the service creates a new one when it next loads its key); a mark only ever moves earlier (the earlier time wins).';
+
+-- chain_hash of contract section 4: SHA-256 of the JCS text of the receipt claims plus prev and seq,
+-- {v: 2, receipt_id, tenant_id, key_id, kind, request_id, timestamp, content_hash, protect_receipt_id, prev, seq}.
+-- JCS sorts the keys (content_hash, key_id, kind, prev, protect_receipt_id, receipt_id, request_id,
+-- seq, tenant_id, timestamp, v) and escapes strings as JSON does; every string here is an id, hex,
+-- ISO time or a visible-ASCII request id (the receipts CHECK), for which to_json() escapes exactly
+-- as JCS does (`"` and `\` included). src/receipts/chain.ts computes the same in TypeScript; a test
+-- checks they agree.
+CREATE FUNCTION receipt_chain_hash(p_receipt_id text, p_tenant_id text, p_key_id text, p_kind text, p_request_id text,
+                                   p_timestamp text, p_content_hash text, p_protect_receipt_id text, p_prev text, p_seq bigint)
 RETURNS text
 LANGUAGE sql STABLE PARALLEL SAFE AS $$
   SELECT sha256_hex(
     '{"content_hash":' || to_json(p_content_hash)::text ||
+    ',"key_id":' || coalesce(to_json(p_key_id)::text, 'null') ||
+    ',"kind":' || to_json(p_kind)::text ||
     ',"prev":' || coalesce(to_json(p_prev)::text, 'null') ||
+    ',"protect_receipt_id":' || coalesce(to_json(p_protect_receipt_id)::text, 'null') ||
+    ',"receipt_id":' || coalesce(to_json(p_receipt_id)::text, 'null') ||
     ',"request_id":' || to_json(p_request_id)::text ||
     ',"seq":' || p_seq::text ||
-    ',"timestamp":' || to_json(p_timestamp)::text || '}')
+    ',"tenant_id":' || to_json(p_tenant_id)::text ||
+    ',"timestamp":' || to_json(p_timestamp)::text ||
+    ',"v":2}')
 $$;
-COMMENT ON FUNCTION receipt_chain_hash(text, text, text, text, bigint) IS
-  'chain_hash = "0x" + hex SHA-256 of JCS {prev, content_hash, request_id, timestamp, seq} (contract section 4).';
+COMMENT ON FUNCTION receipt_chain_hash(text, text, text, text, text, text, text, text, text, bigint) IS
+  'chain_hash = "0x" + hex SHA-256 of JCS {v: 2, receipt_id, tenant_id, key_id, kind, request_id, timestamp, content_hash, '
+  'protect_receipt_id, prev, seq}: the signed receipt claims plus the link (contract section 4).';
 
 -- One row per tenant with a receipt: the size of its log and the last chain_hash. Appends lock
 -- this row, so one tenant's appends take turns while other tenants' run in parallel.
@@ -140,7 +195,8 @@ BEGIN
   IF EXISTS (
     SELECT 1 FROM added a LEFT JOIN added b ON b.tenant_id = a.tenant_id AND b.seq = a.seq - 1
     WHERE (b.seq IS NOT NULL AND a.prev_hash IS DISTINCT FROM b.chain_hash)
-       OR a.chain_hash <> receipt_chain_hash(a.prev_hash, a.content_hash, a.request_id, iso_time(a.issued_at), a.seq)
+       OR a.chain_hash <> receipt_chain_hash(a.receipt_id, a.tenant_id, a.key_id, a.kind, a.request_id, iso_time(a.issued_at),
+                                             a.content_hash, a.protect_receipt_id, a.prev_hash, a.seq)
   ) THEN
     RAISE EXCEPTION 'receipts do not continue their chain (prev_hash or chain_hash)' USING ERRCODE = 'WR005';
   END IF;
@@ -315,7 +371,8 @@ BEGIN
 
   -- The links: one ordered pass from each locked head, a tenant's accepted items in input order.
   FOR it IN
-    SELECT i.idx, i.tenant_id, i.content_hash, i.request_id, i.ts, h.tree_size, h.head_hash
+    SELECT i.idx, i.receipt_id, i.tenant_id, i.key_id, i.kind, i.request_id, i.ts, i.content_hash, i.protect_receipt_id,
+           h.tree_size, h.head_hash
     FROM unnest(v_items) AS i
     CROSS JOIN LATERAL (SELECT h.tree_size, h.head_hash FROM receipt_heads h WHERE h.tenant_id = i.tenant_id LIMIT 1) h
     WHERE i.refusal IS NULL
@@ -328,7 +385,8 @@ BEGIN
     END IF;
     v_items[it.idx + 1].seq := v_size;
     v_items[it.idx + 1].prev_hash := v_head;
-    v_head := receipt_chain_hash(v_head, it.content_hash, it.request_id, it.ts, v_size);
+    v_head := receipt_chain_hash(it.receipt_id, it.tenant_id, it.key_id, it.kind, it.request_id, it.ts, it.content_hash,
+                                 it.protect_receipt_id, v_head, v_size);
     v_items[it.idx + 1].chain_hash := v_head;
     v_size := v_size + 1;
   END LOOP;

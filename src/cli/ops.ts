@@ -3,13 +3,17 @@
 import { loadConfig } from "../config.ts";
 import { openDb } from "../db/index.ts";
 import { migrate } from "../db/migrate.ts";
+import { parseArgs } from "node:util";
+import { DbError } from "../db/index.ts";
 import { ReceiptSigner } from "../receipts/signer.ts";
-import { parseReviewCommand, REVIEW_USAGE, ReviewUsageError, runReviewCommand } from "./ops-review.ts";
+import { parseReviewCommand, REVIEW_USAGE, ReviewUsageError, runOpsScript, runReviewCommand } from "./ops-review.ts";
 import { RECEIPTS_USAGE, runReceiptsCheck } from "./ops-receipts.ts";
 
 export class OpsUsageError extends Error {}
 
 export const OPS_USAGE = `  ops signing-key rotate                  retire the receipt signing key and make a new one
+  ops signing-key revoke KID --compromised-since TIME
+                                          mark a signing key compromised since TIME (ISO 8601); its later signatures stop verifying
 ${REVIEW_USAGE}
 ${RECEIPTS_USAGE}`;
 
@@ -28,6 +32,7 @@ export async function runOps(args: string[]): Promise<number> {
       await db.close();
     }
   }
+  if (group === "signing-key" && action === "revoke") return runSigningKeyRevoke(rest);
   if (group === "receipts" && action === "check") {
     if (rest.length !== 1) throw new OpsUsageError("ops receipts check needs one TENANT (cust_...)");
     return runReceiptsCheck(rest[0]);
@@ -50,4 +55,30 @@ export async function runOps(args: string[]): Promise<number> {
     }
   }
   throw new OpsUsageError(`unknown ops command: ${args.join(" ") || "(none)"}`);
+}
+
+// sql/ops/signing_key_revoke.sql, then a successor key at once when the revoked one was active, so
+// that no instance that loads its key from here on signs with the compromised one.
+async function runSigningKeyRevoke(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({ args, options: { "compromised-since": { type: "string" } }, strict: true, allowPositionals: true });
+  const since = values["compromised-since"];
+  if (positionals.length !== 1 || !since) throw new OpsUsageError("ops signing-key revoke needs one KID and --compromised-since TIME");
+  const config = loadConfig();
+  const db = await openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  try {
+    await migrate(db);
+    let rows;
+    try {
+      rows = await runOpsScript(db, "ops/signing_key_revoke", { kid: positionals[0], compromised_since: since });
+    } catch (err) {
+      if (!(err instanceof DbError)) throw err;
+      console.log(JSON.stringify({ ok: false, error: "refused", message: err.message }));
+      return 1;
+    }
+    const active = await ReceiptSigner.open(db);
+    console.log(JSON.stringify({ ok: true, revoked: rows[0], active_kid: active.kid, note: "running instances stop signing with it within a minute" }));
+    return 0;
+  } finally {
+    await db.close();
+  }
 }

@@ -1,14 +1,6 @@
 import { CompactSign, calculateJwkThumbprint, compactVerify } from "jose";
 import { canonicalJson } from "./canonical.ts";
 
-export type ReceiptClaims = {
-  content_hash: string;
-  request_id: string;
-  tenant_id: string;
-  timestamp: string;
-  kind: string;
-};
-
 export type SigningJwk = JsonWebKey & { kid: string };
 
 // Receipts are small; refusing huge tokens early keeps a verifier cheap to call with junk.
@@ -31,10 +23,11 @@ export async function signCanonical(
 export async function verifyCanonical(
   jws: string,
   jwks: { keys: JsonWebKey[] },
-): Promise<{ valid: boolean; payload?: unknown; kid?: string }> {
+): Promise<{ valid: boolean; payload?: unknown; kid?: string; compromised_since?: unknown }> {
   try {
     if (typeof jws !== "string" || jws.length > MAX_JWS_LENGTH) return { valid: false };
     let kid: string | undefined;
+    let compromised: { since: unknown } | undefined;
     const { payload } = await compactVerify(
       jws,
       async (header) => {
@@ -42,6 +35,7 @@ export async function verifyCanonical(
         const jwk = findEd25519Key(jwks, header.kid);
         if (!jwk) throw new Error("unknown kid");
         kid = header.kid;
+        if ("compromised_since" in jwk) compromised = { since: (jwk as { compromised_since?: unknown }).compromised_since };
         // Import only the public coordinates so stray fields (d, key_ops, alg) cannot interfere.
         return crypto.subtle.importKey("jwk", { kty: "OKP", crv: "Ed25519", x: jwk.x }, { name: "Ed25519" }, false, [
           "verify",
@@ -49,10 +43,24 @@ export async function verifyCanonical(
       },
       { algorithms: ["EdDSA"] },
     );
-    return { valid: true, payload: JSON.parse(strictUtf8.decode(payload)), kid };
+    const verified = { valid: true, payload: JSON.parse(strictUtf8.decode(payload)), kid };
+    return compromised ? { ...verified, compromised_since: compromised.since } : verified;
   } catch {
     return { valid: false };
   }
+}
+
+/**
+ * Whether a signature counts for what it says it signed at signedAt: a key the JWKS marks
+ * `compromised_since` vouches only for instants strictly before it (anyone may have signed later
+ * ones). A mark or time that does not parse counts as compromised: fail closed.
+ */
+export function signedBeforeCompromise(compromisedSince: unknown, signedAt: unknown): boolean {
+  if (compromisedSince === undefined) return true;
+  if (typeof compromisedSince !== "string" || typeof signedAt !== "string") return false;
+  const since = Date.parse(compromisedSince);
+  const at = Date.parse(signedAt);
+  return Number.isFinite(since) && Number.isFinite(at) && at < since;
 }
 
 function findEd25519Key(jwks: { keys: JsonWebKey[] }, kid: string): JsonWebKey | undefined {

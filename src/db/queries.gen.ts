@@ -479,6 +479,7 @@ export interface Queries {
       public_jwk: unknown;
       private_jwk: unknown;
       status: string;
+      compromised_since: string;
     };
   };
   "receipts/usage_summary": {

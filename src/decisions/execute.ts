@@ -18,8 +18,9 @@ async function storedProtect(deps: Deps, tenantId: string, receiptId: string): P
 
 export async function execute(deps: Deps, principal: KeyPrincipal, protectReceiptId: string, requestId: string): Promise<Outcome> {
   const decided = deps.receipts.issuedProtect(principal.tenant_id, protectReceiptId) ?? (await storedProtect(deps, principal.tenant_id, protectReceiptId));
-  // The execution carries the decision it executes: same input, policy version and reasons.
-  const payload = buildPayload({ kind: "execute", input: decided.input, policy: decided.policy, decision: decided.decision, reasons: decided.reasons });
+  // The execution carries the decision it executes: same input, policy version, reasons, rule and principal.
+  const { input, policy, decision, reasons, rule } = decided;
+  const payload = buildPayload({ kind: "execute", input, policy, decision, reasons, rule, principal: decided.principal });
   return recordDecision(deps, { tenantId: principal.tenant_id, keyId: principal.key_id, requestId, payload, protectReceiptId }, (receipt) => ({
     ok: true,
     executed: true,

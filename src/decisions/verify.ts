@@ -50,7 +50,10 @@ async function decisionHolds(deps: Deps, tenantId: string, receipt: unknown): Pr
   if (typeof policy_id !== "string" || typeof version !== "number" || typeof hash !== "string") return false;
   const document = await policyByRef(deps.db, tenantId, { policy_id, version, hash });
   if (!document) return false;
-  const again = decide(input, document);
+  // Under a version with a keys condition the payload names the key that asked, and that key decides again.
+  const principal = receipt.payload.principal;
+  const keyId = isObject(principal) && typeof principal.key_id === "string" ? principal.key_id : null;
+  const again = decide(input, document, { key_id: keyId });
   return again.decision === decision && receipt.decision === decision && canonicalJson(again.reasons) === canonicalJson(reasons);
 }
 

@@ -8,6 +8,7 @@ import { canonicalJson } from "../crypto/canonical.ts";
 import { sha256HexSync } from "../crypto/sync.ts";
 import { newId } from "../ids.ts";
 import type { ResultPayload } from "../simulation/payload.ts";
+import { receiptClaims } from "./claims.ts";
 import type { ReceiptSigner } from "./signer.ts";
 import type { ReceiptView } from "./store.ts";
 
@@ -87,9 +88,10 @@ export class ReceiptAppender {
     const timestamp = at.toISOString();
     const text = canonicalJson(payload);
     const content_hash = sha256HexSync(text);
-    const signature = await this.signer.sign({ content_hash, request_id: requestId, tenant_id: tenantId, timestamp, kind });
     const receipt_id = newId("rcpt_");
     const protect_receipt_id = args.protectReceiptId ?? null;
+    const claims = receiptClaims({ receipt_id, tenant_id: tenantId, key_id: keyId, kind, request_id: requestId, timestamp, content_hash, protect_receipt_id });
+    const signature = await this.signer.sign(claims);
     const row = await this.batches.submit({
       receipt_id,
       tenant_id: tenantId,

@@ -2,14 +2,14 @@
 // value when it appends (receipt_chain_hash() in sql/schema); this copy serves checks
 // made outside it: `warden ops receipts check`, `warden verify --proof`, tests.
 import { canonicalJson, hexToBytes, sha256Hex } from "../crypto/canonical.ts";
+import { receiptClaims, type ReceiptClaims } from "./claims.ts";
 import { leafHash } from "./merkle.ts";
 
-export type ChainLink = { prev: string | null; content_hash: string; request_id: string; timestamp: string; seq: number };
+export type ChainLink = Omit<ReceiptClaims, "v"> & { prev: string | null; seq: number };
 
-/** "0x" + hex SHA-256 of the JCS form of {prev, content_hash, request_id, timestamp, seq}. */
+/** "0x" + hex SHA-256 of the JCS form of the receipt claims plus prev and seq. */
 export function chainHash(link: ChainLink): Promise<string> {
-  const { prev, content_hash, request_id, timestamp, seq } = link;
-  return sha256Hex(canonicalJson({ prev, content_hash, request_id, timestamp, seq }));
+  return sha256Hex(canonicalJson({ ...receiptClaims(link), prev: link.prev, seq: link.seq }));
 }
 
 const HASH = /^0x[0-9a-f]{64}$/;

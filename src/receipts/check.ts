@@ -4,8 +4,10 @@
 import type { Queryable } from "../db/index.ts";
 import { bytesToHex, canonicalJson, sha256Hex } from "../crypto/canonical.ts";
 import { chainHash, receiptLeaf } from "./chain.ts";
+import { receiptClaims } from "./claims.ts";
 import { rootHash } from "./merkle.ts";
-import { verifyCanonical } from "../crypto/signature.ts";
+import { signedBeforeCompromise, verifyCanonical } from "../crypto/signature.ts";
+import { publishedKeys } from "./signer.ts";
 import { logHead, receiptRange } from "./store.ts";
 
 const PAGE = 1000;
@@ -23,7 +25,7 @@ export interface LogCheck {
 export async function checkReceiptLog(db: Queryable, tenantId: string): Promise<LogCheck | undefined> {
   const head = await logHead(db, tenantId);
   if (!head) return undefined;
-  const jwks = { keys: (await db.query("receipts/signing_keys")).map((k) => k.public_jwk as JsonWebKey) };
+  const jwks = await publishedKeys(db);
   const problems: LogCheck["problems"] = [];
   const report = (seq: number, problem: string, receipt_id?: string) => {
     if (problems.length < MAX_REPORTED) problems.push({ seq, receipt_id, problem });
@@ -47,11 +49,11 @@ export async function checkReceiptLog(db: Queryable, tenantId: string): Promise<
       if ((await sha256Hex(row.payload)) !== row.content_hash) report(row.seq, "content_hash does not match the payload", id);
       if (payload && (payload.decision !== row.decision || payload.kind !== row.kind)) report(row.seq, "decision or kind differs from the payload", id);
       if (row.prev_hash !== prev) report(row.seq, "prev_hash is not the previous chain_hash", id);
-      const link = { prev, content_hash: row.content_hash, request_id: row.request_id, timestamp: row.timestamp, seq: row.seq };
-      if ((await chainHash(link)) !== row.chain_hash) report(row.seq, "chain_hash does not match", id);
-      const claims = { content_hash: row.content_hash, request_id: row.request_id, tenant_id: tenantId, timestamp: row.timestamp, kind: row.kind };
+      const claims = receiptClaims({ ...row, tenant_id: tenantId });
+      if ((await chainHash({ ...claims, prev, seq: row.seq })) !== row.chain_hash) report(row.seq, "chain_hash does not match", id);
       const signed = await verifyCanonical(row.signature, jwks);
       if (!signed.valid || canonicalJson(signed.payload) !== canonicalJson(claims)) report(row.seq, "signature does not verify", id);
+      else if (!signedBeforeCompromise(signed.compromised_since, row.timestamp)) report(row.seq, `signed by key ${signed.kid}, compromised at or before this receipt's time`, id);
       leaves.push(receiptLeaf(row.chain_hash));
       prev = row.chain_hash;
       expected = row.seq + 1;

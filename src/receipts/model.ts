@@ -14,7 +14,7 @@ export const Receipt = t.Object({
   kind: t.Union([t.Literal("protect"), t.Literal("execute")]),
   seq: Type.Integer({ minimum: 0 }),
   prev_hash: t.Union([Hash, t.Null()]),
-  chain_hash: Hash,
+  chain_hash: t.String({ pattern: "^0x[0-9a-f]{64}$", description: "hex SHA-256 of the JCS form of the signed claims plus prev and seq" }),
   key_id: t.String(),
   protect_receipt_id: t.Union([t.String(), t.Null()]),
   decision: Decision,
@@ -23,7 +23,7 @@ export const Receipt = t.Object({
   timestamp: t.String({ format: "date-time" }),
   reasons: t.Array(t.String()),
   payload: ResultPayload,
-  signature: t.String(),
+  signature: t.String({ description: "compact JWS (EdDSA) over the JCS form of {v: 2, receipt_id, tenant_id, key_id, kind, request_id, timestamp, content_hash, protect_receipt_id}" }),
 });
 
 export const ReceiptList = t.Object({ ok: t.Literal(true), receipts: t.Array(Receipt), next_cursor: t.Union([t.String(), t.Null()]) });
@@ -57,3 +57,20 @@ export const InclusionProof = t.Object({
   path: t.Array(Hash),
 });
 export const ConsistencyProof = t.Object({ ok: t.Literal(true), from: Type.Integer({ minimum: 1 }), to: Type.Integer({ minimum: 1 }), path: t.Array(Hash) });
+
+/** A JWK of /.well-known/jwks.json. */
+export const PublishedKey = t.Object({
+  kid: t.String(),
+  kty: t.Literal("OKP"),
+  crv: t.Literal("Ed25519"),
+  x: t.String(),
+  alg: t.Optional(t.Literal("EdDSA")),
+  use: t.Optional(t.Literal("sig")),
+  compromised_since: t.Optional(
+    t.String({
+      format: "date-time",
+      description: "the key was revoked as compromised: its signatures whose signed timestamp (or checkpoint timestamp) is at or after this instant are refused; earlier ones still verify",
+    }),
+  ),
+});
+export type PublishedKey = typeof PublishedKey.static;

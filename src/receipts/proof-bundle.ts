@@ -5,8 +5,9 @@
 // Hashing and signatures use WebCrypto only: the console runs this same check in the browser.
 import { bytesToHex, canonicalJson, hexToBytes } from "../crypto/canonical.ts";
 import { chainHash, isHash } from "./chain.ts";
+import { claimsShown } from "./claims.ts";
 import { leafHashAsync, verifyInclusionAsync } from "./inclusion.ts";
-import { verifyCanonical } from "../crypto/signature.ts";
+import { signedBeforeCompromise, verifyCanonical } from "../crypto/signature.ts";
 import { verifyResult } from "./verify.ts";
 
 export type ProofChecks = { content_hash: boolean; signature: boolean; chain_hash: boolean; inclusion: boolean; checkpoint: boolean };
@@ -36,13 +37,13 @@ async function safely(check: () => Promise<boolean>): Promise<boolean> {
   }
 }
 
-// The leaf is bound to the receipt's content: chain_hash covers content_hash, request id, time and seq.
+// The leaf is bound to the receipt: chain_hash covers every claim the signature covers, plus prev and seq.
 async function chainHashHolds(r: unknown): Promise<boolean> {
   if (!isObject(r) || !isHash(r.chain_hash) || !isHash(r.content_hash) || !(r.prev_hash === null || isHash(r.prev_hash))) return false;
-  if (typeof r.request_id !== "string" || typeof r.timestamp !== "string" || !Number.isSafeInteger(r.seq) || (r.seq as number) < 0) return false;
-  if ((r.seq === 0) !== (r.prev_hash === null)) return false;
-  const link = { prev: r.prev_hash as string | null, content_hash: r.content_hash, request_id: r.request_id, timestamp: r.timestamp, seq: r.seq as number };
-  return (await chainHash(link)) === r.chain_hash;
+  if (!Number.isSafeInteger(r.seq) || (r.seq as number) < 0 || (r.seq === 0) !== (r.prev_hash === null)) return false;
+  const claims = claimsShown(r);
+  if (!claims) return false;
+  return (await chainHash({ ...claims, prev: r.prev_hash as string | null, seq: r.seq as number })) === r.chain_hash;
 }
 
 async function includes(r: unknown, proof: unknown, checkpoint: unknown): Promise<boolean> {
@@ -58,8 +59,8 @@ async function includes(r: unknown, proof: unknown, checkpoint: unknown): Promis
 // The tree head is the service's, for this receipt's tenant.
 async function checkpointSigned(r: unknown, checkpoint: unknown, jwks: { keys: JsonWebKey[] }): Promise<boolean> {
   if (!isObject(r) || !isObject(checkpoint) || typeof checkpoint.signature !== "string") return false;
-  const { valid, payload } = await verifyCanonical(checkpoint.signature, jwks);
-  if (!valid) return false;
+  const { valid, payload, compromised_since } = await verifyCanonical(checkpoint.signature, jwks);
+  if (!valid || !signedBeforeCompromise(compromised_since, checkpoint.timestamp)) return false;
   const expected = { tenant_id: r.tenant_id, tree_size: checkpoint.tree_size, root_hash: checkpoint.root_hash, timestamp: checkpoint.timestamp };
   if ("tenant_id" in checkpoint && checkpoint.tenant_id !== r.tenant_id) return false;
   return typeof r.tenant_id === "string" && canonicalJson(payload) === canonicalJson(expected);

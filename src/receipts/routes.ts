@@ -6,7 +6,7 @@ import type { Deps } from "../app/deps.ts";
 import { requireFeature } from "../plans/features.ts";
 import { logConsistency, receiptProof, signedCheckpoint } from "./checkpoint.ts";
 import { decodeCursor, encodeCursor } from "./cursor.ts";
-import { Checkpoint, ConsistencyProof, ConsistencyQuery, InclusionProof, ListQuery, OneReceipt, ProofQuery, ReceiptList, ReceiptParams } from "./model.ts";
+import { Checkpoint, ConsistencyProof, ConsistencyQuery, InclusionProof, ListQuery, OneReceipt, ProofQuery, PublishedKey, ReceiptList, ReceiptParams } from "./model.ts";
 import { getReceiptRow, listReceiptRows, logHead, receiptRange, toReceipt } from "./store.ts";
 
 const security = [{ bearer: [] as string[] }];
@@ -19,11 +19,11 @@ export function receiptsRoutes(deps: Deps) {
       async ({ set }) => {
         set.headers["cache-control"] = "public, max-age=300";
         const { keys } = await deps.signer.jwks();
-        return { ok: true as const, keys: keys as { kid: string; kty: "OKP"; crv: "Ed25519"; x: string }[] };
+        return { ok: true as const, keys: keys as PublishedKey[] };
       },
       {
-        response: { 200: t.Object({ ok: t.Literal(true), keys: t.Array(t.Object({ kid: t.String(), kty: t.Literal("OKP"), crv: t.Literal("Ed25519"), x: t.String() })) }) },
-        detail: { summary: "Public keys (Ed25519) that sign receipts, active and retired", tags: ["receipts"] },
+        response: { 200: t.Object({ ok: t.Literal(true), keys: t.Array(PublishedKey) }) },
+        detail: { summary: "Public keys (Ed25519) that sign receipts, active and retired; a revoked key carries compromised_since", tags: ["receipts"] },
       },
     )
     .use(receiptLogRoutes(deps));

@@ -1,11 +1,12 @@
 // The service's receipt signing key, kept in the database so it survives restarts and is shared
 // by every instance. Rotation (warden ops signing-key rotate) retires the active key; retired
-// public keys stay in the JWKS, so every receipt ever signed stays verifiable.
-import type { Db } from "../db/index.ts";
+// public keys stay in the JWKS, so every receipt ever signed stays verifiable. Revocation
+// (warden ops signing-key revoke) retires a key and publishes when it was compromised.
+import type { Db, Queryable } from "../db/index.ts";
 import { syncSigner, signCanonicalSync, type SyncSigner } from "../crypto/sync.ts";
 import { generateSigningKey } from "../crypto/signature.ts";
 
-// Another instance may rotate the key; pick up the new one within this long.
+// Another instance or an operator may rotate or revoke the key; pick up the change within this long.
 const RELOAD_AFTER_MS = 60_000;
 
 export class ReceiptSigner {
@@ -15,7 +16,7 @@ export class ReceiptSigner {
 
   constructor(private readonly db: Db) {}
 
-  /** Loads the active key, creating the first one if this database has none. */
+  /** Loads the active key, creating one if this database has none (a new one, or after a revocation). */
   static async open(db: Db): Promise<ReceiptSigner> {
     const signer = new ReceiptSigner(db);
     await signer.load();
@@ -41,17 +42,19 @@ export class ReceiptSigner {
 
   /** A compact EdDSA JWS over the JCS form of value. */
   async sign(value: unknown): Promise<string> {
-    if (Date.now() - this.loadedAt > RELOAD_AFTER_MS) {
-      this.loading ??= this.load().finally(() => (this.loading = undefined));
-      await this.loading;
-    }
+    if (Date.now() - this.loadedAt > RELOAD_AFTER_MS) await this.reload();
     return signCanonicalSync(value, this.active!);
   }
 
   /** Every public key, active and retired, as a JWKS. */
-  async jwks(): Promise<{ keys: JsonWebKey[] }> {
-    const rows = await this.db.query("receipts/signing_keys");
-    return { keys: rows.map((r) => r.public_jwk as JsonWebKey) };
+  jwks(): Promise<{ keys: JsonWebKey[] }> {
+    return publishedKeys(this.db);
+  }
+
+  /** Loads the active key now rather than at the next reload (after an operator's change). */
+  reload(): Promise<void> {
+    this.loading ??= this.load().finally(() => (this.loading = undefined));
+    return this.loading;
   }
 
   /** Makes a new active key; the old one is retired but stays published. */
@@ -60,4 +63,18 @@ export class ReceiptSigner {
     await db.query("receipts/signing_key_rotate", [key.kid, key.publicJwk, key.privateJwk]);
     return key.kid;
   }
+}
+
+/**
+ * The JWKS as published: each public key, and on a revoked one the member `compromised_since`
+ * (ISO time), from which on verifiers refuse its signatures.
+ */
+export async function publishedKeys(db: Queryable): Promise<{ keys: JsonWebKey[] }> {
+  const rows = await db.query("receipts/signing_keys");
+  return {
+    keys: rows.map((r) => {
+      const jwk = r.public_jwk as JsonWebKey;
+      return r.compromised_since === null ? jwk : ({ ...jwk, compromised_since: r.compromised_since } as JsonWebKey);
+    }),
+  };
 }

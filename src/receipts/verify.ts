@@ -1,5 +1,6 @@
 import { canonicalJson, contentHash } from "../crypto/canonical.ts";
-import { verifyCanonical } from "../crypto/signature.ts";
+import { signedBeforeCompromise, verifyCanonical } from "../crypto/signature.ts";
+import { claimsShown } from "./claims.ts";
 
 export type VerifyOutcome = { verified: boolean; checks: { content_hash: boolean; signature: boolean } };
 
@@ -28,25 +29,17 @@ async function checkContentHash(result: unknown): Promise<boolean> {
   }
 }
 
-// The signature binds content_hash to this request, time and kind; without this, a valid
-// signature could be replayed onto another result.
+// The signature must cover exactly the claims the result shows (receipt and tenant, key, kind,
+// request, time, content_hash, executed protect), by a key not compromised at the signed time;
+// the kind shown must be the one hashed.
 async function checkSignature(result: unknown, jwks: { keys: JsonWebKey[] }): Promise<boolean> {
   try {
     if (!isObject(result) || !isObject(result.payload) || typeof result.signature !== "string") return false;
-    const { valid, payload: signed } = await verifyCanonical(result.signature, jwks);
-    if (!valid || !isObject(signed)) return false;
-    // Simulation results do not repeat tenant_id, so it is taken from the signed claims; when the
-    // result does carry one, it has to agree.
-    const tenantId = "tenant_id" in result ? result.tenant_id : signed.tenant_id;
-    const expected = {
-      content_hash: result.content_hash,
-      request_id: result.request_id,
-      tenant_id: tenantId,
-      timestamp: result.timestamp,
-      kind: result.payload.kind,
-    };
-    if (!Object.values(expected).every((v) => typeof v === "string")) return false;
-    return canonicalJson(signed) === canonicalJson(expected);
+    const shown = claimsShown(result);
+    if (!shown || shown.kind !== result.payload.kind) return false;
+    const signed = await verifyCanonical(result.signature, jwks);
+    if (!signed.valid || canonicalJson(signed.payload) !== canonicalJson(shown)) return false;
+    return signedBeforeCompromise(signed.compromised_since, shown.timestamp);
   } catch {
     return false;
   }

@@ -21,12 +21,14 @@ const Hash = t.String({ pattern: "^0x[0-9a-f]{64}$" });
 export const PolicyRef = t.Object({ policy_id: t.String(), version: t.Union([Type.Integer({ minimum: 1 }), t.Null()]), hash: Hash });
 
 export const ResultPayload = t.Object({
-  v: t.Literal(1),
+  v: t.Literal(2),
   kind: t.Union([t.Literal("simulation"), t.Literal("protect"), t.Literal("execute")]),
   input: ProtectInput,
   policy: PolicyRef,
   decision: Decision,
   reasons: t.Array(t.String()),
+  rule: t.Union([t.String(), t.Null()], { description: "id of the rule that decided; null for the policy's default" }),
+  principal: t.Optional(t.Object({ key_id: t.Union([t.String(), t.Null()]) }, { description: "the calling key (null: a session), present only when a rule of the policy version has a keys condition" })),
   preset: t.Optional(t.String()),
 });
 
@@ -40,7 +42,13 @@ export const SimulationResult = t.Object({
   preset: t.Union([t.String(), t.Null()], { description: "the preset simulated; null for an input" }),
   reasons: t.Array(t.String()),
   payload: ResultPayload,
-  signature: t.String(),
+  // The signed claims the fields above do not already show, so a saved result verifies alone.
+  tenant_id: t.String(),
+  key_id: t.Union([t.String(), t.Null()], { description: "the calling API key; null when a session (JWT) called" }),
+  receipt_id: t.Null({ description: "simulations are not stored" }),
+  protect_receipt_id: t.Null(),
+  kind: t.Literal("simulation"),
+  signature: t.String({ description: "compact JWS (EdDSA) over the JCS form of {v: 2, receipt_id, tenant_id, key_id, kind, request_id, timestamp, content_hash, protect_receipt_id}" }),
 });
 
 export const PresetList = t.Object({

@@ -34,11 +34,13 @@ export function simulationRoutes(deps: Deps) {
     // Either credential; an API key wins when both are sent. Without policy_version or document,
     // the policy is the one /v1/protect would decide under.
     let tenantId: string;
+    let keyId: string | null = null;
     let policy: SimulatedPolicy;
     if (request.headers.has("x-api-key")) {
       const key = await deps.keys.require(request);
       assertVerdict("simulate", key.features.simulate);
       tenantId = key.tenant_id;
+      keyId = key.key_id;
       // A draft is the account owner's tool: a bot's key decides under published versions only.
       if (body.document !== undefined) throw new AppError("invalid_request", "body/document: a draft document needs a session (Authorization: Bearer), not an API key.");
       policy = body.policy_version !== undefined ? await versionOf(tenantId, body.policy_version) : await deps.policies.forRef(tenantId, key.policy);
@@ -54,6 +56,7 @@ export function simulationRoutes(deps: Deps) {
       policy,
       requestId: requestId(request),
       tenantId,
+      keyId,
       timestamp: deps.now().toISOString(),
       signer: deps.signer,
       outcomes: deps.presetOutcomes,

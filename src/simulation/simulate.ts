@@ -3,11 +3,12 @@
 import { BoundedMap } from "../bounded-map.ts";
 import { canonicalJson } from "../crypto/canonical.ts";
 import { sha256HexSync } from "../crypto/sync.ts";
+import { receiptClaims } from "../receipts/claims.ts";
 import type { ReceiptSigner } from "../receipts/signer.ts";
 import { AppError } from "../http/errors.ts";
 import { decide } from "./engine.ts";
 import { buildPayload, type DraftRef, type PolicyRef } from "./payload.ts";
-import type { PolicyDocument, ProtectInput } from "./policy.ts";
+import { readsKeys, type PolicyDocument, type ProtectInput } from "./policy.ts";
 import { PRESETS } from "./presets.ts";
 
 export interface ActivePolicy {
@@ -23,10 +24,14 @@ export interface SimulatedPolicy {
 
 type Outcome = ReturnType<typeof outcome>;
 
-/** An input's decision, payload and content_hash under a policy (preset: the input is that preset's). */
-function outcome(input: ProtectInput, policy: SimulatedPolicy, preset?: string) {
-  const { decision, reasons } = decide(input, policy.document);
-  const payload = buildPayload({ kind: "simulation", input, policy: policy.ref, decision, reasons, preset });
+/**
+ * An input's decision, payload and content_hash under a policy (preset: the input is that
+ * preset's). The key is a fact of the decision, and enters the payload, only when a rule reads it.
+ */
+function outcome(input: ProtectInput, policy: SimulatedPolicy, keyId: string | null, preset?: string) {
+  const principal = readsKeys(policy.document) ? { key_id: keyId } : undefined;
+  const { decision, reasons, rule } = decide(input, policy.document, { key_id: keyId });
+  const payload = buildPayload({ kind: "simulation", input, policy: policy.ref, decision, reasons, rule, principal, preset });
   return { decision, reasons, payload, content_hash: sha256HexSync(canonicalJson(payload)) };
 }
 
@@ -38,10 +43,12 @@ export class PresetOutcomes {
   private readonly known = new BoundedMap<string, Outcome>(10_000);
 
   /** name must be a preset's (PRESETS): the memo is keyed by it. */
-  of(name: string, policy: SimulatedPolicy): Outcome {
-    const key = `${name}\u0000${policy.ref.policy_id}\u0000${policy.ref.version}\u0000${policy.ref.hash}`;
+  of(name: string, policy: SimulatedPolicy, keyId: string | null): Outcome {
+    // The key matters only under a policy that reads it; otherwise every key shares one entry.
+    const who = readsKeys(policy.document) ? `\u0000${keyId}` : "";
+    const key = `${name}\u0000${policy.ref.policy_id}\u0000${policy.ref.version}\u0000${policy.ref.hash}${who}`;
     let found = this.known.get(key);
-    if (!found) this.known.set(key, (found = outcome(PRESETS[name].input, policy, name)));
+    if (!found) this.known.set(key, (found = outcome(PRESETS[name].input, policy, keyId, name)));
     return found;
   }
 }
@@ -54,6 +61,8 @@ export async function simulate(args: {
   policy: SimulatedPolicy;
   requestId: string;
   tenantId: string;
+  /** The calling API key; null for a session. */
+  keyId: string | null;
   timestamp: string;
   signer: ReceiptSigner;
   outcomes: PresetOutcomes;
@@ -64,18 +73,23 @@ export async function simulate(args: {
   if ("preset" in subject) {
     if (!Object.hasOwn(PRESETS, subject.preset)) throw new AppError("invalid_preset", "Unknown preset; GET /v1/presets lists them.");
     preset = subject.preset;
-    result = args.outcomes.of(subject.preset, args.policy);
+    result = args.outcomes.of(subject.preset, args.policy, args.keyId);
   } else {
-    result = outcome(subject.input, args.policy);
+    result = outcome(subject.input, args.policy, args.keyId);
   }
   const { decision, reasons, payload, content_hash } = result;
-  const signature = await args.signer.sign({
-    content_hash,
-    request_id: args.requestId,
+  // A simulation is never stored: no receipt id, no executed protect.
+  const claims = receiptClaims({
+    receipt_id: null,
     tenant_id: args.tenantId,
+    key_id: args.keyId,
+    kind: "simulation",
+    request_id: args.requestId,
     timestamp: args.timestamp,
-    kind: payload.kind,
+    content_hash,
+    protect_receipt_id: null,
   });
+  const signature = await args.signer.sign(claims);
   return {
     ok: true as const,
     verified: false,
@@ -86,6 +100,11 @@ export async function simulate(args: {
     preset,
     reasons,
     payload,
+    tenant_id: claims.tenant_id,
+    key_id: claims.key_id,
+    receipt_id: null,
+    protect_receipt_id: null,
+    kind: "simulation" as const,
     signature,
   };
 }

@@ -214,6 +214,11 @@ describe("warden verify", () => {
     ],
     ["another request_id", (r) => void (r.request_id = "cli-verify-2"), { content_hash: true, signature: false }],
     ["another timestamp", (r) => void (r.timestamp = new Date(Date.parse(r.timestamp) + 1000).toISOString()), { content_hash: true, signature: false }],
+    ["another tenant_id", (r) => void (r.tenant_id = "cust_" + "T".repeat(22)), { content_hash: true, signature: false }],
+    ["another key_id", (r) => void (r.key_id = r.key_id === null ? "key_" + "K".repeat(22) : null), { content_hash: true, signature: false }],
+    ["a receipt_id added", (r) => void (r.receipt_id = "rcpt_" + "R".repeat(22)), { content_hash: true, signature: false }],
+    ["a protect_receipt_id added", (r) => void (r.protect_receipt_id = "rcpt_" + "R".repeat(22)), { content_hash: true, signature: false }],
+    ["another kind", (r) => void (r.kind = "protect"), { content_hash: true, signature: false }],
     ["a signature byte changed", (r) => void (r.signature = r.signature.slice(0, -2) + (r.signature.endsWith("AA") ? "BB" : "AA")), { content_hash: true, signature: false }],
     ["no signature", (r) => void delete r.signature, { content_hash: true, signature: false }],
   ];

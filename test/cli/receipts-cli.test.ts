@@ -9,6 +9,7 @@ import { createService } from "../../src/app/service.ts";
 import { createLogger } from "../../src/log.ts";
 import { checkReceiptLog } from "../../src/receipts/check.ts";
 import { verifyProofBundle } from "../../src/receipts/proof-bundle.ts";
+import { claimTampered } from "../helpers/claims.ts";
 import { bearer, execute, LARGE_PAYMENT, protect } from "../helpers/customer.ts";
 import { call, signup, testConfig, testService } from "../helpers/service.ts";
 import { testQuery } from "../helpers/sql.ts";
@@ -124,6 +125,21 @@ describe("verify --proof", () => {
       expect((await verifyProofBundle(junk, jwks)).verified).toBe(false);
     }
   });
+});
+
+describe("verify --proof: every signed claim", () => {
+  test("changing any one claim of the bundle's receipt fails the check (in process, and the CLI for two of them)", async () => {
+    const { bundle, jwks } = await bundleFor();
+    for (const [claim, receipt] of claimTampered(bundle.receipt)) {
+      const { verified, checks } = await verifyProofBundle({ ...bundle, receipt }, jwks);
+      expect({ claim, verified, signature: checks.signature, chain_hash: checks.chain_hash }).toEqual({ claim, verified: false, signature: false, chain_hash: false });
+    }
+    const jwksFile = file("claims-jwks.json", jwks);
+    for (const [claim, receipt] of claimTampered(bundle.receipt).filter(([c]) => c === "key_id" || c === "receipt_id")) {
+      const run = await cli(["verify", "--proof", file(`claim-${claim}.json`, { ...bundle, receipt }), "--jwks", jwksFile]);
+      expect({ claim, code: run.code, error: run.json?.error }).toEqual({ claim, code: 1, error: "proof_mismatch" });
+    }
+  }, SLOW);
 });
 
 describe("checkReceiptLog (what ops receipts check runs)", () => {

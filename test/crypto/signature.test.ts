@@ -5,10 +5,12 @@ import {
   generateSigningKey,
   importSigningKey,
   signCanonical,
+  signedBeforeCompromise,
   verifyCanonical,
-  type ReceiptClaims,
   type SigningJwk,
 } from "../../src/crypto/signature.ts";
+import { receiptClaims, type ReceiptClaims } from "../../src/receipts/claims.ts";
+import { claimTampered } from "../helpers/claims.ts";
 import { verifyResult } from "../../src/receipts/verify.ts";
 import { decide } from "../../src/simulation/engine.ts";
 import { buildPayload } from "../../src/simulation/payload.ts";
@@ -123,21 +125,15 @@ describe("signCanonical / verifyCanonical", () => {
 });
 
 describe("verifyResult", () => {
-  const claimsOf = (r: Record<string, unknown>, tenant_id: string): ReceiptClaims => ({
-    content_hash: r.content_hash as string,
-    request_id: r.request_id as string,
-    tenant_id,
-    timestamp: r.timestamp as string,
-    kind: (r.payload as { kind: string }).kind,
-  });
+  const claimsOf = (r: Record<string, any>): ReceiptClaims => receiptClaims(r as ReceiptClaims);
 
-  // A simulation result as the server returns it (no tenant_id field of its own).
+  // A simulation result as the server returns it, every signed claim among its fields.
   async function makeResult(): Promise<Record<string, any>> {
     const preset = "small_payment";
     const input = PRESETS[preset].input;
-    const { decision, reasons } = decide(input, DEFAULT_POLICY);
+    const { decision, reasons, rule } = decide(input, DEFAULT_POLICY);
     const policy = { ...DEFAULT_POLICY_REF, hash: await policyHash(DEFAULT_POLICY) };
-    const payload = buildPayload({ kind: "simulation", input, policy, decision, reasons, preset });
+    const payload = buildPayload({ kind: "simulation", input, policy, decision, reasons, rule, preset });
     const result: Record<string, any> = {
       ok: true,
       verified: false,
@@ -148,8 +144,13 @@ describe("verifyResult", () => {
       preset,
       reasons,
       payload,
+      tenant_id: "ten_a",
+      key_id: "key_a",
+      receipt_id: null,
+      protect_receipt_id: null,
+      kind: "simulation",
     };
-    result.signature = await signCanonical(claimsOf(result, "ten_a"), signer);
+    result.signature = await signCanonical(claimsOf(result), signer);
     // Round trip through JSON, as a client would receive it.
     return JSON.parse(JSON.stringify(result));
   }
@@ -207,23 +208,50 @@ describe("verifyResult", () => {
     expect(await verifyResult(r, jwks)).toEqual(badSig);
   });
 
-  test("a tenant_id on the result must match the signed one", async () => {
+  test("every signed claim is covered: changing any one fails the signature", async () => {
     const r = await makeResult();
-    expect(await verifyResult({ ...r, tenant_id: "ten_a" }, jwks)).toEqual(ok);
-    expect(await verifyResult({ ...r, tenant_id: "ten_b" }, jwks)).toEqual(badSig);
+    for (const [claim, tampered] of claimTampered(r)) {
+      const expected = claim === "content_hash" ? bothBad : badSig;
+      expect({ claim, outcome: await verifyResult(tampered, jwks) }).toEqual({ claim, outcome: expected });
+    }
+  });
+
+  test("a result that leaves out a claim, or shows one its kind forbids, is refused", async () => {
+    const r = await makeResult();
+    for (const claim of ["tenant_id", "key_id", "receipt_id", "protect_receipt_id", "kind"]) {
+      const { [claim]: _dropped, ...rest } = r;
+      expect(await verifyResult(rest, jwks)).toEqual(badSig);
+    }
+    // Signed as shown, yet a simulation with a receipt id (or a protect naming a protect receipt) is not a result we issue.
+    const stored: Record<string, any> = { ...r, receipt_id: "rcpt_" + "A".repeat(22) };
+    stored.signature = await signCanonical(claimsOf(stored), signer);
+    expect(await verifyResult(stored, jwks)).toEqual(badSig);
+  });
+
+  test("a key marked compromised_since vouches only for earlier timestamps", async () => {
+    const r = await makeResult();
+    const marked = (since: unknown) => ({ keys: [{ ...signer.publicJwk, compromised_since: since } as JsonWebKey] });
+    const at = Date.parse(r.timestamp);
+    expect(await verifyResult(r, marked(new Date(at + 1).toISOString()))).toEqual(ok);
+    expect(await verifyResult(r, marked(r.timestamp))).toEqual(badSig);
+    expect(await verifyResult(r, marked(new Date(at - 86_400_000).toISOString()))).toEqual(badSig);
+    // A mark that does not parse fails closed.
+    for (const junk of ["soon", null, 5, ""]) expect(await verifyResult(r, marked(junk))).toEqual(badSig);
+    // Another key's mark does not touch this one.
+    expect(await verifyResult(r, { keys: [signer.publicJwk, { ...other.publicJwk, compromised_since: r.timestamp } as JsonWebKey] })).toEqual(ok);
   });
 
   test("a signature from another result is refused", async () => {
     const a = await makeResult();
     const b = await makeResult();
     b.request_id = "req_0002";
-    b.signature = await signCanonical(claimsOf(b, "ten_a"), signer);
+    b.signature = await signCanonical(claimsOf(b), signer);
     expect(await verifyResult({ ...a, signature: b.signature }, jwks)).toEqual(badSig);
   });
 
   test("a signature with extra claims is refused", async () => {
     const r = await makeResult();
-    r.signature = await signCanonical({ ...claimsOf(r, "ten_a"), admin: true }, signer);
+    r.signature = await signCanonical({ ...claimsOf(r), admin: true }, signer);
     expect(await verifyResult(r, jwks)).toEqual(badSig);
   });
 
@@ -248,5 +276,17 @@ describe("verifyResult", () => {
     ];
     for (const j of junk) expect(await verifyResult(j, jwks)).toEqual(bothBad);
     expect(await verifyResult(await makeResult(), null as unknown as { keys: JsonWebKey[] })).toEqual(badSig);
+  });
+});
+
+describe("signedBeforeCompromise", () => {
+  test("no mark: always; a mark: strictly before it; anything unparsable: never", () => {
+    expect(signedBeforeCompromise(undefined, "2025-01-01T00:00:00.000Z")).toBe(true);
+    expect(signedBeforeCompromise("2025-01-01T00:00:00.001Z", "2025-01-01T00:00:00.000Z")).toBe(true);
+    expect(signedBeforeCompromise("2025-01-01T00:00:00.000Z", "2025-01-01T00:00:00.000Z")).toBe(false);
+    expect(signedBeforeCompromise("2025-01-01T00:00:00.000Z", "2025-01-01T00:00:00.001Z")).toBe(false);
+    expect(signedBeforeCompromise("2025-01-01T00:00:00.000Z", "not a time")).toBe(false);
+    expect(signedBeforeCompromise("not a time", "2025-01-01T00:00:00.000Z")).toBe(false);
+    expect(signedBeforeCompromise(null, "2025-01-01T00:00:00.000Z")).toBe(false);
   });
 });

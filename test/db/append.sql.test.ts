@@ -26,7 +26,9 @@ afterAll(async () => {
 
 type Tenant = { tenantId: string; keyId: string };
 type Row = { idx: number; seq: number | null; prev_hash: string | null; chain_hash: string | null; quota_limit: number | null; quota_used: number | null; refusal: string | null };
-type Item = Record<string, string | null> & { receipt_id: string; tenant_id: string; timestamp: string; content_hash: string; request_id: string };
+type Item = Record<string, string | null> & {
+  receipt_id: string; tenant_id: string; key_id: string; kind: "protect" | "execute"; timestamp: string; content_hash: string; request_id: string; protect_receipt_id: string | null;
+};
 
 async function tenant(plan?: "pro" | "enterprise"): Promise<Tenant> {
   const secret = newSecret();
@@ -69,7 +71,7 @@ describe("receipt_append(json): accepted items", () => {
     for (const [i, r] of rows.entries()) {
       const it = items[i];
       expect(r.prev_hash).toBe(prev.get(it.tenant_id)!);
-      expect(r.chain_hash).toBe(await chainHash({ prev: r.prev_hash, content_hash: it.content_hash, request_id: it.request_id, timestamp: it.timestamp, seq: r.seq! }));
+      expect(r.chain_hash).toBe(await chainHash({ ...it, prev: r.prev_hash, seq: r.seq! }));
       prev.set(it.tenant_id, r.chain_hash);
     }
     expect(await db.one("receipts/head", [a.tenantId])).toEqual({ tenant_id: a.tenantId, tree_size: 4, head_hash: rows[5].chain_hash });
@@ -176,7 +178,7 @@ describe("receipt_append(json): errors", () => {
     const [first] = await append([await item(a)]);
     const raw = async (seq: number, prev: string | null, chain?: string) => {
       const it = await item(a);
-      const link = chain ?? (await chainHash({ prev, content_hash: it.content_hash, request_id: it.request_id, timestamp: it.timestamp, seq }));
+      const link = chain ?? (await chainHash({ ...it, prev, seq }));
       return { ...it, seq, prev_hash: prev, chain_hash: link };
     };
     const refused = async (rows: unknown[]) => {

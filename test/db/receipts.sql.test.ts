@@ -62,7 +62,7 @@ async function append(
   opts: { decision?: "ALLOWED" | "DENIED"; kind?: "protect" | "execute"; protectId?: string; at?: Date; requestId?: string; receiptId?: string } = {},
 ) {
   const decision = opts.decision ?? "ALLOWED";
-  const payload = buildPayload({ kind: opts.kind ?? "protect", input: { action: "document.read", resource: "x" }, policy: POLICY, decision, reasons: ["r"] });
+  const payload = buildPayload({ kind: opts.kind ?? "protect", input: { action: "document.read", resource: "x" }, policy: POLICY, decision, reasons: ["r"], rule: null });
   const text = canonicalJson(payload);
   const receiptId = opts.receiptId ?? newId("rcpt_");
   const timestamp = (opts.at ?? new Date()).toISOString();
@@ -152,21 +152,47 @@ describe("receipt chain", () => {
         const r = await append(q, t, { requestId: i === 1 ? 'we"ird\\id/1' : undefined });
         expect(r.seq).toBe(i);
         expect(r.prev_hash).toBe(prev);
-        expect(r.chain_hash).toBe(await chainHash({ prev, content_hash: r.contentHash, request_id: r.requestId, timestamp: r.timestamp, seq: i }));
+        const claims = { receipt_id: r.receiptId, tenant_id: t.tenantId, key_id: t.keyId, kind: "protect" as const, request_id: r.requestId, timestamp: r.timestamp, content_hash: r.contentHash, protect_receipt_id: null };
+        expect(r.chain_hash).toBe(await chainHash({ ...claims, prev, seq: i }));
         prev = r.chain_hash;
       }
       expect(await q.query("receipts/head", [t.tenantId])).toEqual([{ tenant_id: t.tenantId, tree_size: 3, head_hash: prev }]);
     });
   });
 
-  test("receipt_chain_hash in SQL equals the TypeScript chain hash for awkward request ids", async () => {
-    for (const requestId of ['a"b', "back\\slash", "/slash/", "~!@#$%^&*()_+{}|:<>?`-=[];',.", "x".repeat(128)]) {
+  test("receipt_chain_hash in SQL equals the TypeScript chain hash for awkward request ids and every claim", async () => {
+    // Request ids are visible ASCII (the receipts CHECK): every one of them, `"` and `\` above all, must escape alike.
+    const visible = Array.from({ length: 0x7e - 0x21 + 1 }, (_, i) => String.fromCharCode(0x21 + i)).join("");
+    const requestIds = ['a"b', "back\\slash", '\\"', "/slash/", "~!@#$%^&*()_+{}|:<>?`-=[];',.", visible, "x".repeat(128)];
+    const base = {
+      receipt_id: "rcpt_" + "A".repeat(22),
+      tenant_id: "cust_" + "b".repeat(22),
+      key_id: "key_" + "c".repeat(22) as string | null,
+      kind: "protect" as "protect" | "execute" | "simulation",
+      timestamp: "2025-01-02T03:04:05.006Z",
+      content_hash: "0x" + "ef".repeat(32),
+      protect_receipt_id: null as string | null,
+    };
+    const variants = [
+      base,
+      { ...base, kind: "execute" as const, protect_receipt_id: "rcpt_" + "Z".repeat(22) },
+      { ...base, key_id: null, receipt_id: "rcpt_" + "9".repeat(22), tenant_id: "cust_x" },
+    ];
+    const seen = new Set<string>();
+    for (const request_id of requestIds) {
       for (const prev of [null, "0x" + "cd".repeat(32)]) {
-        const link = { prev, content_hash: "0x" + "ef".repeat(32), request_id: requestId, timestamp: "2025-01-02T03:04:05.006Z", seq: 12345 };
-        const [row] = await testQuery<{ chain_hash: string }>(db, "receipt_chain_hash", [link.prev, link.content_hash, link.request_id, link.timestamp, link.seq]);
-        expect(row.chain_hash).toBe(await chainHash(link));
+        for (const v of variants) {
+          const link = { ...v, request_id, prev, seq: 12345 };
+          const [row] = await testQuery<{ chain_hash: string }>(db, "receipt_chain_hash", [
+            link.receipt_id, link.tenant_id, link.key_id, link.kind, link.request_id, link.timestamp, link.content_hash, link.protect_receipt_id, link.prev, link.seq,
+          ]);
+          expect(row.chain_hash).toBe(await chainHash(link));
+          seen.add(row.chain_hash);
+        }
       }
     }
+    // Every claim is in the hash: no two of these links share one.
+    expect(seen.size).toBe(requestIds.length * 2 * variants.length);
   });
 
   test("receipts written around receipt_append() are stored only as the exact next links (WR005 otherwise)", async () => {
@@ -177,10 +203,10 @@ describe("receipt chain", () => {
       const first = await append(q, t);
       const at = "2025-01-01T00:00:00.000Z";
       const raw = async (requestId: string, seq: number, prev: string | null, overrides: Record<string, unknown> = {}) => {
-        const text = canonicalJson(buildPayload({ kind: "protect", input: { action: requestId }, policy: POLICY, decision: "DENIED", reasons: ["n"] }));
+        const text = canonicalJson(buildPayload({ kind: "protect", input: { action: requestId }, policy: POLICY, decision: "DENIED", reasons: ["n"], rule: "n" }));
         const content_hash = await sha256Hex(text);
-        const chain_hash = await chainHash({ prev, content_hash, request_id: requestId, timestamp: at, seq });
-        return { receipt_id: newId("rcpt_"), tenant_id: t.tenantId, key_id: t.keyId, request_id: requestId, timestamp: at, decision: "DENIED", payload: text, content_hash, seq, prev_hash: prev, chain_hash, ...overrides };
+        const row = { receipt_id: newId("rcpt_"), tenant_id: t.tenantId, key_id: t.keyId, kind: "protect" as const, request_id: requestId, timestamp: at, decision: "DENIED", payload: text, content_hash, protect_receipt_id: null, seq, prev_hash: prev };
+        return { ...row, chain_hash: await chainHash({ ...row, prev, seq }), ...overrides };
       };
       const refused = (rows: unknown[]) => failure(testQuery(q, "receipt_insert_raw", [rows]));
       // A seq that skips ahead, a link to the wrong predecessor, a chain_hash that is not the
@@ -211,10 +237,11 @@ describe("receipt chain", () => {
     const at = "2025-01-01T00:00:00.000Z";
     const raw = async (overrides: Record<string, unknown>) => {
       const decision = overrides.kind === "execute" ? "ALLOWED" : "DENIED";
-      const text = canonicalJson(buildPayload({ kind: (overrides.kind as "protect" | "execute") ?? "protect", input: { action: "fk" }, policy: POLICY, decision, reasons: ["n"] }));
+      const text = canonicalJson(buildPayload({ kind: (overrides.kind as "protect" | "execute") ?? "protect", input: { action: "fk" }, policy: POLICY, decision, reasons: ["n"], rule: null }));
       const content_hash = await sha256Hex(text);
-      const chain_hash = await chainHash({ prev: first.chain_hash, content_hash, request_id: "req_fk", timestamp: at, seq: 1 });
-      return { receipt_id: newId("rcpt_"), tenant_id: t.tenantId, key_id: t.keyId, request_id: "req_fk", timestamp: at, decision, payload: text, content_hash, seq: 1, prev_hash: first.chain_hash, chain_hash, ...overrides };
+      const row = { receipt_id: newId("rcpt_"), tenant_id: t.tenantId, key_id: t.keyId, kind: "protect" as "protect" | "execute", request_id: "req_fk", timestamp: at, decision, payload: text, content_hash, protect_receipt_id: null as string | null, seq: 1, prev_hash: first.chain_hash, ...overrides };
+      // The link hashes the claims as written (the trigger's foreign-key checks come before it).
+      return { ...row, chain_hash: await chainHash({ ...row, prev: first.chain_hash, seq: 1 }) };
     };
     const refused = async (row: Record<string, unknown>) => failure(testQuery(db, "receipt_insert_raw", [[row]]));
     const foreignKey = await refused(await raw({ key_id: other.keyId }));
@@ -268,7 +295,7 @@ describe("receipt chain", () => {
 
   test("a payload that does not match content_hash or decision is refused", async () => {
     const t = await tenant();
-    const text = canonicalJson(buildPayload({ kind: "protect", input: { action: "x" }, policy: POLICY, decision: "DENIED", reasons: ["n"] }));
+    const text = canonicalJson(buildPayload({ kind: "protect", input: { action: "x" }, policy: POLICY, decision: "DENIED", reasons: ["n"], rule: "n" }));
     const base = { receipt_id: newId("rcpt_"), tenant_id: t.tenantId, key_id: t.keyId, kind: "protect", request_id: "req_1", timestamp: new Date().toISOString(), payload: text, signature: "a.b.c", protect_receipt_id: null };
     const wrongHash = await failure(db.query("receipts/append", [[{ ...base, decision: "DENIED", content_hash: "0x" + "00".repeat(32) }]]));
     expect(wrongHash.constraint).toBe("receipts_content_hash_matches_payload");

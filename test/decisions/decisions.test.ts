@@ -6,6 +6,7 @@ import { createHash } from "node:crypto";
 import { createService, type Service } from "../../src/app/service.ts";
 import { createLogger } from "../../src/log.ts";
 import { verifyResult } from "../../src/receipts/verify.ts";
+import { claimTampered, signedClaims } from "../helpers/claims.ts";
 import { apiKey, bearer, execute, LARGE_PAYMENT, protect, setPlan, setUsage, SMALL_PAYMENT } from "../helpers/customer.ts";
 import { call, expectErrorShape, signup, testConfig, testService } from "../helpers/service.ts";
 
@@ -37,7 +38,11 @@ describe("POST /v1/protect", () => {
     expect(first.body.receipt_id).toMatch(/^rcpt_[0-9A-Za-z]{22}$/);
     expect(first.body.timestamp).toMatch(ISO);
     expect(first.body.chain_hash).toMatch(HASH);
-    expect(first.body.payload).toEqual({ v: 1, kind: "protect", input: SMALL_PAYMENT, policy: first.body.payload.policy, decision: "ALLOWED", reasons: ["payment_within_limit"] });
+    expect(first.body.payload).toEqual({ v: 2, kind: "protect", input: SMALL_PAYMENT, policy: first.body.payload.policy, decision: "ALLOWED", reasons: ["payment_within_limit"], rule: "allow_payment_within_limit" });
+    expect(signedClaims(first.body.signature)).toEqual({
+      v: 2, receipt_id: first.body.receipt_id, tenant_id: a.tenantId, key_id: first.body.key_id, kind: "protect", request_id: "bot-call-1",
+      timestamp: first.body.timestamp, content_hash: first.body.content_hash, protect_receipt_id: null,
+    });
     expect(first.body.content_hash).toBe(independentHash(first.body.payload));
     expect(await verifyResult(first.body, await jwks())).toEqual({ verified: true, checks: { content_hash: true, signature: true } });
     expect(first.headers.get("ratelimit-limit")).toBe("1000");
@@ -163,6 +168,10 @@ describe("POST /v1/execute", () => {
     expect(reply.body).toMatchObject({ ok: true, executed: true, verified: false, kind: "execute", protect_receipt_id: decided.receipt_id, decision: "ALLOWED", request_id: "exec-1", seq: 1, prev_hash: decided.chain_hash });
     expect(reply.body.receipt_id).not.toBe(decided.receipt_id);
     expect(reply.body.payload).toEqual({ ...decided.payload, kind: "execute" });
+    expect(signedClaims(reply.body.signature)).toEqual({
+      v: 2, receipt_id: reply.body.receipt_id, tenant_id: a.tenantId, key_id: decided.key_id, kind: "execute", request_id: "exec-1",
+      timestamp: reply.body.timestamp, content_hash: reply.body.content_hash, protect_receipt_id: decided.receipt_id,
+    });
     expect(reply.body.content_hash).toBe(independentHash(reply.body.payload));
     expect((await verifyResult(reply.body, await jwks())).verified).toBe(true);
     expect(reply.headers.get("ratelimit-limit")).toBe("100");
@@ -256,6 +265,21 @@ describe("POST /v1/verify", () => {
 
     expect((await check({ ...r, timestamp: new Date().toISOString() })).checks).toMatchObject({ signature: false, stored: false });
     expect((await check({ ...r, chain_hash: "0x" + "00".repeat(32) })).checks).toEqual({ ...ALL_TRUE, stored: false });
+  });
+
+  test("changing any one signed claim of a protect, execute or simulation result fails the server's and the offline check", async () => {
+    const a = await signup();
+    const decided = (await protect(a.apiKey)).body;
+    const executed = (await execute(a.apiKey, decided.receipt_id)).body;
+    const simulated = (await call("POST", "/v1/simulate", { json: { preset: "small_payment" }, headers: apiKey(a.apiKey) })).body;
+    const keys = await jwks();
+    for (const result of [decided, executed, simulated]) {
+      for (const [claim, tampered] of claimTampered(result)) {
+        const server = (await verify(a.apiKey, { receipt: tampered })).body;
+        expect({ kind: result.kind, claim, verified: server.verified, signature: server.checks.signature }).toEqual({ kind: result.kind, claim, verified: false, signature: false });
+        expect({ kind: result.kind, claim, offline: (await verifyResult(tampered, keys)).verified }).toEqual({ kind: result.kind, claim, offline: false });
+      }
+    }
   });
 
   test("another tenant's genuine receipt: signed, but not stored for this caller", async () => {

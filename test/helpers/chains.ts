@@ -11,7 +11,7 @@ export async function expectChainWalks(db: Db, tenantId: string, size: number): 
   let prev = null as string | null;
   for (const [i, row] of rows.entries()) {
     expect([Number(row.seq), row.prev_hash]).toEqual([i, prev]);
-    prev = await chainHash({ prev, content_hash: row.content_hash, request_id: row.request_id, timestamp: row.timestamp, seq: i });
+    prev = await chainHash({ ...row, kind: row.kind as "protect" | "execute", prev, seq: i });
     expect(row.chain_hash).toBe(prev!);
   }
   return prev;

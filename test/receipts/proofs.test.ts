@@ -194,7 +194,10 @@ describe("src/receipts/merkle.ts", () => {
 describe("checkpoint and proofs over HTTP", () => {
   const N = 13;
   let a: Awaited<ReturnType<typeof signup>>;
-  let receipts: { receipt_id: string; seq: number; chain_hash: string; prev_hash: string | null; content_hash: string; request_id: string; timestamp: string }[];
+  let receipts: {
+    receipt_id: string; seq: number; chain_hash: string; prev_hash: string | null; content_hash: string; request_id: string; timestamp: string;
+    key_id: string; kind: string; protect_receipt_id: string | null;
+  }[];
   let jwks: { keys: { kid: string; x: string }[] };
   const get = (path: string, token = a.token) => call("GET", path, { headers: bearer(token) });
 
@@ -214,12 +217,16 @@ describe("checkpoint and proofs over HTTP", () => {
 
   const leavesUpTo = (n: number) => receipts.slice(0, n).map((r) => refLeaf(unhex(r.chain_hash)));
 
-  test("each chain_hash is SHA-256 of JCS {prev, content_hash, request_id, timestamp, seq}", () => {
+  test("each chain_hash is SHA-256 of JCS of the signed claims plus prev and seq", () => {
     expect(receipts.map((r) => r.seq)).toEqual(Array.from({ length: N }, (_, i) => i));
     let prev: string | null = null;
     for (const r of receipts) {
       expect(r.prev_hash).toBe(prev);
-      const expected = "0x" + createHash("sha256").update(canonicalizeReference({ prev, content_hash: r.content_hash, request_id: r.request_id, timestamp: r.timestamp, seq: r.seq }) as string).digest("hex");
+      const link = {
+        v: 2, receipt_id: r.receipt_id, tenant_id: a.tenantId, key_id: r.key_id, kind: r.kind, request_id: r.request_id,
+        timestamp: r.timestamp, content_hash: r.content_hash, protect_receipt_id: r.protect_receipt_id, prev, seq: r.seq,
+      };
+      const expected = "0x" + createHash("sha256").update(canonicalizeReference(link) as string).digest("hex");
       expect(r.chain_hash).toBe(expected);
       prev = r.chain_hash;
     }

@@ -304,21 +304,25 @@ describe("buildPayload", () => {
   const policy = { policy_id: "pol_default", version: 1, hash: DEFAULT_POLICY_HASH };
   const input: ProtectInput = { action: "deploy", resource: "staging/web" };
 
-  test("has the contract's shape, with preset only when given", () => {
-    const base = { input, policy, decision: "ALLOWED" as const, reasons: ["staging_deploy"] };
-    expect(buildPayload({ ...base, kind: "protect" })).toEqual({ v: 1, kind: "protect", ...base });
+  test("has the contract's shape, with preset and principal only when given", () => {
+    const base = { input, policy, decision: "ALLOWED" as const, reasons: ["staging_deploy"], rule: "allow_staging_deploy" };
+    expect(buildPayload({ ...base, kind: "protect" })).toEqual({ v: 2, kind: "protect", ...base });
     expect("preset" in buildPayload({ ...base, kind: "protect" })).toBe(false);
-    expect(buildPayload({ ...base, kind: "simulation", preset: "deploy_staging" })).toEqual({
-      v: 1,
+    expect("principal" in buildPayload({ ...base, kind: "protect" })).toBe(false);
+    expect(buildPayload({ ...base, rule: null, kind: "simulation", preset: "deploy_staging" })).toEqual({
+      v: 2,
       kind: "simulation",
       ...base,
+      rule: null,
       preset: "deploy_staging",
     });
+    const principal = { key_id: "key_abc", tenant_id: "cust_not_copied" } as { key_id: string };
+    expect(buildPayload({ ...base, kind: "protect", principal })).toEqual({ v: 2, kind: "protect", ...base, principal: { key_id: "key_abc" } });
   });
 
   test("keeps only the policy reference fields", () => {
     const row = { ...policy, document: DEFAULT_POLICY } as typeof policy;
-    const payload = buildPayload({ kind: "execute", input, policy: row, decision: "DENIED", reasons: ["x"] });
+    const payload = buildPayload({ kind: "execute", input, policy: row, decision: "DENIED", reasons: ["x"], rule: null });
     expect(payload.policy).toEqual(policy);
   });
 });

@@ -3,7 +3,9 @@ import { describe, expect, test } from "bun:test";
 import canonicalizeReference from "canonicalize";
 import { createHash } from "node:crypto";
 import { verifyResult } from "../../src/receipts/verify.ts";
+import { DEFAULT_POLICY } from "../../src/simulation/policy.ts";
 import { PRESETS, presetNames } from "../../src/simulation/presets.ts";
+import { claimTampered, signedClaims } from "../helpers/claims.ts";
 import { call, expectErrorShape, signup, testService } from "../helpers/service.ts";
 
 const simulate = (preset: unknown, headers: Record<string, string>, path = "/v1/simulate") => call("POST", path, { json: { preset }, headers });
@@ -45,11 +47,16 @@ describe("POST /v1/simulate", () => {
       const reply = await simulate(name, { "x-api-key": user.apiKey });
       expect(reply.status).toBe(200);
       const r = reply.body;
-      expect(Object.keys(r).sort()).toEqual(["content_hash", "decision", "ok", "payload", "preset", "reasons", "request_id", "signature", "timestamp", "verified"]);
+      expect(Object.keys(r).sort()).toEqual([
+        "content_hash", "decision", "key_id", "kind", "ok", "payload", "preset", "protect_receipt_id", "reasons", "receipt_id", "request_id", "signature", "tenant_id", "timestamp", "verified",
+      ]);
+      expect(r).toMatchObject({ tenant_id: user.tenantId, receipt_id: null, protect_receipt_id: null, kind: "simulation" });
+      expect(r.key_id).toMatch(/^key_/);
       expect(r).toMatchObject({ ok: true, verified: false, decision: EXPECTED[name], preset: name });
       expect(r.content_hash).toMatch(/^0x[0-9a-f]{64}$/);
       expect(r.timestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
-      expect(r.payload).toEqual({ v: 1, kind: "simulation", input: PRESETS[name].input, policy: { policy_id: "pol_default", version: 1, hash: expect.stringMatching(/^0x[0-9a-f]{64}$/) }, decision: r.decision, reasons: r.reasons, preset: name });
+      const rule = DEFAULT_POLICY.rules.find((x) => x.reason === r.reasons[0])?.id ?? null;
+      expect(r.payload).toEqual({ v: 2, kind: "simulation", input: PRESETS[name].input, policy: { policy_id: "pol_default", version: 1, hash: expect.stringMatching(/^0x[0-9a-f]{64}$/) }, decision: r.decision, reasons: r.reasons, rule, preset: name });
       expect(independentHash(r.payload)).toBe(r.content_hash);
       expect(r.request_id).toBe(reply.headers.get("x-request-id"));
       expect(await verifyResult(r, keys)).toEqual({ verified: true, checks: { content_hash: true, signature: true } });
@@ -78,8 +85,16 @@ describe("POST /v1/simulate", () => {
     const user = await signup();
     const reply = await simulate("send_email", { "x-api-key": user.apiKey, "x-request-id": "agent-run-42" });
     expect(reply.body.request_id).toBe("agent-run-42");
-    const claims = JSON.parse(Buffer.from(reply.body.signature.split(".")[1], "base64url").toString());
-    expect(claims).toEqual({ content_hash: reply.body.content_hash, request_id: "agent-run-42", tenant_id: user.tenantId, timestamp: reply.body.timestamp, kind: "simulation" });
+    const keyId = (await call("GET", "/customer/keys", { headers: { authorization: `Bearer ${user.token}` } })).body.keys[0].key_id;
+    expect(signedClaims(reply.body.signature)).toEqual({
+      v: 2, receipt_id: null, tenant_id: user.tenantId, key_id: keyId, kind: "simulation", request_id: "agent-run-42",
+      timestamp: reply.body.timestamp, content_hash: reply.body.content_hash, protect_receipt_id: null,
+    });
+    // A session's simulation names no key.
+    const bySession = await simulate("send_email", { authorization: `Bearer ${user.token}` });
+    expect(bySession.body.key_id).toBeNull();
+    expect(signedClaims(bySession.body.signature)).toMatchObject({ key_id: null, tenant_id: user.tenantId });
+    expect((await verifyResult(bySession.body, await jwks())).verified).toBe(true);
     const header = JSON.parse(Buffer.from(reply.body.signature.split(".")[0], "base64url").toString());
     expect(header.alg).toBe("EdDSA");
     expect((await jwks()).keys.map((k) => (k as { kid: string }).kid)).toContain(header.kid);
@@ -93,6 +108,24 @@ describe("POST /v1/simulate", () => {
     expect((await verifyResult(flipped, keys)).checks.content_hash).toBe(false);
     const rehashed = { ...flipped, content_hash: independentHash(flipped.payload) };
     expect(await verifyResult(rehashed, keys)).toEqual({ verified: false, checks: { content_hash: true, signature: false } });
+  });
+
+  test("changing any one signed claim of a saved result makes the offline check fail", async () => {
+    const user = await signup();
+    const keys = await jwks();
+    for (const headers of [{ "x-api-key": user.apiKey }, { authorization: `Bearer ${user.token}` }] as Record<string, string>[]) {
+      const { body } = await simulate("small_payment", headers);
+      expect((await verifyResult(body, keys)).verified).toBe(true);
+      for (const [claim, tampered] of claimTampered(body)) {
+        const outcome = await verifyResult(tampered, keys);
+        expect({ claim, verified: outcome.verified, signature: outcome.checks.signature }).toEqual({ claim, verified: false, signature: false });
+      }
+      // A result that leaves a claim out does not verify either.
+      for (const claim of ["tenant_id", "key_id", "receipt_id", "protect_receipt_id", "kind"]) {
+        const { [claim]: _dropped, ...rest } = body;
+        expect((await verifyResult(rest, keys)).verified).toBe(false);
+      }
+    }
   });
 
   test("the alias /api/simulate is the same operation", async () => {
