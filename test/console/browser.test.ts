@@ -285,11 +285,14 @@ describe.skipIf(!available)("console in Chromium", () => {
   );
 
   test(
-    "plan: request an upgrade, see it approved by the operator script; then edit the policy on Pro",
+    "plan: request an upgrade, see it approved by the operator script; cancel one, see a rejection's note",
     async () => {
       await goTo("Policy", "Policy");
       await expect(page.getByTestId("policy-version").textContent()).resolves.toBe("pol_default v1");
       await expect(page.locator("textarea").count()).resolves.toBe(0);
+      // Reads work on every plan: the versions are listed, with no restore.
+      await page.locator('[data-testid="versions"] tr[data-version="1"].current').waitFor();
+      await expect(page.getByRole("button", { name: "Restore" }).count()).resolves.toBe(0);
       await shot("13-policy-free");
 
       await goTo("Plan", "Plan");
@@ -326,29 +329,155 @@ describe.skipIf(!available)("console in Chromium", () => {
       await page.getByRole("button", { name: "Refresh" }).click();
       await seen(`[data-request-id="${rejected}"][data-status="rejected"] .review-note`, "Tell us about your volume first.");
       await shot("15b-plan-rejected");
-
-      // On Pro the policy is editable; a schema error is shown at the field.
-      await goTo("Policy", "Policy");
-      const editor = page.getByLabel("Policy document (JSON)");
-      const doc = JSON.parse(await editor.inputValue());
-      doc.rules[0].effect = "maybe";
-      await editor.fill(JSON.stringify(doc, null, 2));
-      await page.getByRole("button", { name: "Publish new version" }).click();
-      await seen('textarea[name="document"][aria-invalid="true"]');
-      await seen(".field-error", "rules[0].effect");
-      await page.locator('textarea[name="document"]:focus').waitFor();
-      await shot("16-policy-invalid");
-      await editor.fill("{ not json");
-      await page.getByRole("button", { name: "Publish new version" }).click();
-      await seen(".field-error", "Not valid JSON");
-      doc.rules[0].effect = "deny";
-      doc.default_reason = "nothing_matched";
-      await editor.fill(JSON.stringify(doc, null, 2));
-      await page.getByRole("button", { name: "Publish new version" }).click();
-      await page.locator('[data-testid="policy-version"]', { hasText: "v2" }).waitFor();
-      await shot("17-policy-published");
     },
     STEP_MS,
+  );
+
+  test(
+    "policy on Pro: draft with errors at their line, tests, impact, publish (refused while a saved test fails), diff, restore",
+    async () => {
+      const protectNow = async (input: unknown) => {
+        const reply = await fetch(`${origin}/v1/protect`, { ...insecure, method: "POST", headers: { "content-type": "application/json", "x-api-key": user.apiKey }, body: JSON.stringify(input) });
+        expect(reply.status).toBe(200);
+        return (await reply.json()) as { receipt_id: string; decision: string; reasons: string[] };
+      };
+      // Stored decisions for the impact preview, besides the receipts test's payment of 250: one of 150, a read.
+      const paid = await protectNow({ ...SMALL_PAYMENT, amount: 150 });
+      expect(paid.decision).toBe("ALLOWED");
+      await protectNow({ action: "document.read", resource: "docs/handbook" });
+
+      await goTo("Policy", "Policy");
+      await expect(page.getByTestId("policy-version").textContent()).resolves.toBe("pol_default v1");
+      await page.locator('[data-testid="versions"] tr[data-version="1"].current').waitFor();
+      const editor = page.getByLabel("Policy document (JSON)");
+      const cases = page.getByLabel("Test cases (JSON)");
+      const publish = page.getByRole("button", { name: "Publish new version" });
+      const problem = (field: string, line: number) => page.locator(`[data-testid="${field}-problems"] li[data-line="${line}"]`);
+      const lineNo = (text: string, needle: string) => text.split("\n").findIndex((l) => l.includes(needle)) + 1;
+      const caretLine = () => page.evaluate(() => {
+        const area = document.activeElement as HTMLTextAreaElement;
+        return area.value.slice(0, area.selectionStart).split("\n").length;
+      });
+
+      // A JSON syntax error is listed at its line as it is typed; its button puts the caret there.
+      const doc = JSON.parse(await editor.inputValue());
+      const original = structuredClone(doc);
+      const broken = JSON.stringify(doc, null, 2).replace('"no_rule_matched",', '"no_rule_matched"');
+      await editor.fill(broken);
+      await problem("document", 4).filter({ hasText: "Not valid JSON" }).waitFor();
+      await expect(page.locator('textarea[name="document"]').getAttribute("aria-invalid")).resolves.toBe("true");
+      await problem("document", 4).getByRole("button", { name: "Line 4" }).click();
+      await page.locator('textarea[name="document"]:focus').waitFor();
+      expect(await caretLine()).toBe(4);
+      await expect(publish.isDisabled()).resolves.toBe(true);
+      await shot("16a-policy-syntax-error");
+
+      // A value the server's schema refuses: at the line of that value, with the path for people.
+      doc.rules.unshift({ id: "deny_payment_over_100", effect: "maybe", reason: "amount_over_100", when: { actions: ["payment.*"], amount: { gt: 100 } } });
+      const refused = JSON.stringify(doc, null, 2);
+      await editor.fill(refused);
+      await page.getByRole("button", { name: "Run tests" }).click();
+      const effectLine = lineNo(refused, '"effect": "maybe"');
+      await problem("document", effectLine).filter({ hasText: 'rules[0].effect: must be "allow" or "deny"' }).waitFor();
+      await page.locator('textarea[name="document"]:focus').waitFor();
+      expect(await caretLine()).toBe(effectLine);
+      await shot("16b-policy-schema-error");
+
+      // The draft: payments over 100 are denied. One test still expects the old answer.
+      doc.rules[0].effect = "deny";
+      const draft = JSON.stringify(doc, null, 2);
+      await editor.fill(draft);
+      await page.locator('[data-testid="document-problems"]').waitFor({ state: "detached" });
+      const suite = [
+        { name: "payment of 250 is allowed", input: SMALL_PAYMENT, expect: { decision: "ALLOWED" } },
+        { name: "dropping a database is denied", input: { action: "database.drop", resource: "prod/main" }, expect: { decision: "DENIED", reason: "destructive_action" } },
+      ];
+      await cases.fill(JSON.stringify(suite, null, 2));
+      await page.getByRole("button", { name: "Run tests" }).click();
+      await page.locator('[data-testid="test-results"][data-failed="1"]').waitFor();
+      await seen('[data-testid="test-results"] tr[data-passed="false"]', "payment of 250 is allowed");
+      await page.getByTestId("unsaved-cases").waitFor();
+      await page.getByRole("button", { name: "Save tests" }).click();
+      await page.getByTestId("unsaved-cases").waitFor({ state: "detached" });
+      await shot("16c-policy-tests");
+
+      // Impact before publish: the stored payments of 250 and 150 would flip to DENIED.
+      await expect(publish.isDisabled()).resolves.toBe(true);
+      await page.getByRole("button", { name: "Preview impact" }).click();
+      await page.getByTestId("impact").waitFor();
+      const count = async (key: string) => Number(await page.getByTestId(`impact-${key}`).textContent());
+      expect(await count("evaluated")).toBeGreaterThanOrEqual(3);
+      expect(await count("allowed_to_denied")).toBe(2);
+      expect(await count("denied_to_allowed")).toBe(0);
+      expect(await count("changed")).toBe(2);
+      const flipped = page.locator('[data-testid="impact-examples"] tbody tr', { hasText: paid.receipt_id });
+      await expect(flipped.textContent()).resolves.toContain("amount_over_100");
+      await expect(page.locator('[data-testid="impact-examples"] tbody tr').count()).resolves.toBe(2);
+      await shot("16d-policy-impact");
+      // An edit after the preview makes it stale: publish waits for a new one.
+      await editor.fill(draft + "\n");
+      await seen('[data-testid="impact"]', "preview again");
+      await expect(publish.isDisabled()).resolves.toBe(true);
+      await editor.fill(draft);
+      await expect(publish.isDisabled()).resolves.toBe(false);
+
+      // Publishing runs the saved suite: one case fails, nothing is published.
+      await publish.click();
+      await seen('[role="alert"]', /test/i);
+      await page.locator('[data-testid="test-results"][data-failed="1"]').waitFor();
+      await expect(page.getByTestId("policy-version").textContent()).resolves.toBe("pol_default v1");
+      await shot("16e-policy-publish-refused");
+      suite[0] = { name: "payment of 250 is denied", input: SMALL_PAYMENT, expect: { decision: "DENIED", reason: "amount_over_100" } } as (typeof suite)[number];
+      await cases.fill(JSON.stringify(suite, null, 2));
+      await page.getByRole("button", { name: "Save tests" }).click();
+      await page.getByTestId("unsaved-cases").waitFor({ state: "detached" });
+      await page.getByRole("button", { name: "Run tests" }).click();
+      await page.locator('[data-testid="test-results"][data-failed="0"]').waitFor();
+      await publish.click();
+      await page.locator('[data-testid="policy-version"]', { hasText: "v2" }).waitFor();
+      await seen('[data-testid="status"]', "version 2");
+      await page.locator('[data-testid="versions"] tr[data-version="2"].current').waitFor();
+      const v2 = (await page.getByTestId("policy-version").textContent())!;
+      expect(v2).toMatch(/^pol_\S+ v2$/);
+      expect((await protectNow(SMALL_PAYMENT)).decision).toBe("DENIED");
+      await shot("16f-policy-published");
+
+      // The diff of v1 and v2: the new rule added, nothing removed.
+      await page.getByLabel("From version").selectOption("1");
+      await page.getByLabel("To version").selectOption("2");
+      await page.getByRole("button", { name: "Compare" }).click();
+      const diff = page.getByTestId("policy-diff");
+      await diff.waitFor();
+      await expect(diff.locator("span.add", { hasText: '"id": "deny_payment_over_100"' }).count()).resolves.toBe(1);
+      await expect(diff.locator("span.del").count()).resolves.toBe(0);
+      await expect(page.getByTestId("rule-changes").textContent()).resolves.toBe("Rules added: deny_payment_over_100");
+      await shot("16g-policy-diff");
+
+      // Restore v1: refused while a saved test needs v2's answer, then done once the suite allows it.
+      const restore = async () => {
+        await page.locator('[data-testid="versions"] tr[data-version="1"]').getByRole("button", { name: "Restore" }).click();
+        await page.getByRole("dialog").getByRole("button", { name: "Restore" }).click();
+      };
+      await restore();
+      await seen('[role="alert"]', /test/i);
+      await seen('[data-testid="test-results"] tr[data-passed="false"]', "payment of 250 is denied");
+      await expect(page.getByTestId("policy-version").textContent()).resolves.toBe(v2);
+      await cases.fill(JSON.stringify(suite.slice(1), null, 2));
+      await page.getByRole("button", { name: "Save tests" }).click();
+      await page.getByTestId("unsaved-cases").waitFor({ state: "detached" });
+      await restore();
+      await page.locator('[data-testid="policy-version"]', { hasText: "v3" }).waitFor();
+      await page.locator('[data-testid="versions"] tr[data-version="3"].current').waitFor();
+      // v3 is v1's document again: same hash, and the payment is allowed again.
+      const hashes = await page.locator('[data-testid="versions"] tr[data-version] td.mono').evaluateAll((cells) => cells.map((c) => c.getAttribute("title")));
+      expect(hashes[0]).toBe(hashes[2]);
+      expect(hashes[0]).not.toBe(hashes[1]);
+      expect(JSON.parse(await editor.inputValue())).toEqual(original);
+      expect((await protectNow(SMALL_PAYMENT)).decision).toBe("ALLOWED");
+      await shot("16h-policy-restored");
+    },
+    // The longest step: a dozen round trips, each waited for on screen.
+    2 * STEP_MS,
   );
 
   test(
@@ -498,6 +627,7 @@ describe.skipIf(!available)("console in Chromium", () => {
         ["Dashboard", "Dashboard", "22-phone-dashboard"],
         ["Keys", "API keys", "23-phone-keys"],
         ["Receipts", "Receipts", "24-phone-receipts"],
+        ["Policy", "Policy", "24b-phone-policy"],
         ["Plan", "Plan", "25-phone-plan"],
         ["Account", "Account", "26-phone-account"],
       ] as const) {

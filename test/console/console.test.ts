@@ -6,7 +6,6 @@ import { consoleSource, loadConsoleAssets, useConsoleSource } from "../../src/co
 import { buildConsole } from "../../src/console/build.ts";
 import { pageOf, PRIVATE_PAGES, PUBLIC_PAGES } from "../../src/console/pages.ts";
 import { CONSOLE_CSP } from "../../src/console/routes.ts";
-import { policyProblem } from "../../src/console/pages/policy.tsx";
 import { createService } from "../../src/app/service.ts";
 import { createLogger } from "../../src/log.ts";
 import { BASE, call, expectErrorShape, testConfig, testService } from "../helpers/service.ts";
@@ -164,12 +163,5 @@ describe("client helpers", () => {
     expect(pageOf("keys/")).toEqual({ page: "keys" });
     expect(pageOf("receipts/rcpt_abc123")).toEqual({ page: "receipt", id: "rcpt_abc123" });
     for (const bad of ["assets", "keys/x", "receipts/abc", "receipts/rcpt_../x", "../keys", "Keys", "constructor", "__proto__"]) expect(pageOf(bad)).toBeUndefined();
-  });
-
-  test("policy validation errors name the field in the document", () => {
-    expect(policyProblem("body/document/rules/0/effect: Expected union value")).toBe('rules[0].effect: must be "allow" or "deny"');
-    expect(policyProblem("body/document/rules/2/when/actions/0: Expected string to match '^[A-Za-z0-9_.:/-]*\\*?$'")).toBe("rules[2].when.actions[0]: Expected string to match '^[A-Za-z0-9_.:/-]*\\*?$'");
-    expect(policyProblem("body/document: Expected required property")).toBe("Expected required property");
-    expect(policyProblem("This needs the pro plan or higher.")).toBe("This needs the pro plan or higher.");
   });
 });

@@ -1,0 +1,366 @@
+// The policy editor (plans with custom_policy): the draft document and the test cases side by
+// side, each a plain textarea with its problems listed by line; "run tests", "save tests", an
+// impact preview of the draft on the tenant's stored decisions, and "publish" once that preview
+// is of the text in the editor.
+import { useRef, useState } from "preact/hooks";
+import { api, ApiError } from "../app/api.ts";
+import { lineRange } from "../app/json-lines.ts";
+import { pretty } from "../app/policy-text.ts";
+import { locateRefusal, parseField, type EditorField, type Problem } from "../app/problems.ts";
+import { BASE, Link } from "../app/router.tsx";
+import { announce, ErrorNotice, formatCount, Notice } from "../app/ui.tsx";
+
+export interface Policy {
+  policy_id: string;
+  version: number;
+  hash: string;
+  document: unknown;
+}
+
+export interface TestResult {
+  name: string;
+  passed: boolean;
+  decision: string;
+  reason: string;
+  rule: string | null;
+}
+
+interface Outcome {
+  decision: string;
+  reason: string;
+}
+
+interface Impact {
+  evaluated: number;
+  unchanged: number;
+  changed: number;
+  allowed_to_denied: number;
+  denied_to_allowed: number;
+  examples: { receipt_id: string; input: { action: string; resource?: string; amount?: number; currency?: string }; before: Outcome; after: Outcome }[];
+}
+
+/** A list of test results, failures first to the eye (a badge and the row's class). */
+export function TestResults({ title, results }: { title: string; results: TestResult[] }) {
+  const failed = results.filter((r) => !r.passed).length;
+  return (
+    <div class="table-wrap">
+      <table class="stack" data-testid="test-results" data-failed={failed}>
+        <caption>
+          {title}: {results.length - failed} of {results.length} pass
+        </caption>
+        <thead>
+          <tr>
+            <th scope="col">Test</th>
+            <th scope="col">Result</th>
+            <th scope="col">Decision</th>
+            <th scope="col">Reason</th>
+            <th scope="col">Rule</th>
+          </tr>
+        </thead>
+        <tbody>
+          {results.map((r) => (
+            <tr key={r.name} class={r.passed ? undefined : "failed"} data-passed={String(r.passed)}>
+              <td data-label="Test">{r.name}</td>
+              <td data-label="Result">
+                <span class={`badge ${r.passed ? "allowed" : "denied"}`}>{r.passed ? "pass" : "fail"}</span>
+              </td>
+              <td data-label="Decision">{r.decision}</td>
+              <td class="mono" data-label="Reason">
+                {r.reason}
+              </td>
+              <td class="mono" data-label="Rule">
+                {r.rule ?? "default"}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+/** The results a 422 policy_tests_failed carries, or undefined for any other error. */
+export function failedTests(error: unknown): TestResult[] | undefined {
+  return error instanceof ApiError && error.code === "policy_tests_failed" && Array.isArray(error.body.results) ? (error.body.results as TestResult[]) : undefined;
+}
+
+/** A textarea for JSON with its problems listed below it, each a button to the line. */
+function JsonArea(props: { field: EditorField; label: string; hint: string; text: string; problems: Problem[]; onInput: (text: string) => void; onGo: (p: Problem) => void; area: { current: HTMLTextAreaElement | null } }) {
+  const id = `policy-${props.field}`;
+  const listed = props.problems.length > 0;
+  return (
+    <div class={`field${listed ? " invalid" : ""}`}>
+      <label for={id}>{props.label}</label>
+      <p class="hint" id={`${id}-hint`}>
+        {props.hint}
+      </p>
+      <textarea
+        id={id}
+        name={props.field}
+        ref={props.area}
+        class="mono"
+        rows={22}
+        spellcheck={false}
+        value={props.text}
+        aria-invalid={listed ? "true" : undefined}
+        aria-describedby={`${id}-hint${listed ? ` ${id}-problems` : ""}`}
+        onInput={(e) => props.onInput((e.currentTarget as HTMLTextAreaElement).value)}
+      />
+      {listed && (
+        <ul class="problems" id={`${id}-problems`} data-testid={`${props.field}-problems`}>
+          {props.problems.map((p, i) => (
+            <li key={i} class="field-error" data-line={p.line}>
+              {p.line !== undefined && (
+                <>
+                  <button type="button" class="link" onClick={() => props.onGo(p)}>
+                    Line {p.line}
+                  </button>
+                  {": "}
+                </>
+              )}
+              {p.message}
+            </li>
+          ))}
+        </ul>
+      )}
+    </div>
+  );
+}
+
+export function PolicyEditor({ active, storedCases, onPublished }: { active: Policy; storedCases: unknown[]; onPublished: () => void }) {
+  // null: the text shown is the server's (the active document, the saved cases); a string: edits.
+  const [draft, setDraft] = useState<string | null>(null);
+  const [casesDraft, setCasesDraft] = useState<string | null>(null);
+  const [savedCases, setSavedCases] = useState(storedCases);
+  const [refused, setRefused] = useState<Problem[]>([]);
+  const [results, setResults] = useState<{ title: string; results: TestResult[] } | null>(null);
+  const [impact, setImpact] = useState<{ forText: string; data: Impact } | null>(null);
+  const [busy, setBusy] = useState<string | null>(null);
+  // An action's failure, shown beside the buttons it came from.
+  const [failure, setFailure] = useState<{ near: "tests" | "publish"; error: unknown } | null>(null);
+  const areas: Record<EditorField, { current: HTMLTextAreaElement | null }> = { document: useRef(null), cases: useRef(null) };
+
+  const text = draft ?? pretty(active.document);
+  const casesText = casesDraft ?? pretty(savedCases);
+  const texts = { document: text, cases: casesText };
+  const parsed = { document: parseField("document", text), cases: parseField("cases", casesText) };
+  // Syntax problems as the person types; the server's refusals until that text changes.
+  const problemsOf = (field: EditorField) => {
+    const own = parsed[field];
+    return "problem" in own ? [own.problem] : refused.filter((p) => p.field === field);
+  };
+  const unsavedCases = casesDraft !== null && casesDraft !== pretty(savedCases);
+  const previewed = impact !== null && impact.forText === text;
+
+  // An edit ends the server's refusals of that text (its syntax is checked again at once).
+  const edit = (field: EditorField, set: (text: string) => void) => (changed: string) => {
+    set(changed);
+    setRefused((r) => r.filter((p) => p.field !== field));
+  };
+
+  const goTo = (problem: Problem) => {
+    const area = areas[problem.field].current;
+    if (!area || problem.line === undefined) return area?.focus();
+    const [start, end] = lineRange(area.value, problem.line);
+    area.focus();
+    area.setSelectionRange(start, end);
+    const lineHeight = parseFloat(getComputedStyle(area).lineHeight) || 20;
+    area.scrollTop = Math.max(0, (problem.line - 3) * lineHeight);
+  };
+
+  const showProblem = (problem: Problem) => {
+    setRefused([problem]);
+    announce(problem.line === undefined ? problem.message : `Line ${problem.line}: ${problem.message}`);
+    setTimeout(() => goTo(problem), 0);
+  };
+
+  /** Runs one action on the parsed texts it needs; refusals land at their line, failed tests in the table. */
+  const act = async (name: string, needs: EditorField[], work: (values: Record<EditorField, unknown>) => Promise<void>) => {
+    setFailure(null);
+    setRefused([]);
+    for (const field of needs) {
+      const own = parsed[field];
+      if ("problem" in own) return showProblem(own.problem);
+    }
+    const values = { document: (parsed.document as { value?: unknown }).value, cases: (parsed.cases as { value?: unknown }).value };
+    setBusy(name);
+    try {
+      await work(values);
+    } catch (caught) {
+      const failed = failedTests(caught);
+      if (caught instanceof ApiError && (caught.code === "invalid_request" || caught.code === "invalid_json")) return showProblem(locateRefusal(caught.message, texts, needs[needs.length - 1]));
+      if (failed) setResults({ title: "Saved tests under this draft", results: failed });
+      setFailure({ near: name === "test" || name === "save" ? "tests" : "publish", error: caught });
+    } finally {
+      setBusy(null);
+    }
+  };
+
+  const runTests = () =>
+    act("test", ["document", "cases"], async ({ document, cases }) => {
+      const reply = await api<{ passed: number; failed: number; results: TestResult[] }>("POST", "/customer/policy/test", { json: { document, cases } });
+      setResults({ title: "Tests under this draft", results: reply.results });
+      announce(`${reply.passed} of ${reply.passed + reply.failed} tests pass under this draft.`);
+    });
+
+  const saveTests = () =>
+    act("save", ["cases"], async ({ cases }) => {
+      const reply = await api<{ cases: unknown[] }>("PUT", "/customer/policy/tests", { json: { cases } });
+      setSavedCases(reply.cases);
+      setCasesDraft(null);
+      announce(`Tests saved: ${reply.cases.length} cases run before every publish.`);
+    });
+
+  const previewImpact = () =>
+    act("impact", ["document"], async ({ document }) => {
+      const data = await api<Impact>("POST", "/customer/policy/impact", { json: { document } });
+      setImpact({ forText: text, data });
+      announce(`Impact: ${data.changed} of ${data.evaluated} recent decisions would change.`);
+    });
+
+  const publish = () =>
+    act("publish", ["document"], async ({ document }) => {
+      const published = await api<Policy>("PUT", "/customer/policy", { json: { document } });
+      setDraft(null);
+      setImpact(null);
+      setResults(null);
+      announce(`Policy published as version ${published.version}: new decisions use it.`);
+      onPublished();
+    });
+
+  return (
+    <section class="editor" aria-labelledby="editor-title">
+      <h2 id="editor-title">Draft</h2>
+      <div class="editor-grid">
+        <div>
+          <JsonArea
+            field="document"
+            label="Policy document (JSON)"
+            hint="Start from the active version; nothing changes until you publish."
+            text={text}
+            problems={problemsOf("document")}
+            area={areas.document}
+            onGo={goTo}
+            onInput={edit("document", setDraft)}
+          />
+          {draft !== null && draft !== pretty(active.document) && (
+            <button type="button" onClick={() => setDraft(null)}>
+              Discard draft
+            </button>
+          )}
+        </div>
+        <div>
+          <JsonArea
+            field="cases"
+            label="Test cases (JSON)"
+            hint='A list of {"name", "input", "expect": {"decision", "reason"?, "rule"?}}. Publishing runs the saved ones.'
+            text={casesText}
+            problems={problemsOf("cases")}
+            area={areas.cases}
+            onGo={goTo}
+            onInput={edit("cases", setCasesDraft)}
+          />
+          <div class="actions">
+            <button type="button" class="primary" onClick={runTests} disabled={busy !== null}>
+              {busy === "test" ? "Running…" : "Run tests"}
+            </button>
+            <button type="button" onClick={saveTests} disabled={busy !== null || !unsavedCases}>
+              {busy === "save" ? "Saving…" : "Save tests"}
+            </button>
+          </div>
+          {unsavedCases && <p class="small" data-testid="unsaved-cases">Unsaved changes: publishing runs the saved tests, not these.</p>}
+          {failure?.near === "tests" && <ErrorNotice error={failure.error} />}
+        </div>
+      </div>
+      {results && <TestResults title={results.title} results={results.results} />}
+
+      <h2 id="impact-title">Impact and publish</h2>
+      <p>Before publishing, see how the draft would have decided your latest protect calls.</p>
+      <button type="button" onClick={previewImpact} disabled={busy !== null}>
+        {busy === "impact" ? "Deciding again…" : "Preview impact"}
+      </button>
+      {impact && <ImpactView impact={impact.data} stale={!previewed} />}
+      {failure?.near === "publish" && <ErrorNotice error={failure.error} />}
+      <div class="actions publish">
+        <button type="button" class="primary" onClick={publish} disabled={busy !== null || !previewed} aria-describedby="publish-hint">
+          {busy === "publish" ? "Publishing…" : "Publish new version"}
+        </button>
+        <p class="hint" id="publish-hint">
+          {previewed ? "Publishing runs the saved tests first and makes a new immutable version; earlier versions stay for their receipts." : "Preview the impact of this draft first."}
+        </p>
+      </div>
+    </section>
+  );
+}
+
+function ImpactView({ impact, stale }: { impact: Impact; stale: boolean }) {
+  const counts: [string, number, string][] = [
+    ["Decided again", impact.evaluated, "evaluated"],
+    ["Unchanged", impact.unchanged, "unchanged"],
+    ["Changed", impact.changed, "changed"],
+    ["Allowed → denied", impact.allowed_to_denied, "allowed_to_denied"],
+    ["Denied → allowed", impact.denied_to_allowed, "denied_to_allowed"],
+  ];
+  return (
+    <div class={`panel impact${stale ? " stale" : ""}`} data-testid="impact">
+      {stale && (
+        <Notice kind="warning">
+          <p>The draft changed since this preview: preview again before publishing.</p>
+        </Notice>
+      )}
+      <dl class="counts">
+        {counts.map(([label, n, key]) => (
+          <div key={key}>
+            <dt>{label}</dt>
+            <dd data-testid={`impact-${key}`}>{formatCount(n)}</dd>
+          </div>
+        ))}
+      </dl>
+      {impact.evaluated === 0 && <p>No protect calls stored yet: nothing to decide again.</p>}
+      {impact.examples.length > 0 && (
+        <div class="table-wrap">
+          <table class="stack" data-testid="impact-examples">
+            <caption>Decisions that would flip (up to 20)</caption>
+            <thead>
+              <tr>
+                <th scope="col">Receipt</th>
+                <th scope="col">Action</th>
+                <th scope="col">Before</th>
+                <th scope="col">After</th>
+              </tr>
+            </thead>
+            <tbody>
+              {impact.examples.map((e) => (
+                <tr key={e.receipt_id}>
+                  <td data-label="Receipt">
+                    <Link href={`${BASE}/receipts/${e.receipt_id}`} class="mono">
+                      {e.receipt_id}
+                    </Link>
+                  </td>
+                  <td class="mono" data-label="Action">
+                    {e.input.action}
+                    {e.input.amount !== undefined ? ` ${e.input.amount}${e.input.currency ? ` ${e.input.currency}` : ""}` : ""}
+                  </td>
+                  <td data-label="Before">
+                    <OutcomeBadge outcome={e.before} />
+                  </td>
+                  <td data-label="After">
+                    <OutcomeBadge outcome={e.after} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </div>
+  );
+}
+
+function OutcomeBadge({ outcome }: { outcome: Outcome }) {
+  return (
+    <>
+      <span class={`badge ${outcome.decision.toLowerCase()}`}>{outcome.decision}</span> <span class="mono small">{outcome.reason}</span>
+    </>
+  );
+}
