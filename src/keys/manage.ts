@@ -2,7 +2,7 @@
 // response that creates it; the database keeps its SHA-256 (src/keys/secret.ts).
 import type { Db } from "../db/index.ts";
 import { AppError } from "../http/errors.ts";
-import { newId } from "../ids.ts";
+import { couldNameRow, newId } from "../ids.ts";
 import type { KeyList } from "./model.ts";
 import { hashSecret, newSecret, secretHint } from "./secret.ts";
 
@@ -19,6 +19,7 @@ export async function listKeys(db: Db, tenantId: string) {
 
 /** One stored procedure revokes the old key and issues the new one (WK001 -> 409 when not active). */
 export async function rotateKey(db: Db, tenantId: string, keyId: string) {
+  if (!couldNameRow(keyId)) throw new AppError("not_found", "No such key.");
   const secret = newSecret();
   const row = await db.one("keys/rotate", [tenantId, keyId, newId("key_"), await hashSecret(secret), secretHint(secret)]);
   if (!row) throw new AppError("not_found", "No such key.");
@@ -27,6 +28,7 @@ export async function rotateKey(db: Db, tenantId: string, keyId: string) {
 }
 
 export async function revokeKey(db: Db, tenantId: string, keyId: string) {
+  if (!couldNameRow(keyId)) throw new AppError("not_found", "No such key.");
   const row = await db.one("keys/revoke", [tenantId, keyId]);
   if (!row) throw new AppError("not_found", "No such key.");
   return { ok: true as const, ...row };
