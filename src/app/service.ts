@@ -13,11 +13,15 @@ import { PolicyVersions } from "../policies/store.ts";
 import { PresetOutcomes } from "../simulation/simulate.ts";
 import { createTransport } from "../mail/transport.ts";
 import { startMailer } from "../mail/worker.ts";
+import { startIdempotencySweeper } from "../http/idempotency.ts";
 import { createApp, type App } from "./app.ts";
 import type { Deps } from "./deps.ts";
 import pkg from "../../package.json" with { type: "json" };
 
 export const VERSION: string = pkg.version;
+
+/** How often stored Idempotency-Key responses past their 24 hours are deleted. */
+const IDEMPOTENCY_SWEEP_MS = 10 * 60_000;
 
 export interface Service extends App {
   deps: Deps;
@@ -33,6 +37,7 @@ export async function createService(config: Config, opts: { db?: Db; log?: Logge
   const dummyPasswordHash = hashPassword(randomBase62(24), config.bcryptCost);
   const [sessions, signer] = await Promise.all([Sessions.open(db, config.jwtSecret), ReceiptSigner.open(db)]);
   const mail = startMailer({ db, log, transport: createTransport(config), ctx: { publicUrl: config.publicUrl }, pollMs: config.mailPollMs });
+  const sweeper = startIdempotencySweeper({ db, log }, IDEMPOTENCY_SWEEP_MS);
   const now = opts.now ?? (() => new Date());
   const deps: Deps = {
     config,
@@ -52,7 +57,7 @@ export async function createService(config: Config, opts: { db?: Db; log?: Logge
   const app = createApp(deps);
   const close = async () => {
     // The mail worker first: it finishes its batch while the database is still open.
-    await mail.stop();
+    await Promise.all([mail.stop(), sweeper.stop()]);
     if (!opts.db) await db.close();
   };
   return { ...app, deps, close };

@@ -113,7 +113,7 @@ export interface Queries {
       outcome: string;
       response_status: number | null;
       response_headers: unknown;
-      response_body: string | null;
+      response_sealed: string | null;
     };
   };
   "idempotency/complete": {
@@ -123,6 +123,12 @@ export interface Queries {
   "idempotency/release": {
     params: [string, string];
     row: Record<string, never>;
+  };
+  "idempotency/sweep": {
+    params: [number | string];
+    row: {
+      deleted: number;
+    };
   };
   "keys/authenticate": {
     params: [unknown];

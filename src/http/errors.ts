@@ -102,6 +102,7 @@ const BY_SQLSTATE: Record<string, [ErrorCode, string, Record<string, unknown>?]>
   WQ001: ["quota_exceeded", "The daily protect quota of your plan is used up; it resets at 00:00 UTC.", { limit: "protect_per_day" }],
   WQ002: ["quota_exceeded", "The daily execute quota of your plan is used up; it resets at 00:00 UTC.", { limit: "execute_per_day" }],
   WQ003: ["quota_exceeded", "Receipt storage of your plan is full; nothing is deleted. Upgrade to store more.", { limit: "receipts_stored" }],
+  WI002: ["quota_exceeded", "Too many Idempotency-Key records are kept for your account; retry without the header or after older keys expire (24 h).", { limit: "idempotency_keys" }],
   // PostgreSQL text and jsonb cannot hold U+0000; only a caller's string can carry one there.
   "22021": ["invalid_request", "A string in the request contains U+0000 (NUL), which is not accepted."],
   "22P05": ["invalid_request", "A string in the request contains U+0000 (NUL), which is not accepted."],
