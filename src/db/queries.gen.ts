@@ -165,7 +165,7 @@ export interface Queries {
     };
   };
   "keys/list": {
-    params: [string];
+    params: [string, Date | string, string, number | string];
     row: {
       key_id: string;
       tenant_id: string;
@@ -175,6 +175,7 @@ export interface Queries {
       last_used_at: string | null;
       revoked_at: string | null;
       hint: string;
+      page_position: string;
     };
   };
   "keys/revoke": {

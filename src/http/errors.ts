@@ -89,12 +89,15 @@ const BY_CONSTRAINT: Record<string, [ErrorCode, string]> = {
 // The optional third element: fields of the error body (for example quota_exceeded's `limit`).
 const BY_SQLSTATE: Record<string, [ErrorCode, string, Record<string, unknown>?]> = {
   WK001: ["key_not_active", "The key is not active."],
+  WK002: ["quota_exceeded", "Your account has the most active API keys it may hold; revoke one first.", { limit: "api_keys_active" }],
+  WK003: ["quota_exceeded", "Your account keeps the most API keys it may (revoked ones count); contact support.", { limit: "api_keys_total" }],
   WA001: ["invalid_token", "This link is not valid. Request a new one."],
   WA002: ["token_expired", "This link has expired. Request a new one."],
   WA003: ["token_used", "This link has already been used."],
   WA004: ["unauthorized", "The current password is not correct."],
   WU001: ["invalid_plan", "Ask for a plan above your current one: pro or enterprise."],
   WU002: ["not_pending", "Only a pending upgrade request can change."],
+  WU005: ["quota_exceeded", "Your account made the most upgrade requests allowed today; try again after 00:00 UTC.", { limit: "upgrade_requests_per_day" }],
   WR002: ["not_found", "No protect receipt with this id."],
   WR003: ["decision_denied", "The protect decision was DENIED; it cannot be executed."],
   WR004: ["token_expired", "The protect receipt is older than 15 minutes; ask /v1/protect again."],

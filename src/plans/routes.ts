@@ -40,7 +40,7 @@ export function plansRoutes(deps: Deps) {
         {
           body: UpgradeRequestBody,
           parse: "json",
-          response: { 201: UpgradeCreated, 400: ErrorResponse, 401: ErrorResponse, 409: ErrorResponse, 422: ErrorResponse },
+          response: { 201: UpgradeCreated, 400: ErrorResponse, 401: ErrorResponse, 409: ErrorResponse, 422: ErrorResponse, 429: ErrorResponse },
           detail: { summary: "Ask for a higher plan; an operator reviews it, typically within 1 to 2 business days", tags: ["plans"], security },
         },
       )

@@ -1,4 +1,5 @@
-// /console/keys: create (secret shown once), list with hints and last use, rotate, revoke.
+// /console/keys: create (secret shown once), list (newest first, page by page) with hints and last
+// use, rotate, revoke.
 import { useState } from "preact/hooks";
 import { api, newIdempotencyKey } from "../app/api.ts";
 import { announce, ConfirmButton, ErrorNotice, Field, Loading, PageTitle, SecretReveal, useLoad, useSubmit, When } from "../app/ui.tsx";
@@ -13,8 +14,17 @@ interface Key {
   hint: string;
 }
 
+const PAGE_SIZE = 20;
+
 export function KeysPage() {
-  const list = useLoad(() => api<{ keys: Key[] }>("GET", "/customer/keys"));
+  // Cursors only go forward: keep the ones that led here to go back.
+  const [cursors, setCursors] = useState<(string | null)[]>([null]);
+  const cursor = cursors[cursors.length - 1];
+  const list = useLoad(
+    () => api<{ keys: Key[]; next_cursor: string | null }>("GET", `/customer/keys?limit=${PAGE_SIZE}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`),
+    [cursor],
+  );
+  const pageNumber = cursors.length;
   const [revealed, setRevealed] = useState<{ secret: string; label: string } | null>(null);
   const [actionError, setActionError] = useState<unknown>(null);
   const [busyKey, setBusyKey] = useState<string | null>(null);
@@ -32,7 +42,9 @@ export function KeysPage() {
       input.value = "";
       setRevealed({ secret: key.secret, label: key.label });
       announce(`Key ${key.label} created. Copy its secret now: it is shown only once.`);
-      list.reload();
+      // The new key is the newest: show the first page.
+      if (pageNumber === 1) list.reload();
+      else setCursors([null]);
     });
   };
 
@@ -138,6 +150,16 @@ export function KeysPage() {
               </tbody>
             </table>
           </div>
+        )}
+        {(pageNumber > 1 || list.data?.next_cursor) && (
+          <nav class="pager" aria-label="Key pages">
+            <button type="button" disabled={pageNumber === 1 || list.loading} onClick={() => setCursors(cursors.slice(0, -1))}>
+              Newer
+            </button>
+            <button type="button" disabled={!list.data?.next_cursor || list.loading} onClick={() => setCursors([...cursors, list.data!.next_cursor])}>
+              Older
+            </button>
+          </nav>
         )}
       </section>
     </section>
