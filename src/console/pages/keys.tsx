@@ -2,7 +2,7 @@
 // use, rotate, revoke.
 import { useState } from "preact/hooks";
 import { api, newIdempotencyKey } from "../app/api.ts";
-import { announce, ConfirmButton, ErrorNotice, Field, Loading, PageTitle, SecretReveal, useLoad, useSubmit, When } from "../app/ui.tsx";
+import { announce, ConfirmButton, ErrorNotice, Field, Loading, PageTitle, Pager, SecretReveal, useCursorPages, useLoad, useSubmit, When } from "../app/ui.tsx";
 
 interface Key {
   key_id: string;
@@ -17,14 +17,13 @@ interface Key {
 const PAGE_SIZE = 20;
 
 export function KeysPage() {
-  // Cursors only go forward: keep the ones that led here to go back.
-  const [cursors, setCursors] = useState<(string | null)[]>([null]);
-  const cursor = cursors[cursors.length - 1];
+  const pages = useCursorPages();
+  const cursor = pages.cursor;
   const list = useLoad(
     () => api<{ keys: Key[]; next_cursor: string | null }>("GET", `/customer/keys?limit=${PAGE_SIZE}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`),
     [cursor],
   );
-  const pageNumber = cursors.length;
+  const pageNumber = pages.number;
   const [revealed, setRevealed] = useState<{ secret: string; label: string } | null>(null);
   const [actionError, setActionError] = useState<unknown>(null);
   const [busyKey, setBusyKey] = useState<string | null>(null);
@@ -44,7 +43,7 @@ export function KeysPage() {
       announce(`Key ${key.label} created. Copy its secret now: it is shown only once.`);
       // The new key is the newest: show the first page.
       if (pageNumber === 1) list.reload();
-      else setCursors([null]);
+      else pages.first();
     });
   };
 
@@ -151,16 +150,7 @@ export function KeysPage() {
             </table>
           </div>
         )}
-        {(pageNumber > 1 || list.data?.next_cursor) && (
-          <nav class="pager" aria-label="Key pages">
-            <button type="button" disabled={pageNumber === 1 || list.loading} onClick={() => setCursors(cursors.slice(0, -1))}>
-              Newer
-            </button>
-            <button type="button" disabled={!list.data?.next_cursor || list.loading} onClick={() => setCursors([...cursors, list.data!.next_cursor])}>
-              Older
-            </button>
-          </nav>
-        )}
+        {(pageNumber > 1 || list.data?.next_cursor) && <Pager label="Key pages" pages={pages} next={list.data?.next_cursor} loading={list.loading} />}
       </section>
     </section>
   );
