@@ -8,3 +8,11 @@ declare module "*.data" {
   const path: string;
   export default path;
 }
+declare module "swagger-ui-dist/swagger-ui-bundle.js" {
+  const path: string;
+  export default path;
+}
+declare module "swagger-ui-dist/swagger-ui.css" {
+  const path: string;
+  export default path;
+}

@@ -24,3 +24,11 @@ export function toBase62(n: number, width: number): string {
   for (let v = n; v > 0; v = Math.floor(v / 62)) out = BASE62[v % 62] + out;
   return out.padStart(width, "0");
 }
+
+/**
+ * Whether a caller's id could name a stored row. Ids we issue never hold U+0000, which PostgreSQL
+ * text cannot carry, so such an id names nothing (404), like any other unknown id.
+ */
+export function couldNameRow(id: string): boolean {
+  return !id.includes("\u0000");
+}

@@ -52,6 +52,46 @@ COMMENT ON FUNCTION api_keys_guard() IS
 CREATE TRIGGER api_keys_guard BEFORE INSERT OR UPDATE OR DELETE ON api_keys
   FOR EACH ROW EXECUTE FUNCTION api_keys_guard();
 
+-- Bounds on a tenant's keys (keys are never deleted, so every one is kept): at most
+-- api_keys_active_cap() active at once (WK002) and api_keys_total_cap() in all, revoked included (WK003).
+CREATE FUNCTION api_keys_active_cap() RETURNS integer LANGUAGE sql IMMUTABLE AS $$ SELECT 20 $$;
+COMMENT ON FUNCTION api_keys_active_cap() IS 'Most active API keys one tenant holds at once (WK002 beyond).';
+CREATE FUNCTION api_keys_total_cap() RETURNS integer LANGUAGE sql IMMUTABLE AS $$ SELECT 1000 $$;
+COMMENT ON FUNCTION api_keys_total_cap() IS 'Most API keys one tenant keeps in all, revoked ones included (WK003 beyond).';
+
+CREATE FUNCTION api_keys_check_caps(p_tenant_id text, p_adds_active boolean) RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_total integer;
+  v_active integer;
+BEGIN
+  -- Key issues of one tenant take turns until their transaction ends: two cannot both pass at cap - 1.
+  PERFORM pg_advisory_xact_lock(hashtext('warden.api_keys'), hashtext(p_tenant_id));
+  SELECT count(*), count(*) FILTER (WHERE k.status = 'active') INTO v_total, v_active
+  FROM api_keys k WHERE k.tenant_id = p_tenant_id;
+  IF v_total >= api_keys_total_cap() THEN
+    RAISE EXCEPTION 'tenant % keeps % keys', p_tenant_id, v_total USING ERRCODE = 'WK003';
+  END IF;
+  IF p_adds_active AND v_active >= api_keys_active_cap() THEN
+    RAISE EXCEPTION 'tenant % has % active keys', p_tenant_id, v_active USING ERRCODE = 'WK002';
+  END IF;
+END $$;
+COMMENT ON FUNCTION api_keys_check_caps(text, boolean) IS
+  'Refuses one more key of the tenant: WK003 when it keeps api_keys_total_cap() keys, WK002 when it would be active beyond api_keys_active_cap().';
+
+CREATE FUNCTION api_key_create(p_key_id text, p_tenant_id text, p_label text, p_secret_hash text, p_hint text)
+RETURNS TABLE (key_id text, tenant_id text, label text, status text, created_at text)
+LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM api_keys_check_caps(p_tenant_id, true);
+  RETURN QUERY
+    INSERT INTO api_keys AS k (key_id, tenant_id, label, secret_hash, hint)
+    VALUES (p_key_id, p_tenant_id, p_label, p_secret_hash, p_hint)
+    RETURNING k.key_id, k.tenant_id, k.label, k.status, iso_time(k.created_at);
+END $$;
+COMMENT ON FUNCTION api_key_create(text, text, text, text, text) IS
+  'Issues a new active key of the tenant within its caps (WK002 active, WK003 total).';
+
 CREATE FUNCTION api_key_rotate(p_tenant_id text, p_key_id text, p_new_key_id text, p_secret_hash text, p_hint text)
 RETURNS TABLE (revoked_key_id text, key_id text, tenant_id text, label text, status text, created_at text)
 LANGUAGE plpgsql AS $$
@@ -67,6 +107,8 @@ BEGIN
   IF v_old.status <> 'active' THEN
     RAISE EXCEPTION 'key % is not active', p_key_id USING ERRCODE = 'WK001';
   END IF;
+  -- The successor replaces an active key: only the total grows.
+  PERFORM api_keys_check_caps(p_tenant_id, false);
   INSERT INTO api_keys (key_id, tenant_id, label, secret_hash, hint)
     VALUES (p_new_key_id, p_tenant_id, v_old.label, p_secret_hash, p_hint);
   UPDATE api_keys k SET status = 'revoked', revoked_at = now(), replaced_by = p_new_key_id WHERE k.key_id = p_key_id;
@@ -75,23 +117,28 @@ BEGIN
     FROM api_keys k WHERE k.key_id = p_new_key_id;
 END $$;
 COMMENT ON FUNCTION api_key_rotate(text, text, text, text, text) IS
-  'Revokes an active key (replaced_by = the new key) and issues its successor with the same label, in one transaction. No row: not this tenant''s key. WK001: the key is not active.';
+  'Revokes an active key (replaced_by = the new key) and issues its successor with the same label, in one transaction. No row: not this tenant''s key. WK001: the key is not active; WK003: the tenant keeps api_keys_total_cap() keys.';
 
--- Every key of the tenant, oldest first; never the secret hash.
-CREATE FUNCTION api_keys_of(p_tenant_id text)
+-- One page of a tenant's keys, newest first, after the key at (p_after_at, p_after_key) when
+-- given; never the secret hash. `page_position` is created_at to the microsecond, for the next cursor.
+CREATE FUNCTION api_keys_page(p_tenant_id text, p_after_at timestamptz, p_after_key text, p_limit integer)
 RETURNS TABLE (key_id text, tenant_id text, label text, status text, created_at text,
-               last_used_at text, revoked_at text, hint text)
+               last_used_at text, revoked_at text, hint text, page_position text)
 LANGUAGE plpgsql STABLE AS $$
 #variable_conflict use_column
 BEGIN
   RETURN QUERY
     SELECT k.key_id, k.tenant_id, k.label, k.status, iso_time(k.created_at),
-           iso_time(k.last_used_at), iso_time(k.revoked_at), k.hint
+           iso_time(k.last_used_at), iso_time(k.revoked_at), k.hint,
+           to_char(k.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')
     FROM api_keys k
     WHERE k.tenant_id = p_tenant_id
-    ORDER BY k.created_at, k.key_id;
+      AND (p_after_at IS NULL OR (k.created_at, k.key_id) < (p_after_at, p_after_key))
+    ORDER BY k.created_at DESC, k.key_id DESC
+    LIMIT p_limit;
 END $$;
-COMMENT ON FUNCTION api_keys_of(text) IS 'A tenant''s API keys as GET /customer/keys lists them, oldest first; never a secret hash.';
+COMMENT ON FUNCTION api_keys_page(text, timestamptz, text, integer) IS
+  'A page of a tenant''s API keys as GET /customer/keys lists them, newest first, after a position; never a secret hash.';
 
 -- What a key-authenticated request needs, for each secret hash of the batch that names a key: the
 -- key and its status, the tenant's plan, its active policy version (NULL policy_id: the built-in

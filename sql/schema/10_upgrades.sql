@@ -78,6 +78,10 @@ COMMENT ON FUNCTION tenants_plan_guard() IS
 CREATE TRIGGER tenants_plan_guard BEFORE UPDATE OF plan ON tenants
   FOR EACH ROW EXECUTE FUNCTION tenants_plan_guard();
 
+-- Request-and-cancel loops are bounded: at most this many requests per tenant per UTC day (WU005).
+CREATE FUNCTION upgrade_requests_daily_cap() RETURNS integer LANGUAGE sql IMMUTABLE AS $$ SELECT 10 $$;
+COMMENT ON FUNCTION upgrade_requests_daily_cap() IS 'Most upgrade requests one tenant makes per UTC day (WU005 beyond).';
+
 CREATE FUNCTION upgrade_request_create(p_request_id text, p_tenant_id text, p_plan text, p_reason text)
 RETURNS TABLE (request_id text, status text, requested_plan text, reason text, created_at text)
 LANGUAGE plpgsql AS $$
@@ -91,13 +95,19 @@ BEGIN
   IF NOT EXISTS (SELECT 1 FROM plans WHERE plan = p_plan) THEN
     RAISE EXCEPTION 'unknown plan %', p_plan USING ERRCODE = 'WU001';
   END IF;
+  -- One tenant's requests take turns, so two cannot both pass at cap - 1.
+  PERFORM pg_advisory_xact_lock(hashtext('warden.upgrade_requests'), hashtext(p_tenant_id));
+  IF (SELECT count(*) FROM upgrade_requests u WHERE u.tenant_id = p_tenant_id
+        AND u.created_at >= date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC') >= upgrade_requests_daily_cap() THEN
+    RAISE EXCEPTION 'tenant % made % upgrade requests today', p_tenant_id, upgrade_requests_daily_cap() USING ERRCODE = 'WU005';
+  END IF;
   RETURN QUERY
     INSERT INTO upgrade_requests AS u (request_id, tenant_id, from_plan, requested_plan, reason)
     VALUES (p_request_id, p_tenant_id, v_current, p_plan, p_reason)
     RETURNING u.request_id, u.status, u.requested_plan, u.reason, iso_time(u.created_at);
 END $$;
 COMMENT ON FUNCTION upgrade_request_create(text, text, text, text) IS
-  'A tenant asks for a higher plan. WU001 for an unknown or not-higher plan; a second pending request violates upgrade_requests_one_pending.';
+  'A tenant asks for a higher plan. WU001 for an unknown or not-higher plan; a second pending request violates upgrade_requests_one_pending; WU005 beyond upgrade_requests_daily_cap() requests today (UTC).';
 
 CREATE FUNCTION upgrade_request_cancel(p_tenant_id text, p_request_id text)
 RETURNS TABLE (request_id text, status text)

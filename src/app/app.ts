@@ -13,6 +13,7 @@ import { keysRoutes } from "../keys/routes.ts";
 import { policiesRoutes } from "../policies/routes.ts";
 import { consoleRoutes } from "../console/routes.ts";
 import { systemRoutes } from "./system-routes.ts";
+import { docsRoutes } from "./docs-routes.ts";
 import { checkBodyHeaders, readJsonBody } from "../http/body.ts";
 import type { Deps } from "./deps.ts";
 import { AppError, errorBody, toAppError } from "../http/errors.ts";
@@ -63,10 +64,11 @@ export function createApp(deps: Deps) {
   const app = new Elysia({ normalize: false })
     .use(
       openapi({
-        path: "/docs",
+        // The docs page is ours (docs-routes.ts): the plugin's would load its script from a CDN.
+        provider: null,
         specPath: "/openapi.json",
         // Keep /.well-known/jwks.json: by default paths with a dot count as static files.
-        exclude: { staticFile: false, paths: ["/docs", "/openapi.json"] },
+        exclude: { staticFile: false, paths: ["/openapi.json"] },
         documentation: {
           info: { title: "warden", version: deps.version, description: "Decisions, receipts and keys for bots and agents." },
           components: {
@@ -102,6 +104,7 @@ export function createApp(deps: Deps) {
       requestState(request).route = route;
     })
     .use(systemRoutes(deps))
+    .use(docsRoutes())
     .use(accountsRoutes(deps))
     .use(simulationRoutes(deps))
     .use(receiptsRoutes(deps))

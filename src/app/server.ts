@@ -2,7 +2,6 @@
 // (TRUST_PROXY=1, no certificate configured) it listens on plain HTTP and the front door accepts
 // only requests the proxy marks with X-Forwarded-Proto: https.
 import type { Config } from "../config.ts";
-import { MAX_BODY_BYTES } from "../http/body.ts";
 import { createService, type Service } from "./service.ts";
 import { loadTls } from "../http/tls.ts";
 import { listen, type Listener } from "../runtime.ts";
@@ -23,8 +22,10 @@ export async function serve(config: Config, opts: Parameters<typeof createServic
     port: config.port,
     hostname: config.host,
     tls: tls ? { cert: tls.cert, key: tls.key } : undefined,
-    // The front door refuses bodies over 64 KiB itself; this only stops far larger ones early.
-    maxRequestBodySize: MAX_BODY_BYTES * 16,
+    // No limit of Bun's own: above one it answers an empty 413 (or cuts the connection) instead
+    // of the contract's; the front door refuses a declared length over 64 KiB before reading,
+    // and stops reading an undeclared one there.
+    maxRequestBodySize: Number.MAX_SAFE_INTEGER,
     // The peer address feeds brute-force limits and security events (src/http/client-address.ts);
     // asked for only when one of them reads it, while the request is still open.
     fetch: (request: Request, server: Listener) => service.handle(request, { ip: () => server.requestIP(request)?.address }),

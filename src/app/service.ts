@@ -17,11 +17,15 @@ import { startMailer } from "../mail/worker.ts";
 import { pendingMailCount } from "../mail/outbox.ts";
 import { Metrics } from "../observability/metrics.ts";
 import { Probes } from "../observability/probes.ts";
+import { startIdempotencySweeper } from "../http/idempotency.ts";
 import { createApp, type App } from "./app.ts";
 import type { Deps } from "./deps.ts";
 import pkg from "../../package.json" with { type: "json" };
 
 export const VERSION: string = pkg.version;
+
+/** How often stored Idempotency-Key responses past their 24 hours are deleted. */
+const IDEMPOTENCY_SWEEP_MS = 10 * 60_000;
 
 export interface Service extends App {
   deps: Deps;
@@ -38,6 +42,7 @@ export async function createService(config: Config, opts: { db?: Db; log?: Logge
   const [secret, signer, keys] = await Promise.all([serviceSecret(db, config.jwtSecret), ReceiptSigner.open(db), KeyAuthenticator.open(db)]);
   const [sessions, totpSecrets] = await Promise.all([Sessions.open(db, secret), TotpSecretBox.fromServiceSecret(secret)]);
   const mail = startMailer({ db, log, transport: createTransport(config), ctx: { publicUrl: config.publicUrl }, pollMs: config.mailPollMs });
+  const sweeper = startIdempotencySweeper({ db, log }, IDEMPOTENCY_SWEEP_MS);
   const now = opts.now ?? (() => new Date());
   const metrics = new Metrics({ mailOutboxPending: () => pendingMailCount(db) });
   const deps: Deps = {
@@ -62,7 +67,7 @@ export async function createService(config: Config, opts: { db?: Db; log?: Logge
   const app = createApp(deps);
   const close = async () => {
     // The mail worker first: it finishes its batch while the database is still open.
-    await mail.stop();
+    await Promise.all([mail.stop(), sweeper.stop()]);
     metrics.close();
     if (!opts.db) await db.close();
   };

@@ -160,7 +160,7 @@ export interface Queries {
       outcome: string;
       response_status: number | null;
       response_headers: unknown;
-      response_body: string | null;
+      response_sealed: string | null;
     };
   };
   "idempotency/complete": {
@@ -170,6 +170,12 @@ export interface Queries {
   "idempotency/release": {
     params: [string, string];
     row: Record<string, never>;
+  };
+  "idempotency/sweep": {
+    params: [number | string];
+    row: {
+      deleted: number;
+    };
   };
   "keys/authenticate": {
     params: [unknown];
@@ -206,7 +212,7 @@ export interface Queries {
     };
   };
   "keys/list": {
-    params: [string];
+    params: [string, Date | string, string, number | string];
     row: {
       key_id: string;
       tenant_id: string;
@@ -216,6 +222,7 @@ export interface Queries {
       last_used_at: string | null;
       revoked_at: string | null;
       hint: string;
+      page_position: string;
     };
   };
   "keys/revoke": {

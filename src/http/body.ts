@@ -11,11 +11,14 @@ export const MAX_JSON_DEPTH = 32;
 const JSON_TYPE = /^application\/json\s*(;|$)/i;
 const BODY_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
-/** Checks the headers before anything is read: declared size and content type. */
+/**
+ * Checks the headers before anything is read: declared size (on every method: a GET carrying a
+ * large body gets the same 413 as a POST) and, where a body is expected, the content type.
+ */
 export function checkBodyHeaders(request: Request): void {
-  if (!BODY_METHODS.has(request.method)) return;
   const length = request.headers.get("content-length");
   if (length !== null && Number(length) > MAX_BODY_BYTES) throw new AppError("payload_too_large");
+  if (!BODY_METHODS.has(request.method)) return;
   // A declared length decides; without one, a chunked or in-process body still counts.
   const hasBody = length !== null ? length !== "0" : request.headers.has("transfer-encoding") || request.body !== null;
   if (hasBody && !JSON_TYPE.test(request.headers.get("content-type") ?? "")) throw new AppError("unsupported_media_type");

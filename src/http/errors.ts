@@ -92,6 +92,8 @@ const BY_CONSTRAINT: Record<string, [ErrorCode, string]> = {
 // The optional third element: fields of the error body (for example quota_exceeded's `limit`).
 const BY_SQLSTATE: Record<string, [ErrorCode, string, Record<string, unknown>?]> = {
   WK001: ["key_not_active", "The key is not active."],
+  WK002: ["quota_exceeded", "Your account has the most active API keys it may hold; revoke one first.", { limit: "api_keys_active" }],
+  WK003: ["quota_exceeded", "Your account keeps the most API keys it may (revoked ones count); contact support.", { limit: "api_keys_total" }],
   WA001: ["invalid_token", "This link is not valid. Request a new one."],
   WA002: ["token_expired", "This link has expired. Request a new one."],
   WA003: ["token_used", "This link has already been used."],
@@ -101,6 +103,7 @@ const BY_SQLSTATE: Record<string, [ErrorCode, string, Record<string, unknown>?]>
   WA012: ["not_pending", "There is no enrolment to confirm; enroll first."],
   WU001: ["invalid_plan", "Ask for a plan above your current one: pro or enterprise."],
   WU002: ["not_pending", "Only a pending upgrade request can change."],
+  WU005: ["quota_exceeded", "Your account made the most upgrade requests allowed today; try again after 00:00 UTC.", { limit: "upgrade_requests_per_day" }],
   WR002: ["not_found", "No protect receipt with this id."],
   WR003: ["decision_denied", "The protect decision was DENIED; it cannot be executed."],
   WR004: ["token_expired", "The protect receipt is older than 15 minutes; ask /v1/protect again."],
@@ -109,6 +112,7 @@ const BY_SQLSTATE: Record<string, [ErrorCode, string, Record<string, unknown>?]>
   WQ002: ["quota_exceeded", "The daily execute quota of your plan is used up; it resets at 00:00 UTC.", { limit: "execute_per_day" }],
   WP002: ["quota_exceeded", "This account stores the most policy versions it may (1000); restore or publish is refused. Contact support.", { limit: "policy_versions" }],
   WQ003: ["quota_exceeded", "Receipt storage of your plan is full; nothing is deleted. Upgrade to store more.", { limit: "receipts_stored" }],
+  WI002: ["quota_exceeded", "Too many Idempotency-Key records are kept for your account; retry without the header or after older keys expire (24 h).", { limit: "idempotency_keys" }],
   // PostgreSQL text and jsonb cannot hold U+0000; only a caller's string can carry one there.
   "22021": ["invalid_request", "A string in the request contains U+0000 (NUL), which is not accepted."],
   "22P05": ["invalid_request", "A string in the request contains U+0000 (NUL), which is not accepted."],

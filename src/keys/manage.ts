@@ -2,8 +2,9 @@
 // response that creates it; the database keeps its SHA-256 (src/keys/secret.ts).
 import type { Db } from "../db/index.ts";
 import { AppError } from "../http/errors.ts";
-import { newId } from "../ids.ts";
+import { couldNameRow, newId } from "../ids.ts";
 import type { KeyList } from "./model.ts";
+import { decodeKeyCursor, encodeKeyCursor } from "./cursor.ts";
 import { hashSecret, newSecret, secretHint } from "./secret.ts";
 
 export async function createKey(db: Db, tenantId: string, label: string) {
@@ -12,13 +13,22 @@ export async function createKey(db: Db, tenantId: string, label: string) {
   return { ok: true as const, ...row!, secret };
 }
 
-export async function listKeys(db: Db, tenantId: string) {
+/** One page, newest first; next_cursor is null on the last page. */
+export async function listKeys(db: Db, tenantId: string, limit: number, cursor: string | undefined) {
+  const after = cursor === undefined ? null : decodeKeyCursor(cursor);
+  if (after === undefined) throw new AppError("invalid_request", "query/cursor: not a cursor this service gave out.");
+  const rows = await db.query("keys/list", [tenantId, after?.at ?? null, after?.keyId ?? null, limit + 1]);
+  const page = rows.slice(0, limit);
+  const last = page[page.length - 1];
+  const next_cursor = rows.length > limit && last ? encodeKeyCursor(last.page_position, last.key_id) : null;
   // status: the table's CHECK allows only the model's two.
-  return { ok: true as const, keys: (await db.query("keys/list", [tenantId])) as (typeof KeyList.static)["keys"] };
+  const keys = page.map(({ page_position: _, ...key }) => key) as (typeof KeyList.static)["keys"];
+  return { ok: true as const, keys, next_cursor };
 }
 
 /** One stored procedure revokes the old key and issues the new one (WK001 -> 409 when not active). */
 export async function rotateKey(db: Db, tenantId: string, keyId: string) {
+  if (!couldNameRow(keyId)) throw new AppError("not_found", "No such key.");
   const secret = newSecret();
   const row = await db.one("keys/rotate", [tenantId, keyId, newId("key_"), await hashSecret(secret), secretHint(secret)]);
   if (!row) throw new AppError("not_found", "No such key.");
@@ -27,6 +37,7 @@ export async function rotateKey(db: Db, tenantId: string, keyId: string) {
 }
 
 export async function revokeKey(db: Db, tenantId: string, keyId: string) {
+  if (!couldNameRow(keyId)) throw new AppError("not_found", "No such key.");
   const row = await db.one("keys/revoke", [tenantId, keyId]);
   if (!row) throw new AppError("not_found", "No such key.");
   return { ok: true as const, ...row };

@@ -35,6 +35,14 @@ export const KeyRotated = t.Object({
 
 export const KeyRevoked = t.Object({ ok: t.Literal(true), key_id: KeyId, status: t.Literal("revoked"), revoked_at: Iso });
 
+export const KeyListQuery = t.Object(
+  {
+    limit: t.Optional(t.Numeric({ minimum: 1, maximum: 100, multipleOf: 1, default: 50 })),
+    cursor: t.Optional(t.String({ maxLength: 200 })),
+  },
+  { additionalProperties: false },
+);
+
 export const KeyList = t.Object({
   ok: t.Literal(true),
   keys: t.Array(
@@ -49,4 +57,5 @@ export const KeyList = t.Object({
       hint: t.String(),
     }),
   ),
+  next_cursor: t.Union([t.String(), t.Null()]),
 });

@@ -4,11 +4,11 @@ import { ErrorResponse } from "../http/errors.ts";
 import type { Deps } from "../app/deps.ts";
 import { withIdempotency } from "../http/idempotency.ts";
 import { createKey, listKeys, revokeKey, rotateKey } from "./manage.ts";
-import { CreateKeyBody, KeyCreated, KeyList, KeyParams, KeyRevoked, KeyRotated } from "./model.ts";
+import { CreateKeyBody, KeyCreated, KeyList, KeyListQuery, KeyParams, KeyRevoked, KeyRotated } from "./model.ts";
 
 const security = [{ bearer: [] as string[] }];
-// 409 and 422 also come from Idempotency-Key (in progress, mismatch).
-const errors = { 400: ErrorResponse, 401: ErrorResponse, 409: ErrorResponse, 422: ErrorResponse };
+// 409 and 422 also come from Idempotency-Key (in progress, mismatch); 429 from the key caps.
+const errors = { 400: ErrorResponse, 401: ErrorResponse, 409: ErrorResponse, 422: ErrorResponse, 429: ErrorResponse };
 
 export function keysRoutes(deps: Deps) {
   return (
@@ -26,9 +26,10 @@ export function keysRoutes(deps: Deps) {
           detail: { summary: "Create an API key; its secret is shown only here", tags: ["keys"], security },
         },
       )
-      .get("", ({ customer }) => listKeys(deps.db, customer.tenant_id), {
-        response: { 200: KeyList, 401: ErrorResponse },
-        detail: { summary: "Every key of the tenant, with hint, last use and revocation time; never a secret", tags: ["keys"], security },
+      .get("", ({ customer, query }) => listKeys(deps.db, customer.tenant_id, query.limit ?? 50, query.cursor), {
+        query: KeyListQuery,
+        response: { 200: KeyList, 400: ErrorResponse, 401: ErrorResponse },
+        detail: { summary: "The tenant's keys, newest first (cursor pagination), with hint, last use and revocation time; never a secret", tags: ["keys"], security },
       })
       .post(
         "/:key_id/rotate",

@@ -46,7 +46,7 @@ export const UpgradeItem = t.Object({
 
 export const UpgradeList = t.Object({ ok: t.Literal(true), upgrades: t.Array(UpgradeItem) });
 
-export const UpgradeIdParams = t.Object({ id: t.String({ maxLength: 100 }) }, { additionalProperties: false });
+export const UpgradeIdParams = t.Object({ id: t.String() }, { additionalProperties: false });
 
 export const UpgradeCancelled = t.Object({ ok: t.Literal(true), request_id: t.String(), status: t.Literal("cancelled") });
 

@@ -3,7 +3,7 @@ import { Elysia } from "elysia";
 import { AppError, ErrorResponse } from "../http/errors.ts";
 import type { Deps } from "../app/deps.ts";
 import { withIdempotency } from "../http/idempotency.ts";
-import { newId } from "../ids.ts";
+import { couldNameRow, newId } from "../ids.ts";
 import { loadCatalog } from "./catalog.ts";
 import { loadDashboard } from "./dashboard.ts";
 import "./mail.ts"; // registers the review email templates with the mail worker
@@ -40,7 +40,7 @@ export function plansRoutes(deps: Deps) {
         {
           body: UpgradeRequestBody,
           parse: "json",
-          response: { 201: UpgradeCreated, 400: ErrorResponse, 401: ErrorResponse, 409: ErrorResponse, 422: ErrorResponse },
+          response: { 201: UpgradeCreated, 400: ErrorResponse, 401: ErrorResponse, 409: ErrorResponse, 422: ErrorResponse, 429: ErrorResponse },
           detail: { summary: "Ask for a higher plan; an operator reviews it, typically within 1 to 2 business days", tags: ["plans"], security },
         },
       )
@@ -52,7 +52,7 @@ export function plansRoutes(deps: Deps) {
         "/upgrades/:id/cancel",
         ({ customer, params, request }) =>
           withIdempotency(deps, request, customer.tenant_id, null, async () => {
-            const row = await deps.db.one("plans/upgrade_cancel", [customer.tenant_id, params.id]);
+            const row = couldNameRow(params.id) ? await deps.db.one("plans/upgrade_cancel", [customer.tenant_id, params.id]) : undefined;
             // Unknown and another tenant's request look the same: no existence leak.
             if (!row) throw new AppError("not_found", "No such upgrade request.");
             return { status: 200, body: { ok: true as const, request_id: row.request_id, status: "cancelled" as const } };

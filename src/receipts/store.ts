@@ -1,6 +1,7 @@
 // Reading the receipt log: thin wrappers over sql/queries/receipts/*.sql and the one shape every
 // route shows a stored receipt in.
 import type { Queryable, QueryRow } from "../db/index.ts";
+import { couldNameRow } from "../ids.ts";
 import type { ResultPayload } from "../simulation/payload.ts";
 
 /**
@@ -32,7 +33,8 @@ export function toReceipt(row: ReceiptRow): ReceiptView {
   };
 }
 
-export function getReceiptRow(db: Queryable, tenantId: string, receiptId: string): Promise<ReceiptRow | undefined> {
+export async function getReceiptRow(db: Queryable, tenantId: string, receiptId: string): Promise<ReceiptRow | undefined> {
+  if (!couldNameRow(receiptId)) return undefined;
   return db.one("receipts/get", [tenantId, receiptId]) as Promise<ReceiptRow | undefined>;
 }
 

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { DbError, type Db, type Queryable } from "../../src/db/index.ts";
 import { migrate } from "../../src/db/migrate.ts";
 import { newId } from "../../src/ids.ts";
+import { idempotencyKeyHash } from "../../src/http/idempotency.ts";
 import { hashSecret, newSecret, secretHint } from "../../src/keys/secret.ts";
 import { canonicalJson, sha256Hex } from "../../src/crypto/canonical.ts";
 import { chainHash } from "../../src/receipts/chain.ts";
@@ -311,22 +312,23 @@ describe("idempotency_claim", () => {
   test("claimed, then in_progress, mismatch, completed with the stored response; expired records are free again", async () => {
     const t = await tenant();
     const fp = "a".repeat(64);
-    const claim = async (key: string, fingerprint = fp) => (await db.query("idempotency/claim", [t.tenantId, key, fingerprint]))[0];
+    const k = (name: string) => idempotencyKeyHash(name);
+    const claim = async (key: string, fingerprint = fp) => (await db.query("idempotency/claim", [t.tenantId, k(key), fingerprint]))[0];
     expect((await claim("k1")).outcome).toBe("claimed");
     expect((await claim("k1")).outcome).toBe("in_progress");
     expect((await claim("k1", "b".repeat(64))).outcome).toBe("mismatch");
-    await db.query("idempotency/complete", [t.tenantId, "k1", 201, { "content-type": "application/json" }, '{"ok":true}']);
-    expect(await claim("k1")).toMatchObject({ outcome: "completed", response_status: 201, response_headers: { "content-type": "application/json" }, response_body: '{"ok":true}' });
+    await db.query("idempotency/complete", [t.tenantId, k("k1"), 201, { "content-type": "application/json" }, "c2VhbGVk"]);
+    expect(await claim("k1")).toMatchObject({ outcome: "completed", response_status: 201, response_headers: { "content-type": "application/json" }, response_sealed: "c2VhbGVk" });
     // A completed record never changes again.
-    await db.query("idempotency/complete", [t.tenantId, "k1", 200, {}, "{}"]);
-    expect((await claim("k1")).response_body).toBe('{"ok":true}');
-    // Released claims and records older than 24 hours are gone.
+    await db.query("idempotency/complete", [t.tenantId, k("k1"), 200, {}, "b3RoZXI="]);
+    expect((await claim("k1")).response_sealed).toBe("c2VhbGVk");
+    // Released claims and records 24 hours old are gone.
     expect((await claim("k2")).outcome).toBe("claimed");
-    await db.query("idempotency/release", [t.tenantId, "k2"]);
+    await db.query("idempotency/release", [t.tenantId, k("k2")]);
     expect((await claim("k2")).outcome).toBe("claimed");
-    await testQuery(db, "idempotency_insert_old", [t.tenantId, "k3", 25, fp]);
+    await testQuery(db, "idempotency_insert_old", [t.tenantId, k("k3"), 25, fp, "b2xk"]);
     expect((await claim("k3")).outcome).toBe("claimed");
-    await testQuery(db, "idempotency_insert_old", [t.tenantId, "k4", 23, fp]);
+    await testQuery(db, "idempotency_insert_old", [t.tenantId, k("k4"), 23, fp, "b2xk"]);
     expect((await claim("k4")).outcome).toBe("completed");
   });
 });

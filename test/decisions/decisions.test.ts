@@ -207,7 +207,8 @@ describe("POST /v1/execute", () => {
     expectErrorShape(await execute(a.apiKey, "rcpt_" + "0".repeat(22)), 404, "not_found");
     const done = (await execute(a.apiKey, mine.receipt_id)).body;
     expectErrorShape(await execute(a.apiKey, done.receipt_id), 404, "not_found");
-    expectErrorShape(await execute(a.apiKey, "rcpt_short"), 400, "invalid_request");
+    expectErrorShape(await execute(a.apiKey, "rcpt_short"), 404, "not_found");
+    expectErrorShape(await call("POST", "/v1/execute", { json: { receipt_id: 7 }, headers: apiKey(a.apiKey) }), 400, "invalid_request");
     expectErrorShape(await call("POST", "/v1/execute", { json: { receipt_id: mine.receipt_id, extra: 1 }, headers: apiKey(a.apiKey) }), 400, "invalid_request");
     expect((await usage(b.tenantId)).execute_today).toBe(0);
   });

@@ -1,6 +1,6 @@
 // Idempotency-Key on the POSTs that create or change something (contract section 3).
 import { describe, expect, test } from "bun:test";
-import { requestFingerprint } from "../../src/http/idempotency.ts";
+import { idempotencyKeyHash, requestFingerprint } from "../../src/http/idempotency.ts";
 import { apiKey, bearer, execute, LARGE_PAYMENT, protect, setUsage, SMALL_PAYMENT } from "../helpers/customer.ts";
 import { call, expectErrorShape, signup, testService } from "../helpers/service.ts";
 
@@ -42,7 +42,7 @@ describe("Idempotency-Key on /v1/protect", () => {
     const { db } = await testService();
     // A claim another request holds right now, made the way the helper makes it.
     const fingerprint = await requestFingerprint("POST", "/v1/protect", SMALL_PAYMENT);
-    expect((await db.one("idempotency/claim", [a.tenantId, "busy", fingerprint]))!.outcome).toBe("claimed");
+    expect((await db.one("idempotency/claim", [a.tenantId, idempotencyKeyHash("busy"), fingerprint]))!.outcome).toBe("claimed");
     expectErrorShape(await protect(a.apiKey, SMALL_PAYMENT, { headers: idem("busy") }), 409, "idempotency_in_progress");
     expect((await usage(a.tenantId)).protect_today).toBe(0);
   });

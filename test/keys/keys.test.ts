@@ -44,7 +44,7 @@ describe("POST /customer/keys", () => {
 });
 
 describe("GET /customer/keys", () => {
-  test("every key with hint, last_used_at and revoked_at; never a hash or a secret", async () => {
+  test("every key, newest first, with hint, last_used_at and revoked_at; never a hash or a secret", async () => {
     const a = await signup();
     const second = (await createKey(a.token, { label: "second" })).body;
     await protect(a.apiKey);
@@ -57,7 +57,8 @@ describe("GET /customer/keys", () => {
       expect(Object.keys(key).sort()).toEqual(["created_at", "hint", "key_id", "label", "last_used_at", "revoked_at", "status", "tenant_id"]);
       expect(key.tenant_id).toBe(a.tenantId);
     }
-    const [first, other] = reply.body.keys;
+    // Newest first.
+    const [other, first] = reply.body.keys;
     expect(first).toMatchObject({ label: "default", status: "active", revoked_at: null, hint: a.apiKey.slice(-4) });
     expect(first.last_used_at).toMatch(ISO);
     expect(other).toMatchObject({ key_id: second.key_id, label: "second", status: "revoked", last_used_at: null, hint: second.secret.slice(-4) });

@@ -35,13 +35,15 @@ describe("U+0000 in a string that reaches a text column: 400 invalid_request, ne
     expect(decided.body.payload.input.resource).toBe(NUL);
   });
 
-  test("in path parameters", async () => {
+  test("in ids, in paths or bodies: an id that names nothing is 404 not_found, whatever its shape", async () => {
     const user = await signup();
     remember(user.token);
+    remember(user.apiKey);
     for (const path of ["/customer/keys/%00/rotate", "/customer/keys/%00/revoke", "/customer/upgrades/x%00/cancel", "/customer/receipts/%00", "/customer/receipts/rcpt_%00/proof"]) {
       const method = path.startsWith("/customer/receipts") ? "GET" : "POST";
-      expectCleanError(await call(method, path, { headers: bearer(user.token) }), 400, "invalid_request");
+      expectCleanError(await call(method, path, { headers: bearer(user.token) }), 404, "not_found");
     }
+    expectCleanError(await call("POST", "/v1/execute", { json: { receipt_id: `rcpt_${NUL}` }, headers: apiKey(user.apiKey) }), 404, "not_found");
   });
 });
 

@@ -1,4 +1,2 @@
--- A new active key of the tenant. $1 key_id, $2 tenant_id, $3 label, $4 secret SHA-256 hex, $5 hint
-INSERT INTO api_keys (key_id, tenant_id, label, secret_hash, hint)
-VALUES ($1, $2, $3, $4, $5)
-RETURNING key_id, tenant_id, label, status, iso_time(created_at) AS created_at;
+-- A new active key of the tenant, within its caps (WK002 active, WK003 total). $1 key_id, $2 tenant_id, $3 label, $4 secret SHA-256 hex, $5 hint
+SELECT key_id, tenant_id, label, status, created_at FROM api_key_create($1, $2, $3, $4, $5);

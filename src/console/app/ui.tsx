@@ -171,6 +171,36 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[] = []) {
   return { ...state, reload: () => setTick((t) => t + 1) };
 }
 
+/**
+ * Pages of a list read newest first with opaque cursors. Cursors only go forward, so the ones that
+ * led here are kept to go back.
+ */
+export function useCursorPages() {
+  const [cursors, setCursors] = useState<(string | null)[]>([null]);
+  return {
+    cursor: cursors[cursors.length - 1],
+    /** 1 for the newest page. */
+    number: cursors.length,
+    older: (next: string) => setCursors([...cursors, next]),
+    newer: () => setCursors(cursors.slice(0, -1)),
+    first: () => setCursors([null]),
+  };
+}
+
+/** Newer / Older buttons for useCursorPages; `next` is the page's next_cursor. */
+export function Pager({ label, pages, next, loading }: { label: string; pages: ReturnType<typeof useCursorPages>; next: string | null | undefined; loading: boolean }) {
+  return (
+    <nav class="pager" aria-label={label}>
+      <button type="button" disabled={pages.number === 1 || loading} onClick={pages.newer}>
+        Newer
+      </button>
+      <button type="button" disabled={!next || loading} onClick={() => next && pages.older(next)}>
+        Older
+      </button>
+    </nav>
+  );
+}
+
 export function Loading({ what }: { what: string }) {
   return (
     <p class="loading" aria-busy="true">

@@ -1,7 +1,8 @@
-// /console/keys: create (secret shown once), list with hints and last use, rotate, revoke.
+// /console/keys: create (secret shown once), list (newest first, page by page) with hints and last
+// use, rotate, revoke.
 import { useState } from "preact/hooks";
 import { api, newIdempotencyKey } from "../app/api.ts";
-import { announce, ConfirmButton, ErrorNotice, Field, Loading, PageTitle, SecretReveal, useLoad, useSubmit, When } from "../app/ui.tsx";
+import { announce, ConfirmButton, ErrorNotice, Field, Loading, PageTitle, Pager, SecretReveal, useCursorPages, useLoad, useSubmit, When } from "../app/ui.tsx";
 
 interface Key {
   key_id: string;
@@ -13,8 +14,16 @@ interface Key {
   hint: string;
 }
 
+const PAGE_SIZE = 20;
+
 export function KeysPage() {
-  const list = useLoad(() => api<{ keys: Key[] }>("GET", "/customer/keys"));
+  const pages = useCursorPages();
+  const cursor = pages.cursor;
+  const list = useLoad(
+    () => api<{ keys: Key[]; next_cursor: string | null }>("GET", `/customer/keys?limit=${PAGE_SIZE}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`),
+    [cursor],
+  );
+  const pageNumber = pages.number;
   const [revealed, setRevealed] = useState<{ secret: string; label: string } | null>(null);
   const [actionError, setActionError] = useState<unknown>(null);
   const [busyKey, setBusyKey] = useState<string | null>(null);
@@ -32,7 +41,9 @@ export function KeysPage() {
       input.value = "";
       setRevealed({ secret: key.secret, label: key.label });
       announce(`Key ${key.label} created. Copy its secret now: it is shown only once.`);
-      list.reload();
+      // The new key is the newest: show the first page.
+      if (pageNumber === 1) list.reload();
+      else pages.first();
     });
   };
 
@@ -139,6 +150,7 @@ export function KeysPage() {
             </table>
           </div>
         )}
+        {(pageNumber > 1 || list.data?.next_cursor) && <Pager label="Key pages" pages={pages} next={list.data?.next_cursor} loading={list.loading} />}
       </section>
     </section>
   );

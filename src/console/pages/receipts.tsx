@@ -3,7 +3,7 @@
 import { useState } from "preact/hooks";
 import { api } from "../app/api.ts";
 import { BASE, Link } from "../app/router.tsx";
-import { announce, ErrorNotice, Loading, PageTitle, useLoad, When } from "../app/ui.tsx";
+import { announce, ErrorNotice, Loading, PageTitle, Pager, useCursorPages, useLoad, When } from "../app/ui.tsx";
 import { verifyInBrowser, type BrowserVerification, type ProofChecks } from "../app/verify.ts";
 import type { ReceiptView } from "../../receipts/store.ts";
 
@@ -13,22 +13,21 @@ type Receipt = ReceiptView;
 const PAGE_SIZE = 20;
 
 export function ReceiptsPage() {
-  // Cursors only go forward: keep the ones that led here to go back.
-  const [cursors, setCursors] = useState<(string | null)[]>([null]);
-  const cursor = cursors[cursors.length - 1];
+  const pages = useCursorPages();
+  const cursor = pages.cursor;
   const page = useLoad(
     () => api<{ receipts: Receipt[]; next_cursor: string | null }>("GET", `/customer/receipts?limit=${PAGE_SIZE}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`),
     [cursor],
   );
   const receipts = page.data?.receipts ?? [];
-  const number = cursors.length;
+  const number = pages.number;
   return (
     <section>
       <PageTitle text="Receipts" />
       <p>Every protect and execute decision, signed and kept in your append-only log. Open one to check it in this browser.</p>
       <div class="panel-head">
         <h2 id="receipt-list">{number === 1 ? "Newest" : `Page ${number}`}</h2>
-        <button type="button" onClick={() => (number === 1 ? page.reload() : setCursors([null]))} disabled={page.loading}>
+        <button type="button" onClick={() => (number === 1 ? page.reload() : pages.first())} disabled={page.loading}>
           {number === 1 ? "Refresh" : "Back to newest"}
         </button>
       </div>
@@ -71,14 +70,7 @@ export function ReceiptsPage() {
           </table>
         </div>
       )}
-      <nav class="pager" aria-label="Receipt pages">
-        <button type="button" disabled={number === 1 || page.loading} onClick={() => setCursors(cursors.slice(0, -1))}>
-          Newer
-        </button>
-        <button type="button" disabled={!page.data?.next_cursor || page.loading} onClick={() => setCursors([...cursors, page.data!.next_cursor])}>
-          Older
-        </button>
-      </nav>
+      <Pager label="Receipt pages" pages={pages} next={page.data?.next_cursor} loading={page.loading} />
     </section>
   );
 }

@@ -1,0 +1,91 @@
+// PostgreSQL only: the service runs as a member of warden_runtime (sql/schema/99_runtime_role.sql),
+// not as the owner of its tables. That role cannot rewrite receipts or policy versions, switch a
+// trigger off, truncate or run DDL, and the whole service still works under it.
+//
+// On the embedded database there is one (superuser) role and nothing to separate: skipped, saying so.
+import { afterAll, describe, expect, test } from "bun:test";
+import { createService, type Service } from "../../src/app/service.ts";
+import { DbError, openDb, type Db } from "../../src/db/index.ts";
+import { createLogger } from "../../src/log.ts";
+import { apiKey, bearer, SMALL_PAYMENT } from "../helpers/customer.ts";
+import { call, signup, testConfig, testService, uniqueEmail, GOOD_PASSWORD } from "../helpers/service.ts";
+import { testQuery } from "../helpers/sql.ts";
+
+const DATABASE_URL = process.env.TEST_DATABASE_URL;
+
+test("the runtime-role tests need PostgreSQL", () => {
+  if (!DATABASE_URL) console.warn("SKIPPED: runtime role tests run on PostgreSQL only (set TEST_DATABASE_URL); the embedded database has a single superuser role");
+});
+
+describe.skipIf(!DATABASE_URL)("the service's runtime role on PostgreSQL", async () => {
+  // The owner (the test database's URL) has applied the baseline; the runtime login is a member of warden_runtime.
+  const { db: owner } = await testService();
+  await testQuery(owner, "runtime_login_role");
+  const url = new URL(DATABASE_URL!);
+  url.username = "warden_test_runtime";
+  url.password = "";
+  const runtime: Db = await openDb({ databaseUrl: url.toString(), dataDir: "memory://", poolSize: 4 });
+  const service: Service = await createService(testConfig(), { db: runtime, log: createLogger("error", () => {}) });
+  afterAll(async () => {
+    await service.close();
+    await runtime.close();
+  });
+
+  const refused = async (name: string, params: unknown[] = []) => {
+    const err = await testQuery(runtime, name, params).then(() => undefined, (e: unknown) => e);
+    expect(err).toBeInstanceOf(DbError);
+    // 42501 insufficient_privilege: refused by the grants, before any trigger runs.
+    expect((err as DbError).sqlstate).toBe("42501");
+  };
+
+  test("cannot UPDATE or DELETE receipts, disable their trigger, truncate them, or touch policy versions", async () => {
+    const user = await signup();
+    const receipt = (await call("POST", "/v1/protect", { json: SMALL_PAYMENT, headers: apiKey(user.apiKey) })).body.receipt_id as string;
+    await refused("receipt_update", [receipt]);
+    await refused("receipt_delete", [receipt]);
+    await refused("receipts_guard_off");
+    await refused("receipts_truncate");
+    await refused("policy_update", [user.tenantId, 1]);
+    await refused("policy_delete", [user.tenantId, 1]);
+    await refused("runtime_create_table");
+  });
+
+  test("the whole service works under it", async () => {
+    const as = { service };
+    const email = uniqueEmail("runtime");
+    const created = await call("POST", "/auth/signup", { json: { email, password: GOOD_PASSWORD }, ...as });
+    expect(created.status).toBe(201);
+    const jwt = bearer(created.body.token);
+    const key = apiKey(created.body.api_key);
+    expect((await call("POST", "/auth/login", { json: { email, password: GOOD_PASSWORD }, ...as })).status).toBe(200);
+    const newKey = await call("POST", "/customer/keys", { json: { label: "rt" }, headers: { ...jwt, "idempotency-key": "rt-1" }, ...as });
+    expect(newKey.status).toBe(201);
+    expect((await call("POST", "/customer/keys", { json: { label: "rt" }, headers: { ...jwt, "idempotency-key": "rt-1" }, ...as })).text).toBe(newKey.text);
+    expect((await call("GET", "/customer/keys", { headers: jwt, ...as })).body.keys).toHaveLength(2);
+    const rotated = await call("POST", `/customer/keys/${newKey.body.key_id}/rotate`, { headers: jwt, ...as });
+    expect(rotated.status).toBe(201);
+    expect((await call("POST", `/customer/keys/${rotated.body.key_id}/revoke`, { headers: jwt, ...as })).status).toBe(200);
+
+    const protect = await call("POST", "/v1/protect", { json: SMALL_PAYMENT, headers: { ...key, "idempotency-key": "p-1" }, ...as });
+    expect(protect.status).toBe(200);
+    const executed = await call("POST", "/v1/execute", { json: { receipt_id: protect.body.receipt_id }, headers: key, ...as });
+    expect(executed.status).toBe(200);
+    expect((await call("POST", "/v1/verify", { json: { receipt: executed.body }, headers: key, ...as })).body.verified).toBe(true);
+    expect((await call("POST", "/v1/simulate", { json: { preset: (await call("GET", "/v1/presets", as)).body.presets[0].preset }, headers: key, ...as })).status).toBe(200);
+    expect((await call("GET", "/customer/receipts", { headers: jwt, ...as })).body.receipts).toHaveLength(2);
+    expect((await call("GET", `/customer/receipts/${protect.body.receipt_id}`, { headers: jwt, ...as })).status).toBe(200);
+    expect((await call("GET", `/customer/receipts/${protect.body.receipt_id}/proof`, { headers: jwt, ...as })).status).toBe(200);
+    expect((await call("GET", "/customer/receipts/checkpoint", { headers: jwt, ...as })).status).toBe(200);
+    expect((await call("GET", "/customer/receipts/consistency?from=1&to=2", { headers: jwt, ...as })).status).toBe(200);
+    expect((await call("GET", "/customer/policy", { headers: jwt, ...as })).status).toBe(200);
+    expect((await call("GET", "/customer/dashboard", { headers: jwt, ...as })).status).toBe(200);
+    expect((await call("GET", "/customer/account", { headers: jwt, ...as })).status).toBe(200);
+    const upgrade = await call("POST", "/customer/upgrades/request", { json: { requested_plan: "pro", reason: "more" }, headers: jwt, ...as });
+    expect(upgrade.status).toBe(201);
+    expect((await call("POST", `/customer/upgrades/${upgrade.body.request_id}/cancel`, { headers: jwt, ...as })).status).toBe(200);
+    expect((await call("POST", "/auth/verify-email/request", { json: {}, headers: jwt, ...as })).status).toBe(202);
+    expect((await call("POST", "/auth/reset-password/request", { json: { email }, ...as })).status).toBe(202);
+    expect((await call("POST", "/customer/account/password", { json: { current_password: GOOD_PASSWORD, new_password: "another quiet harbour" }, headers: jwt, ...as })).status).toBe(200);
+    expect((await call("GET", "/health", as)).body.database).toBe("postgres");
+  });
+});
