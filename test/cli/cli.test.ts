@@ -276,6 +276,9 @@ describe("warden ops signing-key rotate", () => {
     const env: Record<string, string> = process.env.TEST_DATABASE_URL
       ? { DATABASE_URL: process.env.TEST_DATABASE_URL }
       : { DATA_DIR: join(dir, "ops-data"), DATABASE_URL: "" };
+    // A database of its own on the embedded side (ops commands never migrate), so that the running
+    // service keeps its signing key.
+    if (!process.env.TEST_DATABASE_URL) expect((await cli(["migrate"], { env })).code).toBe(0);
     const rotated = await cli(["ops", "signing-key", "rotate"], { env });
     expect(rotated.code).toBe(0);
     const since = new Date(Date.now() - 1000).toISOString();

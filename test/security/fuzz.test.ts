@@ -36,6 +36,8 @@ const email = () => fc.oneof(fc.emailAddress(), fc.constantFrom("fuzz.same@examp
 const password = () => fc.oneof(text(300), fc.constantFrom("a fuzzing passphrase", "password123"));
 const ROUTES: Route[] = [
   { method: "GET", path: "/health", auth: "none" },
+  { method: "GET", path: "/livez", auth: "none" },
+  { method: "GET", path: "/readyz", auth: "none" },
   { method: "GET", path: "/openapi.json", auth: "none" },
   { method: "GET", path: "/docs", auth: "none" },
   { method: "GET", path: "/.well-known/jwks.json", auth: "none" },
