@@ -40,14 +40,18 @@ export class ReceiptSigner {
 
   /** A compact EdDSA JWS over the JCS form of value. */
   async sign(value: unknown): Promise<string> {
-    if (Date.now() - this.loadedAt > RELOAD_AFTER_MS) await this.reload();
-    return signCanonicalSync(value, this.active!);
+    return signCanonicalSync(value, await this.current());
   }
 
   /** A plain Ed25519 signature of bytes (a signed note's text) with the raw public key that checks it. */
   async signRaw(bytes: Uint8Array): Promise<{ signature: Uint8Array; publicKey: Uint8Array }> {
+    return { signature: signBytesSync(bytes, await this.current()), publicKey: this.activePublic! };
+  }
+
+  /** The active key, reloaded first when the last load is older than RELOAD_AFTER_MS. */
+  private async current(): Promise<SyncSigner> {
     if (Date.now() - this.loadedAt > RELOAD_AFTER_MS) await this.reload();
-    return { signature: signBytesSync(bytes, this.active!), publicKey: this.activePublic! };
+    return this.active!;
   }
 
   /** Every public key, active and retired, as a JWKS. */
