@@ -4,14 +4,13 @@ import type { Outcome } from "../http/idempotency.ts";
 import type { KeyPrincipal } from "../keys/authenticate.ts";
 import { decide } from "../simulation/engine.ts";
 import { buildPayload } from "../simulation/payload.ts";
-import { readsKeys, type ProtectInput } from "../simulation/policy.ts";
+import { payloadPrincipal, type ProtectInput } from "../simulation/policy.ts";
 import { recordDecision } from "./record.ts";
 
 export async function protect(deps: Deps, principal: KeyPrincipal, input: ProtectInput, requestId: string): Promise<Outcome> {
   const policy = await deps.policies.forRef(principal.tenant_id, principal.policy);
   const { decision, reasons, rule } = decide(input, policy.document, { key_id: principal.key_id });
-  // The key enters the payload (and its hash) only when a rule of this version reads it.
-  const caller = readsKeys(policy.document) ? { key_id: principal.key_id } : undefined;
+  const caller = payloadPrincipal(policy.document, principal.key_id);
   const payload = buildPayload({ kind: "protect", input, policy: policy.ref, decision, reasons, rule, principal: caller });
   return recordDecision(deps, { tenantId: principal.tenant_id, keyId: principal.key_id, requestId, payload }, (receipt) => ({
     ok: true,

@@ -113,6 +113,11 @@ export function readsKeys(doc: PolicyDocument): boolean {
   return doc.rules.some((r) => r.when.keys !== undefined);
 }
 
+/** The payload's principal: the calling key, a fact of the decision only when a rule reads keys. */
+export function payloadPrincipal(doc: PolicyDocument, keyId: string | null): { key_id: string | null } | undefined {
+  return readsKeys(doc) ? { key_id: keyId } : undefined;
+}
+
 // Version 1 is referenced by receipts forever: freezing stops any caller from changing
 // what its hash stands for.
 export function deepFreeze<T>(value: T): T {

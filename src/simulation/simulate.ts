@@ -8,7 +8,7 @@ import type { ReceiptSigner } from "../receipts/signer.ts";
 import { AppError } from "../http/errors.ts";
 import { decide } from "./engine.ts";
 import { buildPayload, type DraftRef, type PolicyRef } from "./payload.ts";
-import { readsKeys, type PolicyDocument, type ProtectInput } from "./policy.ts";
+import { payloadPrincipal, readsKeys, type PolicyDocument, type ProtectInput } from "./policy.ts";
 import { PRESETS } from "./presets.ts";
 
 export interface ActivePolicy {
@@ -29,7 +29,7 @@ type Outcome = ReturnType<typeof outcome>;
  * preset's). The key is a fact of the decision, and enters the payload, only when a rule reads it.
  */
 function outcome(input: ProtectInput, policy: SimulatedPolicy, keyId: string | null, preset?: string) {
-  const principal = readsKeys(policy.document) ? { key_id: keyId } : undefined;
+  const principal = payloadPrincipal(policy.document, keyId);
   const { decision, reasons, rule } = decide(input, policy.document, { key_id: keyId });
   const payload = buildPayload({ kind: "simulation", input, policy: policy.ref, decision, reasons, rule, principal, preset });
   return { decision, reasons, payload, content_hash: sha256HexSync(canonicalJson(payload)) };
