@@ -1,27 +1,34 @@
 // One scenario under wrk against a service of its own (for scripts/bench/profile.ts, threads.ts
 // and rss.ts): the bench's tenants and request shapes (service.ts, scenarios.ts), the service
-// started again with the given flags, and wrk started against it.
+// started again with the given flags, and wrk started against it. With DATABASE_URL, the service
+// gets a fresh database made beside that one and dropped when it stops.
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { scenarios } from "./scenarios.ts";
-import { startWithTenants, stopService } from "./service.ts";
+import { freshPostgresDatabase, startWithTenants, stopService } from "./service.ts";
 import { ensureWrk, startWrk } from "./wrk.ts";
 
-const ROOT = join(import.meta.dir, "../..");
+// BENCH_ROOT: the tree whose service is started (default this one), e.g. /work/base to profile it.
+const ROOT = process.env.BENCH_ROOT ?? join(import.meta.dir, "../..");
 const TENANTS = Number(process.env.BENCH_TENANTS ?? 16);
 
 /** The service (started with flags, e.g. a profiler's) and wrk driving `scenario` for `seconds`. */
 export async function runScenario(scenario: string, opts: { seconds: number; flags?: (dir: string) => string[]; name: string }) {
   ensureWrk();
   const dir = mkdtempSync(join(tmpdir(), `warden-${opts.name}-`));
-  const env = { DATA_DIR: join(dir, "data"), LOG_LEVEL: "warn", BCRYPT_COST: "4" };
+  const database = process.env.DATABASE_URL ? await freshPostgresDatabase(process.env.DATABASE_URL, `warden_${opts.name}`) : undefined;
+  const env = { DATA_DIR: join(dir, "data"), DATABASE_URL: database?.url ?? "", LOG_LEVEL: "warn", BCRYPT_COST: "4" };
   const password = `${opts.name} passphrase, long enough`;
   const { service, accounts } = await startWithTenants(ROOT, env, { tenants: TENANTS, name: opts.name, password, flags: opts.flags?.(dir) });
+  const stop = async () => {
+    await stopService(service);
+    await database?.drop();
+  };
   const shapes = scenarios(accounts, password);
   const shape = shapes[scenario];
   if (!shape) {
-    await stopService(service);
+    await stop();
     throw new Error(`unknown scenario ${scenario}: ${Object.keys(shapes).join(", ")}`);
   }
   const wrk = startWrk(service.url, shape, { seconds: opts.seconds, connections: 64, threads: 2 });
@@ -30,5 +37,5 @@ export async function runScenario(scenario: string, opts: { seconds: number; fla
     const r = await wrk.result;
     return `Requests/sec: ${(r.requests / (r.duration_us / 1e6)).toFixed(2)}`;
   };
-  return { dir, service: service.proc, wrk: wrk.proc, requestsPerSecond, stop: () => stopService(service) };
+  return { dir, service: service.proc, wrk: wrk.proc, requestsPerSecond, stop };
 }
