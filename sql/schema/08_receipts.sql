@@ -113,13 +113,15 @@ CREATE TABLE receipt_heads (
   CONSTRAINT receipt_heads_hash_matches_size CHECK ((tree_size = 0) = (head_hash IS NULL))
 );
 
--- The receipt log's Merkle tree (RFC 9162), stored: every complete subtree of each tenant's tree,
--- subtree idx of level L covering leaves idx * 2^L .. (idx + 1) * 2^L - 1 (level 0: the leaves).
--- Written by receipts_chain_check() in the append's statement, never changed, so that a tree head
--- or a proof reads O(log N) of these rows instead of rehashing every receipt.
+-- The receipt log's Merkle tree (RFC 9162), stored from level 4 up: every complete subtree of 16
+-- leaves or more of each tenant's tree, subtree idx of level L covering leaves idx * 2^L ..
+-- (idx + 1) * 2^L - 1. Written by receipts_chain_check() in the append's statement, never changed,
+-- so that a tree head or a proof reads O(log N) of these rows instead of rehashing every receipt.
+-- A subtree below level 4 is folded on read from its at most 15 receipts (receipt_tree_node()):
+-- storing every level would write two rows per receipt, one per 8 receipts this way.
 CREATE TABLE receipt_tree_nodes (
   tenant_id  text NOT NULL,
-  level      smallint NOT NULL CHECK (level BETWEEN 0 AND 62),
+  level      smallint NOT NULL CHECK (level BETWEEN 4 AND 62),
   idx        bigint NOT NULL CHECK (idx >= 0),
   hash       bytea NOT NULL CHECK (length(hash) = 32),
   PRIMARY KEY (tenant_id, level, idx)
@@ -139,17 +141,64 @@ COMMENT ON FUNCTION receipt_tree_nodes_guard() IS
 CREATE TRIGGER receipt_tree_nodes_guard BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON receipt_tree_nodes
   FOR EACH STATEMENT EXECUTE FUNCTION receipt_tree_nodes_guard();
 
--- Levels above the leaves, one set-based INSERT per level for every tenant of the statement: a
--- node is new when it ends within (lo, hi], and both its children exist by then.
+-- The root of a tenant's complete subtree of level p_level (2^p_level leaves from leaf
+-- p_idx * 2^p_level) folded from its receipts' chain hashes; NULL while the log is shorter.
+CREATE FUNCTION receipt_subtree_fold(p_tenant text, p_level integer, p_idx bigint) RETURNS bytea
+LANGUAGE plpgsql STABLE AS $$
+DECLARE
+  v_hashes bytea[];
+  v_width integer := 1 << p_level;
+BEGIN
+  SELECT array_agg(sha256('\x00'::bytea || decode(substr(r.chain_hash, 3), 'hex')) ORDER BY r.seq) INTO v_hashes
+  FROM receipts r
+  WHERE r.tenant_id = p_tenant AND r.seq >= p_idx << p_level AND r.seq < (p_idx + 1) << p_level;
+  IF coalesce(cardinality(v_hashes), 0) <> v_width THEN
+    RETURN NULL;
+  END IF;
+  WHILE v_width > 1 LOOP
+    v_width := v_width / 2;
+    FOR i IN 1 .. v_width LOOP
+      v_hashes[i] := sha256('\x01'::bytea || v_hashes[2 * i - 1] || v_hashes[2 * i]);
+    END LOOP;
+  END LOOP;
+  RETURN v_hashes[1];
+END $$;
+COMMENT ON FUNCTION receipt_subtree_fold(text, integer, bigint) IS
+  'The RFC 9162 root of the tenant''s complete subtree (level, idx) computed from its receipts: leaf = SHA-256(0x00 || chain_hash bytes), '
+  'node = SHA-256(0x01 || left || right); NULL when the log does not hold all of its leaves yet.';
+
+-- Any complete subtree's root: stored from level 4 up, folded from its receipts below.
+CREATE FUNCTION receipt_tree_node(p_tenant text, p_level integer, p_idx bigint) RETURNS bytea
+LANGUAGE plpgsql STABLE AS $$
+BEGIN
+  IF p_level < 4 THEN
+    RETURN receipt_subtree_fold(p_tenant, p_level, p_idx);
+  END IF;
+  RETURN (SELECT n.hash FROM receipt_tree_nodes n WHERE n.tenant_id = p_tenant AND n.level = p_level AND n.idx = p_idx);
+END $$;
+COMMENT ON FUNCTION receipt_tree_node(text, integer, bigint) IS
+  'The root of the tenant''s complete subtree (level, idx) of its receipt log''s Merkle tree: the stored node from level 4 up, '
+  'folded from at most 15 receipts below; NULL when the log does not cover it.';
+
+-- Nodes from level 4 up, one set-based INSERT per level for every tenant of the statement: a node
+-- is new when it ends within (lo, hi]. Level 4 is folded from its 16 receipts, each level above
+-- from the two stored children below it.
 -- jit off: the generic plan's guessed row counts (1,000 per generate_series) would cross
 -- jit_above_cost and spend ~100 ms compiling a statement that touches a handful of rows.
 CREATE FUNCTION receipt_tree_grow(p_tenants text[], p_lo bigint[], p_hi bigint[]) RETURNS void
 LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan SET jit = off AS $$
 DECLARE
-  v_level integer := 0;
+  v_level integer := 4;
   v_added bigint;
 BEGIN
-  LOOP
+  INSERT INTO receipt_tree_nodes (tenant_id, level, idx, hash)
+  SELECT s.tenant_id, 4, i, receipt_subtree_fold(s.tenant_id, 4, i)
+  FROM unnest(p_tenants, p_lo, p_hi) AS s(tenant_id, lo, hi)
+  CROSS JOIN LATERAL generate_series(s.lo >> 4, (s.hi >> 4) - 1) AS i
+  ORDER BY 1, 3;
+  GET DIAGNOSTICS v_added = ROW_COUNT;
+  -- A level without a new node has none above it: a multiple of 2^(L+1) is one of 2^L.
+  WHILE v_added > 0 LOOP
     v_level := v_level + 1;
     INSERT INTO receipt_tree_nodes (tenant_id, level, idx, hash)
     SELECT s.tenant_id, v_level, i, sha256('\x01'::bytea || l.hash || r.hash)
@@ -163,13 +212,12 @@ BEGIN
     ) r
     ORDER BY 1, 3;
     GET DIAGNOSTICS v_added = ROW_COUNT;
-    -- A level without a new node has none above it: a multiple of 2^(L+1) is one of 2^L.
-    EXIT WHEN v_added = 0;
   END LOOP;
 END $$;
 COMMENT ON FUNCTION receipt_tree_grow(text[], bigint[], bigint[]) IS
-  'Adds the inner nodes (level >= 1) of each tenant''s stored Merkle tree that its log growing from lo to hi leaves completes: '
-  'node = SHA-256(0x01 || left || right) of the two children at the level below (RFC 9162). Called by receipts_chain_check().';
+  'Adds the stored nodes (level >= 4) of each tenant''s Merkle tree that its log growing from lo to hi leaves completes: '
+  'a level-4 node folded from its 16 receipts, each node above = SHA-256(0x01 || left || right) of its two children (RFC 9162). '
+  'Called by receipts_chain_check().';
 
 -- Without foreign keys: receipts_chain_check() checks a receipt's key and an execute's protect
 -- receipt for all new rows of a statement at once. Keys and receipts are never deleted and never
@@ -277,17 +325,14 @@ BEGIN
   IF v_tenants IS NULL THEN
     RETURN NULL; -- an INSERT of no rows (every item of a call refused)
   END IF;
-  -- The Merkle tree grows with the heads: the leaves, then every subtree they complete.
-  INSERT INTO receipt_tree_nodes (tenant_id, level, idx, hash)
-  SELECT a.tenant_id, 0, a.seq, sha256('\x00'::bytea || decode(substr(a.chain_hash, 3), 'hex'))
-  FROM added a ORDER BY a.tenant_id, a.seq;
+  -- The stored Merkle tree grows with the heads: every subtree of 16 leaves or more they complete.
   PERFORM receipt_tree_grow(v_tenants, v_lo, v_hi);
   RETURN NULL;
 END $$;
 COMMENT ON FUNCTION receipts_chain_check() IS
   'AFTER INSERT (statement) on receipts: every new receipt names a key of its tenant and an execute a receipt of its tenant (23503), '
   'and the new rows continue each tenant''s chain from its locked head (seq, prev_hash, chain_hash; WR005 otherwise); then each head advances once '
-  'and the tenant''s stored Merkle tree (receipt_tree_nodes) gains the new leaves, SHA-256(0x00 || chain_hash bytes), and the subtrees they complete.';
+  'and the tenant''s stored Merkle tree (receipt_tree_nodes) gains the subtrees of 16 leaves or more that the new receipts complete.';
 CREATE TRIGGER receipts_chain_check AFTER INSERT ON receipts
   REFERENCING NEW TABLE AS added
   FOR EACH STATEMENT EXECUTE FUNCTION receipts_chain_check();

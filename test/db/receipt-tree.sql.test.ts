@@ -1,5 +1,6 @@
 // The stored Merkle tree (receipt_tree_nodes): written by the append's statement trigger, exactly
-// the complete subtrees of each tenant's log as RFC 9162 defines them, and never written otherwise.
+// the complete subtrees of 16 leaves or more of each tenant's log as RFC 9162 defines them, and
+// never written otherwise; smaller subtrees are folded from the receipts on read.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { DbError, type Db } from "../../src/db/index.ts";
 import { migrate } from "../../src/db/migrate.ts";
@@ -8,7 +9,9 @@ import { hashSecret, newSecret, secretHint } from "../../src/keys/secret.ts";
 import { bytesToHex, canonicalJson, sha256Hex } from "../../src/crypto/canonical.ts";
 import { receiptLeaf } from "../../src/receipts/chain.ts";
 import { checkReceiptLog } from "../../src/receipts/check.ts";
-import { rootHash } from "../../src/receipts/merkle.ts";
+import { consistencyProof, inclusionProof, rootHash } from "../../src/receipts/merkle.ts";
+import { receiptProof, logConsistency } from "../../src/receipts/checkpoint.ts";
+import { rangeRoots } from "../../src/receipts/tree.ts";
 import { buildPayload } from "../../src/simulation/payload.ts";
 import { openTestDb, uniqueEmail } from "../helpers/service.ts";
 import { testQuery } from "../helpers/sql.ts";
@@ -48,11 +51,11 @@ async function appendBatch(tenants: Tenant[]): Promise<{ tenantId: string; chain
   return rows.map((r, i) => ({ tenantId: tenants[i].tenantId, chain_hash: r.chain_hash! }));
 }
 
-/** Every complete subtree (level, idx) of a log of these chain hashes, with its RFC 9162 root. */
+/** Every complete subtree (level, idx) of 16 leaves or more of a log of these chain hashes, with its RFC 9162 root. */
 function expectedNodes(chainHashes: string[]) {
   const leaves = chainHashes.map(receiptLeaf);
   const out: { level: number; idx: number; hash: string }[] = [];
-  for (let level = 0, size = 1; size <= leaves.length; level++, size *= 2) {
+  for (let level = 4, size = 16; size <= leaves.length; level++, size *= 2) {
     for (let idx = 0; (idx + 1) * size <= leaves.length; idx++) out.push({ level, idx, hash: bytesToHex(rootHash(leaves.slice(idx * size, (idx + 1) * size))).slice(2) });
   }
   return out;
@@ -63,38 +66,57 @@ describe("receipt_tree_nodes", () => {
     const a = await tenant();
     const b = await tenant();
     const chains = new Map<string, string[]>([[a.tenantId, []], [b.tenantId, []]]);
-    // Batch sizes that cross and land on powers of two, with both tenants in one statement.
-    for (const size of [1, 2, 5, 8, 1, 16, 3, 31]) {
+    // Batch sizes that cross and land on multiples of 16 and powers of two, with both tenants in one statement.
+    for (const size of [1, 2, 5, 8, 1, 16, 3, 31, 24, 48, 1, 100]) {
       const batch = Array.from({ length: size }, (_, i) => (i % 3 === 2 ? b : a));
       for (const row of await appendBatch(batch)) chains.get(row.tenantId)!.push(row.chain_hash);
       for (const [tenantId, hashes] of chains) {
         expect(await testQuery(db, "receipt_tree_nodes", [tenantId])).toEqual(expectedNodes(hashes));
       }
     }
-    expect(chains.get(a.tenantId)!.length).toBeGreaterThan(32);
+    expect(chains.get(a.tenantId)!.length).toBeGreaterThan(128);
+  }, 60_000);
+
+  test("every range root, inclusion and consistency path read from the tree equals RFC 9162's over the chain", async () => {
+    const t = await tenant();
+    const chain: string[] = [];
+    for (const size of [7, 9, 1, 20, 33, 30]) for (const row of await appendBatch(Array.from({ length: size }, () => t))) chain.push(row.chain_hash);
+    const leaves = chain.map(receiptLeaf);
+    const hex = (hashes: Uint8Array[]) => hashes.map(bytesToHex);
+    const ranges: [number, number][] = [];
+    for (let to = 1; to <= leaves.length; to++) ranges.push([0, to]);
+    expect(hex(await rangeRoots(db, t.tenantId, ranges))).toEqual(ranges.map(([, to]) => bytesToHex(rootHash(leaves.slice(0, to)))));
+    const deps = { db } as never;
+    for (const size of [1, 15, 16, 17, 31, 32, 64, 99, leaves.length]) {
+      for (const m of [0, 1, 14, 15, 16, 31, 47, size - 1].filter((m) => m < size)) {
+        const proof = await receiptProof(deps, t.tenantId, { receipt_id: "rcpt_x", seq: m, chain_hash: chain[m] } as never, size);
+        expect(proof.path).toEqual(hex(inclusionProof(leaves, m, size)));
+        if (m > 0) expect((await logConsistency(deps, t.tenantId, m, size)).path).toEqual(hex(consistencyProof(leaves, m, size)));
+      }
+    }
   }, 60_000);
 
   test("the database refuses a node written, changed or removed other than by an append (WR001)", async () => {
     const t = await tenant();
-    for (let i = 0; i < 4; i++) await appendBatch([t]);
+    for (let i = 0; i < 32; i++) await appendBatch([t]);
     const before = await testQuery(db, "receipt_tree_nodes", [t.tenantId]);
-    expect(before).toHaveLength(7);
+    expect(before).toHaveLength(3);
     const refused = async (name: string, params: unknown[]) => {
       const outcome = await testQuery(db, name, params).then(() => undefined, (err: unknown) => err);
       expect(outcome).toBeInstanceOf(DbError);
       expect((outcome as DbError).sqlstate).toBe("WR001");
     };
     // A node ahead of the log would otherwise sit in the way of (or forge) a later subtree.
-    await refused("receipt_tree_insert", [t.tenantId, 0, 4]);
+    await refused("receipt_tree_insert", [t.tenantId, 4, 2]);
     await refused("receipt_tree_update", [t.tenantId]);
     await refused("receipt_tree_delete", [t.tenantId]);
-    await refused("receipt_tree_grow", [t.tenantId, 4, 8]);
+    await refused("receipt_tree_grow", [t.tenantId, 32, 64]);
     expect(await testQuery(db, "receipt_tree_nodes", [t.tenantId])).toEqual(before);
   });
 
   test("ops receipts check reports a stored tree that is not the chain's", async () => {
     const t = await tenant();
-    for (let i = 0; i < 3; i++) await appendBatch([t]);
+    await appendBatch(Array.from({ length: 19 }, () => t));
     const storedProblem = (problems: { problem: string }[]) => problems.some((p) => p.problem.startsWith("the stored Merkle tree's root"));
     expect(storedProblem((await checkReceiptLog(db, t.tenantId))!.problems)).toBe(false);
     await testQuery(db, "receipt_tree_guard_off");
