@@ -12,6 +12,7 @@ import type { PresetOutcomes } from "../simulation/simulate.ts";
 import type { Logger } from "../log.ts";
 import type { Mailer } from "../mail/worker.ts";
 import type { ReceiptSigner } from "../receipts/signer.ts";
+import type { TenantTurns } from "../receipts/turns.ts";
 import type { Metrics } from "../observability/metrics.ts";
 import type { Probes } from "../observability/probes.ts";
 
@@ -29,6 +30,8 @@ export interface Deps {
   signer: ReceiptSigner;
   /** Appends protect and execute receipts, many requests to one commit. */
   receipts: ReceiptAppender;
+  /** Checkpoints and proofs of one tenant take turns, so a loop of them cannot crowd out other tenants. */
+  logReads: TenantTurns;
   /**
    * A bcrypt hash of a random password, verified against when a login email is unknown. Made in
    * the background at start-up: a login in the first moments waits for it, so unknown and known

@@ -9,6 +9,7 @@ import { randomBase62 } from "../ids.ts";
 import { createLogger, type Logger } from "../log.ts";
 import { ReceiptSigner } from "../receipts/signer.ts";
 import { ReceiptAppender } from "../receipts/append.ts";
+import { TenantTurns } from "../receipts/turns.ts";
 import { KeyAuthenticator } from "../keys/authenticate.ts";
 import { PolicyVersions } from "../policies/store.ts";
 import { PresetOutcomes } from "../simulation/simulate.ts";
@@ -31,6 +32,9 @@ export interface Service extends App {
   deps: Deps;
   close(): Promise<void>;
 }
+
+/** Checkpoints and proofs of one tenant running at once; more wait their turn. */
+const LOG_READS_PER_TENANT = 1;
 
 /** Opens (or takes) the database, applies migrations and wires the app. */
 export async function createService(config: Config, opts: { db?: Db; log?: Logger; now?: () => Date } = {}): Promise<Service> {
@@ -55,6 +59,7 @@ export async function createService(config: Config, opts: { db?: Db; log?: Logge
     presetOutcomes: new PresetOutcomes(),
     signer,
     receipts: new ReceiptAppender(db, signer, now, metrics),
+    logReads: new TenantTurns(LOG_READS_PER_TENANT),
     dummyPasswordHash,
     passwords: new PasswordHasher(config.bcryptCost, config.passwordHashConcurrency),
     totpSecrets,

@@ -52,11 +52,11 @@ function receiptLogRoutes(deps: Deps) {
         },
       )
       // Static segments before /:receipt_id (the router prefers them anyway; this keeps it obvious).
-      .get("/checkpoint", ({ customer }) => signedCheckpoint(deps, customer.tenant_id), {
+      .get("/checkpoint", ({ customer }) => deps.logReads.run(customer.tenant_id, () => signedCheckpoint(deps, customer.tenant_id)), {
         response: { 200: Checkpoint, 401: ErrorResponse },
         detail: { summary: "Signed tree head of the receipt log (RFC 9162)", tags: ["receipts"], security },
       })
-      .get("/consistency", ({ customer, query }) => logConsistency(deps, customer.tenant_id, query.from, query.to), {
+      .get("/consistency", ({ customer, query }) => deps.logReads.run(customer.tenant_id, () => logConsistency(deps, customer.tenant_id, query.from, query.to)), {
         query: ConsistencyQuery,
         response: { 200: ConsistencyProof, 400: ErrorResponse, 401: ErrorResponse },
         detail: { summary: "Consistency proof between two tree sizes (RFC 9162 section 2.1.4)", tags: ["receipts"], security },
@@ -109,9 +109,11 @@ function receiptLogRoutes(deps: Deps) {
       .get(
         "/:receipt_id/proof",
         async ({ customer, params, query }) => {
-          const row = await getReceiptRow(deps.db, customer.tenant_id, params.receipt_id);
-          if (!row) throw notFound();
-          return receiptProof(deps, customer.tenant_id, row, query.tree_size);
+          return deps.logReads.run(customer.tenant_id, async () => {
+            const row = await getReceiptRow(deps.db, customer.tenant_id, params.receipt_id);
+            if (!row) throw notFound();
+            return receiptProof(deps, customer.tenant_id, row, query.tree_size);
+          });
         },
         {
           params: ReceiptParams,

@@ -192,7 +192,8 @@ describe("src/receipts/merkle.ts", () => {
 // ---- The service's proofs, checked by the reference only -----------------------------------
 
 describe("checkpoint and proofs over HTTP", () => {
-  const N = 13;
+  // Past 32 leaves: subtrees of 16 or more are read from the stored tree, smaller ones folded from receipts.
+  const N = 35;
   let a: Awaited<ReturnType<typeof signup>>;
   let receipts: {
     receipt_id: string; seq: number; chain_hash: string; prev_hash: string | null; content_hash: string; request_id: string; timestamp: string;
