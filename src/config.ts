@@ -30,6 +30,8 @@ export interface Config {
   loginSlowdownMs: number;
   /** Password hashes (bcrypt) running at once; beyond it the answer is 503 unavailable. */
   passwordHashConcurrency: number;
+  /** Receipt-log reads (checkpoints, proofs) per tenant per second, after a burst of as many; beyond, they wait their turn. */
+  logReadsPerSecond: number;
 }
 
 /** At most `limit` hits per fixed window of `windowSeconds`. */
@@ -90,6 +92,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     loginSlowdownMs: intFrom(env.LOGIN_SLOWDOWN_MS, 2000, "LOGIN_SLOWDOWN_MS", 0, 60_000),
     // bcrypt runs on a thread pool: a few per core keep the cores busy without a queue forming.
     passwordHashConcurrency: intFrom(env.PASSWORD_HASH_CONCURRENCY, 2 * availableParallelism(), "PASSWORD_HASH_CONCURRENCY", 1, 1024),
+    logReadsPerSecond: intFrom(env.LOG_READS_PER_SECOND, 200, "LOG_READS_PER_SECOND", 1, 1_000_000),
   };
 }
 

@@ -30,7 +30,7 @@ export interface Deps {
   signer: ReceiptSigner;
   /** Appends protect and execute receipts, many requests to one commit. */
   receipts: ReceiptAppender;
-  /** Checkpoints and proofs of one tenant take turns, so a loop of them cannot crowd out other tenants. */
+  /** Checkpoints and proofs of one tenant take turns at a bounded rate, so a loop of them cannot crowd out other tenants. */
   logReads: TenantTurns;
   /**
    * A bcrypt hash of a random password, verified against when a login email is unknown. Made in

@@ -33,9 +33,6 @@ export interface Service extends App {
   close(): Promise<void>;
 }
 
-/** Checkpoints and proofs of one tenant running at once; more wait their turn. */
-const LOG_READS_PER_TENANT = 1;
-
 /** Opens (or takes) the database, applies migrations and wires the app. */
 export async function createService(config: Config, opts: { db?: Db; log?: Logger; now?: () => Date } = {}): Promise<Service> {
   const log = opts.log ?? createLogger(config.logLevel, undefined, config.logFormat);
@@ -59,7 +56,7 @@ export async function createService(config: Config, opts: { db?: Db; log?: Logge
     presetOutcomes: new PresetOutcomes(),
     signer,
     receipts: new ReceiptAppender(db, signer, now, metrics),
-    logReads: new TenantTurns(LOG_READS_PER_TENANT),
+    logReads: new TenantTurns(config.logReadsPerSecond),
     dummyPasswordHash,
     passwords: new PasswordHasher(config.bcryptCost, config.passwordHashConcurrency),
     totpSecrets,

@@ -11,6 +11,11 @@ export function sha256HexSync(text: string): string {
   return "0x" + createHash("sha256").update(text, "utf8").digest("hex");
 }
 
+/** SHA-256 of bytes. */
+export function sha256BytesSync(bytes: Uint8Array): Uint8Array {
+  return new Uint8Array(createHash("sha256").update(bytes).digest());
+}
+
 /** Lowercase hex SHA-256 without the prefix (how key secrets are stored). */
 export function sha256PlainHexSync(text: string): string {
   return createHash("sha256").update(text, "utf8").digest("hex");

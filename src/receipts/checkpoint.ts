@@ -4,7 +4,7 @@ import type { Deps } from "../app/deps.ts";
 import { AppError } from "../http/errors.ts";
 import { bytesToHex } from "../crypto/canonical.ts";
 import { consistencyRanges, inclusionRanges } from "./merkle.ts";
-import { checkpointBody, checkpointOrigin, noteVerifierKey, signedNote } from "./note.ts";
+import { checkpointBody, checkpointOrigin } from "./note.ts";
 import { logHead, type ReceiptRow } from "./store.ts";
 import { receiptLeaf } from "./chain.ts";
 import { rangeRoots } from "./tree.ts";
@@ -25,9 +25,7 @@ export async function signedCheckpoint(deps: Deps, tenantId: string) {
   const signature = await deps.signer.sign({ tenant_id: tenantId, tree_size, root_hash, timestamp });
   const origin = checkpointOrigin(deps.config.publicUrl, tenantId);
   const text = checkpointBody(origin, tree_size, root_hash);
-  const { signature: noteSignature, publicKey } = await deps.signer.signRaw(new TextEncoder().encode(text));
-  const note = await signedNote(text, origin, publicKey, noteSignature);
-  const note_verifier_key = await noteVerifierKey(origin, publicKey);
+  const { note, verifierKey: note_verifier_key } = await deps.signer.signNote(text, origin);
   return { ok: true as const, tenant_id: tenantId, tree_size, root_hash, timestamp, signature, note, note_verifier_key };
 }
 

@@ -1,7 +1,8 @@
 // The tree head as a standard checkpoint (c2sp.org/tlog-checkpoint) in a signed note
 // (c2sp.org/signed-note), so that verifiers such as Go's golang.org/x/mod/sumdb/note check it
 // without knowing warden. WebCrypto only: `warden verify --proof` and the console's in-browser
-// check verify notes with this same code; the service signs with its receipt key (signer.ts).
+// check verify notes with this same code; the service signs with its receipt key and hashes the
+// key id with node:crypto (ReceiptSigner.signNote), the Go verifier test checking that both agree.
 import { bytesToHex, hexToBytes } from "../crypto/canonical.ts";
 
 // Ed25519's algorithm byte in signed-note key hashes and verifier keys.
@@ -34,25 +35,29 @@ export function checkpointBody(origin: string, treeSize: number, rootHash: strin
   return `${origin}\n${treeSize}\n${base64(hexToBytes(rootHash))}\n`;
 }
 
-/** The key id: the first 4 bytes of SHA-256(name ‖ 0x0A ‖ 0x01 ‖ public key). */
-export async function noteKeyId(name: string, publicKey: Uint8Array): Promise<Uint8Array> {
+/** What a key id hashes: name ‖ 0x0A ‖ 0x01 ‖ public key. */
+export function noteKeyIdInput(name: string, publicKey: Uint8Array): Uint8Array {
   const nameBytes = encoder.encode(name);
   const input = new Uint8Array(nameBytes.length + 2 + publicKey.length);
   input.set(nameBytes);
   input.set([0x0a, ED25519], nameBytes.length);
   input.set(publicKey, nameBytes.length + 2);
-  return new Uint8Array(await crypto.subtle.digest("SHA-256", input)).slice(0, 4);
+  return input;
+}
+
+/** The key id: the first 4 bytes of SHA-256(noteKeyIdInput). */
+export async function noteKeyId(name: string, publicKey: Uint8Array): Promise<Uint8Array> {
+  return new Uint8Array(await crypto.subtle.digest("SHA-256", noteKeyIdInput(name, publicKey) as Uint8Array<ArrayBuffer>)).slice(0, 4);
 }
 
 /** The verifier key `<name>+<8 hex key id>+<base64 of 0x01 ‖ public key>`. */
-export async function noteVerifierKey(name: string, publicKey: Uint8Array): Promise<string> {
-  const id = bytesToHex(await noteKeyId(name, publicKey)).slice(2);
-  return `${name}+${id}+${base64(Uint8Array.of(ED25519, ...publicKey))}`;
+export function noteVerifierKey(name: string, keyId: Uint8Array, publicKey: Uint8Array): string {
+  return `${name}+${bytesToHex(keyId).slice(2)}+${base64(Uint8Array.of(ED25519, ...publicKey))}`;
 }
 
 /** The note: its text, a blank line, and one signature line `— <name> <base64 of key id ‖ signature>`. */
-export async function signedNote(text: string, name: string, publicKey: Uint8Array, signature: Uint8Array): Promise<string> {
-  return `${text}\n\u2014 ${name} ${base64(Uint8Array.of(...(await noteKeyId(name, publicKey)), ...signature))}\n`;
+export function signedNote(text: string, name: string, keyId: Uint8Array, signature: Uint8Array): string {
+  return `${text}\n\u2014 ${name} ${base64(Uint8Array.of(...keyId, ...signature))}\n`;
 }
 
 /** The raw 32-byte public key of an Ed25519 JWK, or undefined. */

@@ -3,9 +3,9 @@
 // public keys stay in the JWKS, so every receipt ever signed stays verifiable. Revocation
 // (warden ops signing-key revoke) retires a key and publishes when it was compromised.
 import type { Db, Queryable } from "../db/index.ts";
-import { signBytesSync, signCanonicalPooled, signCanonicalSync, syncSigner, type SyncSigner } from "../crypto/sync.ts";
+import { sha256BytesSync, signBytesSync, signCanonicalPooled, signCanonicalSync, syncSigner, type SyncSigner } from "../crypto/sync.ts";
 import { ThreadLoad } from "../crypto/thread-load.ts";
-import { ed25519PublicKey } from "./note.ts";
+import { ed25519PublicKey, noteKeyIdInput, noteVerifierKey, signedNote } from "./note.ts";
 import { generateSigningKey } from "../crypto/signature.ts";
 
 // Another instance or an operator may rotate or revoke the key; pick up the change within this long.
@@ -47,9 +47,13 @@ export class ReceiptSigner {
     return this.thread.saturated() ? signCanonicalPooled(value, key) : signCanonicalSync(value, key);
   }
 
-  /** A plain Ed25519 signature of bytes (a signed note's text) with the raw public key that checks it. */
-  async signRaw(bytes: Uint8Array): Promise<{ signature: Uint8Array; publicKey: Uint8Array }> {
-    return { signature: signBytesSync(bytes, await this.current()), publicKey: this.activePublic! };
+  /** `text` as a signed note (c2sp.org/signed-note) under the key name `name`, and the verifier key that checks it. */
+  async signNote(text: string, name: string): Promise<{ note: string; verifierKey: string }> {
+    const key = await this.current();
+    const publicKey = this.activePublic!;
+    const keyId = sha256BytesSync(noteKeyIdInput(name, publicKey)).subarray(0, 4);
+    const signature = signBytesSync(new TextEncoder().encode(text), key);
+    return { note: signedNote(text, name, keyId, signature), verifierKey: noteVerifierKey(name, keyId, publicKey) };
   }
 
   /** The active key, reloaded first when the last load is older than RELOAD_AFTER_MS. */

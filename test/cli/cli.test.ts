@@ -278,12 +278,14 @@ describe("warden ops signing-key rotate", () => {
       : { DATA_DIR: join(dir, "ops-data"), DATABASE_URL: "" };
     // A database of its own on the embedded side (ops commands never migrate), so that the running
     // service keeps its signing key.
-    if (!process.env.TEST_DATABASE_URL) expect((await cli(["migrate"], { env })).code).toBe(0);
+    // Exit code with stderr, so that a failure shows why (this step once exited 2 here, unexplained).
+    const outcome = (r: Run) => ({ code: r.code, stderr: r.stderr });
+    if (!process.env.TEST_DATABASE_URL) expect(outcome(await cli(["migrate"], { env }))).toMatchObject({ code: 0 });
     const rotated = await cli(["ops", "signing-key", "rotate"], { env });
-    expect(rotated.code).toBe(0);
+    expect(outcome(rotated)).toMatchObject({ code: 0 });
     const since = new Date(Date.now() - 1000).toISOString();
     const run = await cli(["ops", "signing-key", "revoke", rotated.json.kid, "--compromised-since", since], { env });
-    expect(run.code).toBe(0);
+    expect(outcome(run)).toMatchObject({ code: 0 });
     expect(run.json).toMatchObject({ ok: true, revoked: { kid: rotated.json.kid, status: "retired", compromised_since: since } });
     expect(run.json.active_kid).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(run.json.active_kid).not.toBe(rotated.json.kid);

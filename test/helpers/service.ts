@@ -14,7 +14,8 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
   // Brute-force limits far above what the suite does from its one (unknown) address; tests of
   // the limits pass tight ones in overrides.
   const generous = { RATE_LIMIT_AUTH_ADDRESS: "1000000/60", RATE_LIMIT_LOGIN_EMAIL: "1000000/60", RATE_LIMIT_MAIL_EMAIL: "1000000/60",
-    RATE_LIMIT_AUTH_NETWORK: "1000000/60", RATE_LIMIT_LOGIN_PAIR: "1000000/60", PASSWORD_HASH_CONCURRENCY: "1024" };
+    RATE_LIMIT_AUTH_NETWORK: "1000000/60", RATE_LIMIT_LOGIN_PAIR: "1000000/60", PASSWORD_HASH_CONCURRENCY: "1024",
+    LOG_READS_PER_SECOND: "1000000" };
   // No metrics listener unless a test asks for one: many services run side by side.
   return { ...loadConfig({ BCRYPT_COST: "4", LOG_LEVEL: "info", DATA_DIR: "memory://", METRICS_ADDR: "off", ...generous }), ...overrides };
 }

@@ -16,7 +16,7 @@ const tick = () => new Promise((resolve) => setTimeout(resolve, 1));
 
 describe("TenantTurns", () => {
   test("one tenant's reads run one at a time, in arrival order; another tenant's do not wait", async () => {
-    const turns = new TenantTurns(1);
+    const turns = new TenantTurns(1_000_000);
     const log: string[] = [];
     const [a1, a2, a3, b1] = ["a1", "a2", "a3", "b1"].map((n) => gate(log, n));
     const results = [turns.run("a", a1.work), turns.run("a", a2.work), turns.run("a", a3.work), turns.run("b", b1.work)];
@@ -30,11 +30,10 @@ describe("TenantTurns", () => {
     b1.release();
     expect(await Promise.all(results)).toEqual(["a1", "a2", "a3", "b1"]);
     expect(log.filter((l) => l.startsWith("start"))).toEqual(["start a1", "start b1", "start a2", "start a3"]);
-    expect(turns.busy).toBe(0);
   });
 
   test("a read that fails passes its turn on, and its error reaches its caller", async () => {
-    const turns = new TenantTurns(1);
+    const turns = new TenantTurns(1_000_000);
     const failing = turns.run("a", async () => {
       await tick();
       throw new Error("boom");
@@ -42,22 +41,32 @@ describe("TenantTurns", () => {
     const next = turns.run("a", async () => "next");
     await expect(failing).rejects.toThrow("boom");
     expect(await next).toBe("next");
-    expect(turns.busy).toBe(0);
   });
 
-  test("with a limit of 2, two of one tenant's reads run at once and the third waits", async () => {
-    const turns = new TenantTurns(2);
-    const log: string[] = [];
-    const [x, y, z] = ["x", "y", "z"].map((n) => gate(log, n));
-    const results = [turns.run("a", x.work), turns.run("a", y.work), turns.run("a", z.work)];
+  test("beyond a burst of perSecond reads, a tenant's reads are spaced 1/perSecond apart; other tenants keep theirs", async () => {
+    // 5 a second: a burst of 6 at once, then one each 200 ms.
+    const turns = new TenantTurns(5);
+    const started: Record<string, number> = {};
+    const read = (tenant: string, name: string) => turns.run(tenant, async () => void (started[name] = performance.now()));
+    const t0 = performance.now();
+    const burst = Array.from({ length: 8 }, (_, i) => read("a", `a${i}`));
     await tick();
-    expect(log).toEqual(["start x", "start y"]);
-    y.release();
-    await tick();
-    expect(log).toEqual(["start x", "start y", "end y", "start z"]);
-    x.release();
-    z.release();
-    await Promise.all(results);
+    await read("b", "b0");
+    await Promise.all(burst);
+    // Lower bounds only: a sleep never ends early, however busy the machine.
+    expect(started.a6 - t0).toBeGreaterThanOrEqual(195);
+    expect(started.a7 - started.a6).toBeGreaterThanOrEqual(195);
+    // b's first read did not wait behind a's budget.
+    expect(started.b0).toBeLessThan(started.a6);
+    expect(turns.busy).toBe(1); // a still owes its budget; b's single read is paid back (200 ms)
+  });
+
+  test("an idle tenant is forgotten once its budget is whole again", async () => {
+    const turns = new TenantTurns(100);
+    await turns.run("a", async () => undefined);
+    expect(turns.busy).toBe(1);
+    // Whole again after 10 ms; a loaded machine may fire the timer later.
+    for (let i = 0; i < 100 && turns.busy > 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
     expect(turns.busy).toBe(0);
   });
 });
