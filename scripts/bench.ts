@@ -1,6 +1,6 @@
 // npm run bench: the service under load from wrk in another process, next to a bare Bun.serve
 // TLS endpoint (the machine's ceiling), measured in one run. Embedded database first, then the
-// real PostgreSQL server when DATABASE_URL is given. Throughput is wrk's at saturation; latency is
+// real PostgreSQL server when DATABASE_URL is given (in a fresh database made beside it). Throughput is wrk's at saturation; latency is
 // measured apart, at a fixed offered rate of about half that throughput (open loop:
 // scripts/bench/fixed-rate.ts), since latency at saturation is only the length of the queue.
 // Writes bench/results/<date>.{json,md}.
@@ -18,7 +18,7 @@ import { policyImpact, type ImpactResult } from "./bench/impact.ts";
 import { parseStat, postgresTicks, rssMb, TICKS_PER_SECOND } from "./bench/proc.ts";
 import { scaleScenario, scaleTable, type ScaleResult } from "./bench/scale.ts";
 import { scenarios } from "./bench/scenarios.ts";
-import { cliOps, insecure, type Account, startWithTenants, stopService } from "./bench/service.ts";
+import { cliOps, freshPostgresDatabase, insecure, type Account, startWithTenants, stopService } from "./bench/service.ts";
 import { ensureWrk, type Shape, wrk as runWrk } from "./bench/wrk.ts";
 
 const ROOT = join(import.meta.dir, "..");
@@ -321,7 +321,9 @@ if (DATABASES.includes("embedded")) {
   if (embedded.scale) scale.embedded = embedded.scale;
 }
 if (process.env.DATABASE_URL && DATABASES.includes("postgres")) {
-  const pg = await benchDatabase("postgres", { DATABASE_URL: process.env.DATABASE_URL }, ceiling.rps);
+  // A database of its own beside DATABASE_URL's, dropped after: the run never writes into that one.
+  const database = await freshPostgresDatabase(process.env.DATABASE_URL, "warden_bench");
+  const pg = await benchDatabase("postgres", { DATABASE_URL: database.url }, ceiling.rps).finally(() => database.drop());
   rows.push(...pg.rows);
   fixed.push(...pg.fixed);
   if (pg.impact) impacts.push(pg.impact);

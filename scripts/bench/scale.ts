@@ -5,7 +5,7 @@
 // Part of `npm run bench` (BENCH_SCALE=0 leaves it out); alone, on a service of its own:
 //
 //   SCALE_RECEIPTS=20000 bun scripts/bench/scale.ts                      # embedded database
-//   SCALE_RECEIPTS=20000 DATABASE_URL=postgres://... bun scripts/bench/scale.ts
+//   SCALE_RECEIPTS=20000 DATABASE_URL=postgres://... bun scripts/bench/scale.ts     # in a fresh database beside it
 //
 // SCALE_RECEIPTS (1,000,000), SCALE_SAMPLES (200 requests per latency), SCALE_CONNECTIONS (64 to
 // fill the log), SCALE_LOOPS (6 checkpoint/proof loops), SCALE_SIMULATE_RATE (200 req/s offered).
@@ -14,7 +14,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fixedRate } from "./fixed-rate.ts";
 import { rssMb } from "./proc.ts";
-import { type Account, insecure, type Service, startWithTenants, stopService } from "./service.ts";
+import { type Account, freshPostgresDatabase, insecure, type Service, startWithTenants, stopService } from "./service.ts";
 
 const RECEIPTS = Number(process.env.SCALE_RECEIPTS ?? 1_000_000);
 const SMALL = 1_000;
@@ -173,13 +173,15 @@ export function scaleTable(results: Record<string, ScaleResult>): string {
 
 if (import.meta.main) {
   const dir = mkdtempSync(join(tmpdir(), "warden-scale-"));
-  const env = { DATA_DIR: join(dir, "data"), DATABASE_URL: process.env.DATABASE_URL ?? "", LOG_LEVEL: "warn", BCRYPT_COST: "4" };
+  const database = process.env.DATABASE_URL ? await freshPostgresDatabase(process.env.DATABASE_URL, "warden_scale") : undefined;
+  const env = { DATA_DIR: join(dir, "data"), DATABASE_URL: database?.url ?? "", LOG_LEVEL: "warn", BCRYPT_COST: "4" };
   const { service, accounts } = await startWithTenants(join(import.meta.dir, "../.."), env, { tenants: 2, name: "scale", healthTimeoutMs: 180_000 });
   try {
     const label = process.env.DATABASE_URL ? "postgres" : "embedded";
     console.log("\n" + scaleTable({ [label]: await scaleScenario(service, accounts[0], accounts[1], label) }));
   } finally {
     await stopService(service);
+    await database?.drop();
     rmSync(dir, { recursive: true, force: true });
   }
 }
