@@ -1,7 +1,8 @@
 // The receipt log at scale: one tenant's log grown through the real append path (POST /v1/protect
 // from many connections, so the group commit batches them) to SCALE_RECEIPTS receipts, with its
 // checkpoint and proof latency at 1,000 receipts and at full size, another tenant's simulate p99
-// quiet and while checkpoints and proofs of the big log run in a loop, and the service's RSS after.
+// quiet and while checkpoints and proofs of the big log run in a loop, the whole log exported (the
+// service's RSS sampled while it streams), and the service's RSS after.
 // Part of `npm run bench` (BENCH_SCALE=0 leaves it out); alone, on a service of its own:
 //
 //   SCALE_RECEIPTS=20000 bun scripts/bench/scale.ts                      # embedded database
@@ -41,6 +42,9 @@ export interface ScaleResult {
   simulate_busy: LatencyMs;
   /** Checkpoints and proofs of the big log answered while the other tenant's simulate was measured. */
   busy_requests: number;
+  /** GET /customer/receipts/export of the whole big log: seconds, and the service's highest RSS while it streamed. */
+  export_seconds: number;
+  export_rss_peak_mb: number;
   rss_mb: number;
 }
 
@@ -101,6 +105,24 @@ function logRequests(url: string, account: Account, receiptIds: string[]) {
   };
 }
 
+/** The whole log through GET /customer/receipts/export, read as it streams, with the service's RSS sampled meanwhile. */
+async function exportLog(url: string, account: Account, pid: number, expected: number) {
+  let peak = rssMb(pid);
+  const sampler = setInterval(() => (peak = Math.max(peak, rssMb(pid))), 100);
+  const t0 = performance.now();
+  try {
+    const res = await fetch(`${url}/customer/receipts/export`, { ...insecure, headers: { authorization: `Bearer ${account.token}` } });
+    if (!res.ok || !res.body) throw new Error(`export: ${res.status}`);
+    let lines = 0;
+    const reader = res.body.getReader();
+    for (let read = await reader.read(); !read.done; read = await reader.read()) for (const byte of read.value) if (byte === 10) lines++;
+    if (lines !== expected) throw new Error(`export gave ${lines} receipts, not ${expected}`);
+    return { export_seconds: round((performance.now() - t0) / 1000), export_rss_peak_mb: Math.round(Math.max(peak, rssMb(pid))) };
+  } finally {
+    clearInterval(sampler);
+  }
+}
+
 /** Receipt ids of the newest `count` receipts of the log. */
 async function newestIds(url: string, account: Account, count = 100): Promise<string[]> {
   return ((await get(`${url}/customer/receipts?limit=${count}`, account.token)).receipts as { receipt_id: string }[]).map((r) => r.receipt_id);
@@ -138,6 +160,8 @@ export async function scaleScenario(service: Service, big: Account, other: Accou
   const busy = await fixedRate(url, simulate, { rate: SIMULATE_RATE, seconds: SIMULATE_SECONDS, connections: 16 });
   stop = true;
   await Promise.all(loops);
+  const exported = await exportLog(url, big, service.proc.pid, RECEIPTS);
+  console.log(`bench: ${label} scale: ${RECEIPTS} receipts exported in ${exported.export_seconds} s, RSS at most ${exported.export_rss_peak_mb} MB meanwhile`);
   const result: ScaleResult = {
     receipts: RECEIPTS,
     fill_rps,
@@ -149,6 +173,7 @@ export async function scaleScenario(service: Service, big: Account, other: Accou
     simulate_quiet: { p50: quiet.p50_ms, p99: quiet.p99_ms },
     simulate_busy: { p50: busy.p50_ms, p99: busy.p99_ms },
     busy_requests,
+    ...exported,
     rss_mb: Math.round(rssMb(service.proc.pid)),
   };
   console.log(`bench: ${label} scale: other tenant's simulate p99 ${quiet.p99_ms} ms quiet, ${busy.p99_ms} ms beside ${busy_requests} checkpoints and proofs; RSS ${result.rss_mb} MB`);
@@ -158,14 +183,14 @@ export async function scaleScenario(service: Service, big: Account, other: Accou
 /** The rows of docs/performance.md's scale table. */
 export function scaleTable(results: Record<string, ScaleResult>): string {
   const lines = [
-    "| database | receipts | filled at req/s | checkpoint p50 / p99 ms (1,000 → full) | proof p50 / p99 ms (1,000 → full) | consistency p50 / p99 ms (full) | other tenant's simulate p99 ms: quiet → beside the loops | RSS MB after |",
-    "|---|---:|---:|---|---|---|---|---:|",
+    "| database | receipts | filled at req/s | checkpoint p50 / p99 ms (1,000 → full) | proof p50 / p99 ms (1,000 → full) | consistency p50 / p99 ms (full) | other tenant's simulate p99 ms: quiet → beside the loops | export s / peak RSS MB | RSS MB after |",
+    "|---|---:|---:|---|---|---|---|---|---:|",
   ];
   for (const [db, r] of Object.entries(results)) {
     const l = (x: LatencyMs) => `${x.p50} / ${x.p99}`;
     lines.push(
       `| ${db} | ${r.receipts} | ${r.fill_rps} | ${l(r.checkpoint_small)} → ${l(r.checkpoint_large)} | ${l(r.proof_small)} → ${l(r.proof_large)} | ${l(r.consistency_large)} | ` +
-        `${r.simulate_quiet.p99} → ${r.simulate_busy.p99} (${r.busy_requests} log requests) | ${r.rss_mb} |`,
+        `${r.simulate_quiet.p99} → ${r.simulate_busy.p99} (${r.busy_requests} log requests) | ${r.export_seconds} / ${r.export_rss_peak_mb} | ${r.rss_mb} |`,
     );
   }
   return lines.join("\n");
