@@ -27,6 +27,21 @@ export type ThreadReply =
 const port = globalThis as unknown as { postMessage(reply: ThreadReply): void; onmessage: ((ev: MessageEvent<ThreadRequest>) => void) | null };
 
 let db: PGlite | undefined;
+
+// JavaScriptCore sizes this thread's collections by its heap, which counts PGlite's WebAssembly
+// memory, so the garbage of rows already answered piled up by hundreds of megabytes (an export of
+// a large log) before a collection ran. A full collection once the text of the rows answered since
+// the last one passes this many characters keeps it small.
+const TEXT_PER_COLLECTION = 2_000_000;
+let textSinceCollection = 0;
+
+/** The characters of a result's text values: most of what answering it leaves behind. */
+function textOf(rows: readonly Record<string, unknown>[]): number {
+  let chars = 0;
+  for (const row of rows) for (const key in row) if (typeof row[key] === "string") chars += (row[key] as string).length;
+  return chars;
+}
+const collect = (globalThis as { Bun?: { gc(force: boolean): void } }).Bun?.gc;
 /** Statements outside a transaction, made once the database is open. */
 let own: DriverSession | undefined;
 const open = new Map<number, { session: DriverSession; end: (commit: boolean) => void }>();
@@ -86,8 +101,11 @@ async function handle(m: ThreadRequest): Promise<unknown> {
       db = await createPglite(m.dataDir, m.assets);
       own = session(db);
       return null;
-    case "run":
-      return on(m.tx).run(m.text, m.params);
+    case "run": {
+      const rows = await on(m.tx).run(m.text, m.params);
+      textSinceCollection += textOf(rows as Record<string, unknown>[]);
+      return rows;
+    }
     case "script":
       await on(m.tx).script(m.text);
       return null;
@@ -110,7 +128,13 @@ async function handle(m: ThreadRequest): Promise<unknown> {
 port.onmessage = (ev) => {
   const m = ev.data;
   handle(m).then(
-    (result) => port.postMessage({ id: m.id, result }),
+    (result) => {
+      port.postMessage({ id: m.id, result });
+      if (textSinceCollection >= TEXT_PER_COLLECTION && collect) {
+        textSinceCollection = 0;
+        collect(true);
+      }
+    },
     (err) => port.postMessage(failure(m.id, err)),
   );
 };
