@@ -42,6 +42,7 @@ function textOf(rows: readonly Record<string, unknown>[]): number {
   return chars;
 }
 const collect = (globalThis as { Bun?: { gc(force: boolean): void } }).Bun?.gc;
+
 /** Statements outside a transaction, made once the database is open. */
 let own: DriverSession | undefined;
 const open = new Map<number, { session: DriverSession; end: (commit: boolean) => void }>();
