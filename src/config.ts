@@ -92,7 +92,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     loginSlowdownMs: intFrom(env.LOGIN_SLOWDOWN_MS, 2000, "LOGIN_SLOWDOWN_MS", 0, 60_000),
     // bcrypt runs on a thread pool: a few per core keep the cores busy without a queue forming.
     passwordHashConcurrency: intFrom(env.PASSWORD_HASH_CONCURRENCY, 2 * availableParallelism(), "PASSWORD_HASH_CONCURRENCY", 1, 1024),
-    logReadsPerSecond: intFrom(env.LOG_READS_PER_SECOND, 200, "LOG_READS_PER_SECOND", 1, 1_000_000),
+    logReadsPerSecond: intFrom(env.LOG_READS_PER_SECOND, 100, "LOG_READS_PER_SECOND", 1, 1_000_000),
   };
 }
 

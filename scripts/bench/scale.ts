@@ -79,18 +79,23 @@ async function fill(url: string, account: Account, target: number): Promise<numb
 }
 
 /**
- * p50 and p99 of `SAMPLES` requests made one at a time, started with the tenant's log-read budget
- * whole (a burst of LOG_READS_PER_SECOND, default 200: more samples than that would time the wait).
+ * p50 and p99 of `SAMPLES` requests made one at a time, paced within the tenant's log-read budget
+ * (LOG_READS_PER_SECOND, default 100), so that each figure is a request's own time, never its wait.
  */
 async function latency(request: (i: number) => Promise<unknown>): Promise<LatencyMs> {
-  await new Promise((resolve) => setTimeout(resolve, 1100));
-  for (let i = 0; i < 10; i++) await request(i); // warm-up, not counted
-  const times: number[] = [];
-  for (let i = 0; i < SAMPLES; i++) {
+  const gapMs = 1000 / Number(process.env.LOG_READS_PER_SECOND ?? 100);
+  /** The request's own time in ms; the next one starts no sooner than gapMs after this one did. */
+  const timed = async (i: number) => {
     const t0 = performance.now();
     await request(i);
-    times.push(performance.now() - t0);
-  }
+    const ms = performance.now() - t0;
+    if (ms < gapMs) await new Promise((resolve) => setTimeout(resolve, gapMs - ms));
+    return ms;
+  };
+  await new Promise((resolve) => setTimeout(resolve, 1100));
+  for (let i = 0; i < 10; i++) await timed(i); // warm-up, not counted
+  const times: number[] = [];
+  for (let i = 0; i < SAMPLES; i++) times.push(await timed(i));
   times.sort((a, b) => a - b);
   return { p50: round(times[Math.floor(times.length * 0.5)]), p99: round(times[Math.min(times.length - 1, Math.floor(times.length * 0.99))]) };
 }
