@@ -7,13 +7,11 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { DbError, type Db } from "../../src/db/index.ts";
 import { migrate } from "../../src/db/migrate.ts";
 import { newId } from "../../src/ids.ts";
-import { hashSecret, newSecret, secretHint } from "../../src/keys/secret.ts";
 import { canonicalJson, sha256Hex } from "../../src/crypto/canonical.ts";
 import { chainHash } from "../../src/receipts/chain.ts";
-import { openTestDb, uniqueEmail } from "../helpers/service.ts";
-import { testOne, testQuery } from "../helpers/sql.ts";
+import { openTestDb } from "../helpers/service.ts";
+import { sqlTenant, testOne, testQuery } from "../helpers/sql.ts";
 
-const PASSWORD_HASH = "$2b$04$abcdefghijklmnopqrstuuABCDEFGHIJKLMNOPQRSTUVWXYZ01234";
 let db: Db;
 
 beforeAll(async () => {
@@ -31,9 +29,7 @@ type Item = Record<string, string | null> & {
 };
 
 async function tenant(plan?: "pro" | "enterprise"): Promise<Tenant> {
-  const secret = newSecret();
-  const t = { tenantId: newId("cust_"), keyId: newId("key_") };
-  await db.query("accounts/signup", [t.tenantId, uniqueEmail("append"), PASSWORD_HASH, t.keyId, await hashSecret(secret), secretHint(secret)]);
+  const t = await sqlTenant(db, "append");
   if (plan) await testQuery(db, "plan_set_as_approved", [t.tenantId, plan]);
   return t;
 }

@@ -3,13 +3,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { DbError, type Db } from "../../src/db/index.ts";
 import { migrate } from "../../src/db/migrate.ts";
-import { newId } from "../../src/ids.ts";
-import { hashSecret, newSecret, secretHint } from "../../src/keys/secret.ts";
 import { canonicalJson, sha256Hex } from "../../src/crypto/canonical.ts";
-import { openTestDb, uniqueEmail } from "../helpers/service.ts";
-import { testQuery } from "../helpers/sql.ts";
+import { openTestDb } from "../helpers/service.ts";
+import { sqlTenant, testQuery } from "../helpers/sql.ts";
 
-const PASSWORD_HASH = "$2b$04$abcdefghijklmnopqrstuuABCDEFGHIJKLMNOPQRSTUVWXYZ01234";
 let db: Db;
 
 beforeAll(async () => {
@@ -21,10 +18,7 @@ afterAll(async () => {
 });
 
 async function tenant(): Promise<string> {
-  const secret = newSecret();
-  const tenantId = newId("cust_");
-  await db.query("accounts/signup", [tenantId, uniqueEmail("policies-sql"), PASSWORD_HASH, newId("key_"), await hashSecret(secret), secretHint(secret)]);
-  return tenantId;
+  return (await sqlTenant(db, "policies-sql")).tenantId;
 }
 
 async function sqlstate(promise: Promise<unknown>): Promise<string> {

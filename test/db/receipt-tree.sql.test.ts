@@ -5,7 +5,6 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { DbError, type Db } from "../../src/db/index.ts";
 import { migrate } from "../../src/db/migrate.ts";
 import { newId } from "../../src/ids.ts";
-import { hashSecret, newSecret, secretHint } from "../../src/keys/secret.ts";
 import { bytesToHex, canonicalJson, sha256Hex } from "../../src/crypto/canonical.ts";
 import { receiptLeaf } from "../../src/receipts/chain.ts";
 import { checkReceiptLog } from "../../src/receipts/check.ts";
@@ -13,10 +12,9 @@ import { consistencyProof, inclusionProof, rootHash } from "../../src/receipts/m
 import { receiptProof, logConsistency } from "../../src/receipts/checkpoint.ts";
 import { rangeRoots } from "../../src/receipts/tree.ts";
 import { buildPayload } from "../../src/simulation/payload.ts";
-import { openTestDb, uniqueEmail } from "../helpers/service.ts";
-import { testQuery } from "../helpers/sql.ts";
+import { openTestDb } from "../helpers/service.ts";
+import { sqlTenant, testQuery } from "../helpers/sql.ts";
 
-const PASSWORD_HASH = "$2b$04$abcdefghijklmnopqrstuuABCDEFGHIJKLMNOPQRSTUVWXYZ01234";
 const POLICY = { policy_id: "pol_default", version: 1, hash: "0x" + "ab".repeat(32) };
 let db: Db;
 
@@ -28,12 +26,7 @@ afterAll(async () => {
   await db?.close();
 });
 
-async function tenant() {
-  const secret = newSecret();
-  const t = { tenantId: newId("cust_"), keyId: newId("key_") };
-  await db.query("accounts/signup", [t.tenantId, uniqueEmail("tree"), PASSWORD_HASH, t.keyId, await hashSecret(secret), secretHint(secret)]);
-  return t;
-}
+const tenant = () => sqlTenant(db, "tree");
 
 type Tenant = Awaited<ReturnType<typeof tenant>>;
 

@@ -11,10 +11,9 @@ import { hashSecret, newSecret, secretHint } from "../../src/keys/secret.ts";
 import { canonicalJson, sha256Hex } from "../../src/crypto/canonical.ts";
 import { chainHash } from "../../src/receipts/chain.ts";
 import { buildPayload } from "../../src/simulation/payload.ts";
-import { openTestDb, uniqueEmail } from "../helpers/service.ts";
-import { testQuery } from "../helpers/sql.ts";
+import { openTestDb } from "../helpers/service.ts";
+import { sqlTenant, testQuery } from "../helpers/sql.ts";
 
-const PASSWORD_HASH = "$2b$04$abcdefghijklmnopqrstuuABCDEFGHIJKLMNOPQRSTUVWXYZ01234";
 const POLICY = { policy_id: "pol_default", version: 1, hash: "0x" + "ab".repeat(32) };
 
 class Rollback extends Error {}
@@ -48,12 +47,7 @@ async function failure(promise: Promise<unknown>): Promise<DbError> {
   return outcome.err as DbError;
 }
 
-async function tenant(q: Queryable = db) {
-  const secret = newSecret();
-  const t = { tenantId: newId("cust_"), keyId: newId("key_"), secretHash: await hashSecret(secret) };
-  await q.query("accounts/signup", [t.tenantId, uniqueEmail("sql4"), PASSWORD_HASH, t.keyId, t.secretHash, secretHint(secret)]);
-  return t;
-}
+const tenant = (q: Queryable = db) => sqlTenant(q, "sql4");
 
 type Appended = { seq: number; prev_hash: string | null; chain_hash: string; quota_limit: number | null; quota_used: number };
 

@@ -2,8 +2,11 @@
 // it and the binary never carries it). Each file is one statement with `$n` parameters.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Db, Row } from "../../src/db/index.ts";
+import type { Db, Queryable, Row } from "../../src/db/index.ts";
 import { openPostgres } from "../../src/db/postgres.ts";
+import { newId } from "../../src/ids.ts";
+import { hashSecret, newSecret, secretHint } from "../../src/keys/secret.ts";
+import { uniqueEmail } from "./service.ts";
 
 const TEST_SQL_DIR = join(import.meta.dir, "..", "sql");
 const texts = new Map<string, string>();
@@ -36,4 +39,15 @@ export async function testTransaction<T>(databaseUrl: string, fn: (run: <R = Row
   } finally {
     await driver.close();
   }
+}
+
+/** A well-formed bcrypt hash that no test password matches, for accounts made straight in SQL. */
+export const SQL_PASSWORD_HASH = "$2b$04$abcdefghijklmnopqrstuuABCDEFGHIJKLMNOPQRSTUVWXYZ01234";
+
+/** A tenant with one active API key, made straight by accounts/signup (no HTTP, no bcrypt); `tag` names its email. */
+export async function sqlTenant(q: Queryable, tag: string): Promise<{ tenantId: string; keyId: string; secretHash: string }> {
+  const secret = newSecret();
+  const t = { tenantId: newId("cust_"), keyId: newId("key_"), secretHash: await hashSecret(secret) };
+  await q.query("accounts/signup", [t.tenantId, uniqueEmail(tag), SQL_PASSWORD_HASH, t.keyId, t.secretHash, secretHint(secret)]);
+  return t;
 }
