@@ -6,7 +6,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { scenarios } from "./scenarios.ts";
-import { freshPostgresDatabase, startWithTenants, stopService } from "./service.ts";
+import { startWithTenants, stopService, toolDatabase } from "./service.ts";
 import { ensureWrk, startWrk } from "./wrk.ts";
 
 // BENCH_ROOT: the tree whose service is started (default this one), e.g. /work/base to profile it.
@@ -17,13 +17,13 @@ const TENANTS = Number(process.env.BENCH_TENANTS ?? 16);
 export async function runScenario(scenario: string, opts: { seconds: number; flags?: (dir: string) => string[]; name: string }) {
   ensureWrk();
   const dir = mkdtempSync(join(tmpdir(), `warden-${opts.name}-`));
-  const database = process.env.DATABASE_URL ? await freshPostgresDatabase(process.env.DATABASE_URL, `warden_${opts.name}`) : undefined;
-  const env = { DATA_DIR: join(dir, "data"), DATABASE_URL: database?.url ?? "", LOG_LEVEL: "warn", BCRYPT_COST: "4" };
+  const database = await toolDatabase(`warden_${opts.name}`);
+  const env = { DATA_DIR: join(dir, "data"), DATABASE_URL: database.url, LOG_LEVEL: "warn", BCRYPT_COST: "4" };
   const password = `${opts.name} passphrase, long enough`;
   const { service, accounts } = await startWithTenants(ROOT, env, { tenants: TENANTS, name: opts.name, password, flags: opts.flags?.(dir) });
   const stop = async () => {
     await stopService(service);
-    await database?.drop();
+    await database.drop();
   };
   const shapes = scenarios(accounts, password);
   const shape = shapes[scenario];

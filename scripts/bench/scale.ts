@@ -15,7 +15,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fixedRate } from "./fixed-rate.ts";
 import { rssMb } from "./proc.ts";
-import { type Account, freshPostgresDatabase, insecure, type Service, startWithTenants, stopService } from "./service.ts";
+import { loadConfig } from "../../src/config.ts";
+import { type Account, insecure, type Service, startWithTenants, stopService, toolDatabase } from "./service.ts";
 
 const RECEIPTS = Number(process.env.SCALE_RECEIPTS ?? 1_000_000);
 const SMALL = 1_000;
@@ -80,10 +81,11 @@ async function fill(url: string, account: Account, target: number): Promise<numb
 
 /**
  * p50 and p99 of `SAMPLES` requests made one at a time, paced within the tenant's log-read budget
- * (LOG_READS_PER_SECOND, default 100), so that each figure is a request's own time, never its wait.
+ * (the service's LOG_READS_PER_SECOND, read as it reads it), so that each figure is a request's own
+ * time, never its wait.
  */
 async function latency(request: (i: number) => Promise<unknown>): Promise<LatencyMs> {
-  const gapMs = 1000 / Number(process.env.LOG_READS_PER_SECOND ?? 100);
+  const gapMs = 1000 / loadConfig().logReadsPerSecond;
   /** The request's own time in ms; the next one starts no sooner than gapMs after this one did. */
   const timed = async (i: number) => {
     const t0 = performance.now();
@@ -203,15 +205,15 @@ export function scaleTable(results: Record<string, ScaleResult>): string {
 
 if (import.meta.main) {
   const dir = mkdtempSync(join(tmpdir(), "warden-scale-"));
-  const database = process.env.DATABASE_URL ? await freshPostgresDatabase(process.env.DATABASE_URL, "warden_scale") : undefined;
-  const env = { DATA_DIR: join(dir, "data"), DATABASE_URL: database?.url ?? "", LOG_LEVEL: "warn", BCRYPT_COST: "4" };
+  const database = await toolDatabase("warden_scale");
+  const env = { DATA_DIR: join(dir, "data"), DATABASE_URL: database.url, LOG_LEVEL: "warn", BCRYPT_COST: "4" };
   const { service, accounts } = await startWithTenants(join(import.meta.dir, "../.."), env, { tenants: 2, name: "scale", healthTimeoutMs: 180_000 });
   try {
     const label = process.env.DATABASE_URL ? "postgres" : "embedded";
     console.log("\n" + scaleTable({ [label]: await scaleScenario(service, accounts[0], accounts[1], label) }));
   } finally {
     await stopService(service);
-    await database?.drop();
+    await database.drop();
     rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -101,6 +101,12 @@ export async function startWithTenants(
   return { service, accounts, startup_ms };
 }
 
+/** DATABASE_URL for a tool's own service: a fresh database beside DATABASE_URL's, or "" (embedded) without one. */
+export async function toolDatabase(name: string): Promise<{ url: string; drop: () => Promise<void> }> {
+  const adminUrl = process.env.DATABASE_URL;
+  return adminUrl ? freshPostgresDatabase(adminUrl, name) : { url: "", drop: async () => {} };
+}
+
 /** A database of its own on the PostgreSQL server of `adminUrl`, dropped by `drop()`. */
 export async function freshPostgresDatabase(adminUrl: string, name: string): Promise<{ url: string; drop: () => Promise<void> }> {
   const { default: postgres } = await import("postgres");
