@@ -168,7 +168,7 @@ async function benchDatabase(
       console.log(`bench: ${label} ${name} at ${f.offered_rps} req/s offered (${f.achieved_rps} achieved): p50 ${f.p50_ms} ms, p99 ${f.p99_ms} ms, p99.9 ${f.p999_ms} ms, ${f.errors} errors`);
     }
   }
-  const scale = SCALE ? await scaleScenario(service, started.accounts[TENANTS], accounts[1], label) : undefined;
+  const scale = SCALE ? await scaleScenario(service, started.accounts[TENANTS], accounts[1], label, label === "postgres") : undefined;
   const correctness = await checkUnderLoad(url, accounts);
   // After the check: its 10,000 protects would otherwise count in the check's totals.
   let impact: (ImpactResult & { database: string }) | undefined;

@@ -9,12 +9,13 @@
 //   SCALE_RECEIPTS=20000 DATABASE_URL=postgres://... bun scripts/bench/scale.ts     # in a fresh database beside it
 //
 // SCALE_RECEIPTS (1,000,000), SCALE_SAMPLES (200 requests per latency), SCALE_CONNECTIONS (64 to
-// fill the log), SCALE_LOOPS (6 checkpoint/proof loops), SCALE_SIMULATE_RATE (200 req/s offered).
-import { mkdtempSync, rmSync } from "node:fs";
+// fill the log), SCALE_LOOPS (6 checkpoint/proof loops), SCALE_SIMULATE_RATE (200 req/s offered),
+// SCALE_PAIRS (3 alternations of the simulate measured quiet, then beside the loops).
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fixedRate } from "./fixed-rate.ts";
-import { rssMb } from "./proc.ts";
+import { parseStat, postgresTicks, rssMb, TICKS_PER_SECOND } from "./proc.ts";
 import { loadConfig } from "../../src/config.ts";
 import { type Account, insecure, type Service, startWithTenants, stopService, toolDatabase } from "./service.ts";
 
@@ -25,6 +26,8 @@ const CONNECTIONS = Number(process.env.SCALE_CONNECTIONS ?? 64);
 const LOOPS = Number(process.env.SCALE_LOOPS ?? 6);
 const SIMULATE_RATE = Number(process.env.SCALE_SIMULATE_RATE ?? 200);
 const SIMULATE_SECONDS = Number(process.env.SCALE_SIMULATE_SECONDS ?? 10);
+const PAIRS = Number(process.env.SCALE_PAIRS ?? 3);
+const CPU_SECONDS = 5;
 
 export interface LatencyMs {
   p50: number;
@@ -39,10 +42,15 @@ export interface ScaleResult {
   checkpoint_large: LatencyMs;
   proof_large: LatencyMs;
   consistency_large: LatencyMs;
+  /** CPU of the service (and PostgreSQL's processes) per checkpoint or proof, the loops running alone. */
+  log_read_cpu_ms: number;
+  /** Medians over the pairs. */
   simulate_quiet: LatencyMs;
   simulate_busy: LatencyMs;
-  /** Checkpoints and proofs of the big log answered while the other tenant's simulate was measured. */
+  /** Checkpoints and proofs of the big log answered while the other tenant's simulate was measured (median over the pairs). */
   busy_requests: number;
+  /** Each pair: the other tenant's simulate quiet, then beside the loops. */
+  simulate_pairs: { quiet: LatencyMs; busy: LatencyMs; log_requests: number }[];
   /** GET /customer/receipts/export of the whole big log: seconds, and the service's highest RSS while it streamed. */
   export_seconds: number;
   export_rss_peak_mb: number;
@@ -136,7 +144,7 @@ async function newestIds(url: string, account: Account, count = 100): Promise<st
 }
 
 /** The scenario on a running service: `big` gets the big log, `other` is the tenant whose simulate is timed. */
-export async function scaleScenario(service: Service, big: Account, other: Account, label: string): Promise<ScaleResult> {
+export async function scaleScenario(service: Service, big: Account, other: Account, label: string, postgres: boolean): Promise<ScaleResult> {
   const { url } = service;
   let fill_rps = await fill(url, big, SMALL);
   const early = await newestIds(url, big);
@@ -155,18 +163,40 @@ export async function scaleScenario(service: Service, big: Account, other: Accou
   console.log(`bench: ${label} scale: at ${RECEIPTS} receipts checkpoint p50 ${checkpoint_large.p50} ms, proof p50 ${proof_large.p50} ms`);
 
   const simulate = { path: "/v1/simulate", method: "POST", body: { preset: "small_payment" }, headers: { "X-API-Key": other.api_key } };
-  const quiet = await fixedRate(url, simulate, { rate: SIMULATE_RATE, seconds: SIMULATE_SECONDS, connections: 16 });
-  let busy_requests = 0;
-  let stop = false;
-  const loops = Array.from({ length: LOOPS }, async (_, lane) => {
-    for (let i = lane; !stop; i += LOOPS) {
-      await (i % 2 === 0 ? requests.checkpoint() : requests.proof(i));
-      busy_requests++;
-    }
-  });
-  const busy = await fixedRate(url, simulate, { rate: SIMULATE_RATE, seconds: SIMULATE_SECONDS, connections: 16 });
-  stop = true;
-  await Promise.all(loops);
+  const offered = () => fixedRate(url, simulate, { rate: SIMULATE_RATE, seconds: SIMULATE_SECONDS, connections: 16 });
+  /** Checkpoints and proofs of the big log from LOOPS loops until `during` settles, and how many were answered. */
+  const loops = async <T>(during: Promise<T>) => {
+    let done = 0;
+    let stop = false;
+    const lanes = Array.from({ length: LOOPS }, async (_, lane) => {
+      for (let i = lane; !stop; i += LOOPS) {
+        await (i % 2 === 0 ? requests.checkpoint() : requests.proof(i));
+        done++;
+      }
+    });
+    const result = await during;
+    stop = true;
+    await Promise.all(lanes);
+    return { result, done };
+  };
+  // What one log read costs the machine: CPU of the service's threads (and of the PostgreSQL
+  // server's processes) while the loops run alone, per read answered.
+  const cpuTicks = () => parseStat(readFileSync(`/proc/${service.proc.pid}/stat`, "utf8")).ticks + (postgres ? [...postgresTicks().values()].reduce((a, b) => a + b, 0) : 0);
+  const ticks0 = cpuTicks();
+  const alone = await loops(new Promise((resolve) => setTimeout(resolve, CPU_SECONDS * 1000)));
+  const log_read_cpu_ms = round(((cpuTicks() - ticks0) / TICKS_PER_SECOND / alone.done) * 1000);
+  console.log(`bench: ${label} scale: a log read costs ${log_read_cpu_ms} ms of CPU (${alone.done} reads in ${CPU_SECONDS} s)`);
+  // Quiet and busy in alternation, PAIRS times: the machine's drift falls on both alike.
+  const pairs: { quiet: LatencyMs; busy: LatencyMs; log_requests: number }[] = [];
+  for (let p = 0; p < PAIRS; p++) {
+    const quiet = await offered();
+    const { result: busy, done } = await loops(offered());
+    pairs.push({ quiet: { p50: quiet.p50_ms, p99: quiet.p99_ms }, busy: { p50: busy.p50_ms, p99: busy.p99_ms }, log_requests: done });
+  }
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  const simulate_quiet = { p50: median(pairs.map((x) => x.quiet.p50)), p99: median(pairs.map((x) => x.quiet.p99)) };
+  const simulate_busy = { p50: median(pairs.map((x) => x.busy.p50)), p99: median(pairs.map((x) => x.busy.p99)) };
+  const busy_requests = median(pairs.map((x) => x.log_requests));
   const exported = await exportLog(url, big, service.proc.pid, RECEIPTS);
   console.log(`bench: ${label} scale: ${RECEIPTS} receipts exported in ${exported.export_seconds} s, RSS at most ${exported.export_rss_peak_mb} MB meanwhile`);
   const result: ScaleResult = {
@@ -177,26 +207,29 @@ export async function scaleScenario(service: Service, big: Account, other: Accou
     checkpoint_large,
     proof_large,
     consistency_large,
-    simulate_quiet: { p50: quiet.p50_ms, p99: quiet.p99_ms },
-    simulate_busy: { p50: busy.p50_ms, p99: busy.p99_ms },
+    log_read_cpu_ms,
+    simulate_quiet,
+    simulate_busy,
     busy_requests,
+    simulate_pairs: pairs,
     ...exported,
     rss_mb: Math.round(rssMb(service.proc.pid)),
   };
-  console.log(`bench: ${label} scale: other tenant's simulate p99 ${quiet.p99_ms} ms quiet, ${busy.p99_ms} ms beside ${busy_requests} checkpoints and proofs; RSS ${result.rss_mb} MB`);
+  const each = pairs.map((x) => `${x.quiet.p99} → ${x.busy.p99}`).join(", ");
+  console.log(`bench: ${label} scale: other tenant's simulate p99 quiet → beside the loops, ${PAIRS} pairs: ${each} ms (median ${simulate_quiet.p99} → ${simulate_busy.p99}); RSS ${result.rss_mb} MB`);
   return result;
 }
 
 /** The rows of docs/performance.md's scale table. */
 export function scaleTable(results: Record<string, ScaleResult>): string {
   const lines = [
-    "| database | receipts | filled at req/s | checkpoint p50 / p99 ms (1,000 → full) | proof p50 / p99 ms (1,000 → full) | consistency p50 / p99 ms (full) | other tenant's simulate p99 ms: quiet → beside the loops | export s / peak RSS MB | RSS MB after |",
-    "|---|---:|---:|---|---|---|---|---|---:|",
+    "| database | receipts | filled at req/s | checkpoint p50 / p99 ms (1,000 → full) | proof p50 / p99 ms (1,000 → full) | consistency p50 / p99 ms (full) | CPU ms per log read | other tenant's simulate p99 ms: quiet → beside the loops (median of pairs) | export s / peak RSS MB | RSS MB after |",
+    "|---|---:|---:|---|---|---|---:|---|---|---:|",
   ];
   for (const [db, r] of Object.entries(results)) {
     const l = (x: LatencyMs) => `${x.p50} / ${x.p99}`;
     lines.push(
-      `| ${db} | ${r.receipts} | ${r.fill_rps} | ${l(r.checkpoint_small)} → ${l(r.checkpoint_large)} | ${l(r.proof_small)} → ${l(r.proof_large)} | ${l(r.consistency_large)} | ` +
+      `| ${db} | ${r.receipts} | ${r.fill_rps} | ${l(r.checkpoint_small)} → ${l(r.checkpoint_large)} | ${l(r.proof_small)} → ${l(r.proof_large)} | ${l(r.consistency_large)} | ${r.log_read_cpu_ms} | ` +
         `${r.simulate_quiet.p99} → ${r.simulate_busy.p99} (${r.busy_requests} log requests) | ${r.export_seconds} / ${r.export_rss_peak_mb} | ${r.rss_mb} |`,
     );
   }
@@ -210,7 +243,7 @@ if (import.meta.main) {
   const { service, accounts } = await startWithTenants(join(import.meta.dir, "../.."), env, { tenants: 2, name: "scale", healthTimeoutMs: 180_000 });
   try {
     const label = process.env.DATABASE_URL ? "postgres" : "embedded";
-    console.log("\n" + scaleTable({ [label]: await scaleScenario(service, accounts[0], accounts[1], label) }));
+    console.log("\n" + scaleTable({ [label]: await scaleScenario(service, accounts[0], accounts[1], label, label === "postgres") }));
   } finally {
     await stopService(service);
     await database.drop();

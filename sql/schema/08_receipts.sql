@@ -180,6 +180,33 @@ COMMENT ON FUNCTION receipt_tree_node(text, integer, bigint) IS
   'The root of the tenant''s complete subtree (level, idx) of its receipt log''s Merkle tree: the stored node from level 4 up, '
   'folded from at most 15 receipts below; NULL when the log does not cover it.';
 
+-- A tree head's root: RFC 9162's MTH over the first p_size leaves, folded from the complete
+-- subtrees [0, p_size) is made of (one per set bit of p_size), right to left: O(log N) nodes.
+CREATE FUNCTION receipt_tree_root(p_tenant text, p_size bigint) RETURNS bytea
+LANGUAGE plpgsql STABLE AS $$
+DECLARE
+  v_start bigint := p_size;
+  v_node bytea;
+  v_root bytea;
+BEGIN
+  IF p_size = 0 THEN
+    RETURN sha256(''::bytea);
+  END IF;
+  FOR v_level IN 0 .. 62 LOOP
+    CONTINUE WHEN (p_size >> v_level) & 1 = 0;
+    v_start := v_start - (1::bigint << v_level);
+    v_node := receipt_tree_node(p_tenant, v_level, v_start >> v_level);
+    IF v_node IS NULL THEN
+      RETURN NULL;
+    END IF;
+    v_root := CASE WHEN v_root IS NULL THEN v_node ELSE sha256('\x01'::bytea || v_node || v_root) END;
+    EXIT WHEN v_start = 0;
+  END LOOP;
+  RETURN v_root;
+END $$;
+COMMENT ON FUNCTION receipt_tree_root(text, bigint) IS
+  'The RFC 9162 root of the tenant''s first p_size receipts (SHA-256 of nothing for 0), from O(log N) subtree roots; NULL when the log is shorter.';
+
 -- Nodes from level 4 up, one set-based INSERT per level for every tenant of the statement: a node
 -- is new when it ends within (lo, hi]. Level 4 is folded from its 16 receipts, each level above
 -- from the two stored children below it.

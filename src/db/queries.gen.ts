@@ -478,6 +478,15 @@ export interface Queries {
       head_hash: string | null;
     };
   };
+  "receipts/leaf": {
+    params: [string, string];
+    row: {
+      receipt_id: string;
+      seq: number;
+      chain_hash: string;
+      tree_size: number;
+    };
+  };
   "receipts/list": {
     params: [string, number | string, number | string];
     row: {
@@ -534,6 +543,13 @@ export interface Queries {
       private_jwk: unknown;
       status: string;
       compromised_since: string;
+    };
+  };
+  "receipts/tree_head": {
+    params: [string];
+    row: {
+      tree_size: number;
+      root_hash: string;
     };
   };
   "receipts/tree_nodes": {

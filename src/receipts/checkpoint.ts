@@ -1,11 +1,12 @@
 // Signed tree heads and proofs over a tenant's receipt log (contract section 4), read from the
-// stored tree (tree.ts): each costs O(log N) stored nodes whatever the log's size.
+// stored tree (tree.ts): each costs O(log N) stored nodes whatever the log's size, in two
+// statements at most (a tree head in one), since each statement is most of a log read's cost.
 import type { Deps } from "../app/deps.ts";
 import { AppError } from "../http/errors.ts";
 import { bytesToHex } from "../crypto/canonical.ts";
 import { consistencyRanges, inclusionRanges } from "./merkle.ts";
 import { checkpointBody, checkpointOrigin } from "./note.ts";
-import { logHead, type ReceiptRow } from "./store.ts";
+import { logHead, type LogLeaf, treeHead } from "./store.ts";
 import { receiptLeaf } from "./chain.ts";
 import { rangeRoots } from "./tree.ts";
 
@@ -18,9 +19,9 @@ async function currentSize(deps: Deps, tenantId: string): Promise<number> {
  * and the same head as a C2SP checkpoint in a signed note under the log's origin.
  */
 export async function signedCheckpoint(deps: Deps, tenantId: string) {
-  const tree_size = await currentSize(deps, tenantId);
-  const [root] = await rangeRoots(deps.db, tenantId, [[0, tree_size]]);
-  const root_hash = bytesToHex(root);
+  const head = await treeHead(deps.db, tenantId);
+  if (!head?.root_hash) throw new Error(`receipt tree of ${tenantId} lacks nodes of its head`);
+  const { tree_size, root_hash } = head;
   const timestamp = deps.now().toISOString();
   const signature = await deps.signer.sign({ tenant_id: tenantId, tree_size, root_hash, timestamp });
   const origin = checkpointOrigin(deps.config.publicUrl, tenantId);
@@ -29,9 +30,9 @@ export async function signedCheckpoint(deps: Deps, tenantId: string) {
   return { ok: true as const, tenant_id: tenantId, tree_size, root_hash, timestamp, signature, note, note_verifier_key };
 }
 
-/** Inclusion proof of a receipt in the tree of `size` leaves (default: the current log). */
-export async function receiptProof(deps: Deps, tenantId: string, receipt: ReceiptRow, size?: number) {
-  const current = await currentSize(deps, tenantId);
+/** Inclusion proof of a receipt (its leaf as logLeaf reads it) in the tree of `size` leaves (default: the log's size then). */
+export async function receiptProof(deps: Deps, tenantId: string, receipt: LogLeaf, size?: number) {
+  const current = receipt.tree_size;
   const tree_size = size ?? current;
   if (tree_size <= receipt.seq || tree_size > current) {
     throw new AppError("invalid_request", `query/tree_size: must be above the receipt's seq (${receipt.seq}) and at most the log's size (${current}).`);

@@ -7,7 +7,7 @@ import { requireFeature } from "../plans/features.ts";
 import { logConsistency, receiptProof, signedCheckpoint } from "./checkpoint.ts";
 import { decodeCursor, encodeCursor } from "./cursor.ts";
 import { Checkpoint, ConsistencyProof, ConsistencyQuery, InclusionProof, ListQuery, OneReceipt, ProofQuery, PublishedKey, ReceiptList, ReceiptParams } from "./model.ts";
-import { getReceiptRow, listReceiptRows, logHead, receiptRange, toReceipt } from "./store.ts";
+import { getReceiptRow, listReceiptRows, logHead, logLeaf, receiptRange, toReceipt } from "./store.ts";
 
 const security = [{ bearer: [] as string[] }];
 const EXPORT_PAGE = 500;
@@ -110,9 +110,9 @@ function receiptLogRoutes(deps: Deps) {
         "/:receipt_id/proof",
         async ({ customer, params, query }) => {
           return deps.logReads.run(customer.tenant_id, async () => {
-            const row = await getReceiptRow(deps.db, customer.tenant_id, params.receipt_id);
-            if (!row) throw notFound();
-            return receiptProof(deps, customer.tenant_id, row, query.tree_size);
+            const leaf = await logLeaf(deps.db, customer.tenant_id, params.receipt_id);
+            if (!leaf) throw notFound();
+            return receiptProof(deps, customer.tenant_id, leaf, query.tree_size);
           });
         },
         {

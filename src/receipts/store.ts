@@ -48,6 +48,19 @@ export function receiptRange(db: Queryable, tenantId: string, from: number, to: 
   return db.query("receipts/range", [tenantId, from, to, limit]) as Promise<ReceiptRow[]>;
 }
 
+/** A receipt's seq and chain_hash, with the size of the tenant's log: what its inclusion proof needs. */
+export type LogLeaf = QueryRow<"receipts/leaf">;
+
+export async function logLeaf(db: Queryable, tenantId: string, receiptId: string): Promise<LogLeaf | undefined> {
+  if (!couldNameRow(receiptId)) return undefined;
+  return db.one("receipts/leaf", [tenantId, receiptId]);
+}
+
+/** The tenant's tree head (size and RFC 9162 root), in one statement; undefined for an unknown tenant. */
+export function treeHead(db: Queryable, tenantId: string): Promise<QueryRow<"receipts/tree_head"> | undefined> {
+  return db.one("receipts/tree_head", [tenantId]);
+}
+
 /** Size and last chain_hash of a tenant's log; undefined for an unknown tenant. */
 export async function logHead(db: Queryable, tenantId: string): Promise<{ tree_size: number; head_hash: string | null } | undefined> {
   const row = await db.one("receipts/head", [tenantId]);
