@@ -48,7 +48,7 @@ export function bytesToHex(bytes: Uint8Array): string {
   return hex;
 }
 
-export function hexToBytes(hex: string): Uint8Array {
+export function hexToBytes(hex: string): Uint8Array<ArrayBuffer> {
   const digits = hex.startsWith("0x") ? hex.slice(2) : hex;
   // Reject rather than guess: a silently truncated hash would compare unequal much later.
   if (digits.length % 2 !== 0 || !/^[0-9a-fA-F]*$/.test(digits)) {

@@ -545,6 +545,20 @@ export interface Queries {
       compromised_since: string;
     };
   };
+  "receipts/tile_leaves": {
+    params: [string, number | string, number | string];
+    row: {
+      count: number;
+      hex: string;
+    };
+  };
+  "receipts/tile_nodes": {
+    params: [string, number | string, number | string, number | string];
+    row: {
+      count: number;
+      hex: string;
+    };
+  };
   "receipts/tree_head": {
     params: [string];
     row: {

@@ -1,5 +1,5 @@
 // Receipt verification material (the public keys that sign receipts and checkpoints) and the
-// customer's receipt log: /customer/receipts, one receipt, checkpoint, proofs, export.
+// customer's receipt log: /customer/receipts, one receipt, checkpoint, proofs, tiles, export.
 import { Elysia, t } from "elysia";
 import { AppError, ErrorResponse } from "../http/errors.ts";
 import type { Deps } from "../app/deps.ts";
@@ -8,6 +8,8 @@ import { logConsistency, receiptProof, signedCheckpoint } from "./checkpoint.ts"
 import { decodeCursor, encodeCursor } from "./cursor.ts";
 import { Checkpoint, ConsistencyProof, ConsistencyQuery, InclusionProof, ListQuery, OneReceipt, ProofQuery, PublishedKey, ReceiptList, ReceiptParams } from "./model.ts";
 import { getReceiptRow, listReceiptRows, logHead, logLeaf, receiptRange, toReceipt } from "./store.ts";
+import { parseTilePath } from "./tiles.ts";
+import { tileBody } from "./tree.ts";
 
 const security = [{ bearer: [] as string[] }];
 const EXPORT_PAGE = 500;
@@ -90,6 +92,34 @@ function receiptLogRoutes(deps: Deps) {
             tags: ["receipts"],
             security,
             responses: { 200: { description: "One receipt (the shape of GET /customer/receipts/{receipt_id}) per line", content: { "application/x-ndjson": { schema: { type: "string" } } } } },
+          },
+        },
+      )
+      .get(
+        "/tile/*",
+        ({ customer, params }) => {
+          const tile = parseTilePath(params["*"]);
+          if (!tile) throw new AppError("invalid_request", "path: not a tile of c2sp.org/tlog-tiles: tile/<L>/<N>[.p/<W>] or tile/entries/<N>[.p/<W>].");
+          return deps.logReads.run(customer.tenant_id, async () => {
+            const body = await tileBody(deps.db, customer.tenant_id, tile);
+            if (!body) throw new AppError("not_found", "No such tile: the log does not hold all of it (yet).");
+            // A tile's bytes never change once the log holds it, whatever the log's later size.
+            return new Response(body, { headers: { "content-type": "application/octet-stream", "cache-control": "private, max-age=31536000, immutable" } });
+          });
+        },
+        {
+          params: t.Object({ "*": t.String({ description: "<L>/<N>[.p/<W>] or entries/<N>[.p/<W>], as c2sp.org/tlog-tiles spells them" }) }),
+          response: { 400: ErrorResponse, 401: ErrorResponse, 404: ErrorResponse },
+          detail: {
+            summary: "A tile of the log's Merkle tree, or an entry bundle, in the C2SP tlog-tiles layout",
+            tags: ["receipts"],
+            security,
+            responses: {
+              200: {
+                description: "Tile: the 32-byte hashes of tree level 8L, indexes N*256 to N*256+W-1 (level 0: leaf hashes). Entry bundle: each receipt's chain hash (32 bytes) after its length as a big-endian uint16.",
+                content: { "application/octet-stream": { schema: { type: "string", format: "binary" } } },
+              },
+            },
           },
         },
       )

@@ -5,6 +5,7 @@
 import type { Queryable } from "../db/index.ts";
 import { hexToBytes } from "../crypto/canonical.ts";
 import { completeSubtrees, foldSubtrees, type Hash, type Range } from "./merkle.ts";
+import { entryBundle, leafTile, type TileCoordinate, tileSpan } from "./tiles.ts";
 
 /** The roots of the given ranges of the tenant's log (each within its stored size). */
 export async function rangeRoots(db: Queryable, tenantId: string, ranges: readonly Range[]): Promise<Hash[]> {
@@ -15,4 +16,19 @@ export async function rangeRoots(db: Queryable, tenantId: string, ranges: readon
   if (missing > 0) throw new Error(`receipt tree of ${tenantId} lacks ${missing} of ${nodes.length} nodes`);
   let next = 0;
   return parts.map((part) => foldSubtrees(part.map(() => hexToBytes(rows[next++].hash!))));
+}
+
+/**
+ * The body of a C2SP tile or entry bundle of the tenant's log, from its receipts (level 0, entries)
+ * or its stored nodes (levels 8 and up) in one query; undefined while the log does not hold all of it.
+ */
+export async function tileBody(db: Queryable, tenantId: string, tile: TileCoordinate): Promise<Uint8Array<ArrayBuffer> | undefined> {
+  const { treeLevel, from, to } = tileSpan(tile);
+  const row =
+    treeLevel === 0
+      ? await db.one("receipts/tile_leaves", [tenantId, from, to])
+      : await db.one("receipts/tile_nodes", [tenantId, treeLevel, from, to]);
+  if (!row || row.count !== tile.width) return undefined;
+  if (tile.level === "entries") return entryBundle(row.hex);
+  return treeLevel === 0 ? leafTile(row.hex) : hexToBytes(row.hex);
 }

@@ -21,7 +21,7 @@ const MIN_SENT = Math.floor(TOTAL * 0.97);
 type Auth = "none" | "jwt" | "key" | "either";
 interface Route {
   method: string;
-  /** `:name` marks a path parameter. */
+  /** `:name` marks a path parameter; a trailing `*` one that may span segments. */
   path: string;
   auth: Auth;
   /** Field names of a JSON body, each with values of the right shape. */
@@ -84,6 +84,7 @@ const ROUTES: Route[] = [
   { method: "GET", path: "/customer/receipts/export", auth: "jwt" },
   { method: "GET", path: "/customer/receipts/:receipt_id", auth: "jwt" },
   { method: "GET", path: "/customer/receipts/:receipt_id/proof", auth: "jwt", query: ["tree_size"] },
+  { method: "GET", path: "/customer/receipts/tile/*", auth: "jwt" },
   { method: "POST", path: "/customer/keys", auth: "jwt", fields: { label: text(120) } },
   { method: "GET", path: "/customer/keys", auth: "jwt" },
   { method: "POST", path: "/customer/keys/:key_id/rotate", auth: "jwt" },
@@ -281,7 +282,7 @@ function requestFor(route: Route): fc.Arbitrary<Generated> {
     })
     .map((r) => {
       let i = 0;
-      let path = route.path.replace(/:[a-z_]+/g, () => r.params[i++]) + r.suffix;
+      let path = route.path.replace(/:[a-z_]+|\*$/g, () => r.params[i++]) + r.suffix;
       if (r.query) path += (path.includes("?") ? "&" : "?") + r.query.map(([k, v]) => `${pct(k)}=${pct(v)}`).join("&");
       const headers: Record<string, string> = { ...r.credential };
       if (r.contentType !== null) headers["content-type"] = r.contentType;
@@ -351,7 +352,7 @@ beforeAll(async () => {
   fx = {
     jwts: [free.token, pro.token],
     keys: [free.apiKey, pro.apiKey],
-    ids: { receipts: [receipt, otherReceipt], keys: spare.map((k) => k.key_id), upgrades: [upgrade, otherUpgrade] },
+    ids: { receipts: [receipt, otherReceipt], keys: spare.map((k) => k.key_id), upgrades: [upgrade, otherUpgrade], tiles: ["0/000.p/1", "entries/000.p/1", "1/000", "0/x001/000"] },
   };
   // Warm up, then take the baseline.
   for (let i = 0; i < 50; i++) await call("GET", "/health");
