@@ -1,8 +1,9 @@
 // The receipt log at scale: one tenant's log grown through the real append path (POST /v1/protect
 // from many connections, so the group commit batches them) to SCALE_RECEIPTS receipts, with its
-// checkpoint and proof latency at 1,000 receipts and at full size, another tenant's simulate p99
-// quiet and while checkpoints and proofs of the big log run in a loop, the whole log exported (the
-// service's RSS sampled while it streams), and the service's RSS after.
+// checkpoint and proof latency at 1,000 receipts and at full size (consistency proofs and tiles at
+// full size), the CPU a log read costs, another tenant's simulate p99 quiet and while checkpoints
+// and proofs of the big log run in a loop, the whole log exported (the service's RSS sampled while
+// it streams), and the service's RSS after.
 // Part of `npm run bench` (BENCH_SCALE=0 leaves it out); alone, on a service of its own:
 //
 //   SCALE_RECEIPTS=20000 bun scripts/bench/scale.ts                      # embedded database
@@ -17,6 +18,7 @@ import { join } from "node:path";
 import { fixedRate } from "./fixed-rate.ts";
 import { parseStat, postgresTicks, rssMb, TICKS_PER_SECOND } from "./proc.ts";
 import { loadConfig } from "../../src/config.ts";
+import { TILE_WIDTH, tilePath } from "../../src/receipts/tiles.ts";
 import { type Account, insecure, type Service, startWithTenants, stopService, toolDatabase } from "./service.ts";
 
 const RECEIPTS = Number(process.env.SCALE_RECEIPTS ?? 1_000_000);
@@ -42,6 +44,8 @@ export interface ScaleResult {
   checkpoint_large: LatencyMs;
   proof_large: LatencyMs;
   consistency_large: LatencyMs;
+  /** GET /customer/receipts/tile/0/N: a full tile of leaf hashes. */
+  tile_large: LatencyMs;
   /** CPU of the service (and PostgreSQL's processes) per checkpoint or proof, the loops running alone. */
   log_read_cpu_ms: number;
   /** Medians over the pairs. */
@@ -110,10 +114,17 @@ async function latency(request: (i: number) => Promise<unknown>): Promise<Latenc
   return { p50: round(times[Math.floor(times.length * 0.5)]), p99: round(times[Math.min(times.length - 1, Math.floor(times.length * 0.99))]) };
 }
 
-/** Checkpoint, inclusion proofs of receipts old and new, and consistency proofs of the big log. */
+/** Checkpoint, inclusion proofs of receipts old and new, consistency proofs and level-0 tiles of the big log. */
 function logRequests(url: string, account: Account, receiptIds: string[]) {
   const base = `${url}/customer/receipts`;
   return {
+    // A full level-0 tile (256 receipts' leaf hashes): the largest tile to answer.
+    tile: (size: number) => async (i: number) => {
+      const path = tilePath({ level: 0, index: (i * 7919) % Math.floor(size / TILE_WIDTH), width: TILE_WIDTH });
+      const res = await fetch(`${base}/tile/${path}`, { ...insecure, headers: { authorization: `Bearer ${account.token}` } });
+      const bytes = await res.arrayBuffer();
+      if (!res.ok || bytes.byteLength !== TILE_WIDTH * 32) throw new Error(`tile ${path}: ${res.status}, ${bytes.byteLength} bytes`);
+    },
     checkpoint: () => get(`${base}/checkpoint`, account.token),
     proof: (i: number) => get(`${base}/${receiptIds[i % receiptIds.length]}/proof`, account.token),
     consistency: (size: number) => (i: number) => get(`${base}/consistency?from=${1 + ((i * 7919) % size)}`, account.token),
@@ -160,6 +171,7 @@ export async function scaleScenario(service: Service, big: Account, other: Accou
   const checkpoint_large = await latency(requests.checkpoint);
   const proof_large = await latency(requests.proof);
   const consistency_large = await latency(requests.consistency(RECEIPTS));
+  const tile_large = await latency(requests.tile(RECEIPTS));
   console.log(`bench: ${label} scale: at ${RECEIPTS} receipts checkpoint p50 ${checkpoint_large.p50} ms, proof p50 ${proof_large.p50} ms`);
 
   const simulate = { path: "/v1/simulate", method: "POST", body: { preset: "small_payment" }, headers: { "X-API-Key": other.api_key } };
@@ -207,6 +219,7 @@ export async function scaleScenario(service: Service, big: Account, other: Accou
     checkpoint_large,
     proof_large,
     consistency_large,
+    tile_large,
     log_read_cpu_ms,
     simulate_quiet,
     simulate_busy,
@@ -223,13 +236,13 @@ export async function scaleScenario(service: Service, big: Account, other: Accou
 /** The rows of docs/performance.md's scale table. */
 export function scaleTable(results: Record<string, ScaleResult>): string {
   const lines = [
-    "| database | receipts | filled at req/s | checkpoint p50 / p99 ms (1,000 → full) | proof p50 / p99 ms (1,000 → full) | consistency p50 / p99 ms (full) | CPU ms per log read | other tenant's simulate p99 ms: quiet → beside the loops (median of pairs) | export s / peak RSS MB | RSS MB after |",
-    "|---|---:|---:|---|---|---|---:|---|---|---:|",
+    "| database | receipts | filled at req/s | checkpoint p50 / p99 ms (1,000 → full) | proof p50 / p99 ms (1,000 → full) | consistency p50 / p99 ms (full) | level-0 tile p50 / p99 ms (full) | CPU ms per log read | other tenant's simulate p99 ms: quiet → beside the loops (median of pairs) | export s / peak RSS MB | RSS MB after |",
+    "|---|---:|---:|---|---|---|---|---:|---|---|---:|",
   ];
   for (const [db, r] of Object.entries(results)) {
     const l = (x: LatencyMs) => `${x.p50} / ${x.p99}`;
     lines.push(
-      `| ${db} | ${r.receipts} | ${r.fill_rps} | ${l(r.checkpoint_small)} → ${l(r.checkpoint_large)} | ${l(r.proof_small)} → ${l(r.proof_large)} | ${l(r.consistency_large)} | ${r.log_read_cpu_ms} | ` +
+      `| ${db} | ${r.receipts} | ${r.fill_rps} | ${l(r.checkpoint_small)} → ${l(r.checkpoint_large)} | ${l(r.proof_small)} → ${l(r.proof_large)} | ${l(r.consistency_large)} | ${l(r.tile_large)} | ${r.log_read_cpu_ms} | ` +
         `${r.simulate_quiet.p99} → ${r.simulate_busy.p99} (${r.busy_requests} log requests) | ${r.export_seconds} / ${r.export_rss_peak_mb} | ${r.rss_mb} |`,
     );
   }
