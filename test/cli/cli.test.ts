@@ -8,10 +8,10 @@ import { join } from "node:path";
 import canonicalize from "canonicalize";
 import { serve } from "../../src/app/server.ts";
 import { testConfig, uniqueEmail, GOOD_PASSWORD } from "../helpers/service.ts";
+import { runCli, type CliRun } from "../helpers/cli.ts";
 
 // PGlite on disk and the dev certificate take seconds to set up; each CLI run starts a process.
 const SLOW = 60_000;
-const ROOT = join(import.meta.dir, "..", "..");
 const insecure = { tls: { rejectUnauthorized: false } } as RequestInit;
 
 let dir: string;
@@ -45,29 +45,9 @@ afterAll(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 }, SLOW);
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-  json: any;
-}
-
-async function cli(args: string[], opts: { env?: Record<string, string>; stdin?: string } = {}): Promise<Run> {
-  const child = Bun.spawn([process.execPath, "src/cli/main.ts", ...args], {
-    cwd: ROOT,
-    env: { ...process.env, WARDEN_URL: url, WARDEN_INSECURE: "1", WARDEN_API_KEY: apiKey, ...opts.env },
-    stdin: opts.stdin === undefined ? "ignore" : new Blob([opts.stdin]),
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const [stdout, stderr, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
-  let json: unknown;
-  try {
-    json = JSON.parse(stdout);
-  } catch {
-    json = undefined;
-  }
-  return { code, stdout, stderr, json };
+/** The command against this file's service, as its user (test/helpers/cli.ts). */
+function cli(args: string[], opts: { env?: Record<string, string>; stdin?: string } = {}): Promise<CliRun> {
+  return runCli(args, { WARDEN_URL: url, WARDEN_INSECURE: "1", WARDEN_API_KEY: apiKey, ...opts.env }, { stdin: opts.stdin });
 }
 
 function saved(name: string, value: unknown): string {
@@ -279,7 +259,7 @@ describe("warden ops signing-key rotate", () => {
     // A database of its own on the embedded side (ops commands never migrate), so that the running
     // service keeps its signing key.
     // Exit code with stderr, so that a failure shows why (this step once exited 2 here, unexplained).
-    const outcome = (r: Run) => ({ code: r.code, stderr: r.stderr });
+    const outcome = (r: CliRun) => ({ code: r.code, stderr: r.stderr });
     if (!process.env.TEST_DATABASE_URL) expect(outcome(await cli(["migrate"], { env }))).toMatchObject({ code: 0 });
     const rotated = await cli(["ops", "signing-key", "rotate"], { env });
     expect(outcome(rotated)).toMatchObject({ code: 0 });

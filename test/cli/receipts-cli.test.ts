@@ -13,6 +13,7 @@ import { claimTampered } from "../helpers/claims.ts";
 import { bearer, execute, LARGE_PAYMENT, protect } from "../helpers/customer.ts";
 import { call, signup, testConfig, testService } from "../helpers/service.ts";
 import { testQuery } from "../helpers/sql.ts";
+import { runCli } from "../helpers/cli.ts";
 
 /** Rewrites a stored receipt's request_id with the append-only guard off for that one statement. */
 async function forgeRequestId(db: Db, receiptId: string): Promise<void> {
@@ -24,7 +25,6 @@ async function forgeRequestId(db: Db, receiptId: string): Promise<void> {
   }
 }
 
-const ROOT = join(import.meta.dir, "..", "..");
 const SLOW = 60_000;
 let dir: string;
 
@@ -35,21 +35,9 @@ afterAll(() => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-async function cli(args: string[], env: Record<string, string | undefined> = {}) {
-  const child = Bun.spawn([process.execPath, "src/cli/main.ts", ...args], {
-    cwd: ROOT,
-    env: { ...process.env, DATABASE_URL: undefined, WARDEN_URL: "https://127.0.0.1:1", LOG_LEVEL: "silent", ...env },
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const [stdout, stderr, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
-  let json: any;
-  try {
-    json = JSON.parse(stdout);
-  } catch {
-    json = undefined;
-  }
-  return { code, stdout, stderr, json };
+/** The command offline: no database, no reachable service (test/helpers/cli.ts). */
+function cli(args: string[], env: Record<string, string | undefined> = {}) {
+  return runCli(args, { DATABASE_URL: undefined, WARDEN_URL: "https://127.0.0.1:1", LOG_LEVEL: "silent", ...env });
 }
 
 function file(name: string, value: unknown): string {

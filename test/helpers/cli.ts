@@ -11,9 +11,15 @@ export interface CliRun {
   json: any;
 }
 
-/** env is added to this process's; a key set to undefined is removed. */
-export async function runCli(args: string[], env: Record<string, string | undefined> = {}): Promise<CliRun> {
-  const child = Bun.spawn([process.execPath, "src/cli/main.ts", ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdout: "pipe", stderr: "pipe" });
+/** env is added to this process's (a key set to undefined is removed); stdin, when given, is what the command reads. */
+export async function runCli(args: string[], env: Record<string, string | undefined> = {}, opts: { stdin?: string } = {}): Promise<CliRun> {
+  const child = Bun.spawn([process.execPath, "src/cli/main.ts", ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdin: opts.stdin === undefined ? "ignore" : new Blob([opts.stdin]),
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   const [stdout, stderr, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
   let json: any;
   try {

@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
 import { devCertificate, ROOT } from "./helpers.ts";
+import { runCli as runCliAs } from "../helpers/cli.ts";
 
 export interface Child {
   proc: Subprocess<"ignore", "pipe", "pipe">;
@@ -89,16 +90,9 @@ export async function spawnService(env: Record<string, string>, startMs = 30_000
 }
 
 /** Runs the CLI to the end; its JSON output parsed when it is JSON. */
-export async function runCli(args: string[], env: Record<string, string>) {
-  const child = Bun.spawn([process.execPath, "src/cli/main.ts", ...args], { cwd: ROOT, env: { ...process.env, LOG_LEVEL: "silent", ...env }, stdout: "pipe", stderr: "pipe" });
-  const [stdout, stderr, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
-  let json: any;
-  try {
-    json = JSON.parse(stdout);
-  } catch {
-    json = undefined;
-  }
-  return { code, stdout, stderr, json, child };
+/** The command line in a child process, its log lines silenced (test/helpers/cli.ts). */
+export function runCli(args: string[], env: Record<string, string>) {
+  return runCliAs(args, { LOG_LEVEL: "silent", ...env });
 }
 
 /**
