@@ -264,8 +264,9 @@ function table(rows: Row[], fixed: FixedRateRow[], impacts: (ImpactResult & { da
       ? []
       : [
           "",
-          "The receipt log at scale: one tenant's log filled through POST /v1/protect; checkpoint and proof latency one request at a time at 1,000 receipts and at full size; " +
-            "another tenant's simulate at a fixed rate, quiet and beside loops of the big log's checkpoints and proofs; the service's RSS after.",
+          "The receipt log at scale: one tenant's log filled through POST /v1/protect; checkpoint and proof latency one request at a time at 1,000 receipts and at full size (consistency proofs and level-0 tiles at full size); " +
+            "the CPU per log read (service and PostgreSQL, the loops alone); another tenant's simulate at a fixed rate, quiet and beside loops of the big log's checkpoints and proofs, in alternating pairs (medians; each pair in the JSON); " +
+            "the export's time and peak RSS; the service's RSS after.",
           "",
           scaleTable(scale),
         ]),
