@@ -15,7 +15,7 @@ import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fixedRate, type FixedRateResult } from "./bench/fixed-rate.ts";
 import { policyImpact, type ImpactResult } from "./bench/impact.ts";
-import { parseStat, postgresTicks, rssMb, TICKS_PER_SECOND } from "./bench/proc.ts";
+import { cpuSeconds, postgresCpuSeconds, rssMb } from "./bench/proc.ts";
 import { scaleScenario, scaleTable, type ScaleResult } from "./bench/scale.ts";
 import { scenarios } from "./bench/scenarios.ts";
 import { cliOps, freshPostgresDatabase, insecure, type Account, startWithTenants, stopService } from "./bench/service.ts";
@@ -71,22 +71,6 @@ interface Ceiling {
 
 const wrk = (url: string, shape: Shape, seconds: number) => runWrk(url, shape, { seconds, connections: CONNECTIONS, threads: THREADS });
 
-/** CPU seconds used so far by a process (user + system), from /proc. */
-function cpuSeconds(pid: number): number {
-  try {
-    return parseStat(readFileSync(`/proc/${pid}/stat`, "utf8")).ticks / TICKS_PER_SECOND;
-  } catch {
-    return 0;
-  }
-}
-
-/** CPU seconds of every PostgreSQL server process on this machine (0 when there is none). */
-function postgresCpuSeconds(): number {
-  let total = 0;
-  for (const ticks of postgresTicks().values()) total += ticks;
-  return total / TICKS_PER_SECOND;
-}
-
 /** Busy CPU seconds of the whole machine so far (all cores; idle and iowait left out), from /proc/stat. */
 function machineBusySeconds(): number {
   const [, ...ticks] = readFileSync("/proc/stat", "utf8").split("\n")[0].trim().split(/\s+/).map(Number);
@@ -101,7 +85,7 @@ const cores2 = (cores: number) => Math.round(cores * 100) / 100;
 const usPerRequest = (cores: number, rps: number) => (rps > 0 ? Math.round((cores * 1e6) / rps) : 0);
 
 async function benchDatabase(
-  label: string,
+  label: "embedded" | "postgres",
   dbEnv: Record<string, string>,
   ceilingRps: number,
 ): Promise<{ rows: Row[]; fixed: FixedRateRow[]; impact?: ImpactResult & { database: string }; startup_ms: number; correctness: string; scale?: ScaleResult }> {
@@ -168,7 +152,7 @@ async function benchDatabase(
       console.log(`bench: ${label} ${name} at ${f.offered_rps} req/s offered (${f.achieved_rps} achieved): p50 ${f.p50_ms} ms, p99 ${f.p99_ms} ms, p99.9 ${f.p999_ms} ms, ${f.errors} errors`);
     }
   }
-  const scale = SCALE ? await scaleScenario(service, started.accounts[TENANTS], accounts[1], label, label === "postgres") : undefined;
+  const scale = SCALE ? await scaleScenario(service, started.accounts[TENANTS], accounts[1], label) : undefined;
   const correctness = await checkUnderLoad(url, accounts);
   // After the check: its 10,000 protects would otherwise count in the check's totals.
   let impact: (ImpactResult & { database: string }) | undefined;

@@ -32,6 +32,22 @@ export function postgresTicks(): Map<string, number> {
   return out;
 }
 
+/** CPU seconds used so far by a process (user + system); 0 once it has ended. */
+export function cpuSeconds(pid: number): number {
+  try {
+    return parseStat(readFileSync(`/proc/${pid}/stat`, "utf8")).ticks / TICKS_PER_SECOND;
+  } catch {
+    return 0;
+  }
+}
+
+/** CPU seconds of every PostgreSQL server process on this machine (0 when there is none). */
+export function postgresCpuSeconds(): number {
+  let total = 0;
+  for (const ticks of postgresTicks().values()) total += ticks;
+  return total / TICKS_PER_SECOND;
+}
+
 /** A process's resident memory in MB (VmRSS). */
 export function rssMb(pid: number): number {
   return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1]) / 1024;

@@ -12,11 +12,11 @@
 // SCALE_RECEIPTS (1,000,000), SCALE_SAMPLES (200 requests per latency), SCALE_CONNECTIONS (64 to
 // fill the log), SCALE_LOOPS (6 checkpoint/proof loops), SCALE_SIMULATE_RATE (200 req/s offered),
 // SCALE_PAIRS (3 alternations of the simulate measured quiet, then beside the loops).
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fixedRate } from "./fixed-rate.ts";
-import { parseStat, postgresTicks, rssMb, TICKS_PER_SECOND } from "./proc.ts";
+import { cpuSeconds, postgresCpuSeconds, rssMb } from "./proc.ts";
 import { loadConfig } from "../../src/config.ts";
 import { TILE_WIDTH, tilePath } from "../../src/receipts/tiles.ts";
 import { type Account, insecure, type Service, startWithTenants, stopService, toolDatabase } from "./service.ts";
@@ -155,7 +155,7 @@ async function newestIds(url: string, account: Account, count = 100): Promise<st
 }
 
 /** The scenario on a running service: `big` gets the big log, `other` is the tenant whose simulate is timed. */
-export async function scaleScenario(service: Service, big: Account, other: Account, label: string, postgres: boolean): Promise<ScaleResult> {
+export async function scaleScenario(service: Service, big: Account, other: Account, label: "embedded" | "postgres"): Promise<ScaleResult> {
   const { url } = service;
   let fill_rps = await fill(url, big, SMALL);
   const early = await newestIds(url, big);
@@ -193,10 +193,10 @@ export async function scaleScenario(service: Service, big: Account, other: Accou
   };
   // What one log read costs the machine: CPU of the service's threads (and of the PostgreSQL
   // server's processes) while the loops run alone, per read answered.
-  const cpuTicks = () => parseStat(readFileSync(`/proc/${service.proc.pid}/stat`, "utf8")).ticks + (postgres ? [...postgresTicks().values()].reduce((a, b) => a + b, 0) : 0);
-  const ticks0 = cpuTicks();
+  const cpu = () => cpuSeconds(service.proc.pid) + (label === "postgres" ? postgresCpuSeconds() : 0);
+  const cpu0 = cpu();
   const alone = await loops(new Promise((resolve) => setTimeout(resolve, CPU_SECONDS * 1000)));
-  const log_read_cpu_ms = round(((cpuTicks() - ticks0) / TICKS_PER_SECOND / alone.done) * 1000);
+  const log_read_cpu_ms = round(((cpu() - cpu0) / alone.done) * 1000);
   console.log(`bench: ${label} scale: a log read costs ${log_read_cpu_ms} ms of CPU (${alone.done} reads in ${CPU_SECONDS} s)`);
   // Quiet and busy in alternation, PAIRS times: the machine's drift falls on both alike.
   const pairs: { quiet: LatencyMs; busy: LatencyMs; log_requests: number }[] = [];
@@ -256,7 +256,7 @@ if (import.meta.main) {
   const { service, accounts } = await startWithTenants(join(import.meta.dir, "../.."), env, { tenants: 2, name: "scale", healthTimeoutMs: 180_000 });
   try {
     const label = process.env.DATABASE_URL ? "postgres" : "embedded";
-    console.log("\n" + scaleTable({ [label]: await scaleScenario(service, accounts[0], accounts[1], label, label === "postgres") }));
+    console.log("\n" + scaleTable({ [label]: await scaleScenario(service, accounts[0], accounts[1], label) }));
   } finally {
     await stopService(service);
     await database.drop();
