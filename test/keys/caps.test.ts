@@ -3,7 +3,7 @@
 // /customer/keys pages newest first.
 import { describe, expect, test } from "bun:test";
 import { bearer } from "../helpers/customer.ts";
-import { call, expectErrorShape, signup, testService } from "../helpers/service.ts";
+import { call, expectErrorShape, signup, testService, type Reply } from "../helpers/service.ts";
 import { testQuery } from "../helpers/sql.ts";
 
 const createKey = (token: string, label = "k", headers: Record<string, string> = {}) =>
@@ -13,31 +13,34 @@ const listKeys = (token: string, query = "") => call("GET", `/customer/keys${que
 describe("GET /customer/keys pages newest first", () => {
   test("limit and cursor walk every key once, newest first, rotations included", async () => {
     const a = await signup();
-    for (const label of ["one", "two", "three"]) expect((await createKey(a.token, label)).status).toBe(201);
+    // Each step names the answer it got, so a failure says which request and what came back.
+    const ok = (reply: Reply, status: number, step: string) => expect(reply.status, `${step}: ${reply.status} ${reply.text}`).toBe(status);
+    for (const label of ["one", "two", "three"]) ok(await createKey(a.token, label), 201, `create ${label}`);
     const newest = (await listKeys(a.token, "?limit=1")).body.keys[0];
-    // A rotation makes two rows in one transaction: the cursor's tie-break keeps both in the walk.
-    expect((await call("POST", `/customer/keys/${newest.key_id}/rotate`, { headers: bearer(a.token) })).status).toBe(201);
+    // A rotation revokes a key and makes its successor in one transaction; both stay in the walk.
+    ok(await call("POST", `/customer/keys/${newest.key_id}/rotate`, { headers: bearer(a.token) }), 201, "rotate the newest");
 
     const all = await listKeys(a.token);
-    expect(all.status).toBe(200);
-    expect(all.body.keys).toHaveLength(5);
+    ok(all, 200, "list all");
+    const listing = JSON.stringify(all.body.keys.map((k: { key_id: string; label: string; created_at: string }) => [k.key_id, k.label, k.created_at]));
+    expect(all.body.keys, listing).toHaveLength(5);
     expect(all.body.next_cursor).toBeNull();
     const created = all.body.keys.map((k: { created_at: string }) => k.created_at);
-    expect([...created].sort().reverse()).toEqual(created);
+    expect([...created].sort().reverse(), listing).toEqual(created);
 
     const walked: string[] = [];
     let cursor: string | null = null;
     let pages = 0;
     do {
       const reply = await listKeys(a.token, `?limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`);
-      expect(reply.status).toBe(200);
+      ok(reply, 200, `page ${pages + 1}`);
       expect(reply.body.keys.length).toBeLessThanOrEqual(2);
       walked.push(...reply.body.keys.map((k: { key_id: string }) => k.key_id));
       cursor = reply.body.next_cursor;
       pages++;
-    } while (cursor);
+    } while (cursor && pages < 10);
+    expect(walked, `walked ${JSON.stringify(walked)}, listed ${listing}`).toEqual(all.body.keys.map((k: { key_id: string }) => k.key_id));
     expect(pages).toBe(3);
-    expect(walked).toEqual(all.body.keys.map((k: { key_id: string }) => k.key_id));
     for (const key of all.body.keys) expect(Object.keys(key).sort()).toEqual(["created_at", "hint", "key_id", "label", "last_used_at", "revoked_at", "status", "tenant_id"]);
   });
 
