@@ -1,8 +1,9 @@
 // /customer/policy: the tenant's active policy, its immutable versions, its test suite, and what a
 // draft would decide (contract section 11). Writes need feature custom_policy; reads, tests and
 // impact work on every plan.
-import { Elysia } from "elysia";
+import { Elysia, t } from "elysia";
 import { AppError, ErrorResponse } from "../http/errors.ts";
+import { withIdempotency } from "../http/idempotency.ts";
 import type { Deps } from "../app/deps.ts";
 import { requireFeature } from "../plans/features.ts";
 import { decodeCursor, encodeCursor } from "../receipts/cursor.ts";
@@ -94,15 +95,18 @@ export function policiesRoutes(deps: Deps) {
       )
       .post(
         "/versions/:version/restore",
-        async ({ customer, params }) => {
-          const version = versionParam(params.version);
-          await requireFeature(deps.db, customer.tenant_id, "custom_policy");
-          const policy = await found(customer.tenant_id, version);
-          return show(await publishPolicy(deps.db, customer.tenant_id, policy.document));
-        },
+        // A retry with the same Idempotency-Key gets the first answer, not one more version.
+        ({ customer, params, request }) =>
+          withIdempotency(deps, request, customer.tenant_id, null, async () => {
+            const version = versionParam(params.version);
+            await requireFeature(deps.db, customer.tenant_id, "custom_policy");
+            const policy = await found(customer.tenant_id, version);
+            return { status: 200, body: show(await publishPolicy(deps.db, customer.tenant_id, policy.document)) };
+          }),
         {
           params: VersionParams,
-          response: { 200: PolicyResponse, ...writeErrors, 404: ErrorResponse },
+          // 409 and 422 idempotency_mismatch also come from Idempotency-Key.
+          response: { 200: PolicyResponse, ...writeErrors, 404: ErrorResponse, 409: ErrorResponse, 422: t.Union([TestsFailed, ErrorResponse]) },
           detail: { summary: "Publish an earlier version's document again as a new version (stored tests run; feature custom_policy)", tags: ["policy"], security },
         },
       )

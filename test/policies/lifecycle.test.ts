@@ -78,6 +78,22 @@ describe("POST /customer/policy/versions/{version}/restore", () => {
     expectErrorShape(await send("POST", a.token, "/customer/policy/versions/9/restore"), 404, "not_found");
   });
 
+  test("a retry with the same Idempotency-Key gets the first answer, not another version", async () => {
+    const a = await proTenant();
+    await publish(a.token, PAYMENTS_OK);
+    const restore = (version: number, key: string) =>
+      call("POST", `/customer/policy/versions/${version}/restore`, { headers: { ...bearer(a.token), "idempotency-key": key } });
+    const first = await restore(1, "restore-once");
+    expect(first.status).toBe(200);
+    expect(first.body).toMatchObject({ version: 3, document: DEFAULT_POLICY });
+    const retry = await restore(1, "restore-once");
+    expect([retry.status, retry.text, retry.headers.get("idempotent-replayed")]).toEqual([200, first.text, "true"]);
+    expect((await get(a.token, "/customer/policy/versions")).body.versions.map((v: { version: number }) => v.version)).toEqual([3, 2, 1]);
+    // The same key on another version's restore is another request.
+    expectErrorShape(await restore(2, "restore-once"), 422, "idempotency_mismatch");
+    expect((await restore(2, "restore-twice")).body).toMatchObject({ version: 4, document: PAYMENTS_OK });
+  });
+
   test("free plan: 403 plan_required", async () => {
     const a = await signup();
     const reply = await send("POST", a.token, "/customer/policy/versions/1/restore");

@@ -1,7 +1,7 @@
 // The policy's versions, newest first: a line diff of any two, and (with custom_policy) "restore",
 // which publishes that version's document again as a new version once the saved tests pass.
 import { useEffect, useState } from "preact/hooks";
-import { api } from "../app/api.ts";
+import { api, newIdempotencyKey } from "../app/api.ts";
 import { lineDiff, type DiffLine } from "../app/line-diff.ts";
 import { diffPolicies, type PolicyDiff } from "../../policies/diff.ts";
 import type { PolicyDocument } from "../../simulation/policy.ts";
@@ -69,7 +69,7 @@ export function PolicyVersions({ active, canRestore, changed, onRestored }: { ac
     setError(null);
     setBusy(true);
     try {
-      const published = await api<Policy>("POST", `/customer/policy/versions/${version}/restore`);
+      const published = await api<Policy>("POST", `/customer/policy/versions/${version}/restore`, { idempotencyKey: newIdempotencyKey() });
       announce(`Version ${version} restored as version ${published.version}.`);
       onRestored();
     } catch (caught) {
