@@ -1,5 +1,6 @@
 -- Policies: each tenant's custom policy versions, immutable once stored, and its stored test
--- suite. Refusals raise WP001 (a change of a version) and WP002 (the cap on versions).
+-- suite. Refusals raise WP001 (a change of a version), WP002 (the cap on versions) and WP003 (a
+-- publish checked against a suite that is no longer the stored one).
 
 -- Custom policy versions of a tenant. Version 1 of every tenant is the built-in default
 -- (pol_default), which lives in code; custom versions start at 2. The document is stored as its
@@ -52,24 +53,29 @@ CREATE TRIGGER policies_no_truncate BEFORE TRUNCATE ON policies
 CREATE TRIGGER policies_key_context AFTER INSERT ON policies
   FOR EACH ROW EXECUTE FUNCTION key_context_changed();
 
-CREATE FUNCTION policy_publish(p_tenant_id text, p_document text, p_hash text)
+-- p_suite is the stored suite the caller ran the document's tests against, as tests_get read it
+-- (NULL: none stored). Compared under the lock: a suite replaced since is WP003, and the caller
+-- runs the new one, so no version is published past a test it would fail.
+CREATE FUNCTION policy_publish(p_tenant_id text, p_document text, p_hash text, p_suite text)
 RETURNS TABLE (policy_id text, version integer, hash text, document text, created_at text)
 LANGUAGE plpgsql AS $$
-#variable_conflict use_column
 DECLARE
   v_next integer;
 BEGIN
   -- Concurrent publishes of one tenant take turns (and get consecutive versions); other tenants
   -- are not held up.
   PERFORM pg_advisory_xact_lock(hashtextextended('warden.policy:' || p_tenant_id, 0));
+  IF p_suite IS DISTINCT FROM (SELECT t.cases FROM policy_tests t WHERE t.tenant_id = p_tenant_id) THEN
+    RAISE EXCEPTION 'the stored policy tests of % changed since they were run', p_tenant_id USING ERRCODE = 'WP003';
+  END IF;
   SELECT coalesce(max(p.version), 1) + 1 INTO v_next FROM policies p WHERE p.tenant_id = p_tenant_id;
   RETURN QUERY
     INSERT INTO policies AS p (tenant_id, version, policy_id, document, hash)
     VALUES (p_tenant_id, v_next, 'pol_' || substr(p_tenant_id, 6), p_document, p_hash)
     RETURNING p.policy_id, p.version, p.hash, p.document, iso_time(p.created_at);
 END $$;
-COMMENT ON FUNCTION policy_publish(text, text, text) IS
-  'Stores a new immutable policy version of a tenant (the latest plus one; 2 for the first custom one) and returns it.';
+COMMENT ON FUNCTION policy_publish(text, text, text, text) IS
+  'Stores a new immutable policy version of a tenant (the latest plus one; 2 for the first custom one) and returns it; WP003 when p_suite is not the stored test suite.';
 
 -- A tenant's stored policy test suite (PUT /customer/policy/tests): the JSON array of cases that
 -- every publish must pass first. No row: an empty suite.

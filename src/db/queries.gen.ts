@@ -399,7 +399,7 @@ export interface Queries {
     };
   };
   "policies/publish": {
-    params: [string, string, string];
+    params: [string, string, string, string];
     row: {
       policy_id: string;
       version: number;

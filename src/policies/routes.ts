@@ -29,7 +29,8 @@ import { runCases } from "./testing.ts";
 
 const show = (p: ActivePolicy) => ({ ok: true as const, ...p.ref, document: p.document });
 const security = [{ bearer: [] as string[] }];
-const writeErrors = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 422: TestsFailed, 429: ErrorResponse };
+// 503: the stored tests kept changing while a publish ran them (src/policies/store.ts).
+const writeErrors = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 422: TestsFailed, 429: ErrorResponse, 503: ErrorResponse };
 
 /** A version named in a path; anything that is not one of the tenant's is 404, whatever its shape. */
 function versionParam(text: string): number {

@@ -1,7 +1,7 @@
 // A tenant's policy versions: version 1 is the built-in default (pol_default, in code); custom
 // versions 2, 3, ... live in the `policies` table as immutable JCS text (docs/policy.md).
 import { BoundedMap } from "../bounded-map.ts";
-import type { Queryable, QueryRow } from "../db/index.ts";
+import { DbError, type Queryable, type QueryRow } from "../db/index.ts";
 import { canonicalJson } from "../crypto/canonical.ts";
 import type { PolicyRef } from "../simulation/payload.ts";
 import { DEFAULT_POLICY, DEFAULT_POLICY_REF, policyHash, type PolicyDocument } from "../simulation/policy.ts";
@@ -87,27 +87,43 @@ export async function listVersions(db: Queryable, tenantId: string, before: numb
 
 /** The tenant's stored test suite (empty when none was stored). */
 export async function storedTests(db: Queryable, tenantId: string): Promise<TestCase[]> {
-  const row = await db.one("policies/tests_get", [tenantId]);
-  return row ? (JSON.parse(row.cases) as TestCase[]) : [];
+  return parseSuite((await db.one("policies/tests_get", [tenantId]))?.cases ?? null);
 }
+
+const parseSuite = (text: string | null): TestCase[] => (text === null ? [] : (JSON.parse(text) as TestCase[]));
 
 export async function storeTests(db: Queryable, tenantId: string, cases: TestCase[]): Promise<TestCase[]> {
   const row = await db.one("policies/tests_put", [tenantId, JSON.stringify(cases)]);
   return JSON.parse(row!.cases) as TestCase[];
 }
 
+/** Runs against a suite replaced meanwhile (WP003) before the publish gives up: 503, retry. */
+const PUBLISH_ATTEMPTS = 3;
+
 /**
  * Stores the document as the tenant's next version and returns it, once the stored suite passes
  * under it; a failing case: 422 policy_tests_failed with every result, and nothing is stored.
+ * policy_publish() checks that the suite run is still the stored one; when a PUT of the tests
+ * replaced it meanwhile, the new suite runs.
  */
 export async function publishPolicy(db: Queryable, tenantId: string, document: PolicyDocument): Promise<ActivePolicy> {
-  const run = runCases(document, await storedTests(db, tenantId));
-  if (run.failed > 0) {
-    throw new AppError("policy_tests_failed", `${run.failed} of ${run.results.length} stored policy tests fail under this document; nothing was published.`, {
-      fields: { results: run.results },
-    });
-  }
   const text = canonicalJson(document);
-  const row = await db.one("policies/publish", [tenantId, text, await policyHash(document)]);
-  return fromRow(row!);
+  const hash = await policyHash(document);
+  for (let attempt = 1; ; attempt++) {
+    const suite = (await db.one("policies/tests_get", [tenantId]))?.cases ?? null;
+    const run = runCases(document, parseSuite(suite));
+    if (run.failed > 0) {
+      throw new AppError("policy_tests_failed", `${run.failed} of ${run.results.length} stored policy tests fail under this document; nothing was published.`, {
+        fields: { results: run.results },
+      });
+    }
+    try {
+      return fromRow((await db.one("policies/publish", [tenantId, text, hash, suite]))!);
+    } catch (err) {
+      if (!(err instanceof DbError && err.sqlstate === "WP003")) throw err;
+      if (attempt === PUBLISH_ATTEMPTS) {
+        throw new AppError("unavailable", "The stored policy tests kept changing while this publish ran them; retry.", { headers: { "retry-after": "1" }, fields: { retry_after: 1 } });
+      }
+    }
+  }
 }

@@ -1,5 +1,6 @@
 // The database rules of policies, called as the app calls them: the cap on stored versions (WP002)
-// holds for policy_publish() and for any other writer, and the stored suite is a JSON array.
+// holds for policy_publish() and for any other writer, a publish names the suite it ran (WP003),
+// and the stored suite is a JSON array.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { DbError, type Db } from "../../src/db/index.ts";
 import { migrate } from "../../src/db/migrate.ts";
@@ -37,9 +38,9 @@ describe("the cap on stored policy versions", () => {
     expect(await testQuery(db, "policy_fill", [t, 1001])).toHaveLength(1000);
     const doc = canonicalJson({ default_effect: "deny", default_reason: "one_more", rules: [] });
     const hash = await sha256Hex(doc);
-    expect(await sqlstate(db.query("policies/publish", [t, doc, hash]))).toBe("WP002");
+    expect(await sqlstate(db.query("policies/publish", [t, doc, hash, null]))).toBe("WP002");
     expect((await db.query("policies/active", [t]))[0].version).toBe(1001);
-    expect((await db.query("policies/publish", [other, doc, hash]))[0].version).toBe(2);
+    expect((await db.query("policies/publish", [other, doc, hash, null]))[0].version).toBe(2);
   });
 });
 
@@ -50,5 +51,21 @@ describe("the stored suite", () => {
     await db.query("policies/tests_put", [t, "[1]"]);
     expect((await db.query("policies/tests_put", [t, "[]"]))[0].cases).toBe("[]");
     expect(await sqlstate(db.query("policies/tests_put", [t, '{"cases":[]}']))).toBe("23514");
+  });
+});
+
+describe("a publish names the stored suite its tests ran against", () => {
+  test("the suite as stored (NULL: none) publishes; any other is WP003 and nothing is stored", async () => {
+    const t = await tenant();
+    const doc = canonicalJson({ default_effect: "deny", default_reason: "suite", rules: [] });
+    const hash = await sha256Hex(doc);
+    // None stored: only NULL matches, not an empty array.
+    expect(await sqlstate(db.query("policies/publish", [t, doc, hash, "[]"]))).toBe("WP003");
+    expect((await db.query("policies/publish", [t, doc, hash, null]))[0].version).toBe(2);
+    const old = (await db.query("policies/tests_put", [t, '[{"name":"old"}]']))[0].cases;
+    const current = (await db.query("policies/tests_put", [t, '[{"name":"new"}]']))[0].cases;
+    for (const stale of [null, old, current + " "]) expect(await sqlstate(db.query("policies/publish", [t, doc, hash, stale]))).toBe("WP003");
+    expect((await db.query("policies/active", [t]))[0].version).toBe(2);
+    expect((await db.query("policies/publish", [t, doc, hash, current]))[0].version).toBe(3);
   });
 });

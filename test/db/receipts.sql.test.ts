@@ -119,9 +119,9 @@ describe("policies", () => {
     const other = await tenant();
     const doc = canonicalJson({ default_effect: "allow", default_reason: "ok", rules: [] });
     const hash = await sha256Hex(doc);
-    const [v2] = await db.query("policies/publish", [t.tenantId, doc, hash]);
-    const [v3] = await db.query("policies/publish", [t.tenantId, doc, hash]);
-    const [o2] = await db.query("policies/publish", [other.tenantId, doc, hash]);
+    const [v2] = await db.query("policies/publish", [t.tenantId, doc, hash, null]);
+    const [v3] = await db.query("policies/publish", [t.tenantId, doc, hash, null]);
+    const [o2] = await db.query("policies/publish", [other.tenantId, doc, hash, null]);
     expect(v2).toMatchObject({ policy_id: "pol_" + t.tenantId.slice(5), version: 2, hash });
     expect(v3.version).toBe(3);
     expect(o2.version).toBe(2);
@@ -132,7 +132,7 @@ describe("policies", () => {
 
   test("a hash that does not match the document is refused", async () => {
     const t = await tenant();
-    const err = await failure(db.query("policies/publish", [t.tenantId, '{"a":1}', "0x" + "00".repeat(32)]));
+    const err = await failure(db.query("policies/publish", [t.tenantId, '{"a":1}', "0x" + "00".repeat(32), null]));
     expect(err.sqlstate).toBe("23514");
     expect(err.constraint).toBe("policies_hash_matches_document");
   });

@@ -494,7 +494,7 @@ describe("key_context_epoch: what lets a key context read earlier be reused", ()
       await moved("new key", () => q.query("keys/create", [newId("key_"), t.tenantId, "second", sha256HexSync(secondSecret).slice(2), secretHint(secondSecret)]), 0);
       await moved("new policy version", async () => {
         const doc = '{"default":"DENIED","rules":[]}';
-        await q.query("policies/publish", [t.tenantId, doc, sha256HexSync(doc)]);
+        await q.query("policies/publish", [t.tenantId, doc, sha256HexSync(doc), null]);
       });
       await moved("plan change", () => testQuery(q, "plan_set_as_approved", [t.tenantId, "pro"]));
       await moved("grant", () => testQuery(q, "feature_grant_raw", [t.tenantId, "sso"]));

@@ -179,6 +179,41 @@ describe("the stored suite gates publishing", () => {
     expect((await get(a.token, "/customer/policy")).body.version).toBe(3);
   });
 
+  test("a suite replaced while a publish ran its tests: the new suite decides (422); one that keeps changing: 503", async () => {
+    const a = await proTenant();
+    const { db } = await testService();
+    const one = db.one;
+    // Just before the publish's statement, another request replaces the suite (as often as `times`).
+    const replaceSuiteBeforePublish = (times: number, cases: (round: number) => unknown[]) => {
+      let round = 0;
+      (db as { one: typeof db.one }).one = (async (name: string, params?: readonly unknown[]) => {
+        if (name === "policies/publish" && params?.[0] === a.tenantId && round < times) {
+          await one("policies/tests_put", [a.tenantId, JSON.stringify(cases(round++))]);
+        }
+        return one(name as never, params as never);
+      }) as typeof db.one;
+    };
+    try {
+      const failing = { ...PAY_CASE, expect: { decision: "ALLOWED", rule: "some_other_rule" } };
+      replaceSuiteBeforePublish(1, () => [failing]);
+      const refused = await publish(a.token, PAYMENTS_OK);
+      expectErrorShape(refused, 422, "policy_tests_failed");
+      expect(refused.body.results).toEqual([{ name: PAY_CASE.name, passed: false, decision: "ALLOWED", reason: "payments_ok", rule: "pay" }]);
+      expect((await get(a.token, "/customer/policy")).body.version).toBe(1);
+
+      expect((await send("PUT", a.token, "/customer/policy/tests", { cases: [PAY_CASE] })).status).toBe(200);
+      replaceSuiteBeforePublish(3, (round) => [{ ...PAY_CASE, name: `round ${round}` }]);
+      const busy = await publish(a.token, PAYMENTS_OK);
+      expectErrorShape(busy, 503, "unavailable");
+      expect(busy.headers.get("retry-after")).toBe("1");
+      expect((await get(a.token, "/customer/policy")).body.version).toBe(1);
+    } finally {
+      (db as { one: typeof db.one }).one = one;
+    }
+    // Once the suite holds still, the same publish goes through.
+    expect((await publish(a.token, PAYMENTS_OK)).body.version).toBe(2);
+  });
+
   test("the suite is the tenant's own; writing it needs custom_policy", async () => {
     const [a, b] = await Promise.all([proTenant(), signup()]);
     await send("PUT", a.token, "/customer/policy/tests", { cases: [PAY_CASE] });
