@@ -324,7 +324,8 @@ COMMENT ON FUNCTION session_revoke(text, text, timestamptz, timestamptz) IS
 CREATE TABLE mfa_totp (
   tenant_id     text PRIMARY KEY REFERENCES tenants (tenant_id) ON DELETE CASCADE,
   status        text NOT NULL CHECK (status IN ('pending', 'active', 'disabled')),
-  secret_sealed text NOT NULL CHECK (char_length(secret_sealed) BETWEEN 16 AND 500),
+  -- Sealed as src/crypto/secret-box.ts writes it: v1.<iv>.<ciphertext>, never a bare secret.
+  secret_sealed text NOT NULL CHECK (secret_sealed ~ '^v1\.[A-Za-z0-9_-]{16}\.[A-Za-z0-9_-]+$' AND char_length(secret_sealed) <= 500),
   -- The last 30 s step whose code was accepted: a code of that step or an earlier one is refused.
   last_step     bigint NOT NULL DEFAULT -1 CHECK (last_step >= -1),
   enrolled_at   timestamptz NOT NULL,

@@ -13,7 +13,8 @@
 CREATE TABLE signing_keys (
   kid                text PRIMARY KEY,
   public_jwk         jsonb NOT NULL,
-  private_jwk        jsonb NOT NULL,
+  -- The private JWK, sealed by the service (src/crypto/secret-box.ts): never stored in the clear.
+  private_sealed     text NOT NULL CONSTRAINT signing_keys_private_sealed CHECK (private_sealed ~ '^v1\.[A-Za-z0-9_-]{16}\.[A-Za-z0-9_-]+$'),
   status             text NOT NULL CHECK (status IN ('active', 'retired')),
   created_at         timestamptz NOT NULL DEFAULT now(),
   retired_at         timestamptz,
@@ -37,14 +38,14 @@ COMMENT ON FUNCTION signing_keys_guard() IS
 CREATE TRIGGER signing_keys_guard BEFORE UPDATE ON signing_keys
   FOR EACH ROW EXECUTE FUNCTION signing_keys_guard();
 
-CREATE FUNCTION signing_key_rotate(p_kid text, p_public jsonb, p_private jsonb) RETURNS text
+CREATE FUNCTION signing_key_rotate(p_kid text, p_public jsonb, p_private_sealed text) RETURNS text
 LANGUAGE plpgsql AS $$
 BEGIN
   UPDATE signing_keys SET status = 'retired', retired_at = now() WHERE status = 'active';
-  INSERT INTO signing_keys (kid, public_jwk, private_jwk, status) VALUES (p_kid, p_public, p_private, 'active');
+  INSERT INTO signing_keys (kid, public_jwk, private_sealed, status) VALUES (p_kid, p_public, p_private_sealed, 'active');
   RETURN p_kid;
 END $$;
-COMMENT ON FUNCTION signing_key_rotate(text, jsonb, jsonb) IS
+COMMENT ON FUNCTION signing_key_rotate(text, jsonb, text) IS
   'Retires the active receipt signing key and activates a new one in one step; old public keys stay in the JWKS.';
 
 CREATE FUNCTION signing_key_revoke(p_kid text, p_compromised_since timestamptz)

@@ -3,7 +3,7 @@
 // a signed-out token's `jti` is refused on its own (session_revocations). A second-factor
 // challenge is a 5-minute JWT of another audience, so it never passes for a session.
 import { errors as joseErrors, jwtVerify, SignJWT } from "jose";
-import type { Db } from "../db/index.ts";
+import type { Db, Queryable } from "../db/index.ts";
 import { AppError } from "../http/errors.ts";
 import { noteCaller } from "../http/request-state.ts";
 import { randomBase62 } from "../ids.ts";
@@ -23,7 +23,7 @@ export interface Session {
 }
 
 /** JWT_SECRET when configured, else a random secret created once and shared through the database. */
-export async function serviceSecret(db: Db, configured?: string): Promise<string> {
+export async function serviceSecret(db: Queryable, configured?: string): Promise<string> {
   if (configured) {
     if (configured.length < 32) throw new Error("JWT_SECRET must be at least 32 characters");
     return configured;

@@ -45,37 +45,5 @@ export function recoveryCodeHash(code: string): Promise<string> {
   return hashSecret(code.toLowerCase().replace(/[^a-z0-9]/g, ""));
 }
 
-/** Seals TOTP secrets so that a copy of the database alone does not yield them. */
-export class TotpSecretBox {
-  private constructor(private readonly key: CryptoKey) {}
-
-  static async fromServiceSecret(serviceSecret: string): Promise<TotpSecretBox> {
-    const material = await crypto.subtle.importKey("raw", new TextEncoder().encode(serviceSecret), "HKDF", false, ["deriveKey"]);
-    const key = await crypto.subtle.deriveKey(
-      { name: "HKDF", hash: "SHA-256", salt: new Uint8Array(0), info: new TextEncoder().encode("warden totp secret v1") },
-      material,
-      { name: "AES-GCM", length: 256 },
-      false,
-      ["encrypt", "decrypt"],
-    );
-    return new TotpSecretBox(key);
-  }
-
-  /** `v1.<iv>.<ciphertext>` in base64url; the tenant id is authenticated data, so a sealed secret moved to another row does not open. */
-  async seal(secret: string, tenantId: string): Promise<string> {
-    const iv = crypto.getRandomValues(new Uint8Array(12));
-    const sealed = await crypto.subtle.encrypt({ name: "AES-GCM", iv, additionalData: new TextEncoder().encode(tenantId) }, this.key, new TextEncoder().encode(secret));
-    return `v1.${Buffer.from(iv).toString("base64url")}.${Buffer.from(sealed).toString("base64url")}`;
-  }
-
-  async open(sealed: string, tenantId: string): Promise<string> {
-    const [version, iv, data] = sealed.split(".");
-    if (version !== "v1" || !iv || !data) throw new Error("unknown sealed secret format");
-    const plain = await crypto.subtle.decrypt(
-      { name: "AES-GCM", iv: Buffer.from(iv, "base64url"), additionalData: new TextEncoder().encode(tenantId) },
-      this.key,
-      Buffer.from(data, "base64url"),
-    );
-    return new TextDecoder().decode(plain);
-  }
-}
+/** The purpose (HKDF info) of the SecretBox that seals TOTP secrets, each with its tenant id as context. */
+export const TOTP_SECRET_PURPOSE = "warden totp secret v1";

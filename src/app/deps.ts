@@ -2,7 +2,7 @@
 // cache or batcher the service keeps is one of these objects, never module state.
 import type { PasswordHasher } from "../accounts/passwords.ts";
 import type { Sessions } from "../accounts/sessions.ts";
-import type { TotpSecretBox } from "../accounts/totp.ts";
+import type { SecretBox } from "../crypto/secret-box.ts";
 import type { Config } from "../config.ts";
 import type { Db } from "../db/index.ts";
 import type { KeyAuthenticator } from "../keys/authenticate.ts";
@@ -41,7 +41,7 @@ export interface Deps {
   /** bcrypt for requests, under the global cap on concurrent hashes. */
   passwords: PasswordHasher;
   /** Seals and opens TOTP secrets (key derived from the service secret). */
-  totpSecrets: TotpSecretBox;
+  totpSecrets: SecretBox;
   version: string;
   now: () => Date;
   /** The mail outbox worker: nudge it after committing an enqueue. */

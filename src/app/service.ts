@@ -1,13 +1,14 @@
 // Builds the running service from configuration: database, migrations, keys, the app.
 import { hashPassword, PasswordHasher } from "../accounts/passwords.ts";
 import { serviceSecret, Sessions } from "../accounts/sessions.ts";
-import { TotpSecretBox } from "../accounts/totp.ts";
+import { TOTP_SECRET_PURPOSE } from "../accounts/totp.ts";
+import { SecretBox } from "../crypto/secret-box.ts";
 import type { Config } from "../config.ts";
 import { openDb, type Db } from "../db/index.ts";
 import { migrate } from "../db/migrate.ts";
 import { randomBase62 } from "../ids.ts";
 import { createLogger, type Logger } from "../log.ts";
-import { ReceiptSigner } from "../receipts/signer.ts";
+import { ReceiptSigner, signingKeyBox } from "../receipts/signer.ts";
 import { ReceiptAppender } from "../receipts/append.ts";
 import { TenantTurns } from "../receipts/turns.ts";
 import { KeyAuthenticator } from "../keys/authenticate.ts";
@@ -40,8 +41,12 @@ export async function createService(config: Config, opts: { db?: Db; log?: Logge
   const applied = await migrate(db);
   if (applied.length) log.info("migrations_applied", { versions: applied });
   const dummyPasswordHash = hashPassword(randomBase62(24), config.bcryptCost);
-  const [secret, signer, keys] = await Promise.all([serviceSecret(db, config.jwtSecret), ReceiptSigner.open(db), KeyAuthenticator.open(db)]);
-  const [sessions, totpSecrets] = await Promise.all([Sessions.open(db, secret), TotpSecretBox.fromServiceSecret(secret)]);
+  const [secret, keys] = await Promise.all([serviceSecret(db, config.jwtSecret), KeyAuthenticator.open(db)]);
+  const [sessions, totpSecrets, signer] = await Promise.all([
+    Sessions.open(db, secret),
+    SecretBox.derive(secret, TOTP_SECRET_PURPOSE),
+    signingKeyBox(secret).then((box) => ReceiptSigner.open(db, box, log)),
+  ]);
   const mail = startMailer({ db, log, transport: createTransport(config), ctx: { publicUrl: config.publicUrl }, pollMs: config.mailPollMs });
   const sweeper = startIdempotencySweeper({ db, log }, IDEMPOTENCY_SWEEP_MS);
   const now = opts.now ?? (() => new Date());

@@ -6,7 +6,9 @@ import { loadConfig, type Config } from "../config.ts";
 import type { OpsTarget } from "../ops/client.ts";
 import { targetQueryable } from "../ops/client.ts";
 import { DbError } from "../db/index.ts";
-import { activeKey, ReceiptSigner } from "../receipts/signer.ts";
+import { serviceSecret } from "../accounts/sessions.ts";
+import type { Queryable } from "../db/index.ts";
+import { activeKey, opens, ReceiptSigner, signingKeyBox } from "../receipts/signer.ts";
 import { refuseOnPostgres, runBackup } from "./backup.ts";
 import { withOpsTarget } from "./ops-target.ts";
 import { OpsUsageError, parseScriptCommand, parseSqlCommand, runScript, SCRIPT_COMMANDS, SQL_USAGE } from "./ops-scripts.ts";
@@ -18,6 +20,15 @@ interface OpsCommand {
   usage: string;
   summary: string;
   run(args: string[], config: Config): Promise<number>;
+}
+
+const OTHER_SECRET = "The JWT_SECRET here does not open the active signing key, so the service could not use a key made here; run this with the service's JWT_SECRET.";
+
+/** The box of this command's service secret; undefined when it does not open the active key (the service runs under another JWT_SECRET). */
+async function signingKeys(db: Queryable, config: Config) {
+  const box = await signingKeyBox(await serviceSecret(db, config.jwtSecret));
+  const active = (await db.query("receipts/signing_keys")).find((row) => row.status === "active");
+  return !active || (await opens(box, active)) ? box : undefined;
 }
 
 function noArgs(key: string, args: string[]): void {
@@ -66,7 +77,13 @@ const OPS_COMMANDS: Record<string, OpsCommand> = {
     run: (args, config) => {
       noArgs("signing-key rotate", args);
       return withOpsTarget(config, async (target: OpsTarget) => {
-        const kid = await ReceiptSigner.rotate(targetQueryable(target));
+        const db = targetQueryable(target);
+        const box = await signingKeys(db, config);
+        if (!box) {
+          console.log(JSON.stringify({ ok: false, error: "refused", message: OTHER_SECRET }));
+          return 1;
+        }
+        const kid = await ReceiptSigner.rotate(db, box);
         console.log(JSON.stringify({ ok: true, kid, note: "old keys stay in the JWKS; running instances switch within a minute" }));
         return 0;
       });
@@ -81,6 +98,9 @@ const OPS_COMMANDS: Record<string, OpsCommand> = {
       if (positionals.length !== 1 || !since) throw new OpsUsageError("ops signing-key revoke needs one KID and --compromised-since TIME");
       if (Number.isNaN(Date.parse(since))) throw new OpsUsageError("--compromised-since needs an ISO 8601 time, such as 2026-01-01T00:00:00Z");
       return withOpsTarget(config, async (target: OpsTarget) => {
+        const db = targetQueryable(target);
+        // Asked before the revoke, which never waits on it: a compromised key is marked whatever the secret here.
+        const box = await signingKeys(db, config);
         let rows: unknown[];
         try {
           rows = (await target.request({ op: "script", file: "ops/signing_key_revoke", vars: { kid: positionals[0], compromised_since: since } })) as unknown[];
@@ -90,8 +110,13 @@ const OPS_COMMANDS: Record<string, OpsCommand> = {
           return 1;
         }
         // A successor at once when the revoked key was the active one, so that no instance that
-        // loads its key from here on signs with the compromised one.
-        const active = await activeKey(targetQueryable(target));
+        // loads its key from here on signs with the compromised one. Under another service secret
+        // the service makes it itself when it next loads its key (within a minute).
+        if (!box) {
+          console.log(JSON.stringify({ ok: true, revoked: rows[0], active_kid: null, note: `${OTHER_SECRET} The service makes its own successor within a minute.` }));
+          return 0;
+        }
+        const active = await activeKey(db, box);
         console.log(JSON.stringify({ ok: true, revoked: rows[0], active_kid: active.kid, note: "running instances stop signing with it within a minute" }));
         return 0;
       });

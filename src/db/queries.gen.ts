@@ -526,11 +526,11 @@ export interface Queries {
     };
   };
   "receipts/signing_key_create_first": {
-    params: [string, unknown, unknown];
+    params: [string, unknown, string];
     row: Record<string, never>;
   };
   "receipts/signing_key_rotate": {
-    params: [string, unknown, unknown];
+    params: [string, unknown, string];
     row: {
       kid: string;
     };
@@ -540,7 +540,7 @@ export interface Queries {
     row: {
       kid: string;
       public_jwk: unknown;
-      private_jwk: unknown;
+      private_sealed: string;
       status: string;
       compromised_since: string;
     };

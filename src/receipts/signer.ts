@@ -1,12 +1,21 @@
 // The service's receipt signing key, kept in the database so it survives restarts and is shared
-// by every instance. Rotation (warden ops signing-key rotate) retires the active key; retired
-// public keys stay in the JWKS, so every receipt ever signed stays verifiable. Revocation
-// (warden ops signing-key revoke) retires a key and publishes when it was compromised.
+// by every instance, its private half sealed under the service secret (a SecretBox, context: the
+// kid). Rotation (warden ops signing-key rotate) retires the active key; retired public keys stay
+// in the JWKS, so every receipt ever signed stays verifiable. Revocation (warden ops signing-key
+// revoke) retires a key and publishes when it was compromised.
 import type { Db, Queryable } from "../db/index.ts";
 import { sha256BytesSync, signBytesSync, signCanonicalPooled, signCanonicalSync, syncSigner, type SyncSigner } from "../crypto/sync.ts";
 import { ThreadLoad } from "../crypto/thread-load.ts";
+import { SecretBox } from "../crypto/secret-box.ts";
+import type { Logger } from "../log.ts";
 import { ed25519PublicKey, noteKeyIdInput, noteVerifierKey, signedNote } from "./note.ts";
 import { generateSigningKey } from "../crypto/signature.ts";
+
+/** The purpose (HKDF info) of the SecretBox that seals signing keys. */
+const SIGNING_KEY_PURPOSE = "warden receipt signing key v1";
+
+/** The box that seals and opens signing keys under this service secret. */
+export const signingKeyBox = (serviceSecret: string): Promise<SecretBox> => SecretBox.derive(serviceSecret, SIGNING_KEY_PURPOSE);
 
 // Another instance or an operator may rotate or revoke the key; pick up the change within this long.
 const RELOAD_AFTER_MS = 60_000;
@@ -19,20 +28,39 @@ export class ReceiptSigner {
   /** Signatures go to the thread pool while this thread is saturated: +33% simulate on two cores. */
   private readonly thread = new ThreadLoad();
 
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly box: SecretBox,
+    private readonly log: Logger,
+  ) {}
 
-  /** Loads the active key, creating one if this database has none (a new one, or after a revocation). */
-  static async open(db: Db): Promise<ReceiptSigner> {
-    const signer = new ReceiptSigner(db);
+  /**
+   * Loads the active key, creating one if this database has none (a new one, or after a
+   * revocation). An active key sealed under another service secret (JWT_SECRET changed) is
+   * retired for a new one: its public key stays published, so what it signed still verifies.
+   */
+  static async open(db: Db, box: SecretBox, log: Logger): Promise<ReceiptSigner> {
+    const signer = new ReceiptSigner(db, box, log);
+    const row = await activeKey(db, box);
+    if (!(await opens(box, row))) {
+      const kid = await ReceiptSigner.rotate(db, box);
+      log.warn("signing_key_replaced", { retired_kid: row.kid, kid, reason: "the active key is sealed under another service secret (JWT_SECRET changed)" });
+    }
     await signer.load();
     return signer;
   }
 
   private async load(): Promise<void> {
-    const row = await activeKey(this.db);
+    const row = await activeKey(this.db, this.box);
     if (this.active?.kid !== row.kid) {
-      this.active = syncSigner(row.kid, row.private_jwk as JsonWebKey);
-      this.activePublic = ed25519PublicKey(row.public_jwk as JsonWebKey);
+      try {
+        this.active = syncSigner(row.kid, JSON.parse(await this.box.open(row.private_sealed, row.kid)) as JsonWebKey);
+        this.activePublic = ed25519PublicKey(row.public_jwk as JsonWebKey);
+      } catch (err) {
+        // Made by an instance or operator under another JWT_SECRET: keep the key held (a restart replaces it).
+        if (!this.active) throw err;
+        this.log.error("signing_key_unreadable", { kid: row.kid, signing_with: this.active.kid, reason: "sealed under another service secret" });
+      }
     }
     this.loadedAt = Date.now();
   }
@@ -74,20 +102,25 @@ export class ReceiptSigner {
   }
 
   /** Makes a new active key; the old one is retired but stays published. */
-  static async rotate(db: Queryable): Promise<string> {
+  static async rotate(db: Queryable, box: SecretBox): Promise<string> {
     const key = await generateSigningKey();
-    await db.query("receipts/signing_key_rotate", [key.kid, key.publicJwk, key.privateJwk]);
+    await db.query("receipts/signing_key_rotate", [key.kid, key.publicJwk, await box.seal(JSON.stringify(key.privateJwk), key.kid)]);
     return key.kid;
   }
 }
 
+type SigningKeyRow = Awaited<ReturnType<typeof activeKey>>;
+
+/** Whether this box opens the key (false: sealed under another service secret). */
+export const opens = (box: SecretBox, row: SigningKeyRow): Promise<boolean> => box.open(row.private_sealed, row.kid).then(() => true, () => false);
+
 /** The active key's row, made first where there is none (a new database, or after a revocation). */
-export async function activeKey(db: Queryable) {
+export async function activeKey(db: Queryable, box: SecretBox) {
   let rows = await db.query("receipts/signing_keys");
   if (!rows.some((r) => r.status === "active")) {
     const key = await generateSigningKey();
     // Two instances may race here; the partial unique index keeps exactly one.
-    await db.query("receipts/signing_key_create_first", [key.kid, key.publicJwk, key.privateJwk]);
+    await db.query("receipts/signing_key_create_first", [key.kid, key.publicJwk, await box.seal(JSON.stringify(key.privateJwk), key.kid)]);
     rows = await db.query("receipts/signing_keys");
   }
   return rows.find((r) => r.status === "active")!;

@@ -252,6 +252,20 @@ describe("warden ops signing-key rotate", () => {
     expect((await cli(["verify", file])).code).toBe(0);
   }, SLOW);
 
+  test("under a JWT_SECRET that does not open the active key: rotate refuses (exit 1) and changes nothing", async () => {
+    const env: Record<string, string> = process.env.TEST_DATABASE_URL
+      ? { DATABASE_URL: process.env.TEST_DATABASE_URL }
+      : { DATA_DIR: join(dir, "data"), DATABASE_URL: "" };
+    const jwksNow = async () => ((await (await fetch(`${url}/.well-known/jwks.json`, insecure)).json()) as { keys: { kid: string }[] }).keys.map((k) => k.kid);
+    const before = await jwksNow();
+    const refused = await cli(["ops", "signing-key", "rotate"], { env: { ...env, JWT_SECRET: "not the service's secret, 32+ characters long" } });
+    expect({ code: refused.code, json: refused.json }).toMatchObject({ code: 1, json: { ok: false, error: "refused" } });
+    expect(refused.json.message).toContain("JWT_SECRET");
+    expect(await jwksNow()).toEqual(before);
+    // The service's own secret (here the one kept in its database) rotates.
+    expect((await cli(["ops", "signing-key", "rotate"], { env })).code).toBe(0);
+  }, SLOW);
+
   test("revoke KID --compromised-since TIME: retires it, makes a successor at once; refusals exit 1, bad usage 2", async () => {
     const env: Record<string, string> = process.env.TEST_DATABASE_URL
       ? { DATABASE_URL: process.env.TEST_DATABASE_URL }

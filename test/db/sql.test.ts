@@ -9,7 +9,9 @@ import { newId } from "../../src/ids.ts";
 import { hashSecret, newSecret, secretHint } from "../../src/keys/secret.ts";
 import { sha256HexSync } from "../../src/crypto/sync.ts";
 import { verifyCanonical } from "../../src/crypto/signature.ts";
-import { ReceiptSigner } from "../../src/receipts/signer.ts";
+import { ReceiptSigner, signingKeyBox } from "../../src/receipts/signer.ts";
+import { serviceSecret } from "../../src/accounts/sessions.ts";
+import { createLogger } from "../../src/log.ts";
 import { openTestDb, uniqueEmail } from "../helpers/service.ts";
 import { testOne, testQuery } from "../helpers/sql.ts";
 
@@ -427,8 +429,13 @@ describe("iso_time", () => {
 });
 
 describe("signing keys", () => {
+  // The service secret the test service runs under (JWT_SECRET unset: the one stored in the database).
+  const serviceBox = async (handle: Db) => signingKeyBox(await serviceSecret(handle));
+  const log = createLogger("error", () => {});
+
   test("two signers opening at once on a new database share one active key", async () => {
-    const [a, b] = await Promise.all([ReceiptSigner.open(fresh), ReceiptSigner.open(fresh)]);
+    const box = await serviceBox(fresh);
+    const [a, b] = await Promise.all([ReceiptSigner.open(fresh, box, log), ReceiptSigner.open(fresh, box, log)]);
     expect(a.kid).toBe(b.kid);
     const rows = await fresh.query("receipts/signing_keys");
     const active = rows.filter((r) => r.status === "active");
@@ -437,12 +444,13 @@ describe("signing keys", () => {
   });
 
   test("rotation makes a new active key; old signatures verify against the new JWKS", async () => {
-    const signer = await ReceiptSigner.open(db);
+    const box = await serviceBox(db);
+    const signer = await ReceiptSigner.open(db, box, log);
     const oldKid = signer.kid;
     const claims = { content_hash: "0x" + "ab".repeat(32), request_id: "req_sql_test", tenant_id: newId("cust_"), timestamp: new Date().toISOString(), kind: "simulation" };
     const before = await signer.sign(claims);
 
-    const newKid = await ReceiptSigner.rotate(db);
+    const newKid = await ReceiptSigner.rotate(db, box);
     expect(newKid).not.toBe(oldKid);
 
     const rows = await db.query("receipts/signing_keys");
@@ -460,75 +468,54 @@ describe("signing keys", () => {
     expect(verified).toEqual({ valid: true, payload: claims, kid: oldKid });
 
     // A signer opened after the rotation signs with the new key, also verifiable.
-    const next = await ReceiptSigner.open(db);
+    const next = await ReceiptSigner.open(db, box, log);
     expect(next.kid).toBe(newKid);
     const after = await next.sign(claims);
     expect(await verifyCanonical(after, await next.jwks())).toEqual({ valid: true, payload: claims, kid: newKid });
     // Without the new key published, the new signature does not verify.
     expect((await verifyCanonical(after, { keys: jwks.keys.filter((k) => (k as { kid?: string }).kid !== newKid) })).valid).toBe(false);
   });
-});
 
-describe("key_context_epoch: what lets a key context read earlier be reused", () => {
-  const epoch = async (tenantId: string) => Number((await testOne<{ key_context_epoch: number }>(db, "tenant_key_epoch", [tenantId]))!.key_context_epoch);
-
-  test("moves with everything a key's context depends on, and only the changed tenant's", async () => {
-    const t = await newTenant();
-    const other = await newTenant();
-    await committed(async (q) => {
-      await q.query("accounts/signup", signupParams(t));
-      await q.query("accounts/signup", signupParams(other));
-      let last = await epoch(t.tenantId);
-      const moved = async (what: string, change: () => Promise<unknown>, by = 1) => {
-        const otherBefore = await epoch(other.tenantId);
-        await change();
-        const now = await epoch(t.tenantId);
-        expect({ what, moved: now - last }).toEqual({ what, moved: by });
-        expect({ what, other: await epoch(other.tenantId) }).toEqual({ what, other: otherBefore });
-        last = now;
-      };
-      // Neither a lookup (it writes last_used_at) nor a new key changes what a key may do.
-      await moved("lookup", () => q.query("keys/authenticate", [[t.secretHash]]), 0);
-      await moved("last_used_at", () => testQuery(q, "key_touch", [t.keyId]), 0);
-      const secondSecret = newSecret();
-      await moved("new key", () => q.query("keys/create", [newId("key_"), t.tenantId, "second", sha256HexSync(secondSecret).slice(2), secretHint(secondSecret)]), 0);
-      await moved("new policy version", async () => {
-        const doc = '{"default":"DENIED","rules":[]}';
-        await q.query("policies/publish", [t.tenantId, doc, sha256HexSync(doc), null]);
-      });
-      await moved("plan change", () => testQuery(q, "plan_set_as_approved", [t.tenantId, "pro"]));
-      await moved("grant", () => testQuery(q, "feature_grant_raw", [t.tenantId, "sso"]));
-      await moved("grant withdrawn", () => testQuery(q, "feature_revoke", [t.tenantId, "sso"]));
-      await moved("revoke", () => q.query("keys/revoke", [t.tenantId, t.keyId]));
-    });
+  test("the private half is stored sealed under the service secret; the database refuses it in the clear", async () => {
+    const box = await serviceBox(db);
+    const kid = await ReceiptSigner.rotate(db, box);
+    const row = (await db.query("receipts/signing_keys")).find((r) => r.kid === kid)!;
+    const opened = JSON.parse(await box.open(row.private_sealed, kid)) as JsonWebKey;
+    expect(opened).toMatchObject({ kty: "OKP", crv: "Ed25519", kid, x: (row.public_jwk as JsonWebKey).x });
+    // Nothing of the private key in any column of the row.
+    expect(JSON.stringify(row)).not.toContain(opened.d!);
+    // Sealed for this kid: it does not open as another key's, nor under another secret.
+    expect(await box.open(row.private_sealed, "another-kid").then(() => "opened", () => "refused")).toBe("refused");
+    expect(await (await signingKeyBox("x".repeat(64))).open(row.private_sealed, kid).then(() => "opened", () => "refused")).toBe("refused");
+    // A writer that skips the service and stores the JWK itself is refused.
+    const clear = await db.query("receipts/signing_key_rotate", ["kid-in-the-clear", row.public_jwk, JSON.stringify(opened)]).then(() => undefined, (e: DbError) => e);
+    expect([clear?.sqlstate, clear?.constraint]).toEqual(["23514", "signing_keys_private_sealed"]);
+    expect((await db.query("receipts/signing_keys")).find((r) => r.status === "active")?.kid).toBe(kid);
   });
 
-  test("a catalog change moves every tenant's epoch", async () => {
-    const a = await newTenant();
-    const b = await newTenant();
-    await committed(async (q) => {
-      await q.query("accounts/signup", signupParams(a));
-      await q.query("accounts/signup", signupParams(b));
-      const before = [await epoch(a.tenantId), await epoch(b.tenantId)];
-      try {
-        await testQuery(q, "feature_set", ["protect", "pro", "self_serve"]);
-        expect([await epoch(a.tenantId), await epoch(b.tenantId)]).toEqual(before.map((e) => e + 1));
-      } finally {
-        await testQuery(q, "feature_set", ["protect", "free", "self_serve"]);
-      }
-      expect([await epoch(a.tenantId), await epoch(b.tenantId)]).toEqual(before.map((e) => e + 2));
-    });
-  });
-
-  test("never goes back, so a context read before a change cannot match again", async () => {
-    const t = await newTenant();
-    await committed(async (q) => {
-      await q.query("accounts/signup", signupParams(t));
-      await q.query("keys/revoke", [t.tenantId, t.keyId]);
-      expect(await epoch(t.tenantId)).toBe(1);
-      expect(await testQuery(q, "tenant_set_key_epoch", [t.tenantId, 5])).toEqual([{ key_context_epoch: 5 }]);
-      const back = await failure(testQuery(q, "tenant_set_key_epoch", [t.tenantId, 0]));
-      expect(back.sqlstate).toBe("23514");
-    });
+  test("under another service secret (JWT_SECRET changed) a signer retires the key it cannot open and makes its own", async () => {
+    const box = await serviceBox(db);
+    const before = await ReceiptSigner.open(db, box, log);
+    const claims = { content_hash: "0x" + "cd".repeat(32), request_id: "req_sql_test", tenant_id: newId("cust_"), timestamp: new Date().toISOString(), kind: "simulation" };
+    const signedBefore = await before.sign(claims);
+    const lines: string[] = [];
+    const other = await ReceiptSigner.open(db, await signingKeyBox("another service secret ".repeat(3)), createLogger("info", (line) => lines.push(line)));
+    try {
+      expect(other.kid).not.toBe(before.kid);
+      const rows = await db.query("receipts/signing_keys");
+      expect(rows.find((r) => r.kid === before.kid)?.status).toBe("retired");
+      expect(rows.find((r) => r.status === "active")?.kid).toBe(other.kid);
+      expect(lines.map((line) => JSON.parse(line))).toContainEqual(expect.objectContaining({ event: "signing_key_replaced", retired_kid: before.kid, kid: other.kid }));
+      // What the retired key signed still verifies; the new key signs.
+      expect((await verifyCanonical(signedBefore, await other.jwks())).valid).toBe(true);
+      expect((await verifyCanonical(await other.sign(claims), await other.jwks())).kid).toBe(other.kid);
+      // A signer that already holds a key keeps it when the new one does not open for it.
+      await before.reload();
+      expect(before.kid).toBe((await verifyCanonical(await before.sign(claims), await before.jwks())).kid!);
+      expect(before.kid).not.toBe(other.kid);
+    } finally {
+      // The shared database's key opens under the test service's secret again.
+      await ReceiptSigner.rotate(db, box);
+    }
   });
 });

@@ -61,7 +61,7 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)("psql against the real server", 
     // A signing key marked compromised (a retired key of this test's own, so no live signer is touched).
     const key = await generateSigningKey();
     const { db } = await testService();
-    await testQuery(db, "signing_key_insert_retired", [key.kid, key.publicJwk, key.privateJwk]);
+    await testQuery(db, "signing_key_insert_retired", [key.kid, key.publicJwk]);
     const marked = await psql("signing_key_revoke", { kid: key.kid, compromised_since: "2025-06-01T00:00:00Z" });
     const [kid, status, , since] = marked.stdout.trim().split("|");
     expect([marked.code, kid, status, since]).toEqual([0, key.kid, "retired", "2025-06-01T00:00:00.000Z"]);

@@ -43,7 +43,7 @@ describe("signing_key_revoke", () => {
   test("refuses an unknown key (WR008) and a time in the future (WR009); a mark only moves earlier", async () => {
     const { db } = await testService();
     const key = await generateSigningKey();
-    await testQuery(db, "signing_key_insert_retired", [key.kid, key.publicJwk, key.privateJwk]);
+    await testQuery(db, "signing_key_insert_retired", [key.kid, key.publicJwk]);
     expect(await refusal(revoke("no-such-kid", new Date().toISOString()))).toBe("WR008");
     expect(await refusal(revoke(key.kid, new Date(Date.now() + 60_000).toISOString()))).toBe("WR009");
 
