@@ -252,18 +252,31 @@ describe("warden ops signing-key rotate", () => {
     expect((await cli(["verify", file])).code).toBe(0);
   }, SLOW);
 
-  test("under a JWT_SECRET that does not open the active key: rotate refuses (exit 1) and changes nothing", async () => {
+  test("under a JWT_SECRET that does not open the active key: rotate refuses (exit 1) and changes nothing; revoke still marks the key", async () => {
     const env: Record<string, string> = process.env.TEST_DATABASE_URL
       ? { DATABASE_URL: process.env.TEST_DATABASE_URL }
       : { DATA_DIR: join(dir, "data"), DATABASE_URL: "" };
     const jwksNow = async () => ((await (await fetch(`${url}/.well-known/jwks.json`, insecure)).json()) as { keys: { kid: string }[] }).keys.map((k) => k.kid);
+    const otherSecret = { ...env, JWT_SECRET: "not the service's secret, 32+ characters long" };
     const before = await jwksNow();
-    const refused = await cli(["ops", "signing-key", "rotate"], { env: { ...env, JWT_SECRET: "not the service's secret, 32+ characters long" } });
+    const refused = await cli(["ops", "signing-key", "rotate"], { env: otherSecret });
     expect({ code: refused.code, json: refused.json }).toMatchObject({ code: 1, json: { ok: false, error: "refused" } });
     expect(refused.json.message).toContain("JWT_SECRET");
     expect(await jwksNow()).toEqual(before);
-    // The service's own secret (here the one kept in its database) rotates.
-    expect((await cli(["ops", "signing-key", "rotate"], { env })).code).toBe(0);
+    // A revoke does not wait on the secret: the key is marked, and the successor left to the service.
+    // (A key of this test's own, made active just now, as in the revoke test below.)
+    const own = await cli(["ops", "signing-key", "rotate"], { env });
+    expect(own.code).toBe(0);
+    const active = own.json.kid as string;
+    const since = new Date(Date.now() - 1000).toISOString();
+    const revoked = await cli(["ops", "signing-key", "revoke", active, "--compromised-since", since], { env: otherSecret });
+    expect({ code: revoked.code, json: revoked.json }).toMatchObject({ code: 0, json: { ok: true, revoked: { kid: active, status: "retired" }, active_kid: null } });
+    const jwks = (await (await fetch(`${url}/.well-known/jwks.json`, insecure)).json()) as { keys: { kid: string; compromised_since?: string }[] };
+    expect(jwks.keys.find((k) => k.kid === active)?.compromised_since).toBe(since);
+    // Under the service's own secret (here the one kept in its database) the successor is made.
+    const rotated = await cli(["ops", "signing-key", "rotate"], { env });
+    expect(rotated.code).toBe(0);
+    expect(await jwksNow()).toContain(rotated.json.kid);
   }, SLOW);
 
   test("revoke KID --compromised-since TIME: retires it, makes a successor at once; refusals exit 1, bad usage 2", async () => {
