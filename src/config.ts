@@ -12,6 +12,8 @@ export interface Config {
   tlsKey?: string;
   trustProxy: boolean;
   jwtSecret?: string;
+  /** The JWT_SECRET before the last change, while sessions and sealed secrets move to the new one (docs/deployment.md). */
+  jwtSecretPrevious?: string;
   smtpUrl?: string;
   publicUrl: string;
   logLevel: "debug" | "info" | "warn" | "error" | "silent";
@@ -73,6 +75,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     tlsKey: env.TLS_KEY || undefined,
     trustProxy: env.TRUST_PROXY === "1" || env.TRUST_PROXY === "true",
     jwtSecret: env.JWT_SECRET || undefined,
+    jwtSecretPrevious: previousSecret(env.JWT_SECRET_PREVIOUS, env.JWT_SECRET),
     smtpUrl: env.SMTP_URL || undefined,
     publicUrl: (env.PUBLIC_URL || `https://${host.includes(":") ? `[${host}]` : host}:${port}`).replace(/\/+$/, ""),
     logLevel,
@@ -94,6 +97,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     passwordHashConcurrency: intFrom(env.PASSWORD_HASH_CONCURRENCY, 2 * availableParallelism(), "PASSWORD_HASH_CONCURRENCY", 1, 1024),
     logReadsPerSecond: intFrom(env.LOG_READS_PER_SECOND, 100, "LOG_READS_PER_SECOND", 1, 1_000_000),
   };
+}
+
+function previousSecret(previous: string | undefined, current: string | undefined): string | undefined {
+  if (!previous) return undefined;
+  if (!current) throw new Error("JWT_SECRET_PREVIOUS needs JWT_SECRET: it names the secret JWT_SECRET replaced");
+  if (previous.length < 32) throw new Error("JWT_SECRET_PREVIOUS must be at least 32 characters");
+  if (previous === current) throw new Error("JWT_SECRET_PREVIOUS must differ from JWT_SECRET");
+  return previous;
 }
 
 function intFrom(raw: string | undefined, fallback: number, name: string, min: number, max: number): number {

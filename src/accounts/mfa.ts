@@ -1,6 +1,8 @@
 // The second factor over the database: the state machine itself (pending -> active -> disabled,
 // each TOTP step and recovery code accepted once) is PL/pgSQL in sql/schema/03_accounts.sql.
 import type { Deps } from "../app/deps.ts";
+import type { SecretBox } from "../crypto/secret-box.ts";
+import type { Queryable } from "../db/index.ts";
 import { AppError } from "../http/errors.ts";
 import { isTotpCode, newRecoveryCodes, newTotpSecret, recoveryCodeHash, totpStep } from "./totp.ts";
 
@@ -14,9 +16,16 @@ export async function enrollMfa(deps: Deps, tenantId: string, email: string, now
   return fresh;
 }
 
+/** The factor and its secret; undefined also when the secret does not open (sealed under a JWT_SECRET since replaced): no code matches then, a recovery code still does. */
 async function secretOf(deps: Deps, tenantId: string): Promise<{ status: string; secret: string } | undefined> {
   const row = await deps.db.one("accounts/mfa_secret", [tenantId]);
-  return row && { status: row.status, secret: await deps.totpSecrets.open(row.secret_sealed, tenantId) };
+  if (!row) return undefined;
+  try {
+    return { status: row.status, secret: await deps.totpSecrets.open(row.secret_sealed, tenantId) };
+  } catch {
+    deps.log.error("totp_secret_unreadable", { tenant_id: tenantId, reason: "sealed under another service secret" });
+    return undefined;
+  }
 }
 
 /** Activates a pending factor with a code from the app; its ten recovery codes, shown once. */
@@ -46,4 +55,28 @@ export async function spendMfaCode(deps: Deps, tenantId: string, code: string, n
 export async function disableMfa(deps: Deps, tenantId: string, code: string, now: Date): Promise<void> {
   await spendMfaCode(deps, tenantId, code, now);
   await deps.db.query("accounts/mfa_disable", [tenantId, iso(now)]);
+}
+
+/**
+ * Re-seals, under the current service secret, every TOTP secret still sealed under
+ * JWT_SECRET_PREVIOUS, so that the previous secret can be dropped without voiding a factor. Run at
+ * start while JWT_SECRET_PREVIOUS is set; another instance doing the same at once is harmless.
+ */
+export async function resealTotpSecrets(db: Queryable, box: SecretBox): Promise<{ resealed: number; unreadable: number }> {
+  const PAGE = 500;
+  let after = "";
+  let resealed = 0;
+  let unreadable = 0;
+  for (;;) {
+    const rows = await db.query("accounts/mfa_sealed_page", [after, PAGE]);
+    for (const row of rows) {
+      const under = await box.sealedUnder(row.secret_sealed, row.tenant_id);
+      if (under === null) unreadable++;
+      if (under !== "previous") continue;
+      const fresh = await box.seal(await box.open(row.secret_sealed, row.tenant_id), row.tenant_id);
+      resealed += (await db.query("accounts/mfa_reseal", [row.tenant_id, row.secret_sealed, fresh])).length;
+    }
+    if (rows.length < PAGE) return { resealed, unreadable };
+    after = rows[rows.length - 1]!.tenant_id;
+  }
 }

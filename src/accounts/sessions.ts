@@ -34,17 +34,14 @@ export async function serviceSecret(db: Queryable, configured?: string): Promise
 }
 
 export class Sessions {
-  private constructor(private readonly key: CryptoKey, private readonly db: Db) {}
+  /** `previous` verifies (JWT_SECRET_PREVIOUS: sessions from before a change of secret); `key` signs and verifies. */
+  private constructor(private readonly key: CryptoKey, private readonly previous: CryptoKey | undefined, private readonly db: Db) {}
 
-  /** Imported once: given raw bytes, jose imports them again on every sign and verify. */
-  private static async withSecret(secret: string, db: Db): Promise<Sessions> {
-    const key = await crypto.subtle.importKey("raw", new TextEncoder().encode(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign", "verify"]);
-    return new Sessions(key, db);
-  }
-
-  /** Sessions signed with the service secret (see serviceSecret). */
-  static open(db: Db, secret: string): Promise<Sessions> {
-    return Sessions.withSecret(secret, db);
+  /** Sessions signed with the service secret (see serviceSecret); tokens signed with `previous` are still accepted. */
+  static async open(db: Db, secret: string, previous?: string): Promise<Sessions> {
+    // Imported once: given raw bytes, jose imports them again on every sign and verify.
+    const hmac = (raw: string) => crypto.subtle.importKey("raw", new TextEncoder().encode(raw), { name: "HMAC", hash: "SHA-256" }, false, ["sign", "verify"]);
+    return new Sessions(await hmac(secret), previous === undefined ? undefined : await hmac(previous), db);
   }
 
   issue(tenantId: string, epoch: number, now = new Date()): Promise<{ token: string; expires_at: string }> {
@@ -86,9 +83,16 @@ export class Sessions {
   }
 
   private async verified(token: string, audience: string, now?: Date): Promise<{ sub: string; sep: number; jti: string; exp: number }> {
+    const options = { algorithms: ["HS256"], issuer: ISSUER, audience, currentDate: now };
     let payload;
     try {
-      ({ payload } = await jwtVerify(token, this.key, { algorithms: ["HS256"], issuer: ISSUER, audience, currentDate: now }));
+      try {
+        ({ payload } = await jwtVerify(token, this.key, options));
+      } catch (err) {
+        // Signed before JWT_SECRET changed: the previous secret still vouches for it (its 24 hours at most).
+        if (!(err instanceof joseErrors.JWSSignatureVerificationFailed && this.previous)) throw err;
+        ({ payload } = await jwtVerify(token, this.previous, options));
+      }
     } catch (err) {
       if (err instanceof joseErrors.JWTExpired) throw new AppError("token_expired", "The session has expired; log in again.", { status: 401 });
       throw new AppError("unauthorized");

@@ -2,6 +2,7 @@
 import { hashPassword, PasswordHasher } from "../accounts/passwords.ts";
 import { serviceSecret, Sessions } from "../accounts/sessions.ts";
 import { TOTP_SECRET_PURPOSE } from "../accounts/totp.ts";
+import { resealTotpSecrets } from "../accounts/mfa.ts";
 import { SecretBox } from "../crypto/secret-box.ts";
 import type { Config } from "../config.ts";
 import { openDb, type Db } from "../db/index.ts";
@@ -42,11 +43,14 @@ export async function createService(config: Config, opts: { db?: Db; log?: Logge
   if (applied.length) log.info("migrations_applied", { versions: applied });
   const dummyPasswordHash = hashPassword(randomBase62(24), config.bcryptCost);
   const [secret, keys] = await Promise.all([serviceSecret(db, config.jwtSecret), KeyAuthenticator.open(db)]);
+  const previous = config.jwtSecretPrevious;
   const [sessions, totpSecrets, signer] = await Promise.all([
-    Sessions.open(db, secret),
-    SecretBox.derive(secret, TOTP_SECRET_PURPOSE),
-    signingKeyBox(secret).then((box) => ReceiptSigner.open(db, box, log)),
+    Sessions.open(db, secret, previous),
+    SecretBox.derive(secret, TOTP_SECRET_PURPOSE, previous),
+    signingKeyBox(secret, previous).then((box) => ReceiptSigner.open(db, box, log)),
   ]);
+  // JWT_SECRET changed: what the previous one sealed moves under the new one before it is dropped.
+  if (previous) log.info("totp_secrets_resealed", await resealTotpSecrets(db, totpSecrets));
   const mail = startMailer({ db, log, transport: createTransport(config), ctx: { publicUrl: config.publicUrl }, pollMs: config.mailPollMs });
   const sweeper = startIdempotencySweeper({ db, log }, IDEMPOTENCY_SWEEP_MS);
   const now = opts.now ?? (() => new Date());

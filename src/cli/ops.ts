@@ -26,7 +26,7 @@ const OTHER_SECRET = "The JWT_SECRET here does not open the active signing key, 
 
 /** The box of this command's service secret; undefined when it does not open the active key (the service runs under another JWT_SECRET). */
 async function signingKeys(db: Queryable, config: Config) {
-  const box = await signingKeyBox(await serviceSecret(db, config.jwtSecret));
+  const box = await signingKeyBox(await serviceSecret(db, config.jwtSecret), config.jwtSecretPrevious);
   const active = (await db.query("receipts/signing_keys")).find((row) => row.status === "active");
   return !active || (await opens(box, active)) ? box : undefined;
 }

@@ -9,33 +9,49 @@ const utf8 = (text: string) => new TextEncoder().encode(text);
 export const SEALED_FORMAT = /^v1\.[A-Za-z0-9_-]{16}\.[A-Za-z0-9_-]+$/;
 
 export class SecretBox {
-  private constructor(private readonly key: CryptoKey) {}
+  /** The current key first; then the previous service secret's, which only opens. */
+  private constructor(private readonly keys: CryptoKey[]) {}
 
-  /** The box of one purpose (its HKDF info, for example "warden totp secret v1"). */
-  static async derive(serviceSecret: string, purpose: string): Promise<SecretBox> {
-    const material = await crypto.subtle.importKey("raw", utf8(serviceSecret), "HKDF", false, ["deriveKey"]);
-    const key = await crypto.subtle.deriveKey(
-      { name: "HKDF", hash: "SHA-256", salt: new Uint8Array(0), info: utf8(purpose) },
-      material,
-      { name: "AES-GCM", length: 256 },
-      false,
-      ["encrypt", "decrypt"],
-    );
-    return new SecretBox(key);
+  /** The box of one purpose (its HKDF info, for example "warden totp secret v1"); `previous`: JWT_SECRET_PREVIOUS. */
+  static async derive(serviceSecret: string, purpose: string, previous?: string): Promise<SecretBox> {
+    const derive = async (secret: string) => {
+      const material = await crypto.subtle.importKey("raw", utf8(secret), "HKDF", false, ["deriveKey"]);
+      return crypto.subtle.deriveKey({ name: "HKDF", hash: "SHA-256", salt: new Uint8Array(0), info: utf8(purpose) }, material, { name: "AES-GCM", length: 256 }, false, ["encrypt", "decrypt"]);
+    };
+    return new SecretBox(await Promise.all([serviceSecret, ...(previous ? [previous] : [])].map(derive)));
   }
 
   /** `context` (the row it belongs to: a tenant id, a kid) is authenticated data: a sealed value moved to another row does not open. */
   async seal(secret: string, context: string): Promise<string> {
     const iv = crypto.getRandomValues(new Uint8Array(12));
-    const sealed = await crypto.subtle.encrypt({ name: "AES-GCM", iv, additionalData: utf8(context) }, this.key, utf8(secret));
+    const sealed = await crypto.subtle.encrypt({ name: "AES-GCM", iv, additionalData: utf8(context) }, this.keys[0]!, utf8(secret));
     return `v1.${Buffer.from(iv).toString("base64url")}.${Buffer.from(sealed).toString("base64url")}`;
   }
 
   /** Throws when the value was sealed under another service secret, for another context, or changed. */
   async open(sealed: string, context: string): Promise<string> {
-    if (!SEALED_FORMAT.test(sealed)) throw new Error("unknown sealed secret format");
+    const opened = await this.opened(sealed, context);
+    if (!opened) throw new Error("the sealed secret does not open under this service secret");
+    return opened.secret;
+  }
+
+  /** Which of the box's secrets the value was sealed under; null: neither (another secret, another context, changed). */
+  async sealedUnder(sealed: string, context: string): Promise<"current" | "previous" | null> {
+    const opened = await this.opened(sealed, context);
+    return opened ? (opened.key === 0 ? "current" : "previous") : null;
+  }
+
+  private async opened(sealed: string, context: string): Promise<{ secret: string; key: number } | null> {
+    if (!SEALED_FORMAT.test(sealed)) return null;
     const [, iv, data] = sealed.split(".");
-    const plain = await crypto.subtle.decrypt({ name: "AES-GCM", iv: Buffer.from(iv!, "base64url"), additionalData: utf8(context) }, this.key, Buffer.from(data!, "base64url"));
-    return new TextDecoder().decode(plain);
+    for (const [key, cryptoKey] of this.keys.entries()) {
+      try {
+        const plain = await crypto.subtle.decrypt({ name: "AES-GCM", iv: Buffer.from(iv!, "base64url"), additionalData: utf8(context) }, cryptoKey, Buffer.from(data!, "base64url"));
+        return { secret: new TextDecoder().decode(plain), key };
+      } catch {
+        // Not under this key: try the next.
+      }
+    }
+    return null;
   }
 }

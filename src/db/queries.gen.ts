@@ -62,6 +62,19 @@ export interface Queries {
       enrolled: string;
     };
   };
+  "accounts/mfa_reseal": {
+    params: [string, string, string];
+    row: {
+      tenant_id: string;
+    };
+  };
+  "accounts/mfa_sealed_page": {
+    params: [string, number | string];
+    row: {
+      tenant_id: string;
+      secret_sealed: string;
+    };
+  };
   "accounts/mfa_secret": {
     params: [string];
     row: {

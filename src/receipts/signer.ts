@@ -15,7 +15,7 @@ import { generateSigningKey } from "../crypto/signature.ts";
 const SIGNING_KEY_PURPOSE = "warden receipt signing key v1";
 
 /** The box that seals and opens signing keys under this service secret. */
-export const signingKeyBox = (serviceSecret: string): Promise<SecretBox> => SecretBox.derive(serviceSecret, SIGNING_KEY_PURPOSE);
+export const signingKeyBox = (serviceSecret: string, previous?: string): Promise<SecretBox> => SecretBox.derive(serviceSecret, SIGNING_KEY_PURPOSE, previous);
 
 // Another instance or an operator may rotate or revoke the key; pick up the change within this long.
 const RELOAD_AFTER_MS = 60_000;
@@ -36,15 +36,17 @@ export class ReceiptSigner {
 
   /**
    * Loads the active key, creating one if this database has none (a new one, or after a
-   * revocation). An active key sealed under another service secret (JWT_SECRET changed) is
-   * retired for a new one: its public key stays published, so what it signed still verifies.
+   * revocation). An active key sealed under another service secret, or under JWT_SECRET_PREVIOUS
+   * (JWT_SECRET changed), is retired for a new one: its public key stays published, so what it
+   * signed still verifies, and a key the old secret opens signs nothing more.
    */
   static async open(db: Db, box: SecretBox, log: Logger): Promise<ReceiptSigner> {
     const signer = new ReceiptSigner(db, box, log);
     const row = await activeKey(db, box);
-    if (!(await opens(box, row))) {
+    const under = await box.sealedUnder(row.private_sealed, row.kid);
+    if (under !== "current") {
       const kid = await ReceiptSigner.rotate(db, box);
-      log.warn("signing_key_replaced", { retired_kid: row.kid, kid, reason: "the active key is sealed under another service secret (JWT_SECRET changed)" });
+      log.warn("signing_key_replaced", { retired_kid: row.kid, kid, reason: `the active key is sealed under ${under === "previous" ? "JWT_SECRET_PREVIOUS" : "another service secret"}` });
     }
     await signer.load();
     return signer;
@@ -112,7 +114,7 @@ export class ReceiptSigner {
 type SigningKeyRow = Awaited<ReturnType<typeof activeKey>>;
 
 /** Whether this box opens the key (false: sealed under another service secret). */
-export const opens = (box: SecretBox, row: SigningKeyRow): Promise<boolean> => box.open(row.private_sealed, row.kid).then(() => true, () => false);
+export const opens = async (box: SecretBox, row: SigningKeyRow): Promise<boolean> => (await box.sealedUnder(row.private_sealed, row.kid)) !== null;
 
 /** The active key's row, made first where there is none (a new database, or after a revocation). */
 export async function activeKey(db: Queryable, box: SecretBox) {
