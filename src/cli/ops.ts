@@ -22,6 +22,20 @@ interface OpsCommand {
   run(args: string[], config: Config): Promise<number>;
 }
 
+/** A signing key's id: its RFC 7638 thumbprint, base64url. */
+const KID = /^[A-Za-z0-9_-]{43}$/;
+
+/** `KID --compromised-since TIME`, in any order. A kid begins with "-" one time in 64: it is never an option. */
+export function revokeArgs(args: string[]): { kid: string; since: string } {
+  const kids = args.filter((arg) => KID.test(arg));
+  const rest = args.filter((arg) => !KID.test(arg) && arg !== "--");
+  const { values, positionals } = parseArgs({ args: [...rest, "--", ...kids], options: { "compromised-since": { type: "string" } }, strict: true, allowPositionals: true });
+  const since = values["compromised-since"];
+  if (positionals.length !== 1 || !since) throw new OpsUsageError("ops signing-key revoke needs one KID and --compromised-since TIME");
+  if (Number.isNaN(Date.parse(since))) throw new OpsUsageError("--compromised-since needs an ISO 8601 time, such as 2026-01-01T00:00:00Z");
+  return { kid: positionals[0]!, since };
+}
+
 const OTHER_SECRET = "The JWT_SECRET here does not open the active signing key, so the service could not use a key made here; run this with the service's JWT_SECRET.";
 
 /** The box of this command's service secret; undefined when it does not open the active key (the service runs under another JWT_SECRET). */
@@ -93,17 +107,14 @@ const OPS_COMMANDS: Record<string, OpsCommand> = {
     usage: "ops signing-key revoke KID --compromised-since TIME",
     summary: "mark a signing key compromised since TIME (ISO 8601); its later signatures stop verifying",
     run: (args, config) => {
-      const { values, positionals } = parseArgs({ args, options: { "compromised-since": { type: "string" } }, strict: true, allowPositionals: true });
-      const since = values["compromised-since"];
-      if (positionals.length !== 1 || !since) throw new OpsUsageError("ops signing-key revoke needs one KID and --compromised-since TIME");
-      if (Number.isNaN(Date.parse(since))) throw new OpsUsageError("--compromised-since needs an ISO 8601 time, such as 2026-01-01T00:00:00Z");
+      const { kid, since } = revokeArgs(args);
       return withOpsTarget(config, async (target: OpsTarget) => {
         const db = targetQueryable(target);
         // Asked before the revoke, which never waits on it: a compromised key is marked whatever the secret here.
         const box = await signingKeys(db, config);
         let rows: unknown[];
         try {
-          rows = (await target.request({ op: "script", file: "ops/signing_key_revoke", vars: { kid: positionals[0], compromised_since: since } })) as unknown[];
+          rows = (await target.request({ op: "script", file: "ops/signing_key_revoke", vars: { kid, compromised_since: since } })) as unknown[];
         } catch (err) {
           if (!(err instanceof DbError)) throw err;
           console.log(JSON.stringify({ ok: false, error: "refused", message: err.message }));

@@ -260,7 +260,7 @@ describe("warden ops signing-key rotate", () => {
     const otherSecret = { ...env, JWT_SECRET: "not the service's secret, 32+ characters long" };
     const before = await jwksNow();
     const refused = await cli(["ops", "signing-key", "rotate"], { env: otherSecret });
-    expect({ code: refused.code, json: refused.json }).toMatchObject({ code: 1, json: { ok: false, error: "refused" } });
+    expect({ code: refused.code, json: refused.json, stderr: refused.stderr }).toMatchObject({ code: 1, json: { ok: false, error: "refused" } });
     expect(refused.json.message).toContain("JWT_SECRET");
     expect(await jwksNow()).toEqual(before);
     // A revoke does not wait on the secret: the key is marked, and the successor left to the service.
@@ -270,7 +270,7 @@ describe("warden ops signing-key rotate", () => {
     const active = own.json.kid as string;
     const since = new Date(Date.now() - 1000).toISOString();
     const revoked = await cli(["ops", "signing-key", "revoke", active, "--compromised-since", since], { env: otherSecret });
-    expect({ code: revoked.code, json: revoked.json }).toMatchObject({ code: 0, json: { ok: true, revoked: { kid: active, status: "retired" }, active_kid: null } });
+    expect({ code: revoked.code, json: revoked.json, stderr: revoked.stderr }).toMatchObject({ code: 0, json: { ok: true, revoked: { kid: active, status: "retired" }, active_kid: null } });
     const jwks = (await (await fetch(`${url}/.well-known/jwks.json`, insecure)).json()) as { keys: { kid: string; compromised_since?: string }[] };
     expect(jwks.keys.find((k) => k.kid === active)?.compromised_since).toBe(since);
     // Under the service's own secret (here the one kept in its database) the successor is made.
@@ -285,7 +285,7 @@ describe("warden ops signing-key rotate", () => {
       : { DATA_DIR: join(dir, "ops-data"), DATABASE_URL: "" };
     // A database of its own on the embedded side (ops commands never migrate), so that the running
     // service keeps its signing key.
-    // Exit code with stderr, so that a failure shows why (this step once exited 2 here, unexplained).
+    // Exit code with stderr, so that a failure shows why (a kid that began with "-" once made revoke exit 2 here: test/cli/ops-args.test.ts).
     const outcome = (r: CliRun) => ({ code: r.code, stderr: r.stderr });
     if (!process.env.TEST_DATABASE_URL) expect(outcome(await cli(["migrate"], { env }))).toMatchObject({ code: 0 });
     const rotated = await cli(["ops", "signing-key", "rotate"], { env });
