@@ -51,8 +51,8 @@ END $$;
 COMMENT ON FUNCTION tenant_session(text) IS 'The tenant behind a customer session: plan and session epoch.';
 
 -- ---------------------------------------------------------------------------------------------
--- One-time tokens. Only the SHA-256 of a token is kept; the raw value exists in the mail_outbox
--- row until its message is sent.
+-- One-time tokens. Only the SHA-256 of a token is kept; the mail_outbox row holds it sealed by
+-- the service until its message is sent.
 CREATE TABLE auth_tokens (
   token_hash   text PRIMARY KEY CHECK (token_hash ~ '^[0-9a-f]{64}$'),
   tenant_id    text NOT NULL REFERENCES tenants (tenant_id),
@@ -117,7 +117,9 @@ COMMENT ON FUNCTION auth_token_take(text, text, timestamptz) IS
 
 -- ---------------------------------------------------------------------------------------------
 -- Email verification.
-CREATE FUNCTION email_verification_issue(p_tenant_id text, p_token text, p_now timestamptz) RETURNS bigint
+-- p_token_sealed: the same token sealed by the service (src/crypto/secret-box.ts); only it waits
+-- in the outbox, so a copy of the database holds no live link (the hash alone is kept after).
+CREATE FUNCTION email_verification_issue(p_tenant_id text, p_token text, p_token_sealed text, p_now timestamptz) RETURNS bigint
 LANGUAGE plpgsql AS $$
 DECLARE
   v_email text;
@@ -132,9 +134,9 @@ BEGIN
    WHERE tenant_id = p_tenant_id AND purpose = 'verify_email' AND status = 'active';
   INSERT INTO auth_tokens (token_hash, tenant_id, purpose, created_at, expires_at)
   VALUES (auth_token_digest(p_token), p_tenant_id, 'verify_email', p_now, p_now + interval '24 hours');
-  RETURN mail_enqueue('verify_email', v_email, p_tenant_id, jsonb_build_object('token', p_token));
+  RETURN mail_enqueue('verify_email', v_email, p_tenant_id, jsonb_build_object('token_sealed', p_token_sealed));
 END $$;
-COMMENT ON FUNCTION email_verification_issue(text, text, timestamptz) IS
+COMMENT ON FUNCTION email_verification_issue(text, text, text, timestamptz) IS
   'New 24 h verification token for an unverified tenant (older ones stop working) and its email queued; returns the outbox id, NULL when the address is already verified.';
 
 CREATE FUNCTION email_verification_confirm(p_token text, p_now timestamptz)
@@ -154,7 +156,8 @@ COMMENT ON FUNCTION email_verification_confirm(text, timestamptz) IS
 
 -- ---------------------------------------------------------------------------------------------
 -- Password reset and change.
-CREATE FUNCTION password_reset_request(p_email text, p_token text, p_now timestamptz)
+-- p_token_sealed: as for email_verification_issue().
+CREATE FUNCTION password_reset_request(p_email text, p_token text, p_token_sealed text, p_now timestamptz)
 RETURNS TABLE (tenant_id text, mail_id bigint)
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -167,10 +170,10 @@ BEGIN
   INSERT INTO auth_tokens (token_hash, tenant_id, purpose, created_at, expires_at)
   VALUES (auth_token_digest(p_token), v_tenant, 'reset_password', p_now, p_now + interval '24 hours');
   tenant_id := v_tenant;
-  mail_id := mail_enqueue('reset_password', p_email, v_tenant, jsonb_build_object('token', p_token));
+  mail_id := mail_enqueue('reset_password', p_email, v_tenant, jsonb_build_object('token_sealed', p_token_sealed));
   RETURN NEXT;
 END $$;
-COMMENT ON FUNCTION password_reset_request(text, text, timestamptz) IS
+COMMENT ON FUNCTION password_reset_request(text, text, text, timestamptz) IS
   'For a registered email: a 24 h reset token and its email queued (one row back); for any other address nothing (no row).';
 
 CREATE FUNCTION password_reset_confirm(p_token text, p_password_hash text, p_now timestamptz)

@@ -8,8 +8,8 @@ CREATE TABLE mail_outbox (
   kind             text NOT NULL CHECK (kind ~ '^[a-z][a-z0-9_]{0,62}$'),
   to_email         text NOT NULL CHECK (char_length(to_email) BETWEEN 3 AND 254 AND position('@' IN to_email) > 1),
   tenant_id        text REFERENCES tenants (tenant_id),
-  -- Template variables. For verification and reset this holds the raw token until the message
-  -- leaves; it is emptied as soon as the row is sent or fails (docs/decisions.md).
+  -- Template variables. For verification and reset this holds the token sealed (token_sealed)
+  -- until the message leaves; it is emptied as soon as the row is sent or fails (docs/decisions.md).
   data             jsonb NOT NULL DEFAULT '{}' CHECK (jsonb_typeof(data) = 'object'),
   status           text NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'sent', 'failed')),
   attempts         integer NOT NULL DEFAULT 0 CHECK (attempts >= 0),
@@ -18,7 +18,9 @@ CREATE TABLE mail_outbox (
   created_at       timestamptz NOT NULL DEFAULT now(),
   sent_at          timestamptz,
   CONSTRAINT mail_outbox_sent_at_matches_status CHECK ((status = 'sent') = (sent_at IS NOT NULL)),
-  CONSTRAINT mail_outbox_data_only_while_pending CHECK (status = 'pending' OR data = '{}'::jsonb)
+  CONSTRAINT mail_outbox_data_only_while_pending CHECK (status = 'pending' OR data = '{}'::jsonb),
+  -- A link's token waits only sealed (token_sealed), never as it is (src/mail/worker.ts opens it).
+  CONSTRAINT mail_outbox_no_raw_token CHECK (NOT (data ? 'token'))
 );
 CREATE INDEX mail_outbox_due_idx ON mail_outbox (next_attempt_at, id) WHERE status = 'pending';
 
@@ -61,7 +63,7 @@ LANGUAGE sql AS $$
   SELECT EXISTS (SELECT 1 FROM done)
 $$;
 COMMENT ON FUNCTION mail_outbox_sent(bigint) IS
-  'Marks a message delivered and empties its data (the raw token leaves the database with the mail).';
+  'Marks a message delivered and empties its data (the sealed token leaves the database with the mail).';
 
 -- A failed attempt: retried after base * 2^(attempts - 1) seconds, capped, until max_attempts;
 -- a permanent failure (unknown template, refused by the server) ends the row at once.
@@ -94,7 +96,7 @@ COMMENT ON FUNCTION mail_outbox_attempt_failed(bigint, text, boolean, integer, i
   'Records a failed delivery: exponential backoff (capped) while attempts remain, else status failed with data emptied. Returns the new status.';
 
 -- Operators: the outbox at a glance (`warden ops mail list`, sql/ops/mail_list.sql). Never shows
--- data: it may hold a raw token until the message leaves.
+-- data: it may hold a sealed token until the message leaves.
 CREATE FUNCTION ops_mail_list(p_status text)
 RETURNS TABLE (id bigint, kind text, to_email text, tenant_id text, status text, attempts integer,
                next_attempt_at text, last_error text, created_at text, sent_at text)
@@ -112,7 +114,7 @@ BEGIN
     LIMIT 100;
 END $$;
 COMMENT ON FUNCTION ops_mail_list(text) IS
-  'The latest 100 outbox messages (of one status, or all), newest first, without their data (it may hold a raw token). WM001 on an unknown status.';
+  'The latest 100 outbox messages (of one status, or all), newest first, without their data (it may hold a sealed token). WM001 on an unknown status.';
 
 -- Operators: send a waiting message now (`warden ops mail retry ID`), for example once a broken
 -- SMTP server is fixed. Only a pending message can be retried: a sent or failed one has had its

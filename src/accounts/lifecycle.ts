@@ -1,14 +1,21 @@
 // The account lifecycle as plain functions over the database: verification, reset, change.
 // The rules themselves (single use, expiry, superseding, session ends) are PL/pgSQL functions
 // of sql/schema; these wrappers name them and type their rows.
+import type { SecretBox } from "../crypto/secret-box.ts";
 import type { Db, Queryable } from "../db/index.ts";
 import { newToken, type TokenOutcome, type TokenPurpose } from "./tokens.ts";
 
 const iso = (now: Date) => now.toISOString();
 
+/** A new token: the database keeps its hash, and the outbox the token sealed for its mail (src/mail/worker.ts opens it). */
+async function tokenFor(tokens: SecretBox, kind: TokenPurpose): Promise<[token: string, sealed: string]> {
+  const token = newToken();
+  return [token, await tokens.seal(token, kind)];
+}
+
 /** A fresh verification token and its email, in the caller's transaction; null when already verified. */
-export async function issueVerification(q: Queryable, tenantId: string, now: Date): Promise<number | null> {
-  const row = await q.one("accounts/verification_issue", [tenantId, newToken(), iso(now)]);
+export async function issueVerification(q: Queryable, tokens: SecretBox, tenantId: string, now: Date): Promise<number | null> {
+  const row = await q.one("accounts/verification_issue", [tenantId, ...(await tokenFor(tokens, "verify_email")), iso(now)]);
   return row?.mail_id ?? null;
 }
 
@@ -26,8 +33,8 @@ export async function verificationStatus(db: Db, tenantId: string) {
  * A reset token and email for a registered address, nothing for another. Both paths make a
  * token and run the same single statement, so they take about the same time.
  */
-export async function requestReset(db: Db, email: string, now: Date): Promise<{ tenant_id: string; mail_id: number } | undefined> {
-  return db.one("accounts/reset_request", [email, newToken(), iso(now)]);
+export async function requestReset(db: Db, tokens: SecretBox, email: string, now: Date): Promise<{ tenant_id: string; mail_id: number } | undefined> {
+  return db.one("accounts/reset_request", [email, ...(await tokenFor(tokens, "reset_password")), iso(now)]);
 }
 
 export async function checkToken(db: Db, token: string, purpose: TokenPurpose, now: Date): Promise<TokenOutcome> {

@@ -21,7 +21,7 @@ export function resetPasswordRoutes(deps: Deps) {
         // No syntax check either: an invalid address is just one that is not registered.
         const email = normaliseEmail(body.email);
         await limitMailTo(deps, request, { email }, route);
-        const queued = await requestReset(deps.db, email, deps.now());
+        const queued = await requestReset(deps.db, deps.mailTokens, email, deps.now());
         if (queued) deps.mail.nudge();
         securityEvent(deps, request, "auth.reset_requested", { tenant_id: queued?.tenant_id, email, registered: queued !== undefined });
         set.status = 202;

@@ -41,7 +41,7 @@ function signupLoginRoutes(deps: Deps) {
         // The verification email is queued in the signup's own transaction: no account without it.
         await deps.db.tx(async (q) => {
           await q.query("accounts/signup", [tenantId, email, passwordHash, newId("key_"), keyHash, secretHint(secret)]);
-          await issueVerification(q, tenantId, deps.now());
+          await issueVerification(q, deps.mailTokens, tenantId, deps.now());
         });
         deps.mail.nudge();
         securityEvent(deps, request, "auth.signup", { tenant_id: tenantId, email });

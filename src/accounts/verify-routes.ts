@@ -18,7 +18,7 @@ export function verifyEmailRoutes(deps: Deps) {
         const { tenant_id } = await deps.sessions.require(request);
         await limitMailTo(deps, request, { tenantId: tenant_id }, route);
         // Already verified: nothing to send, and the answer is the same.
-        const mailId = await deps.db.tx((q) => issueVerification(q, tenant_id, deps.now()));
+        const mailId = await deps.db.tx((q) => issueVerification(q, deps.mailTokens, tenant_id, deps.now()));
         if (mailId !== null) deps.mail.nudge();
         securityEvent(deps, request, "auth.verification_requested", { tenant_id, sent: mailId !== null });
         set.status = 202;

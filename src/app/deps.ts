@@ -42,6 +42,8 @@ export interface Deps {
   passwords: PasswordHasher;
   /** Seals and opens TOTP secrets (key derived from the service secret). */
   totpSecrets: SecretBox;
+  /** Seals the token of a verification or reset link while its mail waits in the outbox. */
+  mailTokens: SecretBox;
   version: string;
   now: () => Date;
   /** The mail outbox worker: nudge it after committing an enqueue. */

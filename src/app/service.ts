@@ -17,6 +17,7 @@ import { PolicyVersions } from "../policies/store.ts";
 import { PresetOutcomes } from "../simulation/simulate.ts";
 import { createTransport } from "../mail/transport.ts";
 import { startMailer } from "../mail/worker.ts";
+import { MAIL_TOKEN_PURPOSE } from "../mail/templates.ts";
 import { pendingMailCount } from "../mail/outbox.ts";
 import { Metrics } from "../observability/metrics.ts";
 import { Probes } from "../observability/probes.ts";
@@ -44,14 +45,15 @@ export async function createService(config: Config, opts: { db?: Db; log?: Logge
   const dummyPasswordHash = hashPassword(randomBase62(24), config.bcryptCost);
   const [secret, keys] = await Promise.all([serviceSecret(db, config.jwtSecret), KeyAuthenticator.open(db)]);
   const previous = config.jwtSecretPrevious;
-  const [sessions, totpSecrets, signer] = await Promise.all([
+  const [sessions, totpSecrets, mailTokens, signer] = await Promise.all([
     Sessions.open(db, secret, previous),
     SecretBox.derive(secret, TOTP_SECRET_PURPOSE, previous),
+    SecretBox.derive(secret, MAIL_TOKEN_PURPOSE, previous),
     signingKeyBox(secret, previous).then((box) => ReceiptSigner.open(db, box, log)),
   ]);
   // JWT_SECRET changed: what the previous one sealed moves under the new one before it is dropped.
   if (previous) log.info("totp_secrets_resealed", await resealTotpSecrets(db, totpSecrets));
-  const mail = startMailer({ db, log, transport: createTransport(config), ctx: { publicUrl: config.publicUrl }, pollMs: config.mailPollMs });
+  const mail = startMailer({ db, log, transport: createTransport(config), ctx: { publicUrl: config.publicUrl }, pollMs: config.mailPollMs, tokens: mailTokens });
   const sweeper = startIdempotencySweeper({ db, log }, IDEMPOTENCY_SWEEP_MS);
   const now = opts.now ?? (() => new Date());
   const metrics = new Metrics({ mailOutboxPending: () => pendingMailCount(db) });
@@ -69,6 +71,7 @@ export async function createService(config: Config, opts: { db?: Db; log?: Logge
     dummyPasswordHash,
     passwords: new PasswordHasher(config.bcryptCost, config.passwordHashConcurrency),
     totpSecrets,
+    mailTokens,
     version: VERSION,
     now,
     mail,

@@ -111,7 +111,7 @@ export interface Queries {
     };
   };
   "accounts/reset_request": {
-    params: [string, string, Date | string];
+    params: [string, string, string, Date | string];
     row: {
       tenant_id: string;
       mail_id: number;
@@ -154,7 +154,7 @@ export interface Queries {
     };
   };
   "accounts/verification_issue": {
-    params: [string, string, Date | string];
+    params: [string, string, string, Date | string];
     row: {
       mail_id: number | null;
     };

@@ -7,6 +7,9 @@ export interface MailContext {
   publicUrl: string;
 }
 
+/** The purpose (HKDF info) of the SecretBox that seals link tokens in the outbox, each with its mail's kind as context. */
+export const MAIL_TOKEN_PURPOSE = "warden mail token v1";
+
 export interface RenderedMail {
   subject: string;
   text: string;

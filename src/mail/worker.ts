@@ -1,6 +1,7 @@
 // Delivers the mail outbox in the background: polls for due rows (and runs at once when nudged
 // after an enqueue), renders each by kind, sends it, and records the outcome. HTTP requests only
 // ever write outbox rows, so a slow or dead mail server never slows or fails one.
+import type { SecretBox } from "../crypto/secret-box.ts";
 import type { Db } from "../db/index.ts";
 import type { Logger } from "../log.ts";
 import { claimDue, markFailedAttempt, markSent, type ClaimedMail } from "./outbox.ts";
@@ -20,7 +21,18 @@ function describe(err: unknown): string {
   return String((err as Error)?.message ?? err).slice(0, 500);
 }
 
-export function startMailer(opts: { db: Db; log: Logger; transport?: MailTransport; ctx: MailContext; pollMs: number }): Mailer {
+/** The template's data with a sealed link token opened; one that does not open (JWT_SECRET changed) fails the row. */
+async function openToken(row: ClaimedMail, tokens: SecretBox): Promise<Record<string, unknown>> {
+  const { token_sealed, ...data } = row.data as Record<string, unknown>;
+  if (token_sealed === undefined) return data;
+  try {
+    return { ...data, token: await tokens.open(String(token_sealed), row.kind) };
+  } catch {
+    throw new TemplateError("the link's token does not open under this service secret", true);
+  }
+}
+
+export function startMailer(opts: { db: Db; log: Logger; transport?: MailTransport; ctx: MailContext; pollMs: number; tokens: SecretBox }): Mailer {
   const { db, log, transport, ctx } = opts;
   if (!transport) {
     // Messages stay pending until an instance with a transport (SMTP_URL or a DATA_DIR) runs.
@@ -35,7 +47,7 @@ export function startMailer(opts: { db: Db; log: Logger; transport?: MailTranspo
   async function deliver(row: ClaimedMail): Promise<void> {
     const fields = { mail_id: row.id, kind: row.kind, tenant_id: row.tenant_id, attempts: row.attempts };
     try {
-      const rendered = renderMail(row.kind, row.data, ctx);
+      const rendered = renderMail(row.kind, await openToken(row, opts.tokens), ctx);
       await transport!.send({ id: row.id, to: row.to_email, ...rendered });
     } catch (err) {
       const permanent = err instanceof TemplateError ? err.permanent : isPermanentFailure(err);

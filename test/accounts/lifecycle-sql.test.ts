@@ -41,10 +41,13 @@ async function tenant(q: Queryable): Promise<{ tenantId: string; email: string }
 
 type TokenRow = { token_hash: string; purpose: string; status: string };
 
+/** Stands in for a token the service sealed (src/accounts/lifecycle.ts): the SQL keeps it as given. */
+const sealed = (token: string) => `v1.AAAAAAAAAAAAAAAA.${token}`;
+
 /** The messages queued for an address, as the sender takes them (inside a rolled-back transaction). */
-async function queuedFor(q: Queryable, email: string): Promise<{ kind: string; data: { token: string } }[]> {
+async function queuedFor(q: Queryable, email: string): Promise<{ kind: string; data: Record<string, unknown> }[]> {
   const claimed = await q.query("mail/claim", [100000, 60]);
-  return claimed.filter((m) => m.to_email === email) as { kind: string; data: { token: string } }[];
+  return claimed.filter((m) => m.to_email === email) as { kind: string; data: Record<string, unknown> }[];
 }
 
 describe("tokens", () => {
@@ -53,7 +56,7 @@ describe("tokens", () => {
     const token = newToken();
     const setup = async (q: Queryable) => {
       const t = await tenant(q);
-      await q.query("accounts/verification_issue", [t.tenantId, token, NOW.toISOString()]);
+      await q.query("accounts/verification_issue", [t.tenantId, token, sealed(token), NOW.toISOString()]);
       return t;
     };
     await rolledBack(async (q) => {
@@ -71,7 +74,7 @@ describe("tokens", () => {
     });
     await rolledBack(async (q) => {
       const t = await setup(q);
-      await q.query("accounts/verification_issue", [t.tenantId, newToken(), at(1)]);
+      await q.query("accounts/verification_issue", [t.tenantId, newToken(), sealed(newToken()), at(1)]);
       expect(await sqlstate(q.query("accounts/verification_confirm", [token, at(2)]))).toBe("WA001");
     });
   });
@@ -82,7 +85,7 @@ describe("tokens", () => {
     const t = await tenant(db);
     const tokens = [newToken(), newToken(), newToken()];
     for (const [i, token] of tokens.entries()) {
-      expect((await db.one("accounts/verification_issue", [t.tenantId, token, at(i)]))?.mail_id).toEqual(expect.any(Number));
+      expect((await db.one("accounts/verification_issue", [t.tenantId, token, sealed(token), at(i)]))?.mail_id).toEqual(expect.any(Number));
     }
     const rows = await testQuery<TokenRow>(db, "auth_tokens", [t.tenantId]);
     expect(rows.map((r) => [r.token_hash, r.status])).toEqual(
@@ -92,12 +95,15 @@ describe("tokens", () => {
     expect(await db.query("accounts/token_check", [tokens[2], "verify_email", at(5)])).toEqual([{ outcome: "valid" }]);
     expect(await db.query("accounts/token_check", [tokens[2], "reset_password", at(5)])).toEqual([{ outcome: "invalid_token" }]);
     expect(await db.query("accounts/token_check", [tokens[2], "verify_email", at(24 * HOUR + 2)])).toEqual([{ outcome: "token_expired" }]);
-    // The raw token is in the queued message (read before any sender takes it), and nowhere else.
+    // The queued message holds the token only as the service sealed it; the raw token is nowhere.
     await rolledBack(async (q) => {
       const u = await tenant(q);
       const queued = [newToken(), newToken()];
-      for (const [i, token] of queued.entries()) await q.query("accounts/verification_issue", [u.tenantId, token, at(i)]);
-      expect((await queuedFor(q, u.email)).map((m) => [m.kind, m.data.token])).toEqual(queued.map((token) => ["verify_email", token]));
+      for (const [i, token] of queued.entries()) await q.query("accounts/verification_issue", [u.tenantId, token, sealed(token), at(i)]);
+      expect((await queuedFor(q, u.email)).map((m) => [m.kind, m.data])).toEqual(queued.map((token) => ["verify_email", { token_sealed: sealed(token) }]));
+      // And no writer can queue one as it is.
+      const raw = await q.query("mail/enqueue", ["verify_email", u.email, u.tenantId, { token: queued[0] }]).then(() => undefined, (e: DbError) => e);
+      expect([raw?.sqlstate, raw?.constraint]).toEqual(["23514", "mail_outbox_no_raw_token"]);
     });
   });
 
@@ -105,9 +111,9 @@ describe("tokens", () => {
     await rolledBack(async (q) => {
       const t = await tenant(q);
       const token = newToken();
-      await q.query("accounts/verification_issue", [t.tenantId, token, at(0)]);
+      await q.query("accounts/verification_issue", [t.tenantId, token, sealed(token), at(0)]);
       await q.query("accounts/verification_confirm", [token, at(1)]);
-      expect(await q.query("accounts/verification_issue", [t.tenantId, newToken(), at(2)])).toEqual([{ mail_id: null }]);
+      expect(await q.query("accounts/verification_issue", [t.tenantId, newToken(), sealed(newToken()), at(2)])).toEqual([{ mail_id: null }]);
       expect(await queuedFor(q, t.email)).toHaveLength(1);
     });
   });
@@ -116,11 +122,11 @@ describe("tokens", () => {
 describe("reset and change", () => {
   test("reset: nothing for an unknown address; confirm sets the hash, bumps the epoch, kills the other reset tokens", async () => {
     await rolledBack(async (q) => {
-      expect(await q.query("accounts/reset_request", [uniqueEmail("ghost"), newToken(), at(0)])).toEqual([]);
+      expect(await q.query("accounts/reset_request", [uniqueEmail("ghost"), newToken(), sealed(newToken()), at(0)])).toEqual([]);
       const t = await tenant(q);
       const [first, second] = [newToken(), newToken()];
-      expect(await q.query("accounts/reset_request", [t.email, first, at(0)])).toEqual([{ tenant_id: t.tenantId, mail_id: expect.any(Number) }]);
-      await q.query("accounts/reset_request", [t.email, second, at(1)]);
+      expect(await q.query("accounts/reset_request", [t.email, first, sealed(first), at(0)])).toEqual([{ tenant_id: t.tenantId, mail_id: expect.any(Number) }]);
+      await q.query("accounts/reset_request", [t.email, second, sealed(second), at(1)]);
       expect(await q.query("accounts/reset_confirm", [second, OTHER_HASH, at(2)])).toEqual([{ tenant_id: t.tenantId, session_epoch: 1 }]);
       // The first is superseded by the completed reset, the second used.
       expect(await q.query("accounts/token_check", [first, "reset_password", at(3)])).toEqual([{ outcome: "invalid_token" }]);
@@ -134,7 +140,7 @@ describe("reset and change", () => {
     await rolledBack(async (q) => {
       const t = await tenant(q);
       const reset = newToken();
-      await q.query("accounts/reset_request", [t.email, reset, at(0)]);
+      await q.query("accounts/reset_request", [t.email, reset, sealed(reset), at(0)]);
       expect(await q.query("accounts/password_change", [t.tenantId, PASSWORD_HASH, OTHER_HASH, at(1)])).toEqual([{ session_epoch: 1 }]);
       expect(await q.query("accounts/token_check", [reset, "reset_password", at(2)])).toEqual([{ outcome: "invalid_token" }]);
     });

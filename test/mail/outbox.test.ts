@@ -7,7 +7,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { simpleParser } from "mailparser";
 import type { Service } from "../../src/app/service.ts";
+import { SecretBox } from "../../src/crypto/secret-box.ts";
 import { claimDue, enqueueMail, markFailedAttempt, markSent, RETRY } from "../../src/mail/outbox.ts";
+import { MAIL_TOKEN_PURPOSE } from "../../src/mail/templates.ts";
 import { deadSmtpUrl, mailService, startInbox } from "../helpers/mail.ts";
 import { call, GOOD_PASSWORD, testConfig, testService, uniqueEmail } from "../helpers/service.ts";
 import { testQuery } from "../helpers/sql.ts";
@@ -72,6 +74,27 @@ describe("file outbox (no SMTP_URL)", () => {
   });
 });
 
+describe("sealed link tokens", () => {
+  test("a token sealed under another service secret (JWT_SECRET changed) fails its row at once, without sending", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "warden-outbox-"));
+    const { db } = await testService();
+    try {
+      await withService(await mailService(db, { dataDir }), async (service) => {
+        const email = uniqueEmail("sealed");
+        const other = await SecretBox.derive("another service secret, 32 characters or more", MAIL_TOKEN_PURPOSE);
+        await enqueueMail(db, "verify_email", email, null, { token_sealed: await other.seal("a-token", "verify_email") });
+        service.deps.mail.nudge();
+        const [row] = await until("the row failed", async () => ((await outbox(email))[0]?.status === "failed" ? outbox(email) : undefined));
+        expect(row).toMatchObject({ attempts: 1, data: {} });
+        expect(row.last_error).toContain("does not open");
+        expect(existsSync(join(dataDir, "outbox", `${row.id}.eml`))).toBe(false);
+      });
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe("retries", () => {
   test("with the SMTP server down the request still succeeds and the message waits, with backoff", async () => {
     const { db } = await testService();
@@ -85,7 +108,11 @@ describe("retries", () => {
         return rows[0]?.last_error ? rows : undefined;
       });
       expect(row).toMatchObject({ status: "pending", attempts: 1, sent_at: null });
-      expect(row.data.token).toEqual(expect.any(String));
+      // The link's token waits sealed, never as it is; the service opens it to a live token.
+      expect(Object.keys(row.data)).toEqual(["token_sealed"]);
+      const token = await service.deps.mailTokens.open(String(row.data.token_sealed), "verify_email");
+      expect(JSON.stringify(row)).not.toContain(token);
+      expect(await db.query("accounts/token_check", [token, "verify_email", new Date()])).toEqual([{ outcome: "valid" }]);
       expect(secondsFromNow(row.next_attempt_at)).toBeGreaterThan(RETRY.baseSeconds - 5);
       expect(secondsFromNow(row.next_attempt_at)).toBeLessThanOrEqual(RETRY.baseSeconds + 1);
     });
@@ -141,7 +168,7 @@ describe("outbox functions", () => {
   test("backoff doubles from the base and stops at the cap; the last attempt fails the row", async () => {
     const { db } = await testService();
     const email = uniqueEmail("backoff");
-    const id = await enqueueMail(db, "verify_email", email, null, { token: "x" });
+    const id = await enqueueMail(db, "verify_email", email, null, { token_sealed: "x" });
     for (const [attempts, seconds] of [[1, 30], [2, 60], [5, 480], [8, 3600], [9, 3600]] as const) {
       await testQuery(db, "mail_outbox_set_attempts", [id, attempts]);
       expect(await markFailedAttempt(db, id, "boom", false)).toBe("pending");
@@ -163,7 +190,7 @@ describe("outbox functions", () => {
   test("sent empties the data and records the time, once", async () => {
     const { db } = await testService();
     const email = uniqueEmail("sent");
-    const id = await enqueueMail(db, "reset_password", email, null, { token: "raw-token-value" });
+    const id = await enqueueMail(db, "reset_password", email, null, { token_sealed: "sealed-token-value" });
     await markSent(db, id);
     const [row] = await outbox(email);
     expect(row).toMatchObject({ status: "sent", data: {}, last_error: null });
@@ -174,7 +201,7 @@ describe("outbox functions", () => {
   test("two parallel claims never take the same row", async () => {
     const { db } = await testService();
     const emails = Array.from({ length: 12 }, () => uniqueEmail("claim"));
-    for (const email of emails) await enqueueMail(db, "verify_email", email, null, { token: "x" });
+    for (const email of emails) await enqueueMail(db, "verify_email", email, null, { token_sealed: "x" });
     const [a, b] = await Promise.all([claimDue(db, 50), claimDue(db, 50)]);
     try {
       const ids = [...a, ...b].map((r) => r.id);

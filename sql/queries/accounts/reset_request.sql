@@ -1,2 +1,3 @@
--- One row (tenant_id, mail_id) for a registered email, none otherwise. $1 email (normalised), $2 raw token, $3 now
-SELECT tenant_id, mail_id FROM password_reset_request($1, $2, $3::timestamptz);
+-- One row (tenant_id, mail_id) for a registered email, none otherwise.
+-- $1 email (normalised), $2 raw token (only its hash is kept), $3 the token sealed (for the mail), $4 now
+SELECT tenant_id, mail_id FROM password_reset_request($1, $2, $3, $4::timestamptz);
