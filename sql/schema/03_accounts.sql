@@ -399,6 +399,26 @@ END $$;
 COMMENT ON FUNCTION mfa_accept_code(text, bigint, text, timestamptz) IS
   'Spends a second-factor code of an active factor: a TOTP step later than the last accepted one, or an unused recovery code (by hash); WA010 invalid_code otherwise.';
 
+-- New recovery codes for an active factor: the ten given hashes replace every stored one, used or
+-- not (a lost confirm answer, or codes used up or exposed). The service checks the password and a
+-- code first.
+CREATE FUNCTION mfa_recovery_codes_replace(p_tenant_id text, p_recovery_hashes text[]) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+  -- The factor's row lock: a disable or another replacement at once waits, then finds its state.
+  PERFORM 1 FROM mfa_totp WHERE tenant_id = p_tenant_id AND status = 'active' FOR UPDATE;
+  IF NOT FOUND THEN
+    RAISE EXCEPTION 'no active second factor' USING ERRCODE = 'WA010';
+  END IF;
+  IF cardinality(p_recovery_hashes) <> 10 THEN
+    RAISE EXCEPTION 'ten recovery codes expected' USING ERRCODE = '22023';
+  END IF;
+  DELETE FROM mfa_recovery_codes WHERE tenant_id = p_tenant_id;
+  INSERT INTO mfa_recovery_codes (code_hash, tenant_id) SELECT h, p_tenant_id FROM unnest(p_recovery_hashes) AS h;
+END $$;
+COMMENT ON FUNCTION mfa_recovery_codes_replace(text, text[]) IS
+  'Replaces every recovery code of an active factor with ten new hashes; WA010 when none is active. The service checks the password and a code first.';
+
 CREATE FUNCTION mfa_disable(p_tenant_id text, p_now timestamptz) RETURNS void
 LANGUAGE plpgsql AS $$
 BEGIN

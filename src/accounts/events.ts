@@ -22,6 +22,7 @@ export type SecurityEvent =
   | "auth.mfa_enrolled"
   | "auth.mfa_enabled"
   | "auth.mfa_disabled"
+  | "auth.mfa_recovery_codes_replaced"
   | "auth.mfa_challenged"
   | "auth.mfa_failed";
 

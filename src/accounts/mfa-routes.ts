@@ -5,7 +5,7 @@ import type { Deps } from "../app/deps.ts";
 import { AppError, ErrorResponse } from "../http/errors.ts";
 import { securityEvent } from "./events.ts";
 import { credentials } from "./lifecycle.ts";
-import { confirmMfa, disableMfa, enrollMfa, spendMfaCode } from "./mfa.ts";
+import { confirmMfa, disableMfa, enrollMfa, replaceRecoveryCodes, spendMfaCode } from "./mfa.ts";
 import { Accepted, EmptyBody, LoginResponse, MfaConfirmBody, MfaConfirmResponse, MfaDisableBody, MfaEnrollResponse, MfaVerifyBody, RateLimitedResponse } from "./model.ts";
 import { addressLimit, clearCredentialAttempts, limitCredentialAttempt, loginSubject } from "./rate-limit.ts";
 
@@ -45,6 +45,15 @@ export function mfaVerifyRoutes(deps: Deps) {
 
 /** Registered after the customer's password route, under the same address limit. */
 export function mfaAccountRoutes(deps: Deps) {
+  /** Turning the factor off or replacing its recovery codes: counted like a code guess, then the password (401 when wrong). */
+  const checkPasswordForMfa = async (request: Request, route: string, tenantId: string, password: string, step: string) => {
+    await limitCredentialAttempt(deps, request, mfaSubject(tenantId), route);
+    const current = (await credentials(deps.db, tenantId))!;
+    if (!(await deps.passwords.verify(password, current.password_hash))) {
+      securityEvent(deps, request, "auth.mfa_failed", { tenant_id: tenantId, step, reason: "wrong_password" });
+      throw new AppError("unauthorized", "The password is not correct.");
+    }
+  };
   return new Elysia({ name: "accounts-mfa", prefix: "/mfa" })
     .post(
       "/enroll",
@@ -82,12 +91,7 @@ export function mfaAccountRoutes(deps: Deps) {
       "/disable",
       async ({ body, request, route }) => {
         const { tenant_id } = await deps.sessions.require(request);
-        await limitCredentialAttempt(deps, request, mfaSubject(tenant_id), route);
-        const current = (await credentials(deps.db, tenant_id))!;
-        if (!(await deps.passwords.verify(body.password, current.password_hash))) {
-          securityEvent(deps, request, "auth.mfa_failed", { tenant_id, step: "disable", reason: "wrong_password" });
-          throw new AppError("unauthorized", "The password is not correct.");
-        }
+        await checkPasswordForMfa(request, route, tenant_id, body.password, "disable");
         await disableMfa(deps, tenant_id, body.code, deps.now());
         securityEvent(deps, request, "auth.mfa_disabled", { tenant_id });
         return { ok: true as const };
@@ -97,6 +101,26 @@ export function mfaAccountRoutes(deps: Deps) {
         parse: "json",
         response: { 200: Accepted, 400: ErrorResponse, 401: ErrorResponse, 429: RateLimitedResponse, 503: ErrorResponse },
         detail: { summary: "Turn the second factor off: the password and a code (TOTP or recovery)", tags: ["accounts"], security: bearer },
+      },
+    )
+    .post(
+      "/recovery-codes",
+      async ({ body, request, route }) => {
+        const { tenant_id } = await deps.sessions.require(request);
+        await checkPasswordForMfa(request, route, tenant_id, body.password, "recovery_codes");
+        const recovery_codes = await replaceRecoveryCodes(deps, tenant_id, body.code, deps.now());
+        securityEvent(deps, request, "auth.mfa_recovery_codes_replaced", { tenant_id });
+        return { ok: true as const, recovery_codes };
+      },
+      {
+        body: MfaDisableBody,
+        parse: "json",
+        response: { 200: MfaConfirmResponse, 400: ErrorResponse, 401: ErrorResponse, 429: RateLimitedResponse, 503: ErrorResponse },
+        detail: {
+          summary: "Ten new recovery codes for the active second factor (the password and a code); every earlier one stops working; shown once",
+          tags: ["accounts"],
+          security: bearer,
+        },
       },
     );
 }

@@ -57,6 +57,14 @@ export async function disableMfa(deps: Deps, tenantId: string, code: string, now
   await deps.db.query("accounts/mfa_disable", [tenantId, iso(now)]);
 }
 
+/** Ten new recovery codes for the active factor once a code is spent; every earlier one stops working. Shown once. */
+export async function replaceRecoveryCodes(deps: Deps, tenantId: string, code: string, now: Date): Promise<string[]> {
+  await spendMfaCode(deps, tenantId, code, now);
+  const codes = newRecoveryCodes();
+  await deps.db.query("accounts/mfa_recovery_replace", [tenantId, await Promise.all(codes.map(recoveryCodeHash))]);
+  return codes;
+}
+
 /**
  * Re-seals, under the current service secret, every TOTP secret still sealed under
  * JWT_SECRET_PREVIOUS, so that the previous secret can be dropped without voiding a factor. Run at

@@ -62,6 +62,12 @@ export interface Queries {
       enrolled: string;
     };
   };
+  "accounts/mfa_recovery_replace": {
+    params: [string, readonly string[]];
+    row: {
+      replaced: string;
+    };
+  };
   "accounts/mfa_reseal": {
     params: [string, string, string];
     row: {

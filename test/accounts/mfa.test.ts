@@ -184,3 +184,45 @@ describe("disable", () => {
     expect((await post("/customer/account/mfa/disable", { password: GOOD_PASSWORD, code: user.recovery[3] }, user.token)).status).toBe(200);
   });
 });
+
+describe("new recovery codes", () => {
+  test("need the password and a code; ten new ones replace every earlier code", async () => {
+    const user = await withMfa();
+    nextStep();
+    const code = await totp(user.secret);
+    const replace = (json: unknown, token = user.token) => post("/customer/account/mfa/recovery-codes", json, token);
+    expectErrorShape(await replace({ password: "not the password", code }), 401, "unauthorized");
+    expectErrorShape(await replace({ password: GOOD_PASSWORD, code: "12345" }), 401, "invalid_code");
+    expectErrorShape(await replace({ password: GOOD_PASSWORD }), 400, "invalid_request");
+    const replaced = await replace({ password: GOOD_PASSWORD, code });
+    expect(replaced.status).toBe(200);
+    expect(Object.keys(replaced.body).sort()).toEqual(["ok", "recovery_codes"]);
+    const fresh = replaced.body.recovery_codes as string[];
+    expect(new Set(fresh).size).toBe(10);
+    expect(fresh.some((c) => user.recovery.includes(c))).toBe(false);
+    const { db } = await testService();
+    const state = (await testOne<{ codes: number; code_hashes: string[] }>(db, "mfa_state", [user.tenantId]))!;
+    expect(state.codes).toBe(10);
+    expect(JSON.stringify(state)).not.toContain(fresh[0]);
+
+    // An earlier code no longer signs in; a new one does, once (from another address: the tries
+    // above count against this one's limit on code guesses).
+    const ip = "198.51.100.7";
+    const verify = async (code: string) => post("/auth/mfa/verify", { mfa_token: await challenge(user.email, ip), code }, undefined, ip);
+    expectErrorShape(await verify(user.recovery[0]!), 401, "invalid_code");
+    expect((await verify(fresh[0]!)).status).toBe(200);
+    expectErrorShape(await verify(fresh[0]!), 401, "invalid_code");
+    // A recovery code may be spent to get new ones (the last one left, say).
+    expect((await replace({ password: GOOD_PASSWORD, code: fresh[1] })).status).toBe(200);
+    expectErrorShape(await verify(fresh[2]!), 401, "invalid_code");
+  });
+
+  test("without an active factor: 401 invalid_code, and nothing is stored", async () => {
+    const user = await newAccount();
+    expectErrorShape(await post("/customer/account/mfa/recovery-codes", { password: GOOD_PASSWORD, code: "ABCD-EFGH-JKLM-NPQR-STUV" }, user.token), 401, "invalid_code");
+    await post("/customer/account/mfa/enroll", {}, user.token);
+    expectErrorShape(await post("/customer/account/mfa/recovery-codes", { password: GOOD_PASSWORD, code: "123456" }, user.token), 401, "invalid_code");
+    const { db } = await testService();
+    expect((await testOne<{ status: string; codes: number }>(db, "mfa_state", [user.tenantId]))!).toMatchObject({ status: "pending", codes: 0 });
+  });
+});

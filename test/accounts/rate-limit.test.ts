@@ -115,6 +115,7 @@ describe("per client address", () => {
       ["POST", "/customer/account/mfa/enroll", () => ({}), auth],
       ["POST", "/customer/account/mfa/confirm", () => ({ code: "123456" }), auth],
       ["POST", "/customer/account/mfa/disable", () => ({ password: "a guess", code: "123456" }), auth],
+      ["POST", "/customer/account/mfa/recovery-codes", () => ({ password: "a guess", code: "123456" }), auth],
     ];
     for (const [method, path, json, headers] of routes) {
       const ip = ipv4();

@@ -555,7 +555,7 @@ describe.skipIf(!available)("console in Chromium", () => {
   );
 
   test(
-    "two-step sign-in: enrol with a locally drawn QR code, recovery codes once, the login's code step, turn off",
+    "two-step sign-in: enrol with a locally drawn QR code, recovery codes once, the login's code step, new recovery codes, turn off",
     async () => {
       await goTo("Account", "Account");
       await seen('[data-testid="mfa-state"]', "Off");
@@ -611,7 +611,20 @@ describe.skipIf(!available)("console in Chromium", () => {
       await page.getByRole("button", { name: "Turn off" }).click();
       // A spent recovery code is refused at the field, and the session stays.
       await seen(".field-error", /wrong|used/i);
+      // New recovery codes (for another code), shown once; the earlier ones stop working.
       await page.getByLabel("Code from your app, or a recovery code").fill(codes[1]);
+      await page.getByRole("button", { name: "New recovery codes" }).click();
+      await recovery.waitFor();
+      const renewed = await recovery.locator("li").allTextContents();
+      expect(renewed).toHaveLength(10);
+      expect(renewed.filter((code) => codes.includes(code))).toEqual([]);
+      await recovery.getByRole("button", { name: "I have stored them" }).click();
+      await seen('[data-testid="mfa-state"]', "On");
+      await page.getByLabel("Password").last().fill(user.password);
+      await page.getByLabel("Code from your app, or a recovery code").fill(codes[2]);
+      await page.getByRole("button", { name: "Turn off" }).click();
+      await seen(".field-error", /wrong|used/i);
+      await page.getByLabel("Code from your app, or a recovery code").fill(renewed[0]);
       await page.getByRole("button", { name: "Turn off" }).click();
       await seen('[data-testid="mfa-state"]', "Off");
       await shot("30-mfa-off");

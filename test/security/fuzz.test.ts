@@ -107,6 +107,7 @@ const ROUTES: Route[] = [
   { method: "POST", path: "/customer/account/mfa/enroll", auth: "jwt", fields: {} },
   { method: "POST", path: "/customer/account/mfa/confirm", auth: "jwt", fields: { code: fc.oneof(fc.stringMatching(/^\d{6}$/), text(80)) } },
   { method: "POST", path: "/customer/account/mfa/disable", auth: "jwt", fields: { password: password(), code: fc.oneof(fc.stringMatching(/^\d{6}$/), text(80)) } },
+  { method: "POST", path: "/customer/account/mfa/recovery-codes", auth: "jwt", fields: { password: password(), code: fc.oneof(fc.stringMatching(/^\d{6}$/), text(80)) } },
   // Last of the API routes: signing out ends the fuzzer's own sessions for the routes after it.
   { method: "POST", path: "/auth/logout", auth: "jwt", fields: { all: fc.oneof(fc.boolean(), text()) } },
   // The web console's pages and assets (not in the OpenAPI document: not API).

@@ -45,13 +45,22 @@ export function SecondFactorPanel({ session }: { session: Session }) {
     });
   };
 
-  const disable = (event: Event) => {
+  // One form, two actions: "Turn off", or "New recovery codes" (both need the password and a code).
+  const disableOrReplace = (event: SubmitEvent) => {
     event.preventDefault();
     const el = event.currentTarget as HTMLFormElement;
     const password = (el.elements.namedItem("password") as HTMLInputElement).value;
     const code = value(el, "code");
     if (!password) return form.fail({ password: "Enter your password." });
     if (!code) return form.fail({ code: "Enter a code from your app or a recovery code." });
+    if ((event.submitter as HTMLButtonElement | null)?.value === "recovery-codes") {
+      return form.run(async () => {
+        const reply = await api<{ recovery_codes: string[] }>("POST", "/customer/account/mfa/recovery-codes", { json: { password, code } });
+        el.reset();
+        setRecovery(reply.recovery_codes);
+        announce("New recovery codes: the earlier ones no longer work. Store these now.");
+      });
+    }
     return form.run(async () => {
       await api("POST", "/customer/account/mfa/disable", { json: { password, code } });
       await session.refreshAccount();
@@ -80,13 +89,18 @@ export function SecondFactorPanel({ session }: { session: Session }) {
       ) : on ? (
         <>
           <p data-testid="mfa-state">On: logging in asks for a code from your authenticator app.</p>
-          <form onSubmit={disable} ref={form.formRef} noValidate>
+          <form onSubmit={disableOrReplace} ref={form.formRef} noValidate>
             <input type="text" name="username" autoComplete="username" value={session.account.email} hidden readOnly />
             <Field label="Password" name="password" type="password" autoComplete="current-password" required error={form.fields.password} />
             <Field label="Code from your app, or a recovery code" name="code" type="text" autoComplete="one-time-code" required error={form.fields.code} />
-            <button type="submit" disabled={form.busy}>
-              Turn off
-            </button>
+            <div class="actions">
+              <button type="submit" value="recovery-codes" disabled={form.busy}>
+                New recovery codes
+              </button>
+              <button type="submit" value="disable" disabled={form.busy}>
+                Turn off
+              </button>
+            </div>
           </form>
         </>
       ) : enrolment ? (
