@@ -238,6 +238,36 @@ describe("second factor", () => {
       expect(await sqlstate(q.query("accounts/mfa_accept_code", [t.tenantId, 5, null, NOW.toISOString()]))).toBe("WA010");
     });
   });
+  test("new recovery codes: ten replace every earlier one, only while the factor is active", async () => {
+    const fresh = Array.from({ length: 10 }, (_, i) => `${i}`.padStart(64, "b"));
+    await rolledBack(async (q) => {
+      const t = await active(q);
+      await q.query("accounts/mfa_recovery_replace", [t.tenantId, fresh]);
+      await q.query("accounts/mfa_accept_code", [t.tenantId, null, fresh[0], NOW.toISOString()]);
+      expect(await sqlstate(q.query("accounts/mfa_accept_code", [t.tenantId, null, hashes(1)[0], NOW.toISOString()]))).toBe("WA010");
+    });
+    await rolledBack(async (q) => {
+      const t = await active(q);
+      expect(await sqlstate(q.query("accounts/mfa_recovery_replace", [t.tenantId, fresh.slice(0, 9)]))).toBe("22023");
+    });
+    await rolledBack(async (q) => {
+      const t = await tenant(q);
+      await q.query("accounts/mfa_enroll", [t.tenantId, SEALED, NOW.toISOString()]);
+      expect(await sqlstate(q.query("accounts/mfa_recovery_replace", [t.tenantId, fresh]))).toBe("WA010");
+    });
+  });
+
+  test("sealing again (a new JWT_SECRET) is a compare-and-set on the sealed value", async () => {
+    const resealed = "v1.BBBBBBBBBBBBBBBB.c2VhbGVkLWFnYWlu";
+    await rolledBack(async (q) => {
+      const t = await active(q);
+      expect(await q.query("accounts/mfa_reseal", [t.tenantId, "v1.CCCCCCCCCCCCCCCC.b3RoZXI", resealed])).toEqual([]);
+      expect(await q.query("accounts/mfa_reseal", [t.tenantId, SEALED, resealed])).toEqual([{ tenant_id: t.tenantId }]);
+      expect((await q.query("accounts/mfa_secret", [t.tenantId]))[0]).toMatchObject({ status: "active", secret_sealed: resealed });
+      // A bare secret is refused by the column's CHECK, whoever writes it.
+      expect(await sqlstate(q.query("accounts/mfa_reseal", [t.tenantId, resealed, "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP"]))).toBe("23514");
+    });
+  });
 });
 
 describe("sign-out and login counters", () => {
