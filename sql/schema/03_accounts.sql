@@ -363,6 +363,20 @@ END $$;
 COMMENT ON FUNCTION mfa_enroll(text, text, timestamptz) IS
   'Starts a TOTP enrolment (pending, not yet asked at login) with a new sealed secret, replacing a pending or disabled one; WA011 while a factor is active.';
 
+-- A factor's recovery codes become exactly these ten hashes (22023 for another count); the
+-- callers below decide when (a confirm, a replacement).
+CREATE FUNCTION mfa_recovery_codes_set(p_tenant_id text, p_recovery_hashes text[]) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+  IF cardinality(p_recovery_hashes) <> 10 THEN
+    RAISE EXCEPTION 'ten recovery codes expected' USING ERRCODE = '22023';
+  END IF;
+  DELETE FROM mfa_recovery_codes WHERE tenant_id = p_tenant_id;
+  INSERT INTO mfa_recovery_codes (code_hash, tenant_id) SELECT h, p_tenant_id FROM unnest(p_recovery_hashes) AS h;
+END $$;
+COMMENT ON FUNCTION mfa_recovery_codes_set(text, text[]) IS
+  'Makes a factor''s recovery codes exactly the ten given hashes (22023 otherwise); called by mfa_confirm() and mfa_recovery_codes_replace().';
+
 CREATE FUNCTION mfa_confirm(p_tenant_id text, p_step bigint, p_recovery_hashes text[], p_now timestamptz) RETURNS void
 LANGUAGE plpgsql AS $$
 BEGIN
@@ -371,10 +385,7 @@ BEGIN
   IF NOT FOUND THEN
     RAISE EXCEPTION 'no pending enrolment' USING ERRCODE = 'WA012';
   END IF;
-  IF cardinality(p_recovery_hashes) <> 10 THEN
-    RAISE EXCEPTION 'ten recovery codes expected' USING ERRCODE = '22023';
-  END IF;
-  INSERT INTO mfa_recovery_codes (code_hash, tenant_id) SELECT h, p_tenant_id FROM unnest(p_recovery_hashes) AS h;
+  PERFORM mfa_recovery_codes_set(p_tenant_id, p_recovery_hashes);
 END $$;
 COMMENT ON FUNCTION mfa_confirm(text, bigint, text[], timestamptz) IS
   'Activates a pending enrolment whose code (of step p_step, checked by the service) proved the secret, and stores the hashes of its ten recovery codes; WA012 when nothing is pending.';
@@ -410,11 +421,7 @@ BEGIN
   IF NOT FOUND THEN
     RAISE EXCEPTION 'no active second factor' USING ERRCODE = 'WA010';
   END IF;
-  IF cardinality(p_recovery_hashes) <> 10 THEN
-    RAISE EXCEPTION 'ten recovery codes expected' USING ERRCODE = '22023';
-  END IF;
-  DELETE FROM mfa_recovery_codes WHERE tenant_id = p_tenant_id;
-  INSERT INTO mfa_recovery_codes (code_hash, tenant_id) SELECT h, p_tenant_id FROM unnest(p_recovery_hashes) AS h;
+  PERFORM mfa_recovery_codes_set(p_tenant_id, p_recovery_hashes);
 END $$;
 COMMENT ON FUNCTION mfa_recovery_codes_replace(text, text[]) IS
   'Replaces every recovery code of an active factor with ten new hashes; WA010 when none is active. The service checks the password and a code first.';
