@@ -105,10 +105,16 @@ export class ReceiptSigner {
 
   /** Makes a new active key; the old one is retired but stays published. */
   static async rotate(db: Queryable, box: SecretBox): Promise<string> {
-    const key = await generateSigningKey();
-    await db.query("receipts/signing_key_rotate", [key.kid, key.publicJwk, await box.seal(JSON.stringify(key.privateJwk), key.kid)]);
-    return key.kid;
+    const key = await newSealedKey(box);
+    await db.query("receipts/signing_key_rotate", key);
+    return key[0];
   }
+}
+
+/** A new key as the database stores it: kid, public JWK, the private JWK sealed (context: the kid). */
+async function newSealedKey(box: SecretBox): Promise<[kid: string, publicJwk: JsonWebKey, privateSealed: string]> {
+  const key = await generateSigningKey();
+  return [key.kid, key.publicJwk, await box.seal(JSON.stringify(key.privateJwk), key.kid)];
 }
 
 type SigningKeyRow = Awaited<ReturnType<typeof activeKey>>;
@@ -120,9 +126,8 @@ export const opens = async (box: SecretBox, row: SigningKeyRow): Promise<boolean
 export async function activeKey(db: Queryable, box: SecretBox) {
   let rows = await db.query("receipts/signing_keys");
   if (!rows.some((r) => r.status === "active")) {
-    const key = await generateSigningKey();
     // Two instances may race here; the partial unique index keeps exactly one.
-    await db.query("receipts/signing_key_create_first", [key.kid, key.publicJwk, await box.seal(JSON.stringify(key.privateJwk), key.kid)]);
+    await db.query("receipts/signing_key_create_first", await newSealedKey(box));
     rows = await db.query("receipts/signing_keys");
   }
   return rows.find((r) => r.status === "active")!;
