@@ -78,10 +78,10 @@ export async function resealTotpSecrets(db: Queryable, box: SecretBox): Promise<
   for (;;) {
     const rows = await db.query("accounts/mfa_sealed_page", [after, PAGE]);
     for (const row of rows) {
-      const under = await box.sealedUnder(row.secret_sealed, row.tenant_id);
-      if (under === null) unreadable++;
-      if (under !== "previous") continue;
-      const fresh = await box.seal(await box.open(row.secret_sealed, row.tenant_id), row.tenant_id);
+      const opened = await box.unseal(row.secret_sealed, row.tenant_id);
+      if (opened === null) unreadable++;
+      if (opened?.under !== "previous") continue;
+      const fresh = await box.seal(opened.secret, row.tenant_id);
       resealed += (await db.query("accounts/mfa_reseal", [row.tenant_id, row.secret_sealed, fresh])).length;
     }
     if (rows.length < PAGE) return { resealed, unreadable };

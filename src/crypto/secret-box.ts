@@ -30,24 +30,24 @@ export class SecretBox {
 
   /** Throws when the value was sealed under another service secret, for another context, or changed. */
   async open(sealed: string, context: string): Promise<string> {
-    const opened = await this.opened(sealed, context);
+    const opened = await this.unseal(sealed, context);
     if (!opened) throw new Error("the sealed secret does not open under this service secret");
     return opened.secret;
   }
 
   /** Which of the box's secrets the value was sealed under; null: neither (another secret, another context, changed). */
   async sealedUnder(sealed: string, context: string): Promise<"current" | "previous" | null> {
-    const opened = await this.opened(sealed, context);
-    return opened ? (opened.key === 0 ? "current" : "previous") : null;
+    return (await this.unseal(sealed, context))?.under ?? null;
   }
 
-  private async opened(sealed: string, context: string): Promise<{ secret: string; key: number } | null> {
+  /** The secret and which of the box's secrets sealed it; null: neither opens it. */
+  async unseal(sealed: string, context: string): Promise<{ secret: string; under: "current" | "previous" } | null> {
     if (!SEALED_FORMAT.test(sealed)) return null;
     const [, iv, data] = sealed.split(".");
     for (const [key, cryptoKey] of this.keys.entries()) {
       try {
         const plain = await crypto.subtle.decrypt({ name: "AES-GCM", iv: Buffer.from(iv!, "base64url"), additionalData: utf8(context) }, cryptoKey, Buffer.from(data!, "base64url"));
-        return { secret: new TextDecoder().decode(plain), key };
+        return { secret: new TextDecoder().decode(plain), under: key === 0 ? "current" : "previous" };
       } catch {
         // Not under this key: try the next.
       }
