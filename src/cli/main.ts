@@ -7,22 +7,26 @@ import { SchemaMismatchError, schemaVersion } from "../db/migrate.ts";
 import { ScriptUsageError } from "../ops/psql-script.ts";
 import { runSimulate, runVerify } from "./client.ts";
 import { runVerifyProof } from "./verify-proof.ts";
-import { OPS_USAGE, OpsUsageError, opsHelp, runOps } from "./ops.ts";
+import { OPS_LINES, OpsUsageError, opsHelp, runOps } from "./ops.ts";
 import { RefusedError, refuseOnPostgres, runRestore } from "./backup.ts";
 import { runMigrate } from "./migrate.ts";
-import { POLICY_USAGE, PolicyUsageError, runPolicy } from "./policy.ts";
+import { POLICY_LINES, PolicyUsageError, runPolicy } from "./policy.ts";
+import { commandHelp, usageTable, type UsageLine } from "./usage.ts";
 import pkg from "../../package.json" with { type: "json" };
 
 export class UsageError extends Error {}
 
 interface Command {
-  usage: string;
+  /** The forms of the command, each with what it does (src/cli/usage.ts lays them out). */
+  lines: UsageLine[];
+  /** After `usage: warden ` in the command's own help, when it has several forms. */
+  header?: string;
   run(args: string[]): Promise<number>;
 }
 
 const COMMANDS: Record<string, Command> = {
   serve: {
-    usage: `  serve                                   run the HTTPS service (applies migrations at start)`,
+    lines: [{ synopsis: "serve", summary: "run the HTTPS service (applies migrations at start)" }],
     async run(args) {
       parseArgs({ args, options: {}, strict: true });
       const { serve } = await import("../app/server.ts");
@@ -43,8 +47,7 @@ const COMMANDS: Record<string, Command> = {
     },
   },
   simulate: {
-    usage: `  simulate --preset NAME [--request-id ID] [--verify]
-                                          call /v1/simulate on WARDEN_URL with WARDEN_API_KEY`,
+    lines: [{ synopsis: "simulate --preset NAME [--request-id ID] [--verify]", summary: "call /v1/simulate on WARDEN_URL with WARDEN_API_KEY" }],
     run(args) {
       const { values } = parseArgs({ args, options: { preset: { type: "string" }, "request-id": { type: "string" }, verify: { type: "boolean" } }, strict: true });
       if (!values.preset) throw new UsageError("simulate needs --preset NAME");
@@ -52,8 +55,11 @@ const COMMANDS: Record<string, Command> = {
     },
   },
   verify: {
-    usage: `  verify FILE|- [--jwks FILE]             check a saved result offline against the JWKS
-  verify --proof FILE|- [--jwks FILE]     check {receipt, proof, checkpoint}: the receipt is in the signed log`,
+    header: "verify [--proof] FILE|- [--jwks FILE]",
+    lines: [
+      { synopsis: "verify FILE|- [--jwks FILE]", summary: "check a saved result offline against the JWKS" },
+      { synopsis: "verify --proof FILE|- [--jwks FILE]", summary: "check {receipt, proof, checkpoint}: the receipt is in the signed log" },
+    ],
     run(args) {
       const { values, positionals } = parseArgs({ args, options: { jwks: { type: "string" }, proof: { type: "string" } }, strict: true, allowPositionals: true });
       if (values.proof !== undefined) {
@@ -65,14 +71,14 @@ const COMMANDS: Record<string, Command> = {
     },
   },
   migrate: {
-    usage: `  migrate                                 apply this build's schema to DATABASE_URL or DATA_DIR`,
+    lines: [{ synopsis: "migrate", summary: "apply this build's schema to DATABASE_URL or DATA_DIR" }],
     run(args) {
       parseArgs({ args, options: {}, strict: true });
       return runMigrate(loadConfig());
     },
   },
   restore: {
-    usage: `  restore FILE                            make DATA_DIR (new or empty) from an \`ops backup\` file`,
+    lines: [{ synopsis: "restore FILE", summary: "make DATA_DIR (new or empty) from an `ops backup` file" }],
     run(args) {
       const { positionals } = parseArgs({ args, options: {}, strict: true, allowPositionals: true });
       if (positionals.length !== 1) throw new UsageError("restore needs one FILE");
@@ -82,26 +88,31 @@ const COMMANDS: Record<string, Command> = {
     },
   },
   policy: {
-    usage: POLICY_USAGE,
+    header: "policy <test|impact|publish|diff> ...",
+    lines: POLICY_LINES,
     run: runPolicy,
   },
   ops: {
-    usage: OPS_USAGE,
+    header: "ops <command>",
+    lines: OPS_LINES,
     run: runOps,
   },
 };
 
-const USAGE = `usage: warden <command>   (warden help COMMAND, warden COMMAND --help)
+const USAGE = `usage: warden <command> ...   (warden help COMMAND, warden COMMAND --help)
 ${Object.values(COMMANDS)
-  .map((c) => c.usage)
+  .map((c) => usageTable(c.lines))
   .join("\n")}
-  --version                               print the version and the database schema it needs`;
+${usageTable([
+  { synopsis: "help [COMMAND]", summary: "the usage of every command, or of one" },
+  { synopsis: "--version", summary: "print the version and the database schema it needs" },
+])}`;
 
 function help(command: string | undefined, rest: string[] = []): string {
   if (command === "ops") return opsHelp(rest);
   const found = command === undefined ? undefined : COMMANDS[command];
   if (command !== undefined && !found) throw new UsageError(`unknown command: ${command}`);
-  return found ? `usage: warden\n${found.usage}` : USAGE;
+  return found ? commandHelp(found.header ?? command!, found.lines) : USAGE;
 }
 
 async function main(argv: string[]): Promise<number> {

@@ -13,6 +13,7 @@ import { refuseOnPostgres, runBackup } from "./backup.ts";
 import { withOpsTarget } from "./ops-target.ts";
 import { OpsUsageError, parseScriptCommand, parseSqlCommand, runScript, SCRIPT_COMMANDS, SQL_USAGE } from "./ops-scripts.ts";
 import { runReceiptsCheck } from "./ops-receipts.ts";
+import { commandHelp, type UsageLine } from "./usage.ts";
 
 export { OpsUsageError } from "./ops-scripts.ts";
 
@@ -153,14 +154,12 @@ function find(args: string[]): { key: string; command: OpsCommand; rest: string[
   return undefined;
 }
 
-export const OPS_USAGE = Object.values(OPS_COMMANDS)
-  .map((c) => (c.usage.length < 40 ? `  ${c.usage.padEnd(40)}${c.summary}` : `  ${c.usage}\n  ${"".padEnd(40)}${c.summary}`))
-  .join("\n");
+export const OPS_LINES: UsageLine[] = Object.values(OPS_COMMANDS).map((c) => ({ synopsis: c.usage, summary: c.summary }));
 
 /** Usage of the ops command args names, or of every ops command. */
 export function opsHelp(args: string[]): string {
   const found = find(args.filter((a) => a !== "--help" && a !== "-h"));
-  return found ? `usage: warden ${found.command.usage}\n  ${found.command.summary}` : `usage: warden ops <command>\n${OPS_USAGE}`;
+  return found ? commandHelp(found.command.usage, [{ synopsis: found.command.usage, summary: found.command.summary }]) : commandHelp("ops <command>", OPS_LINES);
 }
 
 export async function runOps(args: string[]): Promise<number> {

@@ -9,13 +9,14 @@ import { TestCases, type TestCase } from "../policies/model.ts";
 import { runCases } from "../policies/testing.ts";
 import { diffPolicies } from "../policies/diff.ts";
 import { fetchOptions, serverUrl } from "./client.ts";
+import type { UsageLine } from "./usage.ts";
 
-export const POLICY_USAGE = `  policy test POLICY.json CASES.json     run test cases offline (exit 0 all pass, 1 a case fails)
-  policy impact POLICY.json [--limit N]   what the draft would change on your latest protect receipts
-  policy publish POLICY.json              publish as a new version (your stored tests run first)
-  policy diff A B                         rules added, removed, changed between two versions (a number)
-                                          or files (exit 0 the same, 1 different)
-                                          impact, publish and diff (of versions) use WARDEN_URL and WARDEN_TOKEN (a JWT)`;
+export const POLICY_LINES: UsageLine[] = [
+  { synopsis: "policy test POLICY.json CASES.json", summary: "run test cases offline (exit 0 all pass, 1 a case fails)" },
+  { synopsis: "policy impact POLICY.json [--limit N]", summary: "what the draft would change on your latest protect receipts (with WARDEN_TOKEN)" },
+  { synopsis: "policy publish POLICY.json", summary: "publish as a new version once your stored tests pass (with WARDEN_TOKEN)" },
+  { synopsis: "policy diff A B", summary: "rules added, removed, changed between two files or versions (a number, with WARDEN_TOKEN); exit 0 the same, 1 different" },
+];
 
 /** Bad usage or an invalid document: exit 2 with the message. */
 export class PolicyUsageError extends Error {}
