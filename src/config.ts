@@ -19,8 +19,12 @@ export interface Config {
   logLevel: "debug" | "info" | "warn" | "error" | "silent";
   /** json (default): one JSON object a line; pretty: aligned text for a person at a terminal. */
   logFormat: "json" | "pretty";
-  /** The plain-HTTP listener for /metrics, /livez and /readyz; null when METRICS_ADDR=off. */
-  metricsAddr: { host: string; port: number } | null;
+  /**
+   * The plain-HTTP listener for /metrics, /livez and /readyz; null when METRICS_ADDR=off.
+   * fromDefault: METRICS_ADDR was not set, so a port already taken (a second instance on this
+   * host) moves the listener to a free port instead of stopping the start.
+   */
+  metricsAddr: { host: string; port: number; fromDefault?: boolean } | null;
   bcryptCost: number;
   /** From: of outgoing mail. */
   mailFrom: string;
@@ -80,7 +84,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     publicUrl: (env.PUBLIC_URL || `https://${host.includes(":") ? `[${host}]` : host}:${port}`).replace(/\/+$/, ""),
     logLevel,
     logFormat,
-    metricsAddr: listenAddress(env.METRICS_ADDR, "127.0.0.1:9464", "METRICS_ADDR"),
+    metricsAddr: metricsAddress(env.METRICS_ADDR),
     // bcrypt cost 12 in production; tests lower it (BCRYPT_COST=4) to stay fast.
     bcryptCost: intFrom(env.BCRYPT_COST, 12, "BCRYPT_COST", 4, 15),
     mailFrom: env.MAIL_FROM || `warden <no-reply@${mailDomain(env.PUBLIC_URL, host)}>`,
@@ -122,6 +126,13 @@ function listenAddress(raw: string | undefined, fallback: string, name: string):
   const port = Number(match?.[3]);
   if (!match || port > 65535) throw new Error(`${name} must be HOST:PORT (for example ${fallback}, [::1]:9464) or off`);
   return { host: match[1] ?? match[2], port };
+}
+
+const METRICS_DEFAULT = "127.0.0.1:9464";
+
+function metricsAddress(raw: string | undefined): Config["metricsAddr"] {
+  const addr = listenAddress(raw, METRICS_DEFAULT, "METRICS_ADDR");
+  return addr && !raw?.trim() ? { ...addr, fromDefault: true } : addr;
 }
 
 /** "N/SECONDS": at most N hits per window of SECONDS. */

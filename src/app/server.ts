@@ -34,7 +34,18 @@ export async function serve(config: Config, opts: Parameters<typeof createServic
   const metrics = await listenMetrics(config, service, server);
   // One id per start, to tell this process's lines from another instance's or an earlier run's.
   const instanceId = `inst_${randomBase62(16)}`;
-  log.info("listening", { url, metrics_url: metrics?.url ?? "off", version: service.deps.version, instance_id: instanceId, database: service.deps.db.kind, tls: tls?.source ?? "proxy" });
+  // The addresses a person opens first, so the start-up line is all they need to read.
+  log.info("listening", {
+    url,
+    console_url: `${url}/console`,
+    docs_url: `${url}/docs`,
+    health_url: `${url}/health`,
+    metrics_url: metrics?.url ?? "off",
+    version: service.deps.version,
+    instance_id: instanceId,
+    database: service.deps.db.kind,
+    tls: tls?.source ?? "proxy",
+  });
   // Operators reach an embedded database on disk through the service (src/ops/channel.ts); a
   // service without the channel still serves, and `warden ops` then says the database is in use.
   const channel =
@@ -64,13 +75,33 @@ function hostPart(host: string): string {
   return host.includes(":") ? `[${host}]` : host;
 }
 
-/** The plain-HTTP METRICS_ADDR listener, unless it is off; a failure to bind stops the start. */
+/**
+ * The plain-HTTP METRICS_ADDR listener, unless it is off. A failure to bind stops the start when
+ * METRICS_ADDR was asked for; the default address, when taken (another instance on this host),
+ * gives way to a free port, and the log says so.
+ */
 async function listenMetrics(config: Config, service: Service, server: Listener) {
   if (!config.metricsAddr) return undefined;
-  const { host, port } = config.metricsAddr;
-  try {
-    const listener = listen({ port, hostname: host, fetch: metricsEndpoint(service.deps.metrics, service.deps.probes) });
+  const { host, port, fromDefault } = config.metricsAddr;
+  const fetch = metricsEndpoint(service.deps.metrics, service.deps.probes);
+  const bind = (at: number) => {
+    const listener = listen({ port: at, hostname: host, fetch });
     return { listener, url: `http://${hostPart(host)}:${listener.port}` };
+  };
+  try {
+    try {
+      return bind(port);
+    } catch (err) {
+      if (!fromDefault) throw err;
+      const moved = bind(0);
+      service.deps.log.warn("metrics_port_taken", {
+        wanted: `${hostPart(host)}:${port}`,
+        metrics_url: moved.url,
+        error: (err as Error)?.message ?? String(err),
+        hint: "set METRICS_ADDR to choose the address (one per instance on a host), or METRICS_ADDR=off",
+      });
+      return moved;
+    }
   } catch (err) {
     await server.stop(true);
     await service.close();

@@ -1,11 +1,20 @@
 import { Elysia, t } from "elysia";
 import { ErrorResponse } from "../http/errors.ts";
 import type { Deps } from "./deps.ts";
+import { faviconIco } from "./favicon.ts";
 
 const Ok = t.Object({ ok: t.Literal(true) });
 
+// Not API, so not in the OpenAPI document (like /console and /docs).
+const hidden = { detail: { hide: true } };
+
 export function systemRoutes(deps: Deps) {
+  const favicon = faviconIco();
   return new Elysia({ name: "system" })
+    // A person who types the bare address lands on the console. 302, not 301 or 308: a browser
+    // keeps a permanent redirect for good, and / may answer something else one day.
+    .get("/", () => new Response(null, { status: 302, headers: { location: "/console" } }), hidden)
+    .get("/favicon.ico", () => new Response(favicon, { headers: { "content-type": "image/x-icon", "cache-control": "public, max-age=86400" } }), hidden)
     .get(
       "/health",
       async () => {

@@ -184,7 +184,7 @@ describe("the METRICS_ADDR listener", () => {
 
 describe("METRICS_ADDR and the start-up line", () => {
   test("METRICS_ADDR: the default, off, host:port, [IPv6]:port; anything else is refused", () => {
-    expect(loadConfig({}).metricsAddr).toEqual({ host: "127.0.0.1", port: 9464 });
+    expect(loadConfig({}).metricsAddr).toEqual({ host: "127.0.0.1", port: 9464, fromDefault: true });
     expect(loadConfig({ METRICS_ADDR: "off" }).metricsAddr).toBeNull();
     expect(loadConfig({ METRICS_ADDR: "OFF" }).metricsAddr).toBeNull();
     expect(loadConfig({ METRICS_ADDR: "0.0.0.0:9100" }).metricsAddr).toEqual({ host: "0.0.0.0", port: 9100 });
