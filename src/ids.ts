@@ -14,7 +14,7 @@ export function randomBase62(length: number): string {
 }
 
 /** 22 base62 characters carry 130.9 bits, above the contract's 128. */
-export function newId(prefix: "cust_" | "key_" | "upgr_" | "req_" | "rcpt_"): string {
+export function newId(prefix: "cust_" | "acct_" | "mbr_" | "inv_" | "key_" | "upgr_" | "req_" | "rcpt_"): string {
   return prefix + randomBase62(22);
 }
 

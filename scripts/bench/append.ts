@@ -33,7 +33,7 @@ const tenants: { tenantId: string; keyId: string }[] = [];
 for (let i = 0; i < TENANTS; i++) {
   const secret = newSecret();
   const t = { tenantId: newId("cust_"), keyId: newId("key_") };
-  await db.query("accounts/signup", [t.tenantId, `append.${Date.now()}.${i}@example.com`, "$2b$04$abcdefghijklmnopqrstuuABCDEFGHIJKLMNOPQRSTUVWXYZ01234", t.keyId, await hashSecret(secret), secretHint(secret)]);
+  await db.query("accounts/signup", [t.tenantId, newId("acct_"), newId("mbr_"), `append.${Date.now()}.${i}@example.com`, "$2b$04$abcdefghijklmnopqrstuuABCDEFGHIJKLMNOPQRSTUVWXYZ01234", t.keyId, await hashSecret(secret), secretHint(secret)]);
   tenants.push(t);
 }
 

@@ -13,6 +13,11 @@ CREATE TABLE api_keys (
   last_used_at  timestamptz,
   revoked_at    timestamptz,
   replaced_by   text REFERENCES api_keys (key_id),
+  -- Who made and who ended the key: members of its tenant (NULL: an operator, or before it mattered).
+  created_by    text,
+  revoked_by    text,
+  CONSTRAINT api_keys_created_by_fkey FOREIGN KEY (tenant_id, created_by) REFERENCES members (tenant_id, member_id),
+  CONSTRAINT api_keys_revoked_by_fkey FOREIGN KEY (tenant_id, revoked_by) REFERENCES members (tenant_id, member_id),
   CONSTRAINT api_keys_revoked_at_matches_status CHECK ((status = 'revoked') = (revoked_at IS NOT NULL))
 );
 CREATE UNIQUE INDEX api_keys_secret_hash_key ON api_keys (secret_hash);
@@ -39,7 +44,7 @@ BEGIN
     RAISE EXCEPTION 'key % is revoked and cannot change', OLD.key_id USING ERRCODE = 'WK001';
   END IF;
   IF NEW.key_id <> OLD.key_id OR NEW.tenant_id <> OLD.tenant_id OR NEW.secret_hash <> OLD.secret_hash
-     OR NEW.hint <> OLD.hint OR NEW.created_at <> OLD.created_at THEN
+     OR NEW.hint <> OLD.hint OR NEW.created_at <> OLD.created_at OR NEW.created_by IS DISTINCT FROM OLD.created_by THEN
     RAISE EXCEPTION 'identity columns of key % are immutable', OLD.key_id USING ERRCODE = 'WK001';
   END IF;
   IF NEW.replaced_by IS NOT NULL AND NEW.status <> 'revoked' THEN
@@ -79,26 +84,28 @@ END $$;
 COMMENT ON FUNCTION api_keys_check_caps(text, boolean) IS
   'Refuses one more key of the tenant: WK003 when it keeps api_keys_total_cap() keys, WK002 when it would be active beyond api_keys_active_cap().';
 
-CREATE FUNCTION api_key_create(p_key_id text, p_tenant_id text, p_label text, p_secret_hash text, p_hint text)
-RETURNS TABLE (key_id text, tenant_id text, label text, status text, created_at text)
+CREATE FUNCTION api_key_create(p_key_id text, p_tenant_id text, p_label text, p_secret_hash text, p_hint text, p_created_by text)
+RETURNS TABLE (key_id text, tenant_id text, label text, status text, created_at text, created_by text)
 LANGUAGE plpgsql AS $$
 BEGIN
+  PERFORM member_actor_check(p_tenant_id, p_created_by, 'developer');
   PERFORM api_keys_check_caps(p_tenant_id, true);
   RETURN QUERY
-    INSERT INTO api_keys AS k (key_id, tenant_id, label, secret_hash, hint)
-    VALUES (p_key_id, p_tenant_id, p_label, p_secret_hash, p_hint)
-    RETURNING k.key_id, k.tenant_id, k.label, k.status, iso_time(k.created_at);
+    INSERT INTO api_keys AS k (key_id, tenant_id, label, secret_hash, hint, created_by)
+    VALUES (p_key_id, p_tenant_id, p_label, p_secret_hash, p_hint, p_created_by)
+    RETURNING k.key_id, k.tenant_id, k.label, k.status, iso_time(k.created_at), k.created_by;
 END $$;
-COMMENT ON FUNCTION api_key_create(text, text, text, text, text) IS
-  'Issues a new active key of the tenant within its caps (WK002 active, WK003 total).';
+COMMENT ON FUNCTION api_key_create(text, text, text, text, text, text) IS
+  'A developer (or a wider role) of the tenant issues a new active key within its caps (WK002 active, WK003 total; WT002 the role).';
 
-CREATE FUNCTION api_key_rotate(p_tenant_id text, p_key_id text, p_new_key_id text, p_secret_hash text, p_hint text)
-RETURNS TABLE (revoked_key_id text, key_id text, tenant_id text, label text, status text, created_at text)
+CREATE FUNCTION api_key_rotate(p_tenant_id text, p_key_id text, p_new_key_id text, p_secret_hash text, p_hint text, p_actor text)
+RETURNS TABLE (revoked_key_id text, key_id text, tenant_id text, label text, status text, created_at text, created_by text)
 LANGUAGE plpgsql AS $$
 #variable_conflict use_column
 DECLARE
   v_old api_keys%ROWTYPE;
 BEGIN
+  PERFORM member_actor_check(p_tenant_id, p_actor, 'developer');
   -- The row lock makes concurrent rotations of one key take turns; the second finds it revoked.
   SELECT k.* INTO v_old FROM api_keys k WHERE k.tenant_id = p_tenant_id AND k.key_id = p_key_id FOR UPDATE;
   IF NOT FOUND THEN
@@ -109,27 +116,27 @@ BEGIN
   END IF;
   -- The successor replaces an active key: only the total grows.
   PERFORM api_keys_check_caps(p_tenant_id, false);
-  INSERT INTO api_keys (key_id, tenant_id, label, secret_hash, hint)
-    VALUES (p_new_key_id, p_tenant_id, v_old.label, p_secret_hash, p_hint);
-  UPDATE api_keys k SET status = 'revoked', revoked_at = now(), replaced_by = p_new_key_id WHERE k.key_id = p_key_id;
+  INSERT INTO api_keys (key_id, tenant_id, label, secret_hash, hint, created_by)
+    VALUES (p_new_key_id, p_tenant_id, v_old.label, p_secret_hash, p_hint, p_actor);
+  UPDATE api_keys k SET status = 'revoked', revoked_at = now(), replaced_by = p_new_key_id, revoked_by = p_actor WHERE k.key_id = p_key_id;
   RETURN QUERY
-    SELECT p_key_id, k.key_id, k.tenant_id, k.label, k.status, iso_time(k.created_at)
+    SELECT p_key_id, k.key_id, k.tenant_id, k.label, k.status, iso_time(k.created_at), k.created_by
     FROM api_keys k WHERE k.key_id = p_new_key_id;
 END $$;
-COMMENT ON FUNCTION api_key_rotate(text, text, text, text, text) IS
+COMMENT ON FUNCTION api_key_rotate(text, text, text, text, text, text) IS
   'Revokes an active key (replaced_by = the new key) and issues its successor with the same label, in one transaction. No row: not this tenant''s key. WK001: the key is not active; WK003: the tenant keeps api_keys_total_cap() keys.';
 
 -- One page of a tenant's keys, newest first, after the key at (p_after_at, p_after_key) when
 -- given; never the secret hash. `page_position` is created_at to the microsecond, for the next cursor.
 CREATE FUNCTION api_keys_page(p_tenant_id text, p_after_at timestamptz, p_after_key text, p_limit integer)
 RETURNS TABLE (key_id text, tenant_id text, label text, status text, created_at text,
-               last_used_at text, revoked_at text, hint text, page_position text)
+               last_used_at text, revoked_at text, hint text, created_by text, revoked_by text, page_position text)
 LANGUAGE plpgsql STABLE AS $$
 #variable_conflict use_column
 BEGIN
   RETURN QUERY
     SELECT k.key_id, k.tenant_id, k.label, k.status, iso_time(k.created_at),
-           iso_time(k.last_used_at), iso_time(k.revoked_at), k.hint,
+           iso_time(k.last_used_at), iso_time(k.revoked_at), k.hint, k.created_by, k.revoked_by,
            to_char(k.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')
     FROM api_keys k
     WHERE k.tenant_id = p_tenant_id

@@ -162,7 +162,8 @@ BEGIN
   -- The plan changes in this same transaction; limits are read from the plan on every call,
   -- so they rise the moment this commits.
   PERFORM set_config('warden.approving_upgrade', r.tenant_id, true);
-  UPDATE tenants t SET plan = r.requested_plan WHERE t.tenant_id = r.tenant_id RETURNING t.email INTO v_email;
+  UPDATE tenants t SET plan = r.requested_plan WHERE t.tenant_id = r.tenant_id;
+  v_email := tenant_contact_email(r.tenant_id);
   PERFORM set_config('warden.approving_upgrade', '', true);
   PERFORM upgrade_request_notify(r.tenant_id, v_email, 'upgrade_approved',
     jsonb_build_object('request_id', r.request_id, 'plan', r.requested_plan, 'previous_plan', r.from_plan));
@@ -185,7 +186,7 @@ BEGIN
   r := upgrade_request_take_for_review(p_request_id, p_reviewer);
   UPDATE upgrade_requests u SET status = 'rejected', reviewed_at = now(), reviewed_by = btrim(p_reviewer), review_note = btrim(p_note)
     WHERE u.request_id = p_request_id;
-  PERFORM upgrade_request_notify(r.tenant_id, (SELECT t.email FROM tenants t WHERE t.tenant_id = r.tenant_id), 'upgrade_rejected',
+  PERFORM upgrade_request_notify(r.tenant_id, tenant_contact_email(r.tenant_id), 'upgrade_rejected',
     jsonb_build_object('request_id', r.request_id, 'plan', r.requested_plan, 'review_note', btrim(p_note)));
   RETURN QUERY
     SELECT u.request_id, u.tenant_id, u.status, u.review_note, u.reviewed_by, iso_time(u.reviewed_at)
@@ -206,7 +207,7 @@ COMMENT ON FUNCTION upgrade_request_notify(text, text, text, jsonb) IS 'Queues a
 CREATE FUNCTION ops_upgrades_pending()
 RETURNS TABLE (request_id text, tenant_id text, email text, current_plan text, requested_plan text, reason text, created_at text, age text)
 LANGUAGE sql STABLE AS $$
-  SELECT u.request_id, u.tenant_id, t.email, t.plan, u.requested_plan, u.reason, iso_time(u.created_at),
+  SELECT u.request_id, u.tenant_id, tenant_contact_email(t.tenant_id), t.plan, u.requested_plan, u.reason, iso_time(u.created_at),
          justify_interval(date_trunc('minute', now() - u.created_at))::text
   FROM upgrade_requests u JOIN tenants t ON t.tenant_id = u.tenant_id
   WHERE u.status = 'pending'
@@ -218,7 +219,8 @@ CREATE FUNCTION ops_tenant_show(p_tenant_id text)
 RETURNS TABLE (tenant_id text, email text, plan text, email_verified boolean, created_at text,
                keys_active bigint, granted_features text, upgrade_requests text)
 LANGUAGE sql STABLE AS $$
-  SELECT t.tenant_id, t.email, t.plan, t.email_verified_at IS NOT NULL, iso_time(t.created_at),
+  SELECT t.tenant_id, tenant_contact_email(t.tenant_id), t.plan,
+         (SELECT a.email_verified_at IS NOT NULL FROM accounts a WHERE a.email = tenant_contact_email(t.tenant_id)), iso_time(t.created_at),
          (SELECT count(*) FROM api_keys k WHERE k.tenant_id = t.tenant_id AND k.status = 'active'),
          coalesce((SELECT string_agg(g.feature, ', ' ORDER BY g.feature) FROM feature_grants g WHERE g.tenant_id = t.tenant_id), ''),
          coalesce((SELECT string_agg(u.request_id || ' ' || u.requested_plan || ' ' || u.status, '; ' ORDER BY u.created_at DESC)

@@ -4,9 +4,10 @@ import { Elysia } from "elysia";
 import type { Deps } from "../app/deps.ts";
 import { AppError, ErrorResponse } from "../http/errors.ts";
 import { securityEvent } from "./events.ts";
-import { account, changePassword, credentials } from "./lifecycle.ts";
+import { account, changePassword, credentials, openSession } from "./lifecycle.ts";
 import { AccountResponse, PasswordChangeBody, PasswordChangeResponse, RateLimitedResponse } from "./model.ts";
 import { mfaAccountRoutes } from "./mfa-routes.ts";
+import type { Role } from "../members/roles.ts";
 import { assertAcceptablePassword } from "./passwords.ts";
 import { addressLimit, limitCredentialAttempt } from "./rate-limit.ts";
 
@@ -16,10 +17,10 @@ export function customerAccountRoutes(deps: Deps) {
   return new Elysia({ name: "accounts-customer", prefix: "/customer/account" })
     .get(
       "",
-      async ({ request }) => {
-        const { tenant_id } = await deps.sessions.require(request);
-        const row = (await account(deps.db, tenant_id))!;
-        return { ok: true as const, ...row };
+      async ({ request, route }) => {
+        const { member_id } = await deps.sessions.require(request, route);
+        const row = (await account(deps.db, member_id))!;
+        return { ok: true as const, ...row, role: row.role as Role };
       },
       {
         response: { 200: AccountResponse, 401: ErrorResponse },
@@ -31,11 +32,11 @@ export function customerAccountRoutes(deps: Deps) {
     .post(
       "/password",
       async ({ body, request, route }) => {
-        const { tenant_id } = await deps.sessions.require(request);
-        const current = (await credentials(deps.db, tenant_id))!;
+        const { tenant_id, account_id, member_id } = await deps.sessions.require(request, route);
+        const current = (await credentials(deps.db, account_id))!;
         // Guessing the current password with a stolen session is limited per account and
         // address, apart from login: a session thief cannot lock the owner out of logging in.
-        await limitCredentialAttempt(deps, request, `password:${tenant_id}`, route);
+        await limitCredentialAttempt(deps, request, `password:${account_id}`, route);
         if (!(await deps.passwords.verify(body.current_password, current.password_hash))) {
           securityEvent(deps, request, "auth.password_change_failed", { tenant_id, reason: "wrong_password" });
           throw new AppError("unauthorized", "The current password is not correct.");
@@ -43,9 +44,10 @@ export function customerAccountRoutes(deps: Deps) {
         await assertAcceptablePassword(body.new_password);
         const newHash = await deps.passwords.hash(body.new_password);
         // Every session ends, this one too; the caller gets a fresh one (an addition to the contract's {ok}).
-        const epoch = await changePassword(deps.db, tenant_id, current.password_hash, newHash, deps.now());
-        securityEvent(deps, request, "auth.password_changed", { tenant_id });
-        const { token, expires_at } = await deps.sessions.issue(tenant_id, epoch, deps.now());
+        const epoch = await changePassword(deps.db, account_id, current.password_hash, newHash, deps.now());
+        securityEvent(deps, request, "auth.password_changed", { tenant_id, account_id });
+        const { token, expires_at } = await openSession(deps, account_id, epoch, tenant_id);
+        void member_id;
         return { ok: true as const, token, expires_at };
       },
       {

@@ -24,7 +24,9 @@ export type SecurityEvent =
   | "auth.mfa_disabled"
   | "auth.mfa_recovery_codes_replaced"
   | "auth.mfa_challenged"
-  | "auth.mfa_failed";
+  | "auth.mfa_failed"
+  | "auth.tenant_switched"
+  | "auth.invitation_accepted";
 
 const WARN: ReadonlySet<SecurityEvent> = new Set([
   "auth.login_failed",

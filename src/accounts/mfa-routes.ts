@@ -4,13 +4,13 @@ import { Elysia } from "elysia";
 import type { Deps } from "../app/deps.ts";
 import { AppError, ErrorResponse } from "../http/errors.ts";
 import { securityEvent } from "./events.ts";
-import { credentials } from "./lifecycle.ts";
+import { credentials, openSession } from "./lifecycle.ts";
 import { confirmMfa, disableMfa, enrollMfa, replaceRecoveryCodes, spendMfaCode } from "./mfa.ts";
 import { Accepted, EmptyBody, LoginResponse, MfaConfirmBody, MfaConfirmResponse, MfaDisableBody, MfaEnrollResponse, MfaVerifyBody, RateLimitedResponse } from "./model.ts";
 import { addressLimit, clearCredentialAttempts, limitCredentialAttempt, loginSubject } from "./rate-limit.ts";
 
 const bearer = [{ bearer: [] as string[] }] as Record<string, string[]>[];
-const mfaSubject = (tenantId: string) => `mfa:${tenantId}`;
+const mfaSubject = (accountId: string) => `mfa:${accountId}`;
 
 export function mfaVerifyRoutes(deps: Deps) {
   return new Elysia({ name: "accounts-mfa-verify", prefix: "/auth/mfa" })
@@ -18,21 +18,27 @@ export function mfaVerifyRoutes(deps: Deps) {
     .post(
       "/verify",
       async ({ body, request, route }) => {
-        const { tenant_id, session_epoch } = await deps.sessions.readMfaChallenge(body.mfa_token, deps.now());
+        const challenge = await deps.sessions.readMfaChallenge(body.mfa_token, deps.now());
+        const { account_id, session_epoch } = challenge;
         // Guessing codes counts like guessing passwords: per (account, address), slowed per account.
-        await limitCredentialAttempt(deps, request, mfaSubject(tenant_id), route);
+        await limitCredentialAttempt(deps, request, mfaSubject(account_id), route);
         try {
-          await spendMfaCode(deps, tenant_id, body.code, deps.now());
+          // The code and the challenge are spent together: one mfa_token gives one session, and a
+          // second exchange of it (with another code) spends nothing.
+          await deps.db.tx(async (q) => {
+            await spendMfaCode(deps, account_id, body.code, deps.now(), q);
+            await q.query("accounts/mfa_challenge_spend", [account_id, challenge.jti, challenge.expires_at.toISOString()]);
+          });
         } catch (err) {
-          securityEvent(deps, request, "auth.mfa_failed", { tenant_id, step: "login" });
+          securityEvent(deps, request, "auth.mfa_failed", { account_id, step: "login" });
           throw err;
         }
-        const { email } = (await credentials(deps.db, tenant_id))!;
-        await clearCredentialAttempts(deps, mfaSubject(tenant_id));
+        const { email } = (await credentials(deps.db, account_id))!;
+        await clearCredentialAttempts(deps, mfaSubject(account_id));
         await clearCredentialAttempts(deps, await loginSubject(email));
-        const { token, expires_at } = await deps.sessions.issue(tenant_id, session_epoch, deps.now());
-        securityEvent(deps, request, "auth.login_succeeded", { tenant_id, mfa: true });
-        return { ok: true as const, token, tenant_id, expires_at };
+        const session = await openSession(deps, account_id, session_epoch);
+        securityEvent(deps, request, "auth.login_succeeded", { tenant_id: session.tenant_id, member_id: session.member_id, mfa: true });
+        return { ok: true as const, ...session };
       },
       {
         body: MfaVerifyBody,
@@ -46,22 +52,22 @@ export function mfaVerifyRoutes(deps: Deps) {
 /** Registered after the customer's password route, under the same address limit. */
 export function mfaAccountRoutes(deps: Deps) {
   /** Turning the factor off or replacing its recovery codes: counted like a code guess, then the password (401 when wrong). */
-  const checkPasswordForMfa = async (request: Request, route: string, tenantId: string, password: string, step: string) => {
-    await limitCredentialAttempt(deps, request, mfaSubject(tenantId), route);
-    const current = (await credentials(deps.db, tenantId))!;
+  const checkPasswordForMfa = async (request: Request, route: string, accountId: string, password: string, step: string) => {
+    await limitCredentialAttempt(deps, request, mfaSubject(accountId), route);
+    const current = (await credentials(deps.db, accountId))!;
     if (!(await deps.passwords.verify(password, current.password_hash))) {
-      securityEvent(deps, request, "auth.mfa_failed", { tenant_id: tenantId, step, reason: "wrong_password" });
+      securityEvent(deps, request, "auth.mfa_failed", { account_id: accountId, step, reason: "wrong_password" });
       throw new AppError("unauthorized", "The password is not correct.");
     }
   };
   return new Elysia({ name: "accounts-mfa", prefix: "/mfa" })
     .post(
       "/enroll",
-      async ({ request }) => {
-        const { tenant_id } = await deps.sessions.require(request);
-        const { email } = (await credentials(deps.db, tenant_id))!;
-        const { secret, otpauth_url } = await enrollMfa(deps, tenant_id, email, deps.now());
-        securityEvent(deps, request, "auth.mfa_enrolled", { tenant_id });
+      async ({ request, route }) => {
+        const { account_id, tenant_id } = await deps.sessions.require(request, route);
+        const { email } = (await credentials(deps.db, account_id))!;
+        const { secret, otpauth_url } = await enrollMfa(deps, account_id, email, deps.now());
+        securityEvent(deps, request, "auth.mfa_enrolled", { tenant_id, account_id });
         return { ok: true as const, secret, otpauth_url };
       },
       {
@@ -74,10 +80,10 @@ export function mfaAccountRoutes(deps: Deps) {
     .post(
       "/confirm",
       async ({ body, request, route }) => {
-        const { tenant_id } = await deps.sessions.require(request);
-        await limitCredentialAttempt(deps, request, mfaSubject(tenant_id), route);
-        const recovery_codes = await confirmMfa(deps, tenant_id, body.code, deps.now());
-        securityEvent(deps, request, "auth.mfa_enabled", { tenant_id });
+        const { account_id, tenant_id } = await deps.sessions.require(request, route);
+        await limitCredentialAttempt(deps, request, mfaSubject(account_id), route);
+        const recovery_codes = await confirmMfa(deps, account_id, body.code, deps.now());
+        securityEvent(deps, request, "auth.mfa_enabled", { tenant_id, account_id });
         return { ok: true as const, recovery_codes };
       },
       {
@@ -90,10 +96,10 @@ export function mfaAccountRoutes(deps: Deps) {
     .post(
       "/disable",
       async ({ body, request, route }) => {
-        const { tenant_id } = await deps.sessions.require(request);
-        await checkPasswordForMfa(request, route, tenant_id, body.password, "disable");
-        await disableMfa(deps, tenant_id, body.code, deps.now());
-        securityEvent(deps, request, "auth.mfa_disabled", { tenant_id });
+        const { account_id, tenant_id } = await deps.sessions.require(request, route);
+        await checkPasswordForMfa(request, route, account_id, body.password, "disable");
+        await disableMfa(deps, account_id, body.code, deps.now());
+        securityEvent(deps, request, "auth.mfa_disabled", { tenant_id, account_id });
         return { ok: true as const };
       },
       {
@@ -106,10 +112,10 @@ export function mfaAccountRoutes(deps: Deps) {
     .post(
       "/recovery-codes",
       async ({ body, request, route }) => {
-        const { tenant_id } = await deps.sessions.require(request);
-        await checkPasswordForMfa(request, route, tenant_id, body.password, "recovery_codes");
-        const recovery_codes = await replaceRecoveryCodes(deps, tenant_id, body.code, deps.now());
-        securityEvent(deps, request, "auth.mfa_recovery_codes_replaced", { tenant_id });
+        const { account_id, tenant_id } = await deps.sessions.require(request, route);
+        await checkPasswordForMfa(request, route, account_id, body.password, "recovery_codes");
+        const recovery_codes = await replaceRecoveryCodes(deps, account_id, body.code, deps.now());
+        securityEvent(deps, request, "auth.mfa_recovery_codes_replaced", { tenant_id, account_id });
         return { ok: true as const, recovery_codes };
       },
       {

@@ -10,58 +10,58 @@ const iso = (now: Date) => now.toISOString();
 const wrongCode = () => new AppError("invalid_code", "The code is wrong, expired or already used.");
 
 /** A new pending factor (the secret sealed); 409 mfa_enabled while one is active. */
-export async function enrollMfa(deps: Deps, tenantId: string, email: string, now: Date) {
+export async function enrollMfa(deps: Deps, accountId: string, email: string, now: Date) {
   const fresh = newTotpSecret(email);
-  await deps.db.query("accounts/mfa_enroll", [tenantId, await deps.totpSecrets.seal(fresh.secret, tenantId), iso(now)]);
+  await deps.db.query("accounts/mfa_enroll", [accountId, await deps.totpSecrets.seal(fresh.secret, accountId), iso(now)]);
   return fresh;
 }
 
 /** The factor and its secret; undefined also when the secret does not open (sealed under a JWT_SECRET since replaced): no code matches then, a recovery code still does. */
-async function secretOf(deps: Deps, tenantId: string): Promise<{ status: string; secret: string } | undefined> {
-  const row = await deps.db.one("accounts/mfa_secret", [tenantId]);
+async function secretOf(deps: Deps, accountId: string, q: Queryable = deps.db): Promise<{ status: string; secret: string } | undefined> {
+  const row = await q.one("accounts/mfa_secret", [accountId]);
   if (!row) return undefined;
   try {
-    return { status: row.status, secret: await deps.totpSecrets.open(row.secret_sealed, tenantId) };
+    return { status: row.status, secret: await deps.totpSecrets.open(row.secret_sealed, accountId) };
   } catch {
-    deps.log.error("totp_secret_unreadable", { tenant_id: tenantId, reason: "sealed under another service secret" });
+    deps.log.error("totp_secret_unreadable", { account_id: accountId, reason: "sealed under another service secret" });
     return undefined;
   }
 }
 
 /** Activates a pending factor with a code from the app; its ten recovery codes, shown once. */
-export async function confirmMfa(deps: Deps, tenantId: string, code: string, now: Date): Promise<string[]> {
-  const factor = await secretOf(deps, tenantId);
+export async function confirmMfa(deps: Deps, accountId: string, code: string, now: Date): Promise<string[]> {
+  const factor = await secretOf(deps, accountId);
   if (!factor || factor.status !== "pending") throw new AppError("not_pending", "There is no enrolment to confirm; enroll first.");
   const step = await totpStep(factor.secret, code, now);
   if (step === null) throw wrongCode();
   const codes = newRecoveryCodes();
-  await deps.db.query("accounts/mfa_confirm", [tenantId, step, await Promise.all(codes.map(recoveryCodeHash)), iso(now)]);
+  await deps.db.query("accounts/mfa_confirm", [accountId, step, await Promise.all(codes.map(recoveryCodeHash)), iso(now)]);
   return codes;
 }
 
 /** Spends a TOTP code (once per step) or an unused recovery code of the active factor, else 401 invalid_code. */
-export async function spendMfaCode(deps: Deps, tenantId: string, code: string, now: Date): Promise<void> {
+export async function spendMfaCode(deps: Deps, accountId: string, code: string, now: Date, q: Queryable = deps.db): Promise<void> {
   if (isTotpCode(code)) {
-    const factor = await secretOf(deps, tenantId);
+    const factor = await secretOf(deps, accountId, q);
     const step = factor?.status === "active" ? await totpStep(factor.secret, code, now) : null;
     if (step === null) throw wrongCode();
-    await deps.db.query("accounts/mfa_accept_code", [tenantId, step, null, iso(now)]);
+    await q.query("accounts/mfa_accept_code", [accountId, step, null, iso(now)]);
   } else {
-    await deps.db.query("accounts/mfa_accept_code", [tenantId, null, await recoveryCodeHash(code), iso(now)]);
+    await q.query("accounts/mfa_accept_code", [accountId, null, await recoveryCodeHash(code), iso(now)]);
   }
 }
 
 /** Turns the active factor off once a code is spent; 401 invalid_code when none is active. */
-export async function disableMfa(deps: Deps, tenantId: string, code: string, now: Date): Promise<void> {
-  await spendMfaCode(deps, tenantId, code, now);
-  await deps.db.query("accounts/mfa_disable", [tenantId, iso(now)]);
+export async function disableMfa(deps: Deps, accountId: string, code: string, now: Date): Promise<void> {
+  await spendMfaCode(deps, accountId, code, now);
+  await deps.db.query("accounts/mfa_disable", [accountId, iso(now)]);
 }
 
 /** Ten new recovery codes for the active factor once a code is spent; every earlier one stops working. Shown once. */
-export async function replaceRecoveryCodes(deps: Deps, tenantId: string, code: string, now: Date): Promise<string[]> {
-  await spendMfaCode(deps, tenantId, code, now);
+export async function replaceRecoveryCodes(deps: Deps, accountId: string, code: string, now: Date): Promise<string[]> {
+  await spendMfaCode(deps, accountId, code, now);
   const codes = newRecoveryCodes();
-  await deps.db.query("accounts/mfa_recovery_replace", [tenantId, await Promise.all(codes.map(recoveryCodeHash))]);
+  await deps.db.query("accounts/mfa_recovery_replace", [accountId, await Promise.all(codes.map(recoveryCodeHash))]);
   return codes;
 }
 
@@ -78,13 +78,13 @@ export async function resealTotpSecrets(db: Queryable, box: SecretBox): Promise<
   for (;;) {
     const rows = await db.query("accounts/mfa_sealed_page", [after, PAGE]);
     for (const row of rows) {
-      const opened = await box.unseal(row.secret_sealed, row.tenant_id);
+      const opened = await box.unseal(row.secret_sealed, row.account_id);
       if (opened === null) unreadable++;
       if (opened?.under !== "previous") continue;
-      const fresh = await box.seal(opened.secret, row.tenant_id);
-      resealed += (await db.query("accounts/mfa_reseal", [row.tenant_id, row.secret_sealed, fresh])).length;
+      const fresh = await box.seal(opened.secret, row.account_id);
+      resealed += (await db.query("accounts/mfa_reseal", [row.account_id, row.secret_sealed, fresh])).length;
     }
     if (rows.length < PAGE) return { resealed, unreadable };
-    after = rows[rows.length - 1]!.tenant_id;
+    after = rows[rows.length - 1]!.account_id;
   }
 }

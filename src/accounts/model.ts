@@ -4,12 +4,18 @@ import { t } from "elysia";
 const strict = { additionalProperties: false } as const;
 
 export const SignupBody = t.Object({ email: t.String(), password: t.String() }, strict);
+/** A member's role in a tenant (docs/api.md, "Teams"). */
+export const Role = t.Union([t.Literal("owner"), t.Literal("admin"), t.Literal("developer"), t.Literal("approver"), t.Literal("viewer")]);
+
 export const SignupResponse = t.Object({
   ok: t.Literal(true),
   token: t.String(),
   tenant_id: t.String({ pattern: "^cust_" }),
   api_key: t.String({ pattern: "^warden_live_" }),
   email_verified: t.Boolean(),
+  /** Additions to the spec's fields: the person is the tenant's first member, its owner. */
+  member_id: t.String({ pattern: "^mbr_" }),
+  role: t.Literal("owner"),
 });
 
 export const LoginBody = t.Object({ email: t.String(), password: t.String() }, strict);
@@ -18,6 +24,9 @@ export const LoginResponse = t.Object({
   token: t.String(),
   tenant_id: t.String(),
   expires_at: t.String({ format: "date-time" }),
+  /** Additions to the spec's fields: which member of the tenant the session is, with which role. */
+  member_id: t.String({ pattern: "^mbr_" }),
+  role: Role,
 });
 
 /** 429 rate_limited: the error body plus the seconds until the window ends. */
@@ -61,8 +70,11 @@ export const AccountResponse = t.Object({
   email_verified: t.Boolean(),
   plan: t.String(),
   created_at: t.String({ format: "date-time" }),
-  /** An addition to the contract's fields: whether login asks for a second factor. */
+  /** An addition to the spec's fields: whether login asks for a second factor. */
   mfa_enabled: t.Boolean(),
+  /** The session's member of the tenant and its role (docs/api.md, "Teams"). */
+  member_id: t.String({ pattern: "^mbr_" }),
+  role: Role,
 });
 export const PasswordChangeBody = t.Object({ current_password: t.String(), new_password: t.String() }, strict);
 /** `{ok}` per the contract, plus a fresh session: the change ends every earlier one, the caller's too. */

@@ -23,7 +23,7 @@ export function resetPasswordRoutes(deps: Deps) {
         await limitMailTo(deps, request, { email }, route);
         const queued = await requestReset(deps.db, deps.mailTokens, email, deps.now());
         if (queued) deps.mail.nudge();
-        securityEvent(deps, request, "auth.reset_requested", { tenant_id: queued?.tenant_id, email, registered: queued !== undefined });
+        securityEvent(deps, request, "auth.reset_requested", { account_id: queued?.account_id, tenant_id: queued?.tenant_id, email, registered: queued !== undefined });
         set.status = 202;
         return { ok: true as const };
       },
@@ -56,11 +56,11 @@ export function resetPasswordRoutes(deps: Deps) {
           const outcome = await checkToken(deps.db, body.token, "reset_password", deps.now());
           if (outcome !== "valid") throw new AppError(outcome, TOKEN_MESSAGES[outcome]);
           const passwordHash = await deps.passwords.hash(body.password);
-          const { tenant_id } = await confirmReset(deps.db, body.token, passwordHash, deps.now());
+          const { account_id } = await confirmReset(deps.db, body.token, passwordHash, deps.now());
           // The owner proved the address: the login counts against it start afresh.
-          const { email } = (await credentials(deps.db, tenant_id))!;
+          const { email } = (await credentials(deps.db, account_id))!;
           await clearCredentialAttempts(deps, await loginSubject(email));
-          securityEvent(deps, request, "auth.reset_completed", { tenant_id });
+          securityEvent(deps, request, "auth.reset_completed", { account_id });
         } catch (err) {
           securityEvent(deps, request, "auth.reset_failed", { reason: toAppError(err).error.code });
           throw err;

@@ -7,7 +7,7 @@ import { newId } from "../ids.ts";
 import { hashSecret, newSecret, secretHint } from "../keys/secret.ts";
 import { acceptSignupEmail, normaliseEmail } from "./email.ts";
 import { securityEvent } from "./events.ts";
-import { issueVerification } from "./lifecycle.ts";
+import { issueVerification, openSession } from "./lifecycle.ts";
 import { Accepted, LoginBody, LoginMfaResponse, LoginResponse, LogoutBody, RateLimitedResponse, SignupBody, SignupResponse } from "./model.ts";
 import { assertAcceptablePassword } from "./passwords.ts";
 import { addressLimit, clearCredentialAttempts, limitCredentialAttempt, loginSubject } from "./rate-limit.ts";
@@ -36,18 +36,23 @@ function signupLoginRoutes(deps: Deps) {
         // Hash before the insert, so a taken email costs the same time as a new one.
         const passwordHash = await deps.passwords.hash(body.password);
         const tenantId = newId("cust_");
+        const accountId = newId("acct_");
+        const memberId = newId("mbr_");
         const secret = newSecret();
         const keyHash = await hashSecret(secret);
         // The verification email is queued in the signup's own transaction: no account without it.
         await deps.db.tx(async (q) => {
-          await q.query("accounts/signup", [tenantId, email, passwordHash, newId("key_"), keyHash, secretHint(secret)]);
-          await issueVerification(q, deps.mailTokens, tenantId, deps.now());
+          await q.query("accounts/signup", [tenantId, accountId, memberId, email, passwordHash, newId("key_"), keyHash, secretHint(secret)]);
+          await issueVerification(q, deps.mailTokens, accountId, deps.now());
         });
         deps.mail.nudge();
-        securityEvent(deps, request, "auth.signup", { tenant_id: tenantId, email });
-        const { token } = await deps.sessions.issue(tenantId, 0, deps.now());
+        securityEvent(deps, request, "auth.signup", { tenant_id: tenantId, member_id: memberId, email });
+        const { token } = await deps.sessions.issue(
+          { account_id: accountId, account_epoch: 0, tenant_id: tenantId, member_id: memberId, member_epoch: 0 },
+          deps.now(),
+        );
         set.status = 201;
-        return { ok: true as const, token, tenant_id: tenantId, api_key: secret, email_verified: false };
+        return { ok: true as const, token, tenant_id: tenantId, api_key: secret, email_verified: false, member_id: memberId, role: "owner" as const };
       },
       {
         body: SignupBody,
@@ -69,19 +74,19 @@ function signupLoginRoutes(deps: Deps) {
         const dummy = await deps.dummyPasswordHash;
         const matches = await deps.passwords.verify(body.password, row?.password_hash ?? dummy);
         if (!row || !matches) {
-          securityEvent(deps, request, "auth.login_failed", { tenant_id: row?.tenant_id, email, reason: row ? "wrong_password" : "unknown_email" });
+          securityEvent(deps, request, "auth.login_failed", { account_id: row?.account_id, email, reason: row ? "wrong_password" : "unknown_email" });
           throw new AppError("unauthorized", "Wrong email or password.");
         }
         if (row.mfa_active) {
           // The counts are cleared only once the second factor is passed too.
-          const challenge = await deps.sessions.issueMfaChallenge(row.tenant_id, row.session_epoch, deps.now());
-          securityEvent(deps, request, "auth.mfa_challenged", { tenant_id: row.tenant_id });
+          const challenge = await deps.sessions.issueMfaChallenge(row.account_id, row.session_epoch, deps.now());
+          securityEvent(deps, request, "auth.mfa_challenged", { account_id: row.account_id });
           return { ok: true as const, mfa_required: true as const, mfa_token: challenge.token, expires_at: challenge.expires_at };
         }
         await clearCredentialAttempts(deps, subject);
-        const { token, expires_at } = await deps.sessions.issue(row.tenant_id, row.session_epoch, deps.now());
-        securityEvent(deps, request, "auth.login_succeeded", { tenant_id: row.tenant_id });
-        return { ok: true as const, token, tenant_id: row.tenant_id, expires_at };
+        const session = await openSession(deps, row.account_id, row.session_epoch);
+        securityEvent(deps, request, "auth.login_succeeded", { tenant_id: session.tenant_id, member_id: session.member_id });
+        return { ok: true as const, ...session };
       },
       {
         body: LoginBody,
@@ -92,8 +97,8 @@ function signupLoginRoutes(deps: Deps) {
     )
     .post(
       "/logout",
-      async ({ body, request }) => {
-        const session = await deps.sessions.require(request);
+      async ({ body, request, route }) => {
+        const session = await deps.sessions.require(request, route);
         const all = body?.all === true;
         await deps.sessions.signOut(session, all, deps.now());
         securityEvent(deps, request, "auth.logout", { tenant_id: session.tenant_id, all });

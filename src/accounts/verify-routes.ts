@@ -15,10 +15,10 @@ export function verifyEmailRoutes(deps: Deps) {
     .post(
       "/request",
       async ({ request, route, set }) => {
-        const { tenant_id } = await deps.sessions.require(request);
-        await limitMailTo(deps, request, { tenantId: tenant_id }, route);
+        const { tenant_id, account_id } = await deps.sessions.require(request, route);
+        await limitMailTo(deps, request, { tenantId: account_id }, route);
         // Already verified: nothing to send, and the answer is the same.
-        const mailId = await deps.db.tx((q) => issueVerification(q, deps.mailTokens, tenant_id, deps.now()));
+        const mailId = await deps.db.tx((q) => issueVerification(q, deps.mailTokens, account_id, deps.now()));
         if (mailId !== null) deps.mail.nudge();
         securityEvent(deps, request, "auth.verification_requested", { tenant_id, sent: mailId !== null });
         set.status = 202;
@@ -35,8 +35,8 @@ export function verifyEmailRoutes(deps: Deps) {
       "/confirm",
       async ({ body, request }) => {
         try {
-          const { tenant_id } = await confirmVerification(deps.db, body.token, deps.now());
-          securityEvent(deps, request, "auth.email_verified", { tenant_id });
+          const { account_id } = await confirmVerification(deps.db, body.token, deps.now());
+          securityEvent(deps, request, "auth.email_verified", { account_id });
         } catch (err) {
           securityEvent(deps, request, "auth.verification_failed", { reason: toAppError(err).error.code });
           throw err;
@@ -52,9 +52,9 @@ export function verifyEmailRoutes(deps: Deps) {
     )
     .get(
       "/status",
-      async ({ request }) => {
-        const { tenant_id } = await deps.sessions.require(request);
-        const row = (await verificationStatus(deps.db, tenant_id))!;
+      async ({ request, route }) => {
+        const { account_id } = await deps.sessions.require(request, route);
+        const row = (await verificationStatus(deps.db, account_id))!;
         return { ok: true as const, email: row.email, email_verified: row.email_verified, verified_at: row.verified_at };
       },
       {

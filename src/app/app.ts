@@ -5,6 +5,8 @@ import { openapi } from "@elysiajs/openapi";
 import { Elysia } from "elysia";
 import { accountsRoutes } from "../accounts/routes.ts";
 import { customerAccountRoutes } from "../accounts/customer-routes.ts";
+import { tenantRoutes } from "../accounts/tenant-routes.ts";
+import { membersRoutes } from "../members/routes.ts";
 import { receiptsRoutes } from "../receipts/routes.ts";
 import { catalogRoutes, plansRoutes } from "../plans/routes.ts";
 import { simulationRoutes } from "../simulation/routes.ts";
@@ -114,6 +116,8 @@ export function createApp(deps: Deps) {
     .use(catalogRoutes(deps))
     .use(plansRoutes(deps))
     .use(customerAccountRoutes(deps))
+    .use(membersRoutes(deps))
+    .use(tenantRoutes(deps))
     .use(consoleRoutes(deps));
   const http = deps.metrics.http(app.routes.map((r) => r.path));
 

@@ -14,6 +14,15 @@ export interface Queries {
       plan: string;
       created_at: string;
       mfa_enabled: boolean;
+      member_id: string;
+      role: string;
+    };
+  };
+  "accounts/account_epoch": {
+    params: [string];
+    row: {
+      account_id: string;
+      session_epoch: number;
     };
   };
   "accounts/credentials": {
@@ -32,16 +41,31 @@ export interface Queries {
   "accounts/find_for_login": {
     params: [string];
     row: {
-      tenant_id: string;
+      account_id: string;
       password_hash: string;
       session_epoch: number;
       mfa_active: boolean;
+    };
+  };
+  "accounts/member_for_session": {
+    params: [string, string];
+    row: {
+      tenant_id: string;
+      member_id: string;
+      role: string;
+      member_epoch: number;
     };
   };
   "accounts/mfa_accept_code": {
     params: [string, number | string, string, Date | string];
     row: {
       accepted: string;
+    };
+  };
+  "accounts/mfa_challenge_spend": {
+    params: [string, string, Date | string];
+    row: {
+      spent: string;
     };
   };
   "accounts/mfa_confirm": {
@@ -71,13 +95,13 @@ export interface Queries {
   "accounts/mfa_reseal": {
     params: [string, string, string];
     row: {
-      tenant_id: string;
+      account_id: string;
     };
   };
   "accounts/mfa_sealed_page": {
     params: [string, number | string];
     row: {
-      tenant_id: string;
+      account_id: string;
       secret_sealed: string;
     };
   };
@@ -112,24 +136,31 @@ export interface Queries {
   "accounts/reset_confirm": {
     params: [string, string, Date | string];
     row: {
-      tenant_id: string;
+      account_id: string;
       session_epoch: number;
     };
   };
   "accounts/reset_request": {
     params: [string, string, string, Date | string];
     row: {
-      tenant_id: string;
+      account_id: string;
+      tenant_id: string | null;
       mail_id: number;
     };
   };
   "accounts/session": {
-    params: [string, string];
+    params: [string, string, string];
     row: {
       tenant_id: string;
       plan: string;
-      session_epoch: number;
+      member_id: string;
+      account_id: string;
+      role: string;
+      member_epoch: number;
+      account_epoch: number;
       signed_out: boolean;
+      mfa_active: boolean;
+      require_mfa: boolean;
     };
   };
   "accounts/session_revoke": {
@@ -139,11 +170,20 @@ export interface Queries {
     };
   };
   "accounts/signup": {
-    params: [string, string, string, string, string, string];
+    params: [string, string, string, string, string, string, string, string];
     row: {
       tenant_id: string;
       key_id: string;
       created_at: string;
+    };
+  };
+  "accounts/tenants": {
+    params: [string];
+    row: {
+      tenant_id: string;
+      role: string;
+      member_id: string;
+      joined_at: string;
     };
   };
   "accounts/token_check": {
@@ -155,7 +195,7 @@ export interface Queries {
   "accounts/verification_confirm": {
     params: [string, Date | string];
     row: {
-      tenant_id: string;
+      account_id: string;
       verified_at: string;
     };
   };
@@ -214,13 +254,14 @@ export interface Queries {
     };
   };
   "keys/create": {
-    params: [string, string, string, string, string];
+    params: [string, string, string, string, string, string];
     row: {
       key_id: string;
       tenant_id: string;
       label: string;
       status: string;
       created_at: string;
+      created_by: string | null;
     };
   };
   "keys/epochs": {
@@ -241,19 +282,22 @@ export interface Queries {
       last_used_at: string | null;
       revoked_at: string | null;
       hint: string;
+      created_by: string | null;
+      revoked_by: string | null;
       page_position: string;
     };
   };
   "keys/revoke": {
-    params: [string, string];
+    params: [string, string, string];
     row: {
       key_id: string;
       status: string;
       revoked_at: string;
+      revoked_by: string | null;
     };
   };
   "keys/rotate": {
-    params: [string, string, string, string, string];
+    params: [string, string, string, string, string, string];
     row: {
       revoked_key_id: string;
       key_id: string;
@@ -261,6 +305,7 @@ export interface Queries {
       label: string;
       status: string;
       created_at: string;
+      created_by: string | null;
     };
   };
   "mail/attempt_failed": {
@@ -296,6 +341,96 @@ export interface Queries {
     params: [number | string];
     row: {
       updated: boolean;
+    };
+  };
+  "members/get": {
+    params: [string, string];
+    row: {
+      member_id: string;
+      email: string;
+      role: string;
+      joined_at: string;
+      mfa_enabled: boolean;
+    };
+  };
+  "members/invitation_accept": {
+    params: [string, string, string, string, string, Date | string];
+    row: {
+      tenant_id: string;
+      member_id: string;
+      account_id: string;
+      role: string;
+      email: string;
+      invitation_id: string;
+      new_account: boolean;
+    };
+  };
+  "members/invitation_revoke": {
+    params: [string, string, string, Date | string];
+    row: {
+      invitation_id: string;
+      email: string;
+      role: string;
+    };
+  };
+  "members/invitations": {
+    params: [string, Date | string];
+    row: {
+      invitation_id: string;
+      email: string;
+      role: string;
+      created_at: string;
+      expires_at: string;
+      status: string;
+    };
+  };
+  "members/invite": {
+    params: [string, string, string, string, string, string, string, unknown, Date | string];
+    row: {
+      invitation_id: string;
+      email: string;
+      role: string;
+      created_at: string;
+      expires_at: string;
+    };
+  };
+  "members/list": {
+    params: [string];
+    row: {
+      member_id: string;
+      email: string;
+      role: string;
+      joined_at: string;
+      mfa_enabled: boolean;
+    };
+  };
+  "members/remove": {
+    params: [string, string, string, Date | string];
+    row: {
+      member_id: string;
+      role: string;
+    };
+  };
+  "members/set_role": {
+    params: [string, string, string, string];
+    row: {
+      member_id: string;
+      role: string;
+      old_role: string;
+    };
+  };
+  "members/settings": {
+    params: [string];
+    row: {
+      require_mfa: boolean;
+      allow_self_approval: boolean;
+    };
+  };
+  "members/settings_set": {
+    params: [string, boolean, boolean];
+    row: {
+      require_mfa: boolean;
+      allow_self_approval: boolean;
     };
   };
   "migrations/bookkeeping_table": {

@@ -7,9 +7,10 @@ import type { KeyList } from "./model.ts";
 import { decodeKeyCursor, encodeKeyCursor } from "./cursor.ts";
 import { hashSecret, newSecret, secretHint } from "./secret.ts";
 
-export async function createKey(db: Db, tenantId: string, label: string) {
+/** `memberId`: who makes, rotates or revokes the key (recorded as created_by / revoked_by). */
+export async function createKey(db: Db, tenantId: string, label: string, memberId: string) {
   const secret = newSecret();
-  const row = await db.one("keys/create", [newId("key_"), tenantId, label, await hashSecret(secret), secretHint(secret)]);
+  const row = await db.one("keys/create", [newId("key_"), tenantId, label, await hashSecret(secret), secretHint(secret), memberId]);
   return { ok: true as const, ...row!, secret };
 }
 
@@ -27,18 +28,18 @@ export async function listKeys(db: Db, tenantId: string, limit: number, cursor: 
 }
 
 /** One stored procedure revokes the old key and issues the new one (WK001 -> 409 when not active). */
-export async function rotateKey(db: Db, tenantId: string, keyId: string) {
+export async function rotateKey(db: Db, tenantId: string, keyId: string, memberId: string) {
   if (!couldNameRow(keyId)) throw new AppError("not_found", "No such key.");
   const secret = newSecret();
-  const row = await db.one("keys/rotate", [tenantId, keyId, newId("key_"), await hashSecret(secret), secretHint(secret)]);
+  const row = await db.one("keys/rotate", [tenantId, keyId, newId("key_"), await hashSecret(secret), secretHint(secret), memberId]);
   if (!row) throw new AppError("not_found", "No such key.");
-  const { revoked_key_id, key_id, tenant_id, label, status, created_at } = row;
-  return { ok: true as const, revoked_key_id, key_id, tenant_id, label, status, secret, created_at };
+  const { revoked_key_id, key_id, tenant_id, label, status, created_at, created_by } = row;
+  return { ok: true as const, revoked_key_id, key_id, tenant_id, label, status, secret, created_at, created_by };
 }
 
-export async function revokeKey(db: Db, tenantId: string, keyId: string) {
+export async function revokeKey(db: Db, tenantId: string, keyId: string, memberId: string) {
   if (!couldNameRow(keyId)) throw new AppError("not_found", "No such key.");
-  const row = await db.one("keys/revoke", [tenantId, keyId]);
+  const row = await db.one("keys/revoke", [tenantId, keyId, memberId]);
   if (!row) throw new AppError("not_found", "No such key.");
   return { ok: true as const, ...row };
 }

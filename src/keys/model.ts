@@ -11,6 +11,8 @@ export const KeyParams = t.Object({ key_id: t.String() });
 const Iso = t.String({ format: "date-time" });
 const KeyId = t.String({ pattern: "^key_" });
 const Secret = t.String({ pattern: "^warden_live_" });
+/** The member who made or ended a key (docs/api.md, "Teams"); null when no member did (an operator). */
+const MemberRef = t.Union([t.String({ pattern: "^mbr_" }), t.Null()]);
 
 export const KeyCreated = t.Object({
   ok: t.Literal(true),
@@ -20,6 +22,7 @@ export const KeyCreated = t.Object({
   status: t.Literal("active"),
   secret: Secret,
   created_at: Iso,
+  created_by: MemberRef,
 });
 
 export const KeyRotated = t.Object({
@@ -31,9 +34,10 @@ export const KeyRotated = t.Object({
   status: t.Literal("active"),
   secret: Secret,
   created_at: Iso,
+  created_by: MemberRef,
 });
 
-export const KeyRevoked = t.Object({ ok: t.Literal(true), key_id: KeyId, status: t.Literal("revoked"), revoked_at: Iso });
+export const KeyRevoked = t.Object({ ok: t.Literal(true), key_id: KeyId, status: t.Literal("revoked"), revoked_at: Iso, revoked_by: MemberRef });
 
 export const KeyListQuery = t.Object(
   {
@@ -55,6 +59,8 @@ export const KeyList = t.Object({
       last_used_at: t.Union([Iso, t.Null()]),
       revoked_at: t.Union([Iso, t.Null()]),
       hint: t.String(),
+      created_by: MemberRef,
+      revoked_by: MemberRef,
     }),
   ),
   next_cursor: t.Union([t.String(), t.Null()]),

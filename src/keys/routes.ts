@@ -14,11 +14,11 @@ export function keysRoutes(deps: Deps) {
   return (
     new Elysia({ name: "keys", prefix: "/customer/keys" })
       // Before body validation: a stranger learns nothing about the schema.
-      .derive(async ({ request }) => ({ customer: await deps.sessions.require(request) }))
+      .derive(async ({ request, route }) => ({ customer: await deps.sessions.require(request, route) }))
       .post(
         "",
         ({ customer, body, request }) =>
-          withIdempotency(deps, request, customer.tenant_id, body, async () => ({ status: 201, body: await createKey(deps.db, customer.tenant_id, body.label) })),
+          withIdempotency(deps, request, customer.tenant_id, body, async () => ({ status: 201, body: await createKey(deps.db, customer.tenant_id, body.label, customer.member_id) })),
         {
           body: CreateKeyBody,
           parse: "json",
@@ -34,7 +34,7 @@ export function keysRoutes(deps: Deps) {
       .post(
         "/:key_id/rotate",
         ({ customer, params, request }) =>
-          withIdempotency(deps, request, customer.tenant_id, null, async () => ({ status: 201, body: await rotateKey(deps.db, customer.tenant_id, params.key_id) })),
+          withIdempotency(deps, request, customer.tenant_id, null, async () => ({ status: 201, body: await rotateKey(deps.db, customer.tenant_id, params.key_id, customer.member_id) })),
         {
           params: KeyParams,
           response: { 201: KeyRotated, ...errors, 404: ErrorResponse },
@@ -44,7 +44,7 @@ export function keysRoutes(deps: Deps) {
       .post(
         "/:key_id/revoke",
         ({ customer, params, request }) =>
-          withIdempotency(deps, request, customer.tenant_id, null, async () => ({ status: 200, body: await revokeKey(deps.db, customer.tenant_id, params.key_id) })),
+          withIdempotency(deps, request, customer.tenant_id, null, async () => ({ status: 200, body: await revokeKey(deps.db, customer.tenant_id, params.key_id, customer.member_id) })),
         {
           params: KeyParams,
           response: { 200: KeyRevoked, ...errors, 404: ErrorResponse },

@@ -29,7 +29,7 @@ export function plansRoutes(deps: Deps) {
   return (
     new Elysia({ name: "plans", prefix: "/customer" })
       // Before body validation: a stranger learns nothing about the schema.
-      .derive(async ({ request }) => ({ customer: await deps.sessions.require(request) }))
+      .derive(async ({ request, route }) => ({ customer: await deps.sessions.require(request, route) }))
       .post(
         "/upgrades/request",
         ({ customer, body, request }) =>

@@ -47,7 +47,7 @@ export function policiesRoutes(deps: Deps) {
   return (
     new Elysia({ name: "policies", prefix: "/customer/policy" })
       // Before body validation: a stranger learns nothing about the schema.
-      .derive(async ({ request }) => ({ customer: await deps.sessions.require(request) }))
+      .derive(async ({ request, route }) => ({ customer: await deps.sessions.require(request, route) }))
       .get("", async ({ customer }) => show(await activePolicy(deps.db, customer.tenant_id)), {
         response: { 200: PolicyResponse, 401: ErrorResponse },
         detail: { summary: "The active policy (built-in default pol_default v1 until a custom one is published)", tags: ["policy"], security },

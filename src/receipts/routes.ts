@@ -35,7 +35,7 @@ function receiptLogRoutes(deps: Deps) {
   const notFound = () => new AppError("not_found", "No such receipt.");
   return (
     new Elysia({ name: "receipt-log", prefix: "/customer/receipts" })
-      .derive(async ({ request }) => ({ customer: await deps.sessions.require(request) }))
+      .derive(async ({ request, route }) => ({ customer: await deps.sessions.require(request, route) }))
       .get(
         "",
         async ({ customer, query }) => {

@@ -26,8 +26,7 @@ export function simulationRoutes(deps: Deps) {
     return { ref: policy.ref, document: policy.document };
   };
 
-  const run = async ({ body, request }: { body: Body; request: Request }) => {
-    const subject = subjectOf(body);
+  const run = async ({ body, request, route }: { body: Body; request: Request; route: string }) => {
     if (body.document !== undefined && body.policy_version !== undefined) {
       throw new AppError("invalid_request", "body: send either policy_version or document, not both.");
     }
@@ -45,12 +44,14 @@ export function simulationRoutes(deps: Deps) {
       if (body.document !== undefined) throw new AppError("invalid_request", "body/document: a draft document needs a session (Authorization: Bearer), not an API key.");
       policy = body.policy_version !== undefined ? await versionOf(tenantId, body.policy_version) : await deps.policies.forRef(tenantId, key.policy);
     } else if (request.headers.has("authorization")) {
-      tenantId = (await deps.sessions.require(request)).tenant_id;
+      tenantId = (await deps.sessions.require(request, route)).tenant_id;
       await requireFeature(deps.db, tenantId, "simulate");
       if (body.document !== undefined) policy = { ref: { policy_id: "draft", version: null, hash: await policyHash(body.document) }, document: body.document };
       else if (body.policy_version !== undefined) policy = await versionOf(tenantId, body.policy_version);
       else policy = await activePolicy(deps.db, tenantId);
     } else throw new AppError("unauthorized", "Send X-API-Key: <key> or Authorization: Bearer <token>.");
+    // After the caller is known: a stranger or a role that may not simulate learns nothing of the body's rules.
+    const subject = subjectOf(body);
     const result = await simulate({
       subject,
       policy,

@@ -31,12 +31,15 @@ async function sqlstate(promise: Promise<unknown>): Promise<string> {
   return err.sqlstate;
 }
 
-async function tenant(q: Queryable): Promise<{ tenantId: string; email: string }> {
+/** A tenant and its owner; the lifecycle below is the person's (accountId). */
+async function tenant(q: Queryable): Promise<{ tenantId: string; accountId: string; memberId: string; email: string }> {
   const tenantId = newId("cust_");
+  const accountId = newId("acct_");
+  const memberId = newId("mbr_");
   const email = uniqueEmail("sql");
   const secret = newSecret();
-  await q.query("accounts/signup", [tenantId, email, PASSWORD_HASH, newId("key_"), await hashSecret(secret), secretHint(secret)]);
-  return { tenantId, email };
+  await q.query("accounts/signup", [tenantId, accountId, memberId, email, PASSWORD_HASH, newId("key_"), await hashSecret(secret), secretHint(secret)]);
+  return { tenantId, accountId, memberId, email };
 }
 
 type TokenRow = { token_hash: string; purpose: string; status: string };
@@ -56,7 +59,7 @@ describe("tokens", () => {
     const token = newToken();
     const setup = async (q: Queryable) => {
       const t = await tenant(q);
-      await q.query("accounts/verification_issue", [t.tenantId, token, sealed(token), NOW.toISOString()]);
+      await q.query("accounts/verification_issue", [t.accountId, token, sealed(token), NOW.toISOString()]);
       return t;
     };
     await rolledBack(async (q) => {
@@ -69,12 +72,12 @@ describe("tokens", () => {
     });
     await rolledBack(async (q) => {
       await setup(q);
-      expect(await q.query("accounts/verification_confirm", [token, at(24 * HOUR - 1)])).toEqual([{ tenant_id: expect.any(String), verified_at: at(24 * HOUR - 1) }]);
+      expect(await q.query("accounts/verification_confirm", [token, at(24 * HOUR - 1)])).toEqual([{ account_id: expect.any(String), verified_at: at(24 * HOUR - 1) }]);
       expect(await sqlstate(q.query("accounts/verification_confirm", [token, at(24 * HOUR - 1)]))).toBe("WA003");
     });
     await rolledBack(async (q) => {
       const t = await setup(q);
-      await q.query("accounts/verification_issue", [t.tenantId, newToken(), sealed(newToken()), at(1)]);
+      await q.query("accounts/verification_issue", [t.accountId, newToken(), sealed(newToken()), at(1)]);
       expect(await sqlstate(q.query("accounts/verification_confirm", [token, at(2)]))).toBe("WA001");
     });
   });
@@ -85,9 +88,9 @@ describe("tokens", () => {
     const t = await tenant(db);
     const tokens = [newToken(), newToken(), newToken()];
     for (const [i, token] of tokens.entries()) {
-      expect((await db.one("accounts/verification_issue", [t.tenantId, token, sealed(token), at(i)]))?.mail_id).toEqual(expect.any(Number));
+      expect((await db.one("accounts/verification_issue", [t.accountId, token, sealed(token), at(i)]))?.mail_id).toEqual(expect.any(Number));
     }
-    const rows = await testQuery<TokenRow>(db, "auth_tokens", [t.tenantId]);
+    const rows = await testQuery<TokenRow>(db, "auth_tokens", [t.accountId]);
     expect(rows.map((r) => [r.token_hash, r.status])).toEqual(
       await Promise.all(tokens.map(async (token, i) => [await hashSecret(token), i === 2 ? "active" : "superseded"])),
     );
@@ -99,7 +102,7 @@ describe("tokens", () => {
     await rolledBack(async (q) => {
       const u = await tenant(q);
       const queued = [newToken(), newToken()];
-      for (const [i, token] of queued.entries()) await q.query("accounts/verification_issue", [u.tenantId, token, sealed(token), at(i)]);
+      for (const [i, token] of queued.entries()) await q.query("accounts/verification_issue", [u.accountId, token, sealed(token), at(i)]);
       expect((await queuedFor(q, u.email)).map((m) => [m.kind, m.data])).toEqual(queued.map((token) => ["verify_email", { token_sealed: sealed(token) }]));
       // And no writer can queue one as it is.
       const raw = await q.query("mail/enqueue", ["verify_email", u.email, u.tenantId, { token: queued[0] }]).then(() => undefined, (e: DbError) => e);
@@ -111,9 +114,9 @@ describe("tokens", () => {
     await rolledBack(async (q) => {
       const t = await tenant(q);
       const token = newToken();
-      await q.query("accounts/verification_issue", [t.tenantId, token, sealed(token), at(0)]);
+      await q.query("accounts/verification_issue", [t.accountId, token, sealed(token), at(0)]);
       await q.query("accounts/verification_confirm", [token, at(1)]);
-      expect(await q.query("accounts/verification_issue", [t.tenantId, newToken(), sealed(newToken()), at(2)])).toEqual([{ mail_id: null }]);
+      expect(await q.query("accounts/verification_issue", [t.accountId, newToken(), sealed(newToken()), at(2)])).toEqual([{ mail_id: null }]);
       expect(await queuedFor(q, t.email)).toHaveLength(1);
     });
   });
@@ -125,14 +128,14 @@ describe("reset and change", () => {
       expect(await q.query("accounts/reset_request", [uniqueEmail("ghost"), newToken(), sealed(newToken()), at(0)])).toEqual([]);
       const t = await tenant(q);
       const [first, second] = [newToken(), newToken()];
-      expect(await q.query("accounts/reset_request", [t.email, first, sealed(first), at(0)])).toEqual([{ tenant_id: t.tenantId, mail_id: expect.any(Number) }]);
+      expect(await q.query("accounts/reset_request", [t.email, first, sealed(first), at(0)])).toEqual([{ account_id: t.accountId, tenant_id: t.tenantId, mail_id: expect.any(Number) }]);
       await q.query("accounts/reset_request", [t.email, second, sealed(second), at(1)]);
-      expect(await q.query("accounts/reset_confirm", [second, OTHER_HASH, at(2)])).toEqual([{ tenant_id: t.tenantId, session_epoch: 1 }]);
+      expect(await q.query("accounts/reset_confirm", [second, OTHER_HASH, at(2)])).toEqual([{ account_id: t.accountId, session_epoch: 1 }]);
       // The first is superseded by the completed reset, the second used.
       expect(await q.query("accounts/token_check", [first, "reset_password", at(3)])).toEqual([{ outcome: "invalid_token" }]);
       expect(await q.query("accounts/token_check", [second, "reset_password", at(3)])).toEqual([{ outcome: "token_used" }]);
-      expect(await q.query("accounts/credentials", [t.tenantId])).toEqual([{ email: t.email, password_hash: OTHER_HASH }]);
-      expect(await q.query("accounts/verification_status", [t.tenantId])).toEqual([{ email: t.email, email_verified: true, verified_at: at(2) }]);
+      expect(await q.query("accounts/credentials", [t.accountId])).toEqual([{ email: t.email, password_hash: OTHER_HASH }]);
+      expect(await q.query("accounts/verification_status", [t.accountId])).toEqual([{ email: t.email, email_verified: true, verified_at: at(2) }]);
     });
   });
 
@@ -141,12 +144,12 @@ describe("reset and change", () => {
       const t = await tenant(q);
       const reset = newToken();
       await q.query("accounts/reset_request", [t.email, reset, sealed(reset), at(0)]);
-      expect(await q.query("accounts/password_change", [t.tenantId, PASSWORD_HASH, OTHER_HASH, at(1)])).toEqual([{ session_epoch: 1 }]);
+      expect(await q.query("accounts/password_change", [t.accountId, PASSWORD_HASH, OTHER_HASH, at(1)])).toEqual([{ session_epoch: 1 }]);
       expect(await q.query("accounts/token_check", [reset, "reset_password", at(2)])).toEqual([{ outcome: "invalid_token" }]);
     });
     await rolledBack(async (q) => {
       const t = await tenant(q);
-      expect(await sqlstate(q.query("accounts/password_change", [t.tenantId, OTHER_HASH, PASSWORD_HASH, at(1)]))).toBe("WA004");
+      expect(await sqlstate(q.query("accounts/password_change", [t.accountId, OTHER_HASH, PASSWORD_HASH, at(1)]))).toBe("WA004");
     });
   });
 });
@@ -171,50 +174,50 @@ describe("second factor", () => {
     (await q.query("accounts/mfa_secret", [tenantId]))[0] as { status: string; last_step: number } | undefined;
   const active = async (q: Queryable) => {
     const t = await tenant(q);
-    await q.query("accounts/mfa_enroll", [t.tenantId, SEALED, NOW.toISOString()]);
-    await q.query("accounts/mfa_confirm", [t.tenantId, 100, hashes(), NOW.toISOString()]);
+    await q.query("accounts/mfa_enroll", [t.accountId, SEALED, NOW.toISOString()]);
+    await q.query("accounts/mfa_confirm", [t.accountId, 100, hashes(), NOW.toISOString()]);
     return t;
   };
 
   test("pending -> active -> disabled; enrolling again starts over", async () => {
     await rolledBack(async (q) => {
       const t = await tenant(q);
-      await q.query("accounts/mfa_enroll", [t.tenantId, SEALED, NOW.toISOString()]);
-      expect(await state(q, t.tenantId)).toMatchObject({ status: "pending", last_step: -1 });
-      await q.query("accounts/mfa_confirm", [t.tenantId, 100, hashes(), NOW.toISOString()]);
-      expect(await state(q, t.tenantId)).toMatchObject({ status: "active", last_step: 100 });
-      await q.query("accounts/mfa_disable", [t.tenantId, NOW.toISOString()]);
-      expect(await state(q, t.tenantId)).toMatchObject({ status: "disabled" });
-      await q.query("accounts/mfa_enroll", [t.tenantId, SEALED, NOW.toISOString()]);
-      expect(await state(q, t.tenantId)).toMatchObject({ status: "pending", last_step: -1 });
+      await q.query("accounts/mfa_enroll", [t.accountId, SEALED, NOW.toISOString()]);
+      expect(await state(q, t.accountId)).toMatchObject({ status: "pending", last_step: -1 });
+      await q.query("accounts/mfa_confirm", [t.accountId, 100, hashes(), NOW.toISOString()]);
+      expect(await state(q, t.accountId)).toMatchObject({ status: "active", last_step: 100 });
+      await q.query("accounts/mfa_disable", [t.accountId, NOW.toISOString()]);
+      expect(await state(q, t.accountId)).toMatchObject({ status: "disabled" });
+      await q.query("accounts/mfa_enroll", [t.accountId, SEALED, NOW.toISOString()]);
+      expect(await state(q, t.accountId)).toMatchObject({ status: "pending", last_step: -1 });
     });
   });
 
   test("refusals by SQLSTATE: WA011 enrolling while active, WA012 confirming nothing pending, WA010 disabling nothing", async () => {
     await rolledBack(async (q) => {
       const t = await active(q);
-      expect(await sqlstate(q.query("accounts/mfa_enroll", [t.tenantId, SEALED, NOW.toISOString()]))).toBe("WA011");
+      expect(await sqlstate(q.query("accounts/mfa_enroll", [t.accountId, SEALED, NOW.toISOString()]))).toBe("WA011");
     });
     await rolledBack(async (q) => {
       const t = await tenant(q);
-      expect(await sqlstate(q.query("accounts/mfa_confirm", [t.tenantId, 1, hashes(), NOW.toISOString()]))).toBe("WA012");
+      expect(await sqlstate(q.query("accounts/mfa_confirm", [t.accountId, 1, hashes(), NOW.toISOString()]))).toBe("WA012");
     });
     await rolledBack(async (q) => {
       const t = await tenant(q);
-      expect(await sqlstate(q.query("accounts/mfa_disable", [t.tenantId, NOW.toISOString()]))).toBe("WA010");
+      expect(await sqlstate(q.query("accounts/mfa_disable", [t.accountId, NOW.toISOString()]))).toBe("WA010");
     });
   });
 
   test("a TOTP step is accepted once and never an earlier one", async () => {
     await rolledBack(async (q) => {
       const t = await active(q);
-      await q.query("accounts/mfa_accept_code", [t.tenantId, 101, null, NOW.toISOString()]);
-      expect(await state(q, t.tenantId)).toMatchObject({ last_step: 101 });
+      await q.query("accounts/mfa_accept_code", [t.accountId, 101, null, NOW.toISOString()]);
+      expect(await state(q, t.accountId)).toMatchObject({ last_step: 101 });
     });
     for (const step of [100, 99]) {
       await rolledBack(async (q) => {
         const t = await active(q);
-        expect(await sqlstate(q.query("accounts/mfa_accept_code", [t.tenantId, step, null, NOW.toISOString()]))).toBe("WA010");
+        expect(await sqlstate(q.query("accounts/mfa_accept_code", [t.accountId, step, null, NOW.toISOString()]))).toBe("WA010");
       });
     }
   });
@@ -223,8 +226,8 @@ describe("second factor", () => {
     const [code] = hashes(1);
     await rolledBack(async (q) => {
       const t = await active(q);
-      await q.query("accounts/mfa_accept_code", [t.tenantId, null, code, NOW.toISOString()]);
-      expect(await sqlstate(q.query("accounts/mfa_accept_code", [t.tenantId, null, code, NOW.toISOString()]))).toBe("WA010");
+      await q.query("accounts/mfa_accept_code", [t.accountId, null, code, NOW.toISOString()]);
+      expect(await sqlstate(q.query("accounts/mfa_accept_code", [t.accountId, null, code, NOW.toISOString()]))).toBe("WA010");
     });
     await rolledBack(async (q) => {
       await active(q);
@@ -234,26 +237,26 @@ describe("second factor", () => {
     });
     await rolledBack(async (q) => {
       const t = await tenant(q);
-      await q.query("accounts/mfa_enroll", [t.tenantId, SEALED, NOW.toISOString()]);
-      expect(await sqlstate(q.query("accounts/mfa_accept_code", [t.tenantId, 5, null, NOW.toISOString()]))).toBe("WA010");
+      await q.query("accounts/mfa_enroll", [t.accountId, SEALED, NOW.toISOString()]);
+      expect(await sqlstate(q.query("accounts/mfa_accept_code", [t.accountId, 5, null, NOW.toISOString()]))).toBe("WA010");
     });
   });
   test("new recovery codes: ten replace every earlier one, only while the factor is active", async () => {
     const fresh = Array.from({ length: 10 }, (_, i) => `${i}`.padStart(64, "b"));
     await rolledBack(async (q) => {
       const t = await active(q);
-      await q.query("accounts/mfa_recovery_replace", [t.tenantId, fresh]);
-      await q.query("accounts/mfa_accept_code", [t.tenantId, null, fresh[0], NOW.toISOString()]);
-      expect(await sqlstate(q.query("accounts/mfa_accept_code", [t.tenantId, null, hashes(1)[0], NOW.toISOString()]))).toBe("WA010");
+      await q.query("accounts/mfa_recovery_replace", [t.accountId, fresh]);
+      await q.query("accounts/mfa_accept_code", [t.accountId, null, fresh[0], NOW.toISOString()]);
+      expect(await sqlstate(q.query("accounts/mfa_accept_code", [t.accountId, null, hashes(1)[0], NOW.toISOString()]))).toBe("WA010");
     });
     await rolledBack(async (q) => {
       const t = await active(q);
-      expect(await sqlstate(q.query("accounts/mfa_recovery_replace", [t.tenantId, fresh.slice(0, 9)]))).toBe("22023");
+      expect(await sqlstate(q.query("accounts/mfa_recovery_replace", [t.accountId, fresh.slice(0, 9)]))).toBe("22023");
     });
     await rolledBack(async (q) => {
       const t = await tenant(q);
-      await q.query("accounts/mfa_enroll", [t.tenantId, SEALED, NOW.toISOString()]);
-      expect(await sqlstate(q.query("accounts/mfa_recovery_replace", [t.tenantId, fresh]))).toBe("WA010");
+      await q.query("accounts/mfa_enroll", [t.accountId, SEALED, NOW.toISOString()]);
+      expect(await sqlstate(q.query("accounts/mfa_recovery_replace", [t.accountId, fresh]))).toBe("WA010");
     });
   });
 
@@ -261,11 +264,11 @@ describe("second factor", () => {
     const resealed = "v1.BBBBBBBBBBBBBBBB.c2VhbGVkLWFnYWlu";
     await rolledBack(async (q) => {
       const t = await active(q);
-      expect(await q.query("accounts/mfa_reseal", [t.tenantId, "v1.CCCCCCCCCCCCCCCC.b3RoZXI", resealed])).toEqual([]);
-      expect(await q.query("accounts/mfa_reseal", [t.tenantId, SEALED, resealed])).toEqual([{ tenant_id: t.tenantId }]);
-      expect((await q.query("accounts/mfa_secret", [t.tenantId]))[0]).toMatchObject({ status: "active", secret_sealed: resealed });
+      expect(await q.query("accounts/mfa_reseal", [t.accountId, "v1.CCCCCCCCCCCCCCCC.b3RoZXI", resealed])).toEqual([]);
+      expect(await q.query("accounts/mfa_reseal", [t.accountId, SEALED, resealed])).toEqual([{ account_id: t.accountId }]);
+      expect((await q.query("accounts/mfa_secret", [t.accountId]))[0]).toMatchObject({ status: "active", secret_sealed: resealed });
       // A bare secret is refused by the column's CHECK, whoever writes it.
-      expect(await sqlstate(q.query("accounts/mfa_reseal", [t.tenantId, resealed, "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP"]))).toBe("23514");
+      expect(await sqlstate(q.query("accounts/mfa_reseal", [t.accountId, resealed, "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP"]))).toBe("23514");
     });
   });
 });
@@ -275,9 +278,9 @@ describe("sign-out and login counters", () => {
     await rolledBack(async (q) => {
       const t = await tenant(q);
       const jti = "A".repeat(22);
-      await q.query("accounts/session_revoke", [t.tenantId, jti, at(HOUR), NOW.toISOString()]);
-      expect((await q.query("accounts/session", [t.tenantId, jti]))[0].signed_out).toBe(true);
-      expect((await q.query("accounts/session", [t.tenantId, "B".repeat(22)]))[0].signed_out).toBe(false);
+      await q.query("accounts/session_revoke", [t.accountId, jti, at(HOUR), NOW.toISOString()]);
+      expect((await q.query("accounts/session", [t.memberId, t.accountId, jti]))[0].signed_out).toBe(true);
+      expect((await q.query("accounts/session", [t.memberId, t.accountId, "B".repeat(22)]))[0].signed_out).toBe(false);
     });
   });
 

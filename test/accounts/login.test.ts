@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { SignJWT, base64url } from "jose";
-import { call, expectErrorShape, signup, testService, uniqueEmail } from "../helpers/service.ts";
+import { call, expectErrorShape, signup, subjectOf, testService, uniqueEmail } from "../helpers/service.ts";
 
 const simulateWith = (token: string) => call("POST", "/v1/simulate", { json: { preset: "read_document" }, headers: { authorization: `Bearer ${token}` } });
 
@@ -90,14 +90,14 @@ describe("JWT checks", () => {
     const user = await signup();
     expectErrorShape(await simulateWith(await forge({ sub: user.tenantId, iss: "warden", aud: "warden:customer" })), 401, "unauthorized");
     const { service } = await testService();
-    const good = await service.deps.sessions.issue(user.tenantId, 0);
+    const good = await service.deps.sessions.issue(await subjectOf(user.token));
     expect((await simulateWith(good.token)).status).toBe(200);
   });
 
   test("an expired token gets 401 token_expired", async () => {
     const user = await signup();
     const { service } = await testService();
-    const old = await service.deps.sessions.issue(user.tenantId, 0, new Date(Date.now() - 25 * 3600_000));
+    const old = await service.deps.sessions.issue(await subjectOf(user.token), new Date(Date.now() - 25 * 3600_000));
     const reply = await simulateWith(old.token);
     expectErrorShape(reply, 401, "token_expired");
   });
@@ -105,15 +105,20 @@ describe("JWT checks", () => {
   test("ending sessions (epoch bump) kills tokens issued before", async () => {
     const user = await signup();
     const { db } = await testService();
-    await db.query("accounts/end_sessions", [user.tenantId]);
+    await db.query("accounts/end_sessions", [(await subjectOf(user.token)).account_id]);
     expectErrorShape(await simulateWith(user.token), 401, "unauthorized");
     const fresh = await call("POST", "/auth/login", { json: { email: user.email, password: user.password } });
     expect((await simulateWith(fresh.body.token)).status).toBe(200);
   });
 
-  test("an HS256 token for a tenant that does not exist is refused", async () => {
+  test("an HS256 token for a tenant or member that does not exist is refused", async () => {
     const { service } = await testService();
-    const ghost = await service.deps.sessions.issue("cust_AAAAAAAAAAAAAAAAAAAAAA", 0);
+    const user = await signup();
+    const real = await subjectOf(user.token);
+    const ghost = await service.deps.sessions.issue({ ...real, tenant_id: "cust_AAAAAAAAAAAAAAAAAAAAAA" });
+    expectErrorShape(await simulateWith(ghost.token), 401, "unauthorized");
+    const ghostMember = await service.deps.sessions.issue({ ...real, member_id: "mbr_AAAAAAAAAAAAAAAAAAAAAA" });
+    expectErrorShape(await simulateWith(ghostMember.token), 401, "unauthorized");
     expectErrorShape(await simulateWith(ghost.token), 401, "unauthorized");
   });
 

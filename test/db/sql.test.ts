@@ -91,6 +91,8 @@ async function failure(promise: Promise<unknown>): Promise<DbError> {
 
 interface NewTenant {
   tenantId: string;
+  accountId: string;
+  memberId: string;
   email: string;
   keyId: string;
   secret: string;
@@ -99,11 +101,11 @@ interface NewTenant {
 
 async function newTenant(): Promise<NewTenant> {
   const secret = newSecret();
-  return { tenantId: newId("cust_"), email: uniqueEmail("sql"), keyId: newId("key_"), secret, secretHash: await hashSecret(secret) };
+  return { tenantId: newId("cust_"), accountId: newId("acct_"), memberId: newId("mbr_"), email: uniqueEmail("sql"), keyId: newId("key_"), secret, secretHash: await hashSecret(secret) };
 }
 
 function signupParams(t: NewTenant): QueryParams<"accounts/signup"> {
-  return [t.tenantId, t.email, PASSWORD_HASH, t.keyId, t.secretHash, secretHint(t.secret)];
+  return [t.tenantId, t.accountId, t.memberId, t.email, PASSWORD_HASH, t.keyId, t.secretHash, secretHint(t.secret)];
 }
 
 type KeyRow = { key_id: string; tenant_id: string; label: string; secret_hash: string; hint: string; status: string; created_at: string; last_used_at: string | null; revoked_at: string | null };
@@ -172,6 +174,8 @@ describe("accounts/signup (tenant_signup)", () => {
 
       const tenant = await testQuery<{ tenant_id: string; email: string; plan: string; session_epoch: number; created_at: string }>(q, "tenant", [t.tenantId]);
       expect(tenant).toEqual([{ tenant_id: t.tenantId, email: t.email, plan: "free", session_epoch: 0, created_at: rows[0].created_at }]);
+      // The person who signed up is the tenant's first member, its owner, and made its first key.
+      expect(await q.query("accounts/tenants", [t.accountId])).toEqual([{ tenant_id: t.tenantId, role: "owner", member_id: t.memberId, joined_at: rows[0].created_at }]);
 
       const keys = await testQuery<KeyRow>(q, "tenant_keys", [t.tenantId]);
       expect(keys).toEqual([
@@ -248,7 +252,7 @@ describe("keys/revoke and api_keys_guard", () => {
     const t = await newTenant();
     await committed(async (q) => {
       await q.query("accounts/signup", signupParams(t));
-      const rows = await q.query("keys/revoke", [t.tenantId, t.keyId]);
+      const rows = await q.query("keys/revoke", [t.tenantId, t.keyId, null]);
       expect(rows).toHaveLength(1);
       expect(rows[0].key_id).toBe(t.keyId);
       expect(rows[0].status).toBe("revoked");
@@ -259,7 +263,7 @@ describe("keys/revoke and api_keys_guard", () => {
       expect(stored.status).toBe("revoked");
       expect(stored.revoked_at).toBe(rows[0].revoked_at);
 
-      const err = await failure(q.query("keys/revoke", [t.tenantId, t.keyId]));
+      const err = await failure(q.query("keys/revoke", [t.tenantId, t.keyId, null]));
       expect(err.sqlstate).toBe("WK001");
     });
   });
@@ -270,8 +274,8 @@ describe("keys/revoke and api_keys_guard", () => {
     await committed(async (q) => {
       await q.query("accounts/signup", signupParams(owner));
       await q.query("accounts/signup", signupParams(other));
-      expect(await q.query("keys/revoke", [other.tenantId, owner.keyId])).toEqual([]);
-      expect(await q.query("keys/revoke", [owner.tenantId, newId("key_")])).toEqual([]);
+      expect(await q.query("keys/revoke", [other.tenantId, owner.keyId, null])).toEqual([]);
+      expect(await q.query("keys/revoke", [owner.tenantId, newId("key_"), null])).toEqual([]);
       const [stored] = await testQuery<KeyRow>(q, "tenant_keys", [owner.tenantId]);
       expect(stored.status).toBe("active");
       expect(stored.revoked_at).toBeNull();
@@ -303,7 +307,7 @@ describe("keys/authenticate", () => {
       expect(await q.query("keys/authenticate", [[await hashSecret(newSecret())]])).toEqual([]);
       expect(await q.query("keys/authenticate", [[t.secretHash.toUpperCase()]])).toEqual([]);
 
-      await q.query("keys/revoke", [t.tenantId, t.keyId]);
+      await q.query("keys/revoke", [t.tenantId, t.keyId, null]);
       // Must not try to touch the revoked key (the guard would refuse the update).
       expect(await q.query("keys/authenticate", [[t.secretHash]])).toEqual([
         expect.objectContaining({ key_id: t.keyId, tenant_id: t.tenantId, status: "revoked", plan: "free" }),
@@ -316,7 +320,7 @@ describe("keys/authenticate", () => {
     await rolledBack(async (q) => {
       await q.query("accounts/signup", signupParams(a));
       await q.query("accounts/signup", signupParams(b));
-      await q.query("keys/revoke", [b.tenantId, b.keyId]);
+      await q.query("keys/revoke", [b.tenantId, b.keyId, null]);
       const unknown = await hashSecret(newSecret());
       const rows = await q.query("keys/authenticate", [[a.secretHash, unknown, b.secretHash, a.secretHash]]);
       expect(rows.map((r) => [r.secret_hash, r.key_id, r.tenant_id, r.status]).sort()).toEqual(
@@ -372,7 +376,7 @@ describe("keys/authenticate", () => {
     let locked!: () => void;
     const lockTaken = new Promise<void>((r) => (locked = r));
     const revoking = db.tx(async (q) => {
-      await q.query("keys/revoke", [t.tenantId, t.keyId]);
+      await q.query("keys/revoke", [t.tenantId, t.keyId, null]);
       locked();
       await held; // keep the row locked while authentication queues behind it
     });
@@ -390,18 +394,24 @@ describe("keys/authenticate", () => {
 });
 
 describe("accounts/end_sessions", () => {
-  test("increments session_epoch each time, for that tenant only", async () => {
+  test("increments the person's session_epoch each time, for that person only", async () => {
     const t = await newTenant();
     const other = await newTenant();
     await rolledBack(async (q) => {
       await q.query("accounts/signup", signupParams(t));
       await q.query("accounts/signup", signupParams(other));
-      expect(await q.query("accounts/session", [t.tenantId, "none"])).toEqual([{ tenant_id: t.tenantId, plan: "free", session_epoch: 0, signed_out: false }]);
-      expect(await q.query("accounts/end_sessions", [t.tenantId])).toEqual([{ session_epoch: 1 }]);
-      expect(await q.query("accounts/end_sessions", [t.tenantId])).toEqual([{ session_epoch: 2 }]);
-      expect(await q.query("accounts/session", [t.tenantId, "none"])).toEqual([{ tenant_id: t.tenantId, plan: "free", session_epoch: 2, signed_out: false }]);
-      expect(await q.query("accounts/session", [other.tenantId, "none"])).toEqual([{ tenant_id: other.tenantId, plan: "free", session_epoch: 0, signed_out: false }]);
-      expect(await q.query("accounts/end_sessions", [newId("cust_")])).toEqual([]);
+      const session = (s: NewTenant, epoch: number) => ({
+        tenant_id: s.tenantId, plan: "free", member_id: s.memberId, account_id: s.accountId, role: "owner", member_epoch: 0,
+        account_epoch: epoch, signed_out: false, mfa_active: false, require_mfa: false,
+      });
+      expect(await q.query("accounts/session", [t.memberId, t.accountId, "none"])).toEqual([session(t, 0)]);
+      expect(await q.query("accounts/end_sessions", [t.accountId])).toEqual([{ session_epoch: 1 }]);
+      expect(await q.query("accounts/end_sessions", [t.accountId])).toEqual([{ session_epoch: 2 }]);
+      expect(await q.query("accounts/session", [t.memberId, t.accountId, "none"])).toEqual([session(t, 2)]);
+      expect(await q.query("accounts/session", [other.memberId, other.accountId, "none"])).toEqual([session(other, 0)]);
+      // A member id with another person's account names no session.
+      expect(await q.query("accounts/session", [other.memberId, t.accountId, "none"])).toEqual([]);
+      expect(await q.query("accounts/end_sessions", [newId("acct_")])).toEqual([]);
     });
   });
 });

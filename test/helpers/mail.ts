@@ -86,7 +86,7 @@ export async function mailService(db: Db, overrides: Partial<Config> & { smtpUrl
 }
 
 /** The token of the link to `path` in a message; checks that text and HTML carry the same one. */
-export function linkToken(mail: Received, path: "/console/verify" | "/console/reset", publicUrl = testConfig().publicUrl): string {
+export function linkToken(mail: Received, path: "/console/verify" | "/console/reset" | "/console/invitation", publicUrl = testConfig().publicUrl): string {
   const pattern = new RegExp(`${publicUrl.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}${path}\\?token=([A-Za-z0-9_-]+)`);
   const inText = pattern.exec(mail.parsed.text ?? "")?.[1];
   const inHtml = pattern.exec(typeof mail.parsed.html === "string" ? mail.parsed.html : "")?.[1];

@@ -1,5 +1,6 @@
 // One service per test process, on the embedded database in memory or, when TEST_DATABASE_URL
 // names one, on a real PostgreSQL server. Tests talk to it through `handle` as a client would.
+import { decodeJwt } from "jose";
 import { loadConfig, type Config } from "../../src/config.ts";
 import { openDb, type Db } from "../../src/db/index.ts";
 import { createService, type Service } from "../../src/app/service.ts";
@@ -87,4 +88,10 @@ export function expectErrorShape(reply: Reply, status: number, error: string): v
     throw new Error(`expected ${status} ${error}, got ${reply.status} ${reply.text}`);
   }
   if (reply.headers.get("x-request-id") !== reply.body.request_id) throw new Error("X-Request-ID header and body request_id differ");
+}
+
+/** Who a session token is (its unverified claims): the person, their member of the tenant, and the epochs it carries. */
+export function subjectOf(token: string): { account_id: string; account_epoch: number; tenant_id: string; member_id: string; member_epoch: number } {
+  const claims = decodeJwt(token);
+  return { account_id: claims.sub as string, account_epoch: claims.sep as number, tenant_id: claims.tid as string, member_id: claims.mid as string, member_epoch: claims.mep as number };
 }

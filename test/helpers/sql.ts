@@ -48,6 +48,6 @@ export const SQL_PASSWORD_HASH = "$2b$04$abcdefghijklmnopqrstuuABCDEFGHIJKLMNOPQ
 export async function sqlTenant(q: Queryable, tag: string): Promise<{ tenantId: string; keyId: string; secretHash: string }> {
   const secret = newSecret();
   const t = { tenantId: newId("cust_"), keyId: newId("key_"), secretHash: await hashSecret(secret) };
-  await q.query("accounts/signup", [t.tenantId, uniqueEmail(tag), SQL_PASSWORD_HASH, t.keyId, t.secretHash, secretHint(secret)]);
+  await q.query("accounts/signup", [t.tenantId, newId("acct_"), newId("mbr_"), uniqueEmail(tag), SQL_PASSWORD_HASH, t.keyId, t.secretHash, secretHint(secret)]);
   return t;
 }

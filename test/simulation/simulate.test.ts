@@ -168,7 +168,7 @@ describe("simulate authentication", () => {
     expect((await simulate("small_payment", { "x-api-key": user.apiKey })).status).toBe(200);
     const { db } = await testService();
     const [key] = await db.query("keys/authenticate", [[await (await import("../../src/keys/secret.ts")).hashSecret(user.apiKey)]]);
-    await db.query("keys/revoke", [user.tenantId, key.key_id]);
+    await db.query("keys/revoke", [user.tenantId, key.key_id, null]);
     expectErrorShape(await simulate("small_payment", { "x-api-key": user.apiKey }), 401, "key_revoked");
     // The session of the same tenant still works.
     expect((await simulate("small_payment", { authorization: `Bearer ${user.token}` })).status).toBe(200);

@@ -1,2 +1,2 @@
--- What a password change checks the current password against. $1 tenant_id
-SELECT email, password_hash FROM tenants WHERE tenant_id = $1;
+-- What a password change checks the current password against. $1 account_id
+SELECT email, password_hash FROM accounts WHERE account_id = $1;

@@ -1,5 +1,4 @@
--- The tenant behind a JWT, with the epoch its sessions must carry and whether this token was
--- signed out. $1 tenant_id, $2 the token's jti
-SELECT s.tenant_id, s.plan, s.session_epoch,
-       EXISTS (SELECT 1 FROM session_revocations r WHERE r.jti = $2) AS signed_out
-  FROM tenant_session($1) s;
+-- The live member behind a JWT (no row: removed, or not this person's), with the epochs its tokens
+-- must carry and whether this token was signed out. $1 member_id, $2 account_id, $3 the token's jti
+SELECT tenant_id, plan, member_id, account_id, role, member_epoch, account_epoch, signed_out, mfa_active, require_mfa
+  FROM member_session($1, $2, $3);

@@ -1,3 +1,4 @@
--- No row: the key is unknown or another tenant's. WK001: the key is not active.
--- $1 tenant_id, $2 key_id, $3 new key_id, $4 new secret SHA-256 hex, $5 new hint
-SELECT revoked_key_id, key_id, tenant_id, label, status, created_at FROM api_key_rotate($1, $2, $3, $4, $5);
+-- No row: the key is unknown or another tenant's. WK001: the key is not active; WT002 the member's role.
+-- $1 tenant_id, $2 key_id, $3 new key_id, $4 new secret SHA-256 hex, $5 new hint, $6 the member who rotates
+-- nullable: created_by
+SELECT revoked_key_id, key_id, tenant_id, label, status, created_at, created_by FROM api_key_rotate($1, $2, $3, $4, $5, $6);

@@ -1,0 +1,4 @@
+-- The tenants a person is an active member of, with the role in each, oldest membership first. $1 account_id
+SELECT m.tenant_id, m.role, m.member_id, iso_time(m.joined_at) AS joined_at
+  FROM members m WHERE m.account_id = $1 AND m.status = 'active'
+ ORDER BY m.joined_at, m.member_id;

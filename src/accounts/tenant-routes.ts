@@ -1,0 +1,85 @@
+// A person's tenants: /auth/tenants lists their memberships, /auth/switch opens a session of
+// another one without a password, /auth/invitations/accept joins one (docs/api.md, "Teams").
+import { Elysia } from "elysia";
+import type { Deps } from "../app/deps.ts";
+import { AppError, ErrorResponse } from "../http/errors.ts";
+import { newId } from "../ids.ts";
+import { AcceptBody, AcceptResponse, SwitchBody, TenantList } from "../members/model.ts";
+import type { Role } from "../members/roles.ts";
+import { securityEvent } from "./events.ts";
+import { openSession } from "./lifecycle.ts";
+import { LoginResponse, RateLimitedResponse } from "./model.ts";
+import { assertAcceptablePassword } from "./passwords.ts";
+import { addressLimit } from "./rate-limit.ts";
+
+const bearer = [{ bearer: [] as string[] }] as Record<string, string[]>[];
+
+export function tenantRoutes(deps: Deps) {
+  return new Elysia({ name: "accounts-tenants", prefix: "/auth" })
+    .use(addressLimit(deps))
+    .get(
+      "/tenants",
+      async ({ request, route }) => {
+        const session = await deps.sessions.require(request, route);
+        const rows = await deps.db.query("accounts/tenants", [session.account_id]);
+        return { ok: true as const, tenants: rows.map((r) => ({ ...r, role: r.role as Role, current: r.tenant_id === session.tenant_id })) };
+      },
+      {
+        response: { 200: TenantList, 401: ErrorResponse, 429: RateLimitedResponse },
+        detail: { summary: "The tenants the signed-in person is a member of, with the role in each", tags: ["accounts"], security: bearer },
+      },
+    )
+    .post(
+      "/switch",
+      async ({ body, request, route }) => {
+        const session = await deps.sessions.require(request, route);
+        const epoch = (await deps.db.one("accounts/account_epoch", [session.account_id]))!.session_epoch;
+        const opened = await openSession(deps, session.account_id, epoch, body.tenant_id);
+        securityEvent(deps, request, "auth.tenant_switched", { tenant_id: opened.tenant_id, member_id: opened.member_id, from_tenant_id: session.tenant_id });
+        return { ok: true as const, ...opened };
+      },
+      {
+        body: SwitchBody,
+        parse: "json",
+        response: { 200: LoginResponse, 400: ErrorResponse, 401: ErrorResponse, 404: ErrorResponse, 429: RateLimitedResponse },
+        detail: { summary: "A session of another tenant the person is a member of (404 for any other); the current one stays valid", tags: ["accounts"], security: bearer },
+      },
+    )
+    .post(
+      "/invitations/accept",
+      async ({ body, request }) => {
+        // With a session: the person signed in (the invitation's email) joins, no password. Without:
+        // a new person, whose email the link proves, sets a password.
+        const session = request.headers.has("authorization") ? await deps.sessions.authenticate(bearerToken(request)) : undefined;
+        if (session && body.password !== undefined) throw new AppError("invalid_request", "body/password: signed in, you accept with your session and give no password.");
+        if (!session && body.password === undefined) throw new AppError("invalid_request", "body/password: a new account needs a password (or log in and accept with your session).");
+        let passwordHash: string | null = null;
+        if (body.password !== undefined) {
+          await assertAcceptablePassword(body.password);
+          passwordHash = await deps.passwords.hash(body.password);
+        }
+        const row = (await deps.db.one("members/invitation_accept", [
+          body.token, session?.account_id ?? null, newId("acct_"), passwordHash, newId("mbr_"), deps.now().toISOString(),
+        ]))!;
+        const epoch = (await deps.db.one("accounts/account_epoch", [row.account_id]))!.session_epoch;
+        const opened = await openSession(deps, row.account_id, epoch, row.tenant_id);
+        securityEvent(deps, request, "auth.invitation_accepted", { tenant_id: row.tenant_id, member_id: row.member_id, new_account: row.new_account });
+        return { ok: true as const, ...opened };
+      },
+      {
+        body: AcceptBody,
+        parse: "json",
+        response: { 200: AcceptResponse, 400: ErrorResponse, 401: ErrorResponse, 409: ErrorResponse, 429: ErrorResponse, 503: ErrorResponse },
+        detail: {
+          summary: "Accept an invitation: as a new person with a password (the link proves the email), or signed in as the invited email; the answer is a session of that tenant",
+          tags: ["accounts"],
+        },
+      },
+    );
+}
+
+function bearerToken(request: Request): string {
+  const match = /^Bearer ([A-Za-z0-9._~+/=-]+)$/i.exec((request.headers.get("authorization") ?? "").trim());
+  if (!match) throw new AppError("unauthorized");
+  return match[1];
+}

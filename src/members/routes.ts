@@ -1,0 +1,103 @@
+// /customer/members (the tenant's people and their roles), /customer/members/invitations and
+// /customer/settings (docs/api.md, "Teams"). Who may call each route is src/members/roles.ts's
+// table, checked by Sessions.require(); who may change whom is the database's rule.
+import { Elysia } from "elysia";
+import type { Deps } from "../app/deps.ts";
+import { AppError, ErrorResponse } from "../http/errors.ts";
+import { withIdempotency } from "../http/idempotency.ts";
+import { credentials } from "../accounts/lifecycle.ts";
+import "./mail.ts"; // registers the invitation email's template with the mail worker
+import { invite, listInvitations, listMembers, removeMember, revokeInvitation, setRole } from "./manage.ts";
+import {
+  InvitationBody, InvitationCreated, InvitationList, InvitationParams, MemberList, MemberParams, MemberResponse, Ok, RoleBody,
+  SettingsBody, SettingsResponse,
+} from "./model.ts";
+
+const security = [{ bearer: [] as string[] }];
+const errors = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 429: ErrorResponse };
+
+export function membersRoutes(deps: Deps) {
+  return (
+    new Elysia({ name: "members", prefix: "/customer" })
+      // Before body validation: a stranger learns nothing about the schema.
+      .derive(async ({ request, route }) => ({ customer: await deps.sessions.require(request, route) }))
+      .get("/members", ({ customer }) => listMembers(deps.db, customer.tenant_id), {
+        response: { 200: MemberList, 401: ErrorResponse, 403: ErrorResponse },
+        detail: { summary: "The tenant's members, oldest first, with their roles and whether each has a second factor", tags: ["members"], security },
+      })
+      .post(
+        "/members/invitations",
+        ({ customer, body, request }) =>
+          withIdempotency(deps, request, customer.tenant_id, body, async () => {
+            const { email } = (await credentials(deps.db, customer.account_id))!;
+            const created = await invite(deps.db, deps.mailTokens, customer.tenant_id, { member_id: customer.member_id, email }, body, deps.now());
+            deps.mail.nudge();
+            return { status: 201, body: created };
+          }),
+        {
+          body: InvitationBody,
+          parse: "json",
+          response: { 201: InvitationCreated, ...errors },
+          detail: { summary: "Invite an email with a role for 7 days: an email with a link; an owner alone invites owners", tags: ["members"], security },
+        },
+      )
+      .get("/members/invitations", ({ customer }) => listInvitations(deps.db, customer.tenant_id, deps.now()), {
+        response: { 200: InvitationList, 401: ErrorResponse, 403: ErrorResponse },
+        detail: { summary: "The tenant's invitations, newest first: pending, accepted, revoked or expired", tags: ["members"], security },
+      })
+      .post(
+        "/members/invitations/:invitation_id/revoke",
+        ({ customer, params }) => revokeInvitation(deps.db, customer.tenant_id, customer.member_id, params.invitation_id, deps.now()),
+        {
+          params: InvitationParams,
+          response: { 200: Ok, ...errors },
+          detail: { summary: "Revoke a pending invitation: its link stops working", tags: ["members"], security },
+        },
+      )
+      .patch("/members/:member_id", ({ customer, params, body }) => setRole(deps.db, customer.tenant_id, customer.member_id, params.member_id, body.role), {
+        params: MemberParams,
+        body: RoleBody,
+        parse: "json",
+        response: { 200: MemberResponse, ...errors },
+        detail: {
+          summary: "Give a member another role (an owner alone changes owners or makes one); the member's sessions of this tenant end; the last owner stays (409 last_owner)",
+          tags: ["members"],
+          security,
+        },
+      })
+      .delete("/members/:member_id", ({ customer, params }) => removeMember(deps.db, customer.tenant_id, customer.member_id, params.member_id, deps.now()), {
+        params: MemberParams,
+        response: { 200: Ok, ...errors },
+        detail: {
+          summary: "Remove a member (anyone may leave; an admin removes others, an owner removes owners); their sessions of this tenant end at once",
+          tags: ["members"],
+          security,
+        },
+      })
+      .get("/settings", async ({ customer }) => ({ ok: true as const, settings: (await deps.db.one("members/settings", [customer.tenant_id]))! }), {
+        response: { 200: SettingsResponse, 401: ErrorResponse, 403: ErrorResponse },
+        detail: { summary: "The tenant's settings", tags: ["members"], security },
+      })
+      .put(
+        "/settings",
+        async ({ customer, body }) => {
+          // An owner who requires a second factor has one: else they would lock themselves out of all but enrolling.
+          if (body.require_mfa === true && !customer.mfa_active) {
+            throw new AppError("mfa_enrollment_required", "Turn on your own second factor (Account) before you require one of every member.");
+          }
+          const settings = await deps.db.one("members/settings_set", [customer.tenant_id, body.require_mfa ?? null, body.allow_self_approval ?? null]);
+          return { ok: true as const, settings: settings! };
+        },
+        {
+          body: SettingsBody,
+          parse: "json",
+          response: { 200: SettingsResponse, ...errors },
+          detail: {
+            summary: "Change the tenant's settings (owner): require_mfa (members without a second factor may only enrol one), allow_self_approval",
+            tags: ["members"],
+            security,
+          },
+        },
+      )
+  );
+}

@@ -1,0 +1,71 @@
+// Every route of the OpenAPI document that takes a session, called by a member of each role: the
+// roles table (src/members/roles.ts) names the route, and the service answers 403 forbidden_role
+// with that table's required_role exactly to the roles ranked below it. A route added without an
+// entry in the table fails the first test.
+import { beforeAll, describe, expect, test } from "bun:test";
+import { ROLES, ROUTE_ROLES, roleAtLeast, type Role } from "../../src/members/roles.ts";
+import { bearer } from "../helpers/accounts.ts";
+import { call, GOOD_PASSWORD, signup, testService, uniqueEmail } from "../helpers/service.ts";
+
+interface Operation { method: string; path: string; route: string }
+
+let operations: Operation[] = [];
+const tokens = new Map<Role, string>();
+
+beforeAll(async () => {
+  const doc = (await call("GET", "/openapi.json")).body as { paths: Record<string, Record<string, { security?: Record<string, string[]>[] }>> };
+  for (const [path, methods] of Object.entries(doc.paths)) {
+    for (const [method, op] of Object.entries(methods)) {
+      if (!op.security?.some((s) => "bearer" in s)) continue;
+      operations.push({ method: method.toUpperCase(), path, route: path.replace(/\{([^}]+)\}/g, ":$1") });
+    }
+  }
+  // One tenant with a member of each role, each invited by its owner and accepted from the link's token.
+  const { service } = await testService();
+  const owner = await signup();
+  tokens.set("owner", owner.token);
+  for (const role of ROLES.filter((r) => r !== "owner")) {
+    const email = uniqueEmail(role);
+    const invited = await call("POST", "/customer/members/invitations", { json: { email, role }, headers: bearer(owner.token) });
+    expect(invited.status).toBe(201);
+    const token = await invitationToken(service, invited.body.invitation_id);
+    const accepted = await call("POST", "/auth/invitations/accept", { json: { token, password: GOOD_PASSWORD } });
+    expect(accepted.body.role).toBe(role);
+    tokens.set(role, accepted.body.token);
+  }
+});
+
+/** The invitation's link token, as the mail worker would open it from the outbox. */
+async function invitationToken(service: Awaited<ReturnType<typeof testService>>["service"], invitationId: string): Promise<string> {
+  void invitationId;
+  const rows = await service.deps.db.query("mail/claim", [50, 60]);
+  const row = rows.filter((r) => r.kind === "member_invitation").pop();
+  if (!row) throw new Error("no invitation mail in the outbox");
+  return service.deps.mailTokens.open(String((row.data as { token_sealed: string }).token_sealed), "member_invitation");
+}
+
+describe("the role matrix", () => {
+  test("every session route of the OpenAPI document has an entry in the roles table, and every entry a route", () => {
+    expect(operations.length).toBeGreaterThan(30);
+    const documented = new Set(operations.map((o) => `${o.method} ${o.route}`));
+    expect(operations.filter((o) => ROUTE_ROLES[`${o.method} ${o.route}`] === undefined).map((o) => `${o.method} ${o.path}`)).toEqual([]);
+    expect(Object.keys(ROUTE_ROLES).filter((entry) => !documented.has(entry))).toEqual([]);
+  });
+
+  test("each route x each role: allowed, or 403 forbidden_role with required_role", async () => {
+    const wrong: string[] = [];
+    for (const op of operations) {
+      const needed = ROUTE_ROLES[`${op.method} ${op.route}`]!;
+      // Nothing below viewer: such a route refuses no role (and may end the caller's session, as logout does).
+      if (needed === "viewer") continue;
+      const url = op.path.replace(/\{[^}]+\}/g, (p) => (p.includes("version") ? "999999" : "x_nothing"));
+      for (const role of ROLES) {
+        const reply = await call(op.method, url, { json: op.method === "GET" || op.method === "DELETE" ? undefined : {}, headers: bearer(tokens.get(role)!) });
+        const refused = reply.status === 403 && reply.body?.error === "forbidden_role";
+        const expected = !roleAtLeast(role, needed);
+        if (refused !== expected || (refused && reply.body.required_role !== needed)) wrong.push(`${op.method} ${op.path} as ${role}: ${reply.status} ${reply.text.slice(0, 120)}`);
+      }
+    }
+    expect(wrong).toEqual([]);
+  });
+});
