@@ -1,0 +1,129 @@
+// The member rules of sql/schema/03_members.sql called directly, each test in a transaction that
+// is rolled back: who may change whom, the last owner, removal is final, invitations change once.
+import { describe, expect, test } from "bun:test";
+import { DbError, type Queryable } from "../../src/db/index.ts";
+import { newId } from "../../src/ids.ts";
+import { hashSecret, newSecret, secretHint } from "../../src/keys/secret.ts";
+import { newToken } from "../../src/accounts/tokens.ts";
+import { testService, uniqueEmail } from "../helpers/service.ts";
+import { SQL_PASSWORD_HASH } from "../helpers/sql.ts";
+
+const NOW = "2030-01-01T00:00:00.000Z";
+class Rollback extends Error {}
+
+async function rolledBack(fn: (q: Queryable) => Promise<void>): Promise<void> {
+  const { db } = await testService();
+  const outcome = await db.tx(async (q) => {
+    await fn(q);
+    throw new Rollback();
+  }).catch((err: unknown) => err);
+  if (!(outcome instanceof Rollback)) throw outcome;
+}
+
+async function sqlstate(promise: Promise<unknown>): Promise<string> {
+  const err = await promise.then(() => undefined, (e: unknown) => e);
+  if (!(err instanceof DbError)) throw new Error(`expected a database error, got ${String(err)}`);
+  return err.sqlstate;
+}
+
+/** A tenant with its owner, and a way to add members of any role through an accepted invitation. */
+async function team(q: Queryable) {
+  const tenantId = newId("cust_");
+  const owner = newId("mbr_");
+  const secret = newSecret();
+  await q.query("accounts/signup", [tenantId, newId("acct_"), owner, uniqueEmail("own"), SQL_PASSWORD_HASH, newId("key_"), await hashSecret(secret), secretHint(secret)]);
+  const add = async (role: string) => {
+    const token = newToken();
+    await q.query("members/invite", [newId("inv_"), tenantId, owner, uniqueEmail(role), role, token, `v1.AAAAAAAAAAAAAAAA.${token}`, {}, NOW]);
+    const [row] = await q.query("members/invitation_accept", [token, null, newId("acct_"), SQL_PASSWORD_HASH, newId("mbr_"), NOW]);
+    return row.member_id;
+  };
+  return { tenantId, owner, add };
+}
+
+type Team = Awaited<ReturnType<typeof team>>;
+
+/**
+ * The SQLSTATE of the last statement `act` runs on a fresh team (a refusal aborts the
+ * transaction, so each refusal is tried in a transaction of its own, rolled back).
+ */
+async function refusal(act: (q: Queryable, t: Team) => Promise<unknown>): Promise<string> {
+  let state = "";
+  await rolledBack(async (q) => {
+    state = await sqlstate(act(q, await team(q)));
+  });
+  return state;
+}
+
+const invite = (q: Queryable, t: Team, actor: string, email: string, role: string, token = newToken()) =>
+  q.query("members/invite", [newId("inv_"), t.tenantId, actor, email, role, token, `v1.AAAAAAAAAAAAAAAA.${token}`, {}, NOW]);
+const accept = (q: Queryable, token: string, at = NOW) => q.query("members/invitation_accept", [token, null, newId("acct_"), SQL_PASSWORD_HASH, newId("mbr_"), at]);
+
+describe("member roles and removal", () => {
+  test("an owner changes roles; an admin changes a developer but no owner and makes none (WT020); a developer none (WT021)", async () => {
+    await rolledBack(async (q) => {
+      const t = await team(q);
+      const admin = await t.add("admin");
+      const dev = await t.add("developer");
+      expect(await q.query("members/set_role", [t.tenantId, admin, dev, "viewer"])).toEqual([{ member_id: dev, role: "viewer", old_role: "developer" }]);
+      expect((await q.query("members/set_role", [t.tenantId, t.owner, dev, "owner"]))[0].role).toBe("owner");
+    });
+    expect(await refusal(async (q, t) => q.query("members/set_role", [t.tenantId, await t.add("admin"), t.owner, "viewer"]))).toBe("WT020");
+    expect(await refusal(async (q, t) => q.query("members/set_role", [t.tenantId, await t.add("admin"), await t.add("developer"), "owner"]))).toBe("WT020");
+    expect(await refusal(async (q, t) => q.query("members/set_role", [t.tenantId, await t.add("developer"), await t.add("admin"), "viewer"]))).toBe("WT021");
+    expect(await refusal(async (q, t) => q.query("members/set_role", [t.tenantId, t.owner, await t.add("developer"), "root"]))).toBe("22023");
+  });
+
+  test("the last owner can neither leave nor be demoted (WT003), also by an operator", async () => {
+    expect(await refusal((q, t) => q.query("members/remove", [t.tenantId, t.owner, t.owner, NOW]))).toBe("WT003");
+    expect(await refusal((q, t) => q.query("members/set_role", [t.tenantId, null, t.owner, "admin"]))).toBe("WT003");
+  });
+
+  test("a removed member is final (WT001); another tenant's member is WT001; a viewer removes no one else (WT021)", async () => {
+    const removed = async (q: Queryable, t: Team) => {
+      const viewer = await t.add("viewer");
+      expect(await q.query("members/remove", [t.tenantId, viewer, viewer, NOW])).toEqual([{ member_id: viewer, role: "viewer" }]);
+      return viewer;
+    };
+    expect(await refusal(async (q, t) => q.query("members/set_role", [t.tenantId, t.owner, await removed(q, t), "admin"]))).toBe("WT001");
+    expect(await refusal(async (q, t) => q.query("members/remove", [t.tenantId, t.owner, await removed(q, t), NOW]))).toBe("WT001");
+    expect(await refusal(async (q, t) => q.query("members/remove", [t.tenantId, t.owner, (await team(q)).owner, NOW]))).toBe("WT001");
+    expect(await refusal(async (q, t) => q.query("members/remove", [t.tenantId, await t.add("viewer"), await t.add("developer"), NOW]))).toBe("WT021");
+  });
+});
+
+describe("invitations", () => {
+  test("accepted once (WA003); revoked is invalid (WA001) and not pending (WT007); an active member is not invited again (WT006)", async () => {
+    const accepted = async (q: Queryable, t: Team) => {
+      const token = newToken();
+      const email = uniqueEmail("inv");
+      const [inv] = await invite(q, t, t.owner, email, "viewer", token);
+      await accept(q, token);
+      return { token, email, invitationId: inv.invitation_id };
+    };
+    expect(await refusal(async (q, t) => accept(q, (await accepted(q, t)).token))).toBe("WA003");
+    expect(await refusal(async (q, t) => invite(q, t, t.owner, (await accepted(q, t)).email, "viewer"))).toBe("WT006");
+    expect(await refusal(async (q, t) => q.query("members/invitation_revoke", [t.tenantId, t.owner, (await accepted(q, t)).invitationId, NOW]))).toBe("WT007");
+    expect(
+      await refusal(async (q, t) => {
+        const token = newToken();
+        const [inv] = await invite(q, t, t.owner, uniqueEmail("inv"), "viewer", token);
+        await q.query("members/invitation_revoke", [t.tenantId, t.owner, inv.invitation_id, NOW]);
+        return accept(q, token);
+      }),
+    ).toBe("WA001");
+  });
+
+  test("a developer invites nobody (WT021); only an owner invites an owner (WT020); an expired link is WA002", async () => {
+    expect(await refusal(async (q, t) => invite(q, t, await t.add("developer"), uniqueEmail("x"), "viewer"))).toBe("WT021");
+    expect(await refusal(async (q, t) => invite(q, t, await t.add("admin"), uniqueEmail("x"), "owner"))).toBe("WT020");
+    const late = new Date(Date.parse(NOW) + 7 * 86_400_000).toISOString();
+    expect(
+      await refusal(async (q, t) => {
+        const token = newToken();
+        await invite(q, t, t.owner, uniqueEmail("late"), "viewer", token);
+        return accept(q, token, late);
+      }),
+    ).toBe("WA002");
+  });
+});
