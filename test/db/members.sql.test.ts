@@ -127,3 +127,21 @@ describe("invitations", () => {
     ).toBe("WA002");
   });
 });
+
+describe("caps", () => {
+  test("100 pending invitations per tenant (WT005), 100 members (WT004)", async () => {
+    expect(
+      await refusal(async (q, t) => {
+        for (let i = 0; i < 100; i++) await invite(q, t, t.owner, uniqueEmail(`cap${i}`), "viewer");
+        return invite(q, t, t.owner, uniqueEmail("cap-over"), "viewer");
+      }),
+    ).toBe("WT005");
+    expect(
+      await refusal(async (q, t) => {
+        // The owner and 99 more make 100; the 101st joins no more.
+        for (let i = 0; i < 99; i++) await t.add("viewer");
+        return t.add("viewer");
+      }),
+    ).toBe("WT004");
+  }, 60_000);
+});

@@ -198,6 +198,22 @@ describe("roles", () => {
     expectErrorShape(await call("PATCH", `/customer/members/mbr_x`, { json: { role: "superuser" }, ...as(boss.token) }), 400, "invalid_request");
   });
 
+  test("another instance on the same database refuses the changed member's session on its very next request", async () => {
+    const { createService } = await import("../../src/app/service.ts");
+    const { testConfig } = await import("../helpers/service.ts");
+    const { createLogger } = await import("../../src/log.ts");
+    const other = await createService(testConfig(), { db: service.deps.db, log: createLogger("silent") });
+    try {
+      const boss = await owner();
+      const dev = await joined(boss.token, "developer");
+      expect((await call("GET", "/customer/keys", { headers: bearer(dev.token), service: other })).status).toBe(200);
+      expect((await call("PATCH", `/customer/members/${dev.memberId}`, { json: { role: "admin" }, ...as(boss.token) })).status).toBe(200);
+      expectErrorShape(await call("GET", "/customer/keys", { headers: bearer(dev.token), service: other }), 401, "unauthorized");
+    } finally {
+      await other.close();
+    }
+  });
+
   test("anyone may leave", async () => {
     const boss = await owner();
     const viewer = await joined(boss.token, "viewer");
