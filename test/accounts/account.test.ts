@@ -19,6 +19,8 @@ describe("GET /customer/account", () => {
     expect(reply.body).toEqual({
       ok: true,
       tenant_id: user.tenantId,
+      member_id: user.memberId,
+      role: "owner",
       email: user.email.toLowerCase(),
       email_verified: false,
       plan: "free",

@@ -6,7 +6,7 @@ import { generate } from "otplib";
 import { createService, type Service } from "../../src/app/service.ts";
 import { createLogger } from "../../src/log.ts";
 import { bearer } from "../helpers/accounts.ts";
-import { call, expectErrorShape, GOOD_PASSWORD, logLines, testConfig, testService, uniqueEmail } from "../helpers/service.ts";
+import { call, expectErrorShape, GOOD_PASSWORD, logLines, subjectOf, testConfig, testService, uniqueEmail } from "../helpers/service.ts";
 import { testOne } from "../helpers/sql.ts";
 
 // Half-way into a step, so a step boundary never falls inside a test by accident.
@@ -27,7 +27,7 @@ async function newAccount() {
   const email = uniqueEmail("mfa");
   const reply = await post("/auth/signup", { email, password: GOOD_PASSWORD });
   expect(reply.status).toBe(201);
-  return { email, token: reply.body.token as string, tenantId: reply.body.tenant_id as string };
+  return { email, token: reply.body.token as string, tenantId: reply.body.tenant_id as string, accountId: subjectOf(reply.body.token).account_id };
 }
 
 async function withMfa() {
@@ -71,7 +71,7 @@ describe("enrol and confirm", () => {
     expect(codes).toHaveLength(10);
     expect(new Set(codes).size).toBe(10);
     const { db } = await testService();
-    const row = await testOne<{ status: string; secret_sealed: string; codes: number; code_hashes: string[] }>(db, "mfa_state", [user.tenantId]);
+    const row = await testOne<{ status: string; secret_sealed: string; codes: number; code_hashes: string[] }>(db, "mfa_state", [user.accountId]);
     expect(row!.status).toBe("active");
     expect(row!.codes).toBe(10);
     // Neither the secret nor a recovery code is in the database as such.
@@ -172,7 +172,7 @@ describe("disable", () => {
     nextStep();
     expectErrorShape(await post("/customer/account/mfa/disable", { password: GOOD_PASSWORD, code: await totp(user.secret) }, user.token), 401, "invalid_code");
     const { db } = await testService();
-    expect((await testOne<{ status: string; codes: number }>(db, "mfa_state", [user.tenantId]))!).toMatchObject({ status: "disabled", codes: 0 });
+    expect((await testOne<{ status: string; codes: number }>(db, "mfa_state", [user.accountId]))!).toMatchObject({ status: "disabled", codes: 0 });
     // Enrolling again starts over with a new secret.
     const again = await post("/customer/account/mfa/enroll", {}, user.token);
     expect(again.status).toBe(200);
@@ -201,7 +201,7 @@ describe("new recovery codes", () => {
     expect(new Set(fresh).size).toBe(10);
     expect(fresh.some((c) => user.recovery.includes(c))).toBe(false);
     const { db } = await testService();
-    const state = (await testOne<{ codes: number; code_hashes: string[] }>(db, "mfa_state", [user.tenantId]))!;
+    const state = (await testOne<{ codes: number; code_hashes: string[] }>(db, "mfa_state", [user.accountId]))!;
     expect(state.codes).toBe(10);
     expect(JSON.stringify(state)).not.toContain(fresh[0]);
 
@@ -223,6 +223,6 @@ describe("new recovery codes", () => {
     await post("/customer/account/mfa/enroll", {}, user.token);
     expectErrorShape(await post("/customer/account/mfa/recovery-codes", { password: GOOD_PASSWORD, code: "123456" }, user.token), 401, "invalid_code");
     const { db } = await testService();
-    expect((await testOne<{ status: string; codes: number }>(db, "mfa_state", [user.tenantId]))!).toMatchObject({ status: "pending", codes: 0 });
+    expect((await testOne<{ status: string; codes: number }>(db, "mfa_state", [user.accountId]))!).toMatchObject({ status: "pending", codes: 0 });
   });
 });

@@ -15,7 +15,7 @@ import { createLogger } from "../../src/log.ts";
 import { ReceiptSigner, signingKeyBox } from "../../src/receipts/signer.ts";
 import { bearer } from "../helpers/accounts.ts";
 import { SMALL_PAYMENT } from "../helpers/customer.ts";
-import { call, GOOD_PASSWORD, openTestDb, testConfig, uniqueEmail } from "../helpers/service.ts";
+import { call, GOOD_PASSWORD, openTestDb, subjectOf, testConfig, uniqueEmail } from "../helpers/service.ts";
 import { testOne } from "../helpers/sql.ts";
 
 const OLD = "the secret before the change, 32 characters or more";
@@ -61,21 +61,22 @@ describe("JWT_SECRET changed with JWT_SECRET_PREVIOUS", () => {
     const email = uniqueEmail("rotation");
     const signup = await post(before, "/auth/signup", { email, password: GOOD_PASSWORD });
     expect(signup.status).toBe(201);
-    const { token: oldToken, tenant_id: tenantId, api_key: apiKey } = signup.body;
+    const { token: oldToken, api_key: apiKey } = signup.body;
+    const accountId = subjectOf(oldToken).account_id;
     const secret = (await post(before, "/customer/account/mfa/enroll", {}, oldToken)).body.secret as string;
     expect((await post(before, "/customer/account/mfa/confirm", { code: await totp(secret) }, oldToken)).status).toBe(200);
     const decided = await call("POST", "/v1/protect", { json: SMALL_PAYMENT, headers: { "x-api-key": apiKey }, service: before });
     expect(decided.status).toBe(200);
     const oldKid = before.deps.signer.kid;
-    const sealedBefore = (await testOne<{ secret_sealed: string }>(db, "mfa_state", [tenantId]))!.secret_sealed;
+    const sealedBefore = (await testOne<{ secret_sealed: string }>(db, "mfa_state", [accountId]))!.secret_sealed;
 
     // The new secret, the old one beside it.
     const during = await start(NEW, OLD);
     expect((await account(during, oldToken)).status).toBe(200);
-    const sealedDuring = (await testOne<{ secret_sealed: string }>(db, "mfa_state", [tenantId]))!.secret_sealed;
+    const sealedDuring = (await testOne<{ secret_sealed: string }>(db, "mfa_state", [accountId]))!.secret_sealed;
     expect(sealedDuring).not.toBe(sealedBefore);
     // Sealed under the new secret alone now, as the same secret.
-    expect(await (await SecretBox.derive(NEW, TOTP_SECRET_PURPOSE)).open(sealedDuring, tenantId)).toBe(secret);
+    expect(await (await SecretBox.derive(NEW, TOTP_SECRET_PURPOSE)).open(sealedDuring, accountId)).toBe(secret);
     const events = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(events).toContainEqual(expect.objectContaining({ event: "totp_secrets_resealed", resealed: 1 }));
     expect(events).toContainEqual(expect.objectContaining({ event: "signing_key_replaced", retired_kid: oldKid, kid: during.deps.signer.kid }));

@@ -6,7 +6,7 @@ import { createService, type Service } from "../../src/app/service.ts";
 import { createLogger } from "../../src/log.ts";
 import { bearer, requestResetToken, signupWithMail } from "../helpers/accounts.ts";
 import { mailService, startInbox, type Inbox } from "../helpers/mail.ts";
-import { call, GOOD_PASSWORD, logLines, testConfig, testService, uniqueEmail } from "../helpers/service.ts";
+import { call, GOOD_PASSWORD, logLines, subjectOf, testConfig, testService, uniqueEmail } from "../helpers/service.ts";
 
 const lines: string[] = [];
 let inbox: Inbox;
@@ -74,25 +74,31 @@ test("every flow logs its event, and no line carries a password, token, key or f
   expect((await call("POST", "/auth/login", { json: { email: user.email, password: changed }, ip: limitedIp, service: limited })).status).toBe(429);
 
   const events = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
-  const expected: [string, string | null][] = [
-    ["auth.signup", user.tenantId],
-    ["auth.login_failed", user.tenantId],
-    ["auth.login_failed", null],
-    ["auth.login_succeeded", user.tenantId],
-    ["auth.verification_requested", user.tenantId],
-    ["auth.email_verified", user.tenantId],
-    ["auth.verification_failed", null],
-    ["auth.reset_requested", user.tenantId],
-    ["auth.reset_requested", null],
-    ["auth.reset_completed", user.tenantId],
-    ["auth.reset_failed", null],
-    ["auth.password_change_failed", user.tenantId],
-    ["auth.password_changed", user.tenantId],
-    ["auth.rate_limited", null],
+  // What happens to a person before or apart from a session (a login, a link from a mail) names the
+  // person (account_id); what happens in a session names its tenant too.
+  const accountId = subjectOf(user.token).account_id;
+  const tenant = { tenant_id: user.tenantId };
+  const person = { tenant_id: null, account_id: accountId };
+  const nobody = { tenant_id: null, account_id: undefined };
+  const expected: [string, Record<string, string | null | undefined>][] = [
+    ["auth.signup", { ...tenant, member_id: user.memberId }],
+    ["auth.login_failed", person],
+    ["auth.login_failed", nobody],
+    ["auth.login_succeeded", { ...tenant, member_id: user.memberId }],
+    ["auth.verification_requested", tenant],
+    ["auth.email_verified", person],
+    ["auth.verification_failed", nobody],
+    ["auth.reset_requested", { ...tenant, account_id: accountId }],
+    ["auth.reset_requested", nobody],
+    ["auth.reset_completed", person],
+    ["auth.reset_failed", nobody],
+    ["auth.password_change_failed", tenant],
+    ["auth.password_changed", { ...tenant, account_id: accountId }],
+    ["auth.rate_limited", nobody],
   ];
-  for (const [event, tenant] of expected) {
-    const match = events.find((e) => e.event === event && e.tenant_id === tenant);
-    if (!match) throw new Error(`no ${event} line for tenant ${tenant}`);
+  for (const [event, fields] of expected) {
+    const match = events.find((e) => e.event === event && Object.entries(fields).every(([name, value]) => e[name] === value));
+    if (!match) throw new Error(`no ${event} line with ${JSON.stringify(fields)}`);
     expect(match.time).toMatch(/Z$/);
     expect(match.request_id).toMatch(/^req_/);
     expect("ip" in match).toBe(true);
@@ -101,7 +107,7 @@ test("every flow logs its event, and no line carries a password, token, key or f
   expect(events.find((e) => e.event === "auth.login_succeeded")?.ip).toBe(ip);
   expect(events.find((e) => e.event === "auth.rate_limited")?.ip).toBe(`2001:db8:77:${group}:0:0:0:1`);
   // The email shows only masked.
-  const failed = events.find((e) => e.event === "auth.login_failed" && e.tenant_id === null)!;
+  const failed = events.find((e) => e.event === "auth.login_failed" && e.tenant_id === null && e.account_id === undefined)!;
   expect(failed.email).toBe(`${ghostEmail[0]}***@example.com`);
   expect(failed.reason).toBe("unknown_email");
 

@@ -1,16 +1,20 @@
 import { describe, expect, test } from "bun:test";
 import { isWellFormedSecret } from "../../src/keys/secret.ts";
-import { call, expectErrorShape, GOOD_PASSWORD, signup, uniqueEmail } from "../helpers/service.ts";
+import { call, expectErrorShape, GOOD_PASSWORD, signup, subjectOf, uniqueEmail } from "../helpers/service.ts";
 
 describe("POST /auth/signup", () => {
   test("creates a free tenant with a first key and a session", async () => {
     const email = uniqueEmail();
     const reply = await call("POST", "/auth/signup", { json: { email, password: GOOD_PASSWORD } });
     expect(reply.status).toBe(201);
-    expect(Object.keys(reply.body).sort()).toEqual(["api_key", "email_verified", "ok", "tenant_id", "token"]);
+    expect(Object.keys(reply.body).sort()).toEqual(["api_key", "email_verified", "member_id", "ok", "role", "tenant_id", "token"]);
     expect(reply.body.ok).toBe(true);
     expect(reply.body.email_verified).toBe(false);
     expect(reply.body.tenant_id).toMatch(/^cust_[0-9A-Za-z]{22}$/);
+    // The person who signed up is the tenant's first member, its owner, and the session is theirs.
+    expect(reply.body.member_id).toMatch(/^mbr_[0-9A-Za-z]{22}$/);
+    expect(reply.body.role).toBe("owner");
+    expect(subjectOf(reply.body.token)).toMatchObject({ tenant_id: reply.body.tenant_id, member_id: reply.body.member_id });
     expect(isWellFormedSecret(reply.body.api_key)).toBe(true);
     // The token and the key both work at once.
     const byKey = await call("POST", "/v1/simulate", { json: { preset: "read_document" }, headers: { "x-api-key": reply.body.api_key } });

@@ -5,7 +5,7 @@ import { hashSecret } from "../../src/keys/secret.ts";
 import type { Service } from "../../src/app/service.ts";
 import { bearer, laterService, signupWithMail as signupMailed } from "../helpers/accounts.ts";
 import { closeMailFixture, linkToken, openMailFixture, type Inbox } from "../helpers/mail.ts";
-import { call, expectErrorShape, testService } from "../helpers/service.ts";
+import { call, expectErrorShape, subjectOf, testService } from "../helpers/service.ts";
 import { testQuery } from "../helpers/sql.ts";
 
 let inbox: Inbox;
@@ -127,7 +127,7 @@ describe("verification email after signup", () => {
   test("only the SHA-256 of a token is stored, and the sent message's data is emptied", async () => {
     const user = await signupWithMail();
     const { db } = await testService();
-    const tokens = await testQuery<{ token_hash: string; purpose: string; status: string; created_at: string; expires_at: string }>(db, "auth_tokens", [user.tenantId]);
+    const tokens = await testQuery<{ token_hash: string; purpose: string; status: string; created_at: string; expires_at: string }>(db, "auth_tokens", [subjectOf(user.token).account_id]);
     expect(tokens).toHaveLength(1);
     expect(tokens[0]).toMatchObject({ token_hash: await hashSecret(user.link), purpose: "verify_email", status: "active" });
     expect(Date.parse(tokens[0].expires_at) - Date.parse(tokens[0].created_at)).toBe(24 * 3600_000);

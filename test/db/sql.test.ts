@@ -194,14 +194,14 @@ describe("accounts/signup (tenant_signup)", () => {
     });
   });
 
-  test("a second signup with the same email fails on tenants_email_key and adds nothing", async () => {
+  test("a second signup with the same email fails on accounts_email_key and adds nothing", async () => {
     // Outside a transaction on purpose: the statement itself must be all or nothing.
     const first = await newTenant();
     await db.query("accounts/signup", signupParams(first));
     const second = { ...(await newTenant()), email: first.email };
     const err = await failure(db.query("accounts/signup", signupParams(second)));
     expect(err.sqlstate).toBe("23505");
-    expect(err.constraint).toBe("tenants_email_key");
+    expect(err.constraint).toBe("accounts_email_key");
     expect(await testQuery(db, "tenant", [second.tenantId])).toEqual([]);
     expect(await testQuery(db, "tenant_keys", [second.tenantId])).toEqual([]);
     expect(await testQuery<KeyRow>(db, "tenant_keys", [first.tenantId])).toHaveLength(1);
@@ -242,7 +242,7 @@ describe("accounts/signup (tenant_signup)", () => {
     await rolledBack(async (q) => {
       const err = await failure(q.query("accounts/signup", signupParams({ ...t, email: t.email.toUpperCase() })));
       expect(err.sqlstate).toBe("23514");
-      expect(err.constraint).toBe("tenants_email_check");
+      expect(err.constraint).toBe("accounts_email_check");
     });
   });
 });

@@ -19,7 +19,7 @@ export async function signupWithMail(service: Service, inbox: Inbox, password = 
   const reply = await call("POST", "/auth/signup", { json: { email, password }, service });
   expect(reply.status).toBe(201);
   const [mail] = await inbox.waitFor(email);
-  return { email, password, token: reply.body.token as string, tenantId: reply.body.tenant_id as string, apiKey: reply.body.api_key as string, verifyToken: linkToken(mail, "/console/verify"), mail };
+  return { email, password, token: reply.body.token as string, tenantId: reply.body.tenant_id as string, memberId: reply.body.member_id as string, apiKey: reply.body.api_key as string, verifyToken: linkToken(mail, "/console/verify"), mail };
 }
 
 /** Asks for a reset through `service` and returns the token of the n-th message to the address. */

@@ -3,7 +3,7 @@
 // owner's resources, the stranger must get 404 (never 403: no existence leak).
 import { describe, expect, test } from "bun:test";
 import { SignJWT } from "jose";
-import { call, expectErrorShape, signup, testService } from "./service.ts";
+import { call, expectErrorShape, signup, subjectOf, testService } from "./service.ts";
 
 type Tenant = Awaited<ReturnType<typeof signup>>;
 
@@ -12,7 +12,7 @@ export interface Fixture {
   stranger: Tenant;
   /** A key of the owner that has been revoked. */
   revokedKey: string;
-  /** A JWT of a tenant whose sessions were all ended since. */
+  /** A JWT of a person whose sessions were all ended since. */
   endedToken: string;
   /** Ids of the owner's resources, filled by the fixture's `extra` step. */
   ids: Record<string, string>;
@@ -31,12 +31,15 @@ export interface ProtectedRoute {
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 const key = (secret: string) => ({ "x-api-key": secret });
 
-async function forgedJwt(tenantId: string, alg: "HS256" | "none"): Promise<string> {
+/** The claims of `token` (a real session), signed with another key or with none. */
+async function forgedJwt(token: string, alg: "HS256" | "none"): Promise<string> {
+  const s = subjectOf(token);
+  const claims = { sep: s.account_epoch, tid: s.tenant_id, mid: s.member_id, mep: s.member_epoch };
   if (alg === "none") {
     const enc = (v: unknown) => Buffer.from(JSON.stringify(v)).toString("base64url");
-    return `${enc({ alg: "none", typ: "JWT" })}.${enc({ sub: tenantId, sep: 0, iss: "warden", aud: "warden:customer", exp: Math.floor(Date.now() / 1000) + 3600 })}.`;
+    return `${enc({ alg: "none", typ: "JWT" })}.${enc({ ...claims, sub: s.account_id, iss: "warden", aud: "warden:customer", exp: Math.floor(Date.now() / 1000) + 3600 })}.`;
   }
-  return new SignJWT({ sep: 0 }).setProtectedHeader({ alg: "HS256" }).setSubject(tenantId).setIssuer("warden").setAudience("warden:customer").setIssuedAt().setExpirationTime("1h").sign(new TextEncoder().encode("x".repeat(64)));
+  return new SignJWT(claims).setProtectedHeader({ alg: "HS256" }).setSubject(s.account_id).setIssuer("warden").setAudience("warden:customer").setIssuedAt().setExpirationTime("1h").sign(new TextEncoder().encode("x".repeat(64)));
 }
 
 /** Builds the shared fixture; `extra` adds resource ids of the owner (a receipt, a key, ...). */
@@ -45,7 +48,7 @@ export async function makeFixture(extra: (f: Fixture) => Promise<Record<string, 
   const created = await call("POST", "/customer/keys", { json: { label: "to revoke" }, headers: bearer(owner.token) });
   await call("POST", `/customer/keys/${created.body.key_id}/revoke`, { headers: bearer(owner.token) });
   const { db } = await testService();
-  await db.query("accounts/end_sessions", [ended.tenantId]);
+  await db.query("accounts/end_sessions", [subjectOf(ended.token).account_id]);
   const fixture: Fixture = { owner, stranger, revokedKey: created.body.secret, endedToken: ended.token, ids: {} };
   fixture.ids = await extra(fixture);
   return fixture;
@@ -77,7 +80,7 @@ export function authSuite(routes: ProtectedRoute[], fixture: () => Promise<Fixtu
           // The customer's JWT is not an API key.
           expectErrorShape(await send(bearer(f.owner.token)), 401, "unauthorized");
         } else {
-          for (const token of ["not-a-jwt", await forgedJwt(f.owner.tenantId, "HS256"), await forgedJwt(f.owner.tenantId, "none"), f.endedToken]) {
+          for (const token of ["not-a-jwt", await forgedJwt(f.owner.token, "HS256"), await forgedJwt(f.owner.token, "none"), f.endedToken]) {
             expectErrorShape(await send(bearer(token)), 401, "unauthorized");
           }
           expectErrorShape(await send({ authorization: "Basic Zm9vOmJhcg==" }), 401, "unauthorized");

@@ -79,7 +79,7 @@ export const GOOD_PASSWORD = "correct horse battery staple";
 export async function signup(email = uniqueEmail(), password = GOOD_PASSWORD) {
   const reply = await call("POST", "/auth/signup", { json: { email, password } });
   if (reply.status !== 201) throw new Error(`signup failed: ${reply.status} ${reply.text}`);
-  return { email, password, token: reply.body.token as string, tenantId: reply.body.tenant_id as string, apiKey: reply.body.api_key as string };
+  return { email, password, token: reply.body.token as string, tenantId: reply.body.tenant_id as string, memberId: reply.body.member_id as string, apiKey: reply.body.api_key as string };
 }
 
 /** The contract's error body shape, for any failure. */

@@ -20,8 +20,8 @@ describe("POST /customer/keys", () => {
     const a = await signup();
     const reply = await createKey(a.token, { label: "ci bot" });
     expect(reply.status).toBe(201);
-    expect(Object.keys(reply.body).sort()).toEqual(["created_at", "key_id", "label", "ok", "secret", "status", "tenant_id"]);
-    expect(reply.body).toMatchObject({ ok: true, tenant_id: a.tenantId, label: "ci bot", status: "active" });
+    expect(Object.keys(reply.body).sort()).toEqual(["created_at", "created_by", "key_id", "label", "ok", "secret", "status", "tenant_id"]);
+    expect(reply.body).toMatchObject({ ok: true, tenant_id: a.tenantId, label: "ci bot", status: "active", created_by: a.memberId });
     expect(reply.body.key_id).toMatch(/^key_[0-9A-Za-z]{22}$/);
     expect(reply.body.created_at).toMatch(ISO);
     expect(isWellFormedSecret(reply.body.secret)).toBe(true);
@@ -54,14 +54,16 @@ describe("GET /customer/keys", () => {
     expect(reply.body.ok).toBe(true);
     expect(reply.body.keys).toHaveLength(2);
     for (const key of reply.body.keys) {
-      expect(Object.keys(key).sort()).toEqual(["created_at", "hint", "key_id", "label", "last_used_at", "revoked_at", "status", "tenant_id"]);
+      expect(Object.keys(key).sort()).toEqual(["created_at", "created_by", "hint", "key_id", "label", "last_used_at", "revoked_at", "revoked_by", "status", "tenant_id"]);
       expect(key.tenant_id).toBe(a.tenantId);
+      // Signup's key and the second were both made by the owner who signed up.
+      expect(key.created_by).toBe(a.memberId);
     }
     // Newest first.
     const [other, first] = reply.body.keys;
-    expect(first).toMatchObject({ label: "default", status: "active", revoked_at: null, hint: a.apiKey.slice(-4) });
+    expect(first).toMatchObject({ label: "default", status: "active", revoked_at: null, revoked_by: null, hint: a.apiKey.slice(-4) });
     expect(first.last_used_at).toMatch(ISO);
-    expect(other).toMatchObject({ key_id: second.key_id, label: "second", status: "revoked", last_used_at: null, hint: second.secret.slice(-4) });
+    expect(other).toMatchObject({ key_id: second.key_id, label: "second", status: "revoked", revoked_by: a.memberId, last_used_at: null, hint: second.secret.slice(-4) });
     expect(other.revoked_at).toMatch(ISO);
     expect(reply.text).not.toContain(a.apiKey);
     expect(reply.text).not.toMatch(/[0-9a-f]{64}/);
@@ -81,13 +83,13 @@ describe("POST /customer/keys/{key_id}/rotate", () => {
     const [old] = (await list(a.token)).body.keys;
     const reply = await rotate(a.token, old.key_id);
     expect(reply.status).toBe(201);
-    expect(Object.keys(reply.body).sort()).toEqual(["created_at", "key_id", "label", "ok", "revoked_key_id", "secret", "status", "tenant_id"]);
-    expect(reply.body).toMatchObject({ ok: true, revoked_key_id: old.key_id, tenant_id: a.tenantId, label: "default", status: "active" });
+    expect(Object.keys(reply.body).sort()).toEqual(["created_at", "created_by", "key_id", "label", "ok", "revoked_key_id", "secret", "status", "tenant_id"]);
+    expect(reply.body).toMatchObject({ ok: true, revoked_key_id: old.key_id, tenant_id: a.tenantId, label: "default", status: "active", created_by: a.memberId });
     expect(reply.body.key_id).not.toBe(old.key_id);
     expectErrorShape(await protect(a.apiKey), 401, "key_revoked");
     expect((await protect(reply.body.secret)).status).toBe(200);
     const keys = (await list(a.token)).body.keys;
-    expect(keys.find((k: { key_id: string }) => k.key_id === old.key_id).status).toBe("revoked");
+    expect(keys.find((k: { key_id: string }) => k.key_id === old.key_id)).toMatchObject({ status: "revoked", revoked_by: a.memberId });
   });
 
   test("a revoked (or already rotated) key: 409 key_not_active; unknown or another tenant's: 404", async () => {
@@ -122,8 +124,8 @@ describe("POST /customer/keys/{key_id}/revoke", () => {
     expect((await protect(a.apiKey)).status).toBe(200);
     const reply = await revoke(a.token, key.key_id);
     expect(reply.status).toBe(200);
-    expect(Object.keys(reply.body).sort()).toEqual(["key_id", "ok", "revoked_at", "status"]);
-    expect(reply.body).toMatchObject({ ok: true, key_id: key.key_id, status: "revoked" });
+    expect(Object.keys(reply.body).sort()).toEqual(["key_id", "ok", "revoked_at", "revoked_by", "status"]);
+    expect(reply.body).toMatchObject({ ok: true, key_id: key.key_id, status: "revoked", revoked_by: a.memberId });
     expect(reply.body.revoked_at).toMatch(ISO);
     expectErrorShape(await protect(a.apiKey), 401, "key_revoked");
     expectErrorShape(await call("POST", "/v1/simulate", { json: { preset: "small_payment" }, headers: { "x-api-key": a.apiKey } }), 401, "key_revoked");

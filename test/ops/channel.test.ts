@@ -122,7 +122,7 @@ describe("operators while the service runs", () => {
     expect((await wire(child.url, "GET", "/customer/account", { headers: auth(c.token) })).status).toBe(200);
     const ended = await ops("sessions", "end", c.tenantId);
     expect(ended.code).toBe(0);
-    expect(ended.json.rows[0]).toMatchObject({ tenant_id: c.tenantId, session_epoch: 1 });
+    expect(ended.json.rows[0]).toMatchObject({ tenant_id: c.tenantId, members_signed_out: 1 });
     expect((await wire(child.url, "GET", "/customer/account", { headers: auth(c.token) })).status).toBe(401);
     expect((await wire(child.url, "POST", "/v1/protect", { json: SMALL_PAYMENT, headers: { "x-api-key": c.apiKey } })).status).toBe(200);
     const unknown = await ops("sessions", "end", "cust_AAAAAAAAAAAAAAAAAAAAAA");

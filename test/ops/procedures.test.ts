@@ -7,7 +7,7 @@ import { schemaVersion } from "../../src/db/migrate.ts";
 import { runOpsScript } from "../../src/ops/scripts.ts";
 import { parseSqlCommand } from "../../src/cli/ops-scripts.ts";
 import { progress } from "../../src/cli/progress.ts";
-import { signup, testService, uniqueEmail } from "../helpers/service.ts";
+import { call, signup, testService, uniqueEmail } from "../helpers/service.ts";
 import { runCli } from "../security/processes.ts";
 
 const SLOW = 60_000;
@@ -41,12 +41,21 @@ describe("operator procedures", () => {
     expect((await refusal(runOpsScript(db, "ops/mail_list", { status: "bogus" }))).sqlstate).toBe("WM001");
   });
 
-  test("sessions end moves the tenant's session epoch; an unknown tenant is refused", async () => {
+  test("sessions end signs every member of the tenant out, each time; an unknown tenant is refused", async () => {
     const { db } = await testService();
     const a = await signup();
-    const [first] = await runOpsScript<{ session_epoch: number }>(db, "ops/sessions_end", { tenant_id: a.tenantId });
-    const [second] = await runOpsScript<{ session_epoch: number }>(db, "ops/sessions_end", { tenant_id: a.tenantId });
-    expect(second.session_epoch).toBe(first.session_epoch + 1);
+    const account = (token: string) => call("GET", "/customer/account", { headers: { authorization: `Bearer ${token}` } });
+    const login = async () => (await call("POST", "/auth/login", { json: { email: a.email, password: a.password } })).body.token as string;
+    const [first] = await runOpsScript<{ members_signed_out: number }>(db, "ops/sessions_end", { tenant_id: a.tenantId });
+    expect(Number(first.members_signed_out)).toBe(1);
+    expect((await account(a.token)).status).toBe(401);
+    // A session opened after the first end is ended by the second.
+    const later = await login();
+    expect((await account(later)).status).toBe(200);
+    const [second] = await runOpsScript<{ members_signed_out: number }>(db, "ops/sessions_end", { tenant_id: a.tenantId });
+    expect(Number(second.members_signed_out)).toBe(1);
+    expect((await account(later)).status).toBe(401);
+    expect((await account(await login())).status).toBe(200);
     expect((await refusal(runOpsScript(db, "ops/sessions_end", { tenant_id: "cust_AAAAAAAAAAAAAAAAAAAAAA" }))).sqlstate).toBe("WA005");
   });
 

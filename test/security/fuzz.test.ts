@@ -108,6 +108,18 @@ const ROUTES: Route[] = [
   { method: "POST", path: "/customer/account/mfa/confirm", auth: "jwt", fields: { code: fc.oneof(fc.stringMatching(/^\d{6}$/), text(80)) } },
   { method: "POST", path: "/customer/account/mfa/disable", auth: "jwt", fields: { password: password(), code: fc.oneof(fc.stringMatching(/^\d{6}$/), text(80)) } },
   { method: "POST", path: "/customer/account/mfa/recovery-codes", auth: "jwt", fields: { password: password(), code: fc.oneof(fc.stringMatching(/^\d{6}$/), text(80)) } },
+  { method: "GET", path: "/auth/tenants", auth: "jwt" },
+  { method: "POST", path: "/auth/switch", auth: "jwt", fields: { tenant_id: fc.oneof(fc.constantFrom("cust_" + "A".repeat(22)), text()) } },
+  { method: "POST", path: "/auth/invitations/accept", auth: "none", fields: { token: fc.base64String({ maxLength: 60 }), password: password() } },
+  { method: "GET", path: "/customer/members", auth: "jwt" },
+  { method: "POST", path: "/customer/members/invitations", auth: "jwt", fields: { email: email(), role: fc.constantFrom("owner", "admin", "developer", "approver", "viewer", "root", "") } },
+  { method: "GET", path: "/customer/members/invitations", auth: "jwt" },
+  { method: "POST", path: "/customer/members/invitations/:invitation_id/revoke", auth: "jwt" },
+  { method: "PATCH", path: "/customer/members/:member_id", auth: "jwt", fields: { role: fc.constantFrom("owner", "admin", "developer", "approver", "viewer", "root", "") } },
+  { method: "DELETE", path: "/customer/members/:member_id", auth: "jwt" },
+  { method: "GET", path: "/customer/settings", auth: "jwt" },
+  // After every other session route: a tenant that comes to require a second factor answers them 403.
+  { method: "PUT", path: "/customer/settings", auth: "jwt", fields: { require_mfa: fc.boolean(), allow_self_approval: fc.boolean() } },
   // Last of the API routes: signing out ends the fuzzer's own sessions for the routes after it.
   { method: "POST", path: "/auth/logout", auth: "jwt", fields: { all: fc.oneof(fc.boolean(), text()) } },
   // The web console's pages and assets (not in the OpenAPI document: not API).
@@ -350,10 +362,13 @@ beforeAll(async () => {
   for (const k of spare) remember(k.secret);
   const upgrade = (await call("POST", "/customer/upgrades/request", { json: { requested_plan: "enterprise", reason: "fuzz" }, headers: bearer(free.token) })).body.request_id;
   const otherUpgrade = (await call("POST", "/customer/upgrades/request", { json: { requested_plan: "pro", reason: "fuzz" }, headers: bearer(other.token) })).body.request_id;
+  const invitation = (await call("POST", "/customer/members/invitations", { json: { email: "fuzz.invited@example.com", role: "developer" }, headers: bearer(free.token) })).body.invitation_id;
+  const otherInvitation = (await call("POST", "/customer/members/invitations", { json: { email: "fuzz.invited@example.com", role: "viewer" }, headers: bearer(other.token) })).body.invitation_id;
   fx = {
     jwts: [free.token, pro.token],
     keys: [free.apiKey, pro.apiKey],
-    ids: { receipts: [receipt, otherReceipt], keys: spare.map((k) => k.key_id), upgrades: [upgrade, otherUpgrade], tiles: ["0/000.p/1", "entries/000.p/1", "1/000", "0/x001/000"] },
+    ids: { receipts: [receipt, otherReceipt], keys: spare.map((k) => k.key_id), upgrades: [upgrade, otherUpgrade], invitations: [invitation, otherInvitation],
+      members: [free.memberId, pro.memberId, other.memberId], tiles: ["0/000.p/1", "entries/000.p/1", "1/000", "0/x001/000"] },
   };
   // Warm up, then take the baseline.
   for (let i = 0; i < 50; i++) await call("GET", "/health");

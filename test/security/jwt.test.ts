@@ -7,7 +7,7 @@ import { base64url, exportJWK, generateKeyPair, SignJWT } from "jose";
 import type { Service } from "../../src/app/service.ts";
 import { bearer } from "../helpers/accounts.ts";
 import { linkToken, mailService, startInbox, type Inbox } from "../helpers/mail.ts";
-import { logLines, signup, testService } from "../helpers/service.ts";
+import { logLines, signup, subjectOf, testService } from "../helpers/service.ts";
 import { expectCleanError, expectNoSecretIn, remember, startWire, wire, type Wire } from "./helpers.ts";
 
 let server: Wire;
@@ -46,10 +46,14 @@ async function user() {
   return u;
 }
 
-/** Claims as the server issues them, for tenant `sub`, with `changes` applied. */
-function claims(sub: string, changes: Record<string, unknown> = {}) {
+/** Claims as the server issues them for the session `token` is (the person, their member of the tenant, the epochs), with `changes` applied. */
+function claims(token: string, changes: Record<string, unknown> = {}) {
   const iat = Math.floor(Date.now() / 1000);
-  return { sep: 0, sub, iss: "warden", aud: "warden:customer", iat, exp: iat + 3600, jti: crypto.randomUUID(), ...changes };
+  const s = subjectOf(token);
+  return {
+    sub: s.account_id, sep: s.account_epoch, tid: s.tenant_id, mid: s.member_id, mep: s.member_epoch,
+    iss: "warden", aud: "warden:customer", iat, exp: iat + 3600, jti: crypto.randomUUID(), ...changes,
+  };
 }
 
 async function signed(payload: Record<string, unknown>, alg = "HS256", secret: Uint8Array | CryptoKey = key, header: Record<string, unknown> = {}) {
@@ -68,7 +72,7 @@ describe("JWT forgeries over HTTPS: all 401", () => {
   test("the control: a token made with the server's key and claims is accepted", async () => {
     const u = await user();
     expect((await account(u.token)).status).toBe(200);
-    expect((await account(await signed(claims(u.tenantId)))).status).toBe(200);
+    expect((await account(await signed(claims(u.token)))).status).toBe(200);
   });
 
   test("alg none, in any spelling, with or without the old signature", async () => {
@@ -83,20 +87,24 @@ describe("JWT forgeries over HTTPS: all 401", () => {
 
   test("algorithm switch: HS384/HS512 with the real key, ES256 with an embedded attacker key", async () => {
     const u = await user();
-    await expect401(await signed(claims(u.tenantId), "HS384"));
-    await expect401(await signed(claims(u.tenantId), "HS512"));
+    await expect401(await signed(claims(u.token), "HS384"));
+    await expect401(await signed(claims(u.token), "HS512"));
     const attacker = await generateKeyPair("ES256");
-    await expect401(await signed(claims(u.tenantId), "ES256", attacker.privateKey, { jwk: await exportJWK(attacker.publicKey) }));
+    await expect401(await signed(claims(u.token), "ES256", attacker.privateKey, { jwk: await exportJWK(attacker.publicKey) }));
     // A header naming a key elsewhere changes nothing: the key is pinned.
-    await expect401(await signed(claims(u.tenantId), "HS256", new TextEncoder().encode("k".repeat(64)), { kid: "../../dev/null", jku: "https://evil.test/jwks.json" }));
+    await expect401(await signed(claims(u.token), "HS256", new TextEncoder().encode("k".repeat(64)), { kid: "../../dev/null", jku: "https://evil.test/jwks.json" }));
   });
 
-  test("a tampered payload (other tenant, other epoch, longer life) with the original signature", async () => {
+  test("a tampered payload (other person, tenant or member, other epoch, longer life) with the original signature", async () => {
     const [u, other] = await Promise.all([user(), user()]);
     const { header, claims: c, signature } = parts(u.token);
     const h = enc(header);
-    await expect401(`${h}.${enc({ ...c, sub: other.tenantId })}.${signature}`);
+    const o = subjectOf(other.token);
+    await expect401(`${h}.${enc({ ...c, sub: o.account_id })}.${signature}`);
+    await expect401(`${h}.${enc({ ...c, tid: o.tenant_id })}.${signature}`);
+    await expect401(`${h}.${enc({ ...c, sub: o.account_id, tid: o.tenant_id, mid: o.member_id })}.${signature}`);
     await expect401(`${h}.${enc({ ...c, sep: c.sep + 1 })}.${signature}`);
+    await expect401(`${h}.${enc({ ...c, mep: c.mep + 1 })}.${signature}`);
     await expect401(`${h}.${enc({ ...c, exp: c.exp + 86_400 })}.${signature}`);
     // And one changed signature character on the untouched claims.
     const flipped = signature.slice(0, 10) + (signature[10] === "A" ? "B" : "A") + signature.slice(11);
@@ -106,22 +114,33 @@ describe("JWT forgeries over HTTPS: all 401", () => {
   test("wrong or missing iss and aud, signed with the real key", async () => {
     const u = await user();
     for (const change of [{ iss: "evil" }, { iss: undefined }, { aud: "warden:admin" }, { aud: ["other"] }, { aud: undefined }]) {
-      await expect401(await signed(claims(u.tenantId, change)));
+      await expect401(await signed(claims(u.token, change)));
     }
   });
 
-  test("missing or mistyped subject and epoch, signed with the real key", async () => {
+  test("missing or mistyped subject, tenant, member and epochs, signed with the real key", async () => {
     const u = await user();
-    for (const change of [{ sub: undefined }, { sep: undefined }, { sep: "0" }, { sub: "cust_AAAAAAAAAAAAAAAAAAAAAA" }, { sub: `${u.tenantId}' OR '1'='1` }]) {
-      await expect401(await signed(claims(u.tenantId, change)));
+    const changes = [
+      { sub: undefined }, { sep: undefined }, { sep: "0" }, { sub: "acct_AAAAAAAAAAAAAAAAAAAAAA" }, { sub: `${subjectOf(u.token).account_id}' OR '1'='1` },
+      { tid: undefined }, { mid: undefined }, { mep: undefined }, { mep: "0" }, { mid: "mbr_AAAAAAAAAAAAAAAAAAAAAA" },
+    ];
+    for (const change of changes) await expect401(await signed(claims(u.token, change)));
+  });
+
+  test("claims that do not match the member as stored, signed with the real key", async () => {
+    const [u, other] = await Promise.all([user(), user()]);
+    const o = subjectOf(other.token);
+    // Another tenant's id, or another person's member, beside one's own person; epochs not (or no longer) current.
+    for (const change of [{ tid: o.tenant_id }, { mid: o.member_id }, { mid: o.member_id, tid: o.tenant_id }, { sep: 1 }, { mep: 1 }]) {
+      await expect401(await signed(claims(u.token, change)));
     }
   });
 
   test("an expired token is 401 token_expired; one not yet valid is 401", async () => {
     const u = await user();
     const past = Math.floor(Date.now() / 1000) - 25 * 3600;
-    await expect401(await signed(claims(u.tenantId, { iat: past, exp: past + 24 * 3600 })), "token_expired");
-    await expect401(await signed(claims(u.tenantId, { nbf: Math.floor(Date.now() / 1000) + 3600 })));
+    await expect401(await signed(claims(u.token, { iat: past, exp: past + 24 * 3600 })), "token_expired");
+    await expect401(await signed(claims(u.token, { nbf: Math.floor(Date.now() / 1000) + 3600 })));
   });
 
   test("other tokens the service signs (receipt and checkpoint JWS, EdDSA) are not sessions", async () => {
