@@ -1,4 +1,5 @@
 -- Sign a customer out everywhere: every session token issued so far stops working at once (API keys are untouched).
---   psql "$DATABASE_URL" -v tenant_id=cust_... -f sql/ops/sessions_end.sql
+-- Recorded in the tenant's audit trail as the reviewer's.
+--   psql "$DATABASE_URL" -v tenant_id=cust_... -v reviewer="$USER" -f sql/ops/sessions_end.sql
 \set ON_ERROR_STOP on
-SELECT :'tenant_id' AS tenant_id, tenant_sessions_end(:'tenant_id') AS session_epoch;
+SELECT :'tenant_id' AS tenant_id, tenant_sessions_end(:'tenant_id', :'reviewer') AS session_epoch;
