@@ -44,10 +44,10 @@ describe("operator procedures", () => {
   test("sessions end moves the tenant's session epoch; an unknown tenant is refused", async () => {
     const { db } = await testService();
     const a = await signup();
-    const [first] = await runOpsScript<{ session_epoch: number }>(db, "ops/sessions_end", { tenant_id: a.tenantId });
-    const [second] = await runOpsScript<{ session_epoch: number }>(db, "ops/sessions_end", { tenant_id: a.tenantId });
+    const [first] = await runOpsScript<{ session_epoch: number }>(db, "ops/sessions_end", { tenant_id: a.tenantId, reviewer: "ops-test" });
+    const [second] = await runOpsScript<{ session_epoch: number }>(db, "ops/sessions_end", { tenant_id: a.tenantId, reviewer: "ops-test" });
     expect(second.session_epoch).toBe(first.session_epoch + 1);
-    expect((await refusal(runOpsScript(db, "ops/sessions_end", { tenant_id: "cust_AAAAAAAAAAAAAAAAAAAAAA" }))).sqlstate).toBe("WA005");
+    expect((await refusal(runOpsScript(db, "ops/sessions_end", { tenant_id: "cust_AAAAAAAAAAAAAAAAAAAAAA", reviewer: "ops-test" }))).sqlstate).toBe("WA005");
   });
 
   test.skipIf(!!process.env.TEST_DATABASE_URL)("an operator script waits for a transaction of the service and runs whole before the next", async () => {
