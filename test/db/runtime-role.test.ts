@@ -58,7 +58,7 @@ describe.skipIf(!DATABASE_URL)("the service's runtime role on PostgreSQL", async
     const event = (await call("GET", "/customer/audit", { headers: bearer(user.token) })).body.events[0].receipt_id as string;
     await refused("receipt_update", [event]);
     await refused("receipt_delete", [event]);
-    await testQuery(owner, "audit_outbox_add", [user.tenantId, "feature.granted", "ops-alice", JSON.stringify({ feature: "sso" })]);
+    await testQuery(owner, "audit_outbox_add", [user.tenantId, "feature.granted", "ops-alice", { feature: "sso" }]);
     const [queued] = await testQuery<{ id: number }>(runtime, "audit_outbox_rows", [user.tenantId]);
     await refused("audit_outbox_update", [queued.id]);
     await refused("audit_outbox_delete", [queued.id]);
