@@ -5,6 +5,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ERROR_STATUS, type ErrorCode } from "../src/http/errors.ts";
+import { EVENTS } from "../src/audit/events.ts";
 
 export const API_DOC = join(import.meta.dir, "..", "docs", "api.md");
 
@@ -31,6 +32,27 @@ const TAGS: Record<string, string> = {
   policy: "Policy",
   receipts: "Receipts and the receipt log",
   plans: "Plans, usage and upgrades",
+  audit: "The audit trail",
+};
+
+// A paragraph under a section's title, where its routes alone do not say what a client must know.
+const TAG_INTRO: Record<string, string> = {
+  audit: `Every change of who may do what is a signed receipt of \`kind: "event"\` in the tenant's receipt
+log: the same claims, hash chain and Merkle tree as decisions (\`key_id\`, \`decision\` and
+\`protect_receipt_id\` null), so \`GET /customer/receipts\` lists events among the decisions, and
+each one verifies offline like any receipt (\`warden verify --proof\`, \`POST /v1/verify\`, the
+console's check). Its \`payload\` is \`{v: 2, kind: "event", event, actor, target, at}\`: \`actor\`
+is \`{member_id}\`, or \`{operator}\` for an operator's change (the reviewer the operator script
+names); \`target\` holds ids and new values, never an email or a secret. An event is written in
+the transaction of its change, and a change whose event cannot be written does not happen; an
+operator's change queues its event in its own transaction, and the service signs it into the log
+within a second while it runs, else when it next starts (\`at\` is when the change happened). Events count toward no daily quota and not
+toward \`receipts_stored\`. Signup records none: the owner and the first key are the tenant's
+starting state. The events (\`mfa.*\` go into the log of every tenant the person is a member of):
+
+| family | events |
+|---|---|
+${[...new Set(EVENTS.map((e) => e.split(".")[0]!))].map((family) => `| \`${family}\` | ${EVENTS.filter((e) => e.startsWith(`${family}.`)).map((e) => `\`${e}\``).join(", ")} |`).join("\n")}`,
 };
 
 // What each error code means; the status comes from src/http/errors.ts. A code missing here
@@ -121,6 +143,7 @@ export function renderApiDoc(spec: OpenApi): string {
   }
   for (const tag of tags) {
     out.push("", `## ${TAGS[tag] ?? tag}`);
+    if (TAG_INTRO[tag]) out.push("", TAG_INTRO[tag]);
     for (const [method, path, op] of byTag.get(tag)!) out.push("", ...operation(method, path, op));
   }
   out.push("", "## Error codes", "", "| status | error | when |", "|---|---|---|");

@@ -273,7 +273,8 @@ COMMENT ON FUNCTION rate_limit_hit(text, integer, integer, timestamptz) IS
 -- Signs a customer out everywhere for an operator (`warden ops sessions end`,
 -- sql/ops/sessions_end.sql): every member's sessions of that tenant end (their sessions of other
 -- tenants are not this tenant's to end). Unlike the customer's own sign-out, it names an unknown tenant.
-CREATE FUNCTION tenant_sessions_end(p_tenant_id text) RETURNS integer
+-- p_by: the operator, for the audit trail (NULL: "operator").
+CREATE FUNCTION tenant_sessions_end(p_tenant_id text, p_by text DEFAULT NULL) RETURNS integer
 LANGUAGE plpgsql AS $$
 DECLARE
   v_count integer;
@@ -284,10 +285,12 @@ BEGIN
   END IF;
   UPDATE members SET session_epoch = session_epoch + 1 WHERE tenant_id = p_tenant_id AND status = 'active';
   GET DIAGNOSTICS v_count = ROW_COUNT;
+  PERFORM audit_operator_event(p_tenant_id, 'sessions.ended', p_by, jsonb_build_object('members', v_count));
   RETURN v_count;
 END $$;
-COMMENT ON FUNCTION tenant_sessions_end(text) IS
-  'Ends every session of a tenant at once (each active member''s session epoch + 1: every JWT of the tenant issued before stops working; API keys are untouched); WA005 when there is no such tenant. Returns how many members were signed out.';
+COMMENT ON FUNCTION tenant_sessions_end(text, text) IS
+  'Ends every session of a tenant at once (each active member''s session epoch + 1: every JWT of the tenant issued before stops working; API keys are untouched) '
+  'and queues the audit event sessions.ended; WA005 when there is no such tenant. Returns how many members were signed out.';
 -- =============================================================================================
 -- Sign-out and second factor (TOTP with recovery codes). Refusals: WA010 invalid_code (a wrong,
 -- reused or out-of-state code), WA011 mfa_enabled (enrolling while a factor is active), WA012

@@ -47,7 +47,9 @@ BEGIN
       RAISE EXCEPTION 'a member joins active' USING ERRCODE = 'WT002';
     END IF;
     -- Caps are checked under the tenant's row lock, so concurrent joins cannot pass them together.
-    PERFORM 1 FROM tenants t WHERE t.tenant_id = NEW.tenant_id FOR UPDATE;
+    -- NO KEY UPDATE, as every member rule locks the tenant: it does not wait on (nor hold up) the
+    -- foreign-key checks of a receipt append, which holds the receipt head an audit event waits for.
+    PERFORM 1 FROM tenants t WHERE t.tenant_id = NEW.tenant_id FOR NO KEY UPDATE;
     IF (SELECT count(*) FROM members m WHERE m.tenant_id = NEW.tenant_id AND m.status = 'active') >= members_cap() THEN
       RAISE EXCEPTION 'the tenant has % members', members_cap() USING ERRCODE = 'WT004';
     END IF;
@@ -75,7 +77,7 @@ CREATE FUNCTION members_keep_an_owner() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
   IF OLD.role = 'owner' AND OLD.status = 'active' AND (NEW.role <> 'owner' OR NEW.status <> 'active') THEN
-    PERFORM 1 FROM tenants t WHERE t.tenant_id = NEW.tenant_id FOR UPDATE;
+    PERFORM 1 FROM tenants t WHERE t.tenant_id = NEW.tenant_id FOR NO KEY UPDATE;
     IF NOT EXISTS (SELECT 1 FROM members m WHERE m.tenant_id = NEW.tenant_id AND m.role = 'owner' AND m.status = 'active') THEN
       RAISE EXCEPTION 'the last owner cannot leave or be demoted' USING ERRCODE = 'WT003';
     END IF;
@@ -245,7 +247,7 @@ BEGIN
   IF p_role = 'owner' AND v_actor_role <> 'owner' THEN
     RAISE EXCEPTION 'only an owner invites an owner' USING ERRCODE = member_role_refusal('owner');
   END IF;
-  PERFORM 1 FROM tenants t WHERE t.tenant_id = p_tenant_id FOR UPDATE;
+  PERFORM 1 FROM tenants t WHERE t.tenant_id = p_tenant_id FOR NO KEY UPDATE;
   IF EXISTS (SELECT 1 FROM members m JOIN accounts a ON a.account_id = m.account_id
               WHERE m.tenant_id = p_tenant_id AND m.status = 'active' AND a.email = p_email) THEN
     RAISE EXCEPTION 'already a member' USING ERRCODE = 'WT006';

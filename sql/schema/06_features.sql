@@ -44,19 +44,32 @@ BEGIN
   IF NOT EXISTS (SELECT 1 FROM tenants t WHERE t.tenant_id = p_tenant_id) THEN
     RAISE EXCEPTION 'no tenant %', p_tenant_id USING ERRCODE = 'WU004';
   END IF;
+  INSERT INTO feature_grants AS g (tenant_id, feature, granted_by) VALUES (p_tenant_id, p_feature, btrim(p_granted_by))
+  ON CONFLICT ON CONSTRAINT feature_grants_pkey DO NOTHING;
+  -- A grant that was there already changes nothing, and records nothing.
+  IF FOUND THEN
+    PERFORM audit_operator_event(p_tenant_id, 'feature.granted', p_granted_by, jsonb_build_object('feature', p_feature));
+  END IF;
   RETURN QUERY
-    INSERT INTO feature_grants AS g (tenant_id, feature, granted_by) VALUES (p_tenant_id, p_feature, btrim(p_granted_by))
-    ON CONFLICT ON CONSTRAINT feature_grants_pkey DO UPDATE SET granted_by = g.granted_by
-    RETURNING g.tenant_id, g.feature, g.granted_by, iso_time(g.granted_at);
+    SELECT g.tenant_id, g.feature, g.granted_by, iso_time(g.granted_at) FROM feature_grants g
+    WHERE g.tenant_id = p_tenant_id AND g.feature = p_feature;
 END $$;
 COMMENT ON FUNCTION feature_grant(text, text, text) IS
-  'Grants a request-only feature to a tenant (idempotent). It works once the tenant''s plan also reaches the feature''s required plan.';
+  'Grants a request-only feature to a tenant (idempotent; a new grant queues the audit event feature.granted). It works once the tenant''s '
+  'plan also reaches the feature''s required plan.';
 
-CREATE FUNCTION feature_revoke(p_tenant_id text, p_feature text)
+-- p_revoked_by: the operator, for the audit trail (NULL: "operator").
+CREATE FUNCTION feature_revoke(p_tenant_id text, p_feature text, p_revoked_by text DEFAULT NULL)
 RETURNS TABLE (tenant_id text, feature text, revoked boolean)
 LANGUAGE plpgsql AS $$
 BEGIN
   DELETE FROM feature_grants g WHERE g.tenant_id = p_tenant_id AND g.feature = p_feature;
-  RETURN QUERY SELECT p_tenant_id, p_feature, FOUND;
+  IF FOUND THEN
+    PERFORM audit_operator_event(p_tenant_id, 'feature.revoked', p_revoked_by, jsonb_build_object('feature', p_feature));
+    RETURN QUERY SELECT p_tenant_id, p_feature, true;
+  ELSE
+    RETURN QUERY SELECT p_tenant_id, p_feature, false;
+  END IF;
 END $$;
-COMMENT ON FUNCTION feature_revoke(text, text) IS 'Withdraws a granted request-only feature; revoked is false when there was no grant.';
+COMMENT ON FUNCTION feature_revoke(text, text, text) IS
+  'Withdraws a granted request-only feature and queues the audit event feature.revoked; revoked is false (and nothing is recorded) when there was no grant.';

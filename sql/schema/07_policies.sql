@@ -12,7 +12,10 @@ CREATE TABLE policies (
   document    text NOT NULL CHECK (starts_with(document, '{')),
   hash        text NOT NULL,
   created_at  timestamptz NOT NULL DEFAULT now(),
+  -- The member of the tenant who published it (NULL: an operator, or before it mattered).
+  published_by  text,
   PRIMARY KEY (tenant_id, version),
+  CONSTRAINT policies_published_by_fkey FOREIGN KEY (tenant_id, published_by) REFERENCES members (tenant_id, member_id),
   CONSTRAINT policies_policy_id_matches_tenant CHECK (policy_id = 'pol_' || substr(tenant_id, 6)),
   CONSTRAINT policies_hash_matches_document CHECK (hash = sha256_hex(document))
 );
@@ -55,13 +58,15 @@ CREATE TRIGGER policies_key_context AFTER INSERT ON policies
 
 -- p_suite is the stored suite the caller ran the document's tests against, as tests_get read it
 -- (NULL: none stored). Compared under the lock: a suite replaced since is WP003, and the caller
--- runs the new one, so no version is published past a test it would fail.
-CREATE FUNCTION policy_publish(p_tenant_id text, p_document text, p_hash text, p_suite text)
-RETURNS TABLE (policy_id text, version integer, hash text, document text, created_at text)
+-- runs the new one, so no version is published past a test it would fail. p_published_by: the
+-- acting member, an admin or an owner (NULL: an operator).
+CREATE FUNCTION policy_publish(p_tenant_id text, p_document text, p_hash text, p_suite text, p_published_by text)
+RETURNS TABLE (policy_id text, version integer, hash text, document text, created_at text, published_by text)
 LANGUAGE plpgsql AS $$
 DECLARE
   v_next integer;
 BEGIN
+  PERFORM member_actor_check(p_tenant_id, p_published_by, 'admin');
   -- Concurrent publishes of one tenant take turns (and get consecutive versions); other tenants
   -- are not held up.
   PERFORM pg_advisory_xact_lock(hashtextextended('warden.policy:' || p_tenant_id, 0));
@@ -70,12 +75,13 @@ BEGIN
   END IF;
   SELECT coalesce(max(p.version), 1) + 1 INTO v_next FROM policies p WHERE p.tenant_id = p_tenant_id;
   RETURN QUERY
-    INSERT INTO policies AS p (tenant_id, version, policy_id, document, hash)
-    VALUES (p_tenant_id, v_next, 'pol_' || substr(p_tenant_id, 6), p_document, p_hash)
-    RETURNING p.policy_id, p.version, p.hash, p.document, iso_time(p.created_at);
+    INSERT INTO policies AS p (tenant_id, version, policy_id, document, hash, published_by)
+    VALUES (p_tenant_id, v_next, 'pol_' || substr(p_tenant_id, 6), p_document, p_hash, p_published_by)
+    RETURNING p.policy_id, p.version, p.hash, p.document, iso_time(p.created_at), p.published_by;
 END $$;
-COMMENT ON FUNCTION policy_publish(text, text, text, text) IS
-  'Stores a new immutable policy version of a tenant (the latest plus one; 2 for the first custom one) and returns it; WP003 when p_suite is not the stored test suite.';
+COMMENT ON FUNCTION policy_publish(text, text, text, text, text) IS
+  'Stores a new immutable policy version of a tenant (the latest plus one; 2 for the first custom one), published by a member (an admin or '
+  'an owner: WT001/WT021 otherwise; NULL: an operator), and returns it; WP003 when p_suite is not the stored test suite.';
 
 -- A tenant's stored policy test suite (PUT /customer/policy/tests): the JSON array of cases that
 -- every publish must pass first. No row: an empty suite.

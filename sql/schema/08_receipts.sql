@@ -1,5 +1,6 @@
--- The receipt log (contract section 4): each tenant's decisions as a hash chain, the keys that
--- sign them, and the daily usage the plans' quotas count. Custom SQLSTATEs (docs/error_codes.md):
+-- The receipt log (contract section 4): each tenant's decisions and audit events (docs/api.md,
+-- "The audit trail") as a hash chain, the keys that sign them, and the daily usage the plans'
+-- quotas count. Custom SQLSTATEs (docs/error_codes.md):
 --   WR001 receipts and heads are append-only   WR005 inserted rows do not continue the chain
 --   WR008 no such signing key   WR009 a compromise mark set in the future, lifted or moved later
 -- and, as refusal codes answered by receipt_append() per item (nothing raised):
@@ -103,15 +104,18 @@ COMMENT ON FUNCTION receipt_chain_hash(text, text, text, text, text, text, text,
   'chain_hash = "0x" + hex SHA-256 of JCS {v: 2, receipt_id, tenant_id, key_id, kind, request_id, timestamp, content_hash, '
   'protect_receipt_id, prev, seq}: the signed receipt claims plus the link (contract section 4).';
 
--- One row per tenant with a receipt: the size of its log and the last chain_hash. Appends lock
+-- One row per tenant with a receipt: the size of its log, the last chain_hash and how many of
+-- the receipts are audit events (which the plans' receipts_stored does not count). Appends lock
 -- this row, so one tenant's appends take turns while other tenants' run in parallel.
 -- Shapes are checked as a length plus an unbounded class: the same strings as a bounded
 -- repetition such as {64}, which PostgreSQL's regex engine checks far more slowly.
 CREATE TABLE receipt_heads (
-  tenant_id  text PRIMARY KEY REFERENCES tenants (tenant_id),
-  tree_size  bigint NOT NULL DEFAULT 0 CHECK (tree_size >= 0),
-  head_hash  text CHECK (length(head_hash) = 66 AND head_hash ~ '^0x[0-9a-f]+$'),
-  CONSTRAINT receipt_heads_hash_matches_size CHECK ((tree_size = 0) = (head_hash IS NULL))
+  tenant_id    text PRIMARY KEY REFERENCES tenants (tenant_id),
+  tree_size    bigint NOT NULL DEFAULT 0 CHECK (tree_size >= 0),
+  head_hash    text CHECK (length(head_hash) = 66 AND head_hash ~ '^0x[0-9a-f]+$'),
+  event_count  bigint NOT NULL DEFAULT 0 CHECK (event_count >= 0),
+  CONSTRAINT receipt_heads_hash_matches_size CHECK ((tree_size = 0) = (head_hash IS NULL)),
+  CONSTRAINT receipt_heads_events_within_size CHECK (event_count <= tree_size)
 );
 
 -- The receipt log's Merkle tree (RFC 9162), stored from level 4 up: every complete subtree of 16
@@ -250,16 +254,18 @@ COMMENT ON FUNCTION receipt_tree_grow(text[], bigint[], bigint[]) IS
 -- Without foreign keys: receipts_chain_check() checks a receipt's key and an execute's protect
 -- receipt for all new rows of a statement at once. Keys and receipts are never deleted and never
 -- change identity (api_keys_guard, receipts_append_only), so the check at insert is the whole
--- guarantee; the tenant is implied by the key's.
+-- guarantee; the tenant is implied by the key's (an event's, which no key signs, by the chain it
+-- joins). A receipt is a decision (protect, execute: a key asked, ALLOWED or DENIED) or an audit
+-- event (a change of who may do what: no key, no decision).
 CREATE TABLE receipts (
   receipt_id          text PRIMARY KEY CHECK (length(receipt_id) = 27 AND receipt_id ~ '^rcpt_[0-9A-Za-z]+$'),
   tenant_id           text NOT NULL,
   seq                 bigint NOT NULL CHECK (seq >= 0),
-  kind                text NOT NULL CHECK (kind IN ('protect', 'execute')),
-  key_id              text NOT NULL,
+  kind                text NOT NULL CHECK (kind IN ('protect', 'execute', 'event')),
+  key_id              text,
   request_id          text NOT NULL CHECK (length(request_id) BETWEEN 1 AND 128 AND request_id ~ '^[\x21-\x7e]+$'),
   issued_at           timestamptz NOT NULL,
-  decision            text NOT NULL CHECK (decision IN ('ALLOWED', 'DENIED')),
+  decision            text CHECK (decision IN ('ALLOWED', 'DENIED')),
   -- The JCS text of the payload: exactly the bytes content_hash covers (jsonb would refuse a
   -- \u0000 in an input string and would not keep the bytes).
   payload             text NOT NULL,
@@ -268,15 +274,26 @@ CREATE TABLE receipts (
   prev_hash           text CHECK (length(prev_hash) = 66 AND prev_hash ~ '^0x[0-9a-f]+$'),
   chain_hash          text NOT NULL CHECK (length(chain_hash) = 66 AND chain_hash ~ '^0x[0-9a-f]+$'),
   protect_receipt_id  text,
+  -- An event's name, read from its payload (which must say kind "event"); NULL for a decision.
+  -- Stored, so that GET /customer/audit filters on it without parsing payloads.
+  event               text GENERATED ALWAYS AS (
+                        CASE WHEN kind = 'event' AND payload::jsonb ->> 'kind' = 'event' THEN payload::jsonb ->> 'event' END
+                      ) STORED CHECK (event ~ '^[a-z]+(_[a-z]+)*\.[a-z]+(_[a-z]+)*$'),
   CONSTRAINT receipts_tenant_seq_key UNIQUE (tenant_id, seq),
   CONSTRAINT receipts_content_hash_matches_payload CHECK (content_hash = sha256_hex(payload)),
-  -- "decision" is the first key of the JCS payload, so this pins the column to what was hashed.
+  -- "decision" is the first key of a decision's JCS payload, so this pins the column to what was hashed.
   CONSTRAINT receipts_decision_matches_payload CHECK (starts_with(payload, '{"decision":"' || decision || '",')),
+  -- A key asks for a decision; an event is the service's (or an operator's) and has neither.
+  CONSTRAINT receipts_decision_matches_kind CHECK ((kind = 'event') = (decision IS NULL) AND (kind = 'event') = (key_id IS NULL)),
+  -- An event's payload names the event, under kind "event" (see the column).
+  CONSTRAINT receipts_event_matches_kind CHECK ((kind = 'event') = (event IS NOT NULL)),
   CONSTRAINT receipts_execute_names_protect CHECK ((kind = 'execute') = (protect_receipt_id IS NOT NULL)),
   CONSTRAINT receipts_prev_matches_seq CHECK ((seq = 0) = (prev_hash IS NULL))
 );
 -- An allowed protect decision is executed at most once (partial: protects do not index a NULL).
 CREATE UNIQUE INDEX receipts_execute_once ON receipts (protect_receipt_id) WHERE protect_receipt_id IS NOT NULL;
+-- A tenant's audit trail, newest first (GET /customer/audit), and the events among new receipts.
+CREATE INDEX receipts_events ON receipts (tenant_id, seq) WHERE kind = 'event';
 
 CREATE FUNCTION receipts_append_only() RETURNS trigger
 LANGUAGE plpgsql AS $$
@@ -298,12 +315,13 @@ DECLARE
   v_lo bigint[];
   v_hi bigint[];
 BEGIN
-  -- What the foreign keys checked: each receipt names a key of its own tenant, and each execute a
-  -- receipt of its own tenant (whether that one is an ALLOWED protect is the writer's check).
+  -- What the foreign keys checked: each decision names a key of its own tenant (an event names
+  -- none), and each execute a receipt of its own tenant (whether that one is an ALLOWED protect is
+  -- the writer's check).
   IF EXISTS (
     SELECT 1 FROM added a
     LEFT JOIN LATERAL (SELECT true AS found FROM api_keys k WHERE k.key_id = a.key_id AND k.tenant_id = a.tenant_id LIMIT 1) k ON true
-    WHERE k.found IS NULL
+    WHERE a.key_id IS NOT NULL AND k.found IS NULL
   ) THEN
     RAISE EXCEPTION 'a receipt names a key that is not its tenant''s'
       USING ERRCODE = 'foreign_key_violation', CONSTRAINT = 'receipts_key_fkey';
@@ -339,9 +357,10 @@ BEGIN
     RAISE EXCEPTION 'receipts do not continue their chain (prev_hash or chain_hash)' USING ERRCODE = 'WR005';
   END IF;
   WITH moved AS (
-    UPDATE receipt_heads h SET tree_size = h.tree_size + l.n, head_hash = l.chain_hash
+    UPDATE receipt_heads h SET tree_size = h.tree_size + l.n, head_hash = l.chain_hash, event_count = h.event_count + l.events
     FROM (
-      SELECT DISTINCT ON (a.tenant_id) a.tenant_id, a.chain_hash, count(*) OVER (PARTITION BY a.tenant_id) AS n
+      SELECT DISTINCT ON (a.tenant_id) a.tenant_id, a.chain_hash, count(*) OVER (PARTITION BY a.tenant_id) AS n,
+             count(*) FILTER (WHERE a.kind = 'event') OVER (PARTITION BY a.tenant_id) AS events
       FROM added a ORDER BY a.tenant_id, a.seq DESC
     ) l
     WHERE h.tenant_id = l.tenant_id
@@ -358,9 +377,9 @@ BEGIN
   RETURN NULL;
 END $$;
 COMMENT ON FUNCTION receipts_chain_check() IS
-  'AFTER INSERT (statement) on receipts: every new receipt names a key of its tenant and an execute a receipt of its tenant (23503), '
+  'AFTER INSERT (statement) on receipts: every new decision names a key of its tenant and an execute a receipt of its tenant (23503), '
   'and the new rows continue each tenant''s chain from its locked head (seq, prev_hash, chain_hash; WR005 otherwise); then each head advances once '
-  'and the tenant''s stored Merkle tree (receipt_tree_nodes) gains the subtrees of 16 leaves or more that the new receipts complete.';
+  '(counting the new events apart) and the tenant''s stored Merkle tree (receipt_tree_nodes) gains the subtrees of 16 leaves or more that the new receipts complete.';
 CREATE TRIGGER receipts_chain_check AFTER INSERT ON receipts
   REFERENCING NEW TABLE AS added
   FOR EACH STATEMENT EXECUTE FUNCTION receipts_chain_check();
@@ -368,6 +387,8 @@ CREATE TRIGGER receipts_chain_check AFTER INSERT ON receipts
 -- The lookup is written as "the latest receipt below tree_size" on purpose: as a plain equality on
 -- (tenant_id, seq), a plan made while the table had no statistics (a new database) could pick the
 -- primary key and filter on seq; an ordered range can only be served by (tenant_id, seq).
+-- The events among the new receipts are counted exactly (through receipts_events, usually no
+-- row), so that no UPDATE can free storage by calling decisions events.
 CREATE FUNCTION receipt_heads_guard() RETURNS trigger
 LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
@@ -377,14 +398,18 @@ BEGIN
   IF TG_OP = 'UPDATE' AND NEW.tenant_id = OLD.tenant_id AND NEW.tree_size > OLD.tree_size THEN
     SELECT r.seq, r.chain_hash INTO v_seq, v_chain
     FROM receipts r WHERE r.tenant_id = NEW.tenant_id AND r.seq < NEW.tree_size ORDER BY r.seq DESC LIMIT 1;
-    IF v_seq = NEW.tree_size - 1 AND v_chain = NEW.head_hash THEN
+    IF v_seq = NEW.tree_size - 1 AND v_chain = NEW.head_hash
+       AND NEW.event_count = OLD.event_count + (SELECT count(*) FROM receipts r
+                                                WHERE r.tenant_id = NEW.tenant_id AND r.kind = 'event'
+                                                  AND r.seq >= OLD.tree_size AND r.seq < NEW.tree_size) THEN
       RETURN NEW;
     END IF;
   END IF;
-  RAISE EXCEPTION 'receipt log heads only advance, to a stored receipt' USING ERRCODE = 'WR001';
+  RAISE EXCEPTION 'receipt log heads only advance, to a stored receipt, counting its events' USING ERRCODE = 'WR001';
 END $$;
 COMMENT ON FUNCTION receipt_heads_guard() IS
-  'A log head only moves forward, to a stored receipt (seq = tree_size - 1, head_hash its chain_hash), and is never removed (WR001).';
+  'A log head only moves forward, to a stored receipt (seq = tree_size - 1, head_hash its chain_hash), its event_count growing by exactly '
+  'the events among the receipts it passes, and is never removed (WR001).';
 CREATE TRIGGER receipt_heads_guard BEFORE UPDATE OR DELETE ON receipt_heads
   FOR EACH ROW EXECUTE FUNCTION receipt_heads_guard();
 CREATE TRIGGER receipt_heads_no_truncate BEFORE TRUNCATE ON receipt_heads
@@ -443,6 +468,11 @@ BEGIN
   IF FOUND THEN
     RAISE EXCEPTION 'timestamp % is not in the canonical form', v_bad USING ERRCODE = '22007';
   END IF;
+  -- Decisions only: events go through receipt_event_append(), which counts them toward nothing.
+  SELECT i.kind INTO v_bad FROM unnest(v_items) AS i WHERE i.kind IS DISTINCT FROM 'protect' AND i.kind IS DISTINCT FROM 'execute' LIMIT 1;
+  IF FOUND THEN
+    RAISE EXCEPTION 'receipt_append() stores protect and execute decisions, not %', coalesce(v_bad, 'NULL') USING ERRCODE = '22023';
+  END IF;
 
   -- Every head of the call, created when missing and locked in tenant order (every writer locks
   -- in this order, so instances never deadlock), so the checks below see every earlier append.
@@ -480,7 +510,7 @@ BEGIN
     FROM checked c
   ), placed AS (
     -- Each candidate's place in its tenant's day for its kind, counting what the day holds already.
-    SELECT o.*, l.receipts_stored, h.tree_size,
+    SELECT o.*, l.receipts_stored, h.decisions,
            CASE o.kind WHEN 'protect' THEN l.protect_per_day WHEN 'execute' THEN l.execute_per_day END AS day_limit,
            (CASE o.kind WHEN 'protect' THEN coalesce(u.protect_count, 0) ELSE coalesce(u.execute_count, 0) END
             + row_number() OVER (PARTITION BY o.tenant_id, o.day, o.kind, o.first_refusal IS NULL ORDER BY o.idx))::integer AS place
@@ -489,7 +519,8 @@ BEGIN
       SELECT pl.protect_per_day, pl.execute_per_day, pl.receipts_stored FROM tenants tn JOIN plans pl ON pl.plan = tn.plan
       WHERE tn.tenant_id = o.tenant_id LIMIT 1
     ) l
-    CROSS JOIN LATERAL (SELECT h.tree_size FROM receipt_heads h WHERE h.tenant_id = o.tenant_id LIMIT 1) h
+    -- Events do not count toward storage: only the decisions the log holds.
+    CROSS JOIN LATERAL (SELECT h.tree_size - h.event_count AS decisions FROM receipt_heads h WHERE h.tenant_id = o.tenant_id LIMIT 1) h
     LEFT JOIN LATERAL (
       SELECT u.protect_count, u.execute_count FROM usage_daily u WHERE u.tenant_id = o.tenant_id AND u.day = o.day LIMIT 1
     ) u ON true
@@ -497,9 +528,9 @@ BEGIN
     SELECT pd.*, pd.first_refusal IS NULL AND (pd.day_limit IS NULL OR pd.place <= pd.day_limit) AS day_ok
     FROM placed pd
   ), stored AS (
-    -- The receipts stored before each item: the log's size plus the earlier items within their day.
+    -- The decisions stored before each item: the log's plus the earlier items within their day.
     SELECT w.*,
-           w.tree_size + count(*) FILTER (WHERE w.day_ok) OVER (PARTITION BY w.tenant_id ORDER BY w.idx
+           w.decisions + count(*) FILTER (WHERE w.day_ok) OVER (PARTITION BY w.tenant_id ORDER BY w.idx
                                                                 ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS stored_before
     FROM within_day w
   ), decided AS (
@@ -569,7 +600,58 @@ COMMENT ON FUNCTION receipt_append(json) IS
   'signature, protect_receipt_id}) as their tenants'' next receipts, in input order, and counts them against the plans; one row per item '
   '(idx 0-based). Per item, first refusal wins: an execute needs a stored ALLOWED protect receipt of its tenant (WR002, WR003) '
   'younger than 15 minutes (WR004) and not executed before, in the table or earlier in the call (WR007); then storage '
-  '(receipts_stored, WQ003) before the day''s quota (protect_per_day WQ001, execute_per_day WQ002). Refused items are not stored '
-  'and count towards nothing. Raises 22007 for a timestamp not in iso_time() form. Agrees with appending the items one by one, '
+  '(receipts_stored, decisions only: events are not counted, WQ003) before the day''s quota (protect_per_day WQ001, execute_per_day WQ002). Refused items are not stored '
+  'and count towards nothing. Raises 22007 for a timestamp not in iso_time() form, 22023 for a kind other than protect or execute. Agrees with appending the items one by one, '
   'except that an execute never finds a protect receipt of the same call (WR002), and that a second execute of one protect '
   'receipt is WR007 even when the first was refused for storage or quota.';
+
+-- Appending audit events ---------------------------------------------------------------------
+
+-- The service signs an event (the signer holds the key) and calls this inside the transaction of
+-- the change it records, so the change and its receipt commit together or not at all. No quota,
+-- no storage limit: the plans count decisions only.
+CREATE FUNCTION receipt_event_append(p_items json)
+RETURNS TABLE (receipt_id text, seq bigint, prev_hash text, chain_hash text)
+LANGUAGE plpgsql AS $$
+#variable_conflict use_column
+DECLARE
+  it record;
+  v_size bigint;
+  v_head text;
+  v_chain text;
+BEGIN
+  -- Every head of the call, created when missing and locked in tenant order, as receipt_append() does.
+  INSERT INTO receipt_heads (tenant_id)
+  SELECT DISTINCT x.tenant_id FROM json_to_recordset(p_items) AS x(tenant_id text) ORDER BY 1 ON CONFLICT DO NOTHING;
+  PERFORM 1
+  FROM (SELECT DISTINCT x.tenant_id FROM json_to_recordset(p_items) AS x(tenant_id text) ORDER BY 1) t
+  CROSS JOIN LATERAL (SELECT 1 FROM receipt_heads h WHERE h.tenant_id = t.tenant_id LIMIT 1 FOR UPDATE) h;
+  -- One INSERT per event, in input order: each links to the head the one before it advanced.
+  FOR it IN
+    SELECT x.*
+    FROM ROWS FROM (json_to_recordset(p_items) AS (
+           receipt_id text, tenant_id text, request_id text, "timestamp" text, payload text, content_hash text, signature text)) WITH ORDINALITY
+         AS x(receipt_id, tenant_id, request_id, "timestamp", payload, content_hash, signature, ord)
+    ORDER BY x.ord
+  LOOP
+    IF iso_time(it."timestamp"::timestamptz) IS DISTINCT FROM it."timestamp" THEN
+      RAISE EXCEPTION 'timestamp % is not in the canonical form', it."timestamp" USING ERRCODE = '22007';
+    END IF;
+    SELECT h.tree_size, h.head_hash INTO v_size, v_head FROM receipt_heads h WHERE h.tenant_id = it.tenant_id;
+    v_chain := receipt_chain_hash(it.receipt_id, it.tenant_id, NULL, 'event', it.request_id, it."timestamp", it.content_hash, NULL, v_head, v_size);
+    INSERT INTO receipts (receipt_id, tenant_id, seq, kind, key_id, request_id, issued_at, decision, payload,
+                          content_hash, signature, prev_hash, chain_hash, protect_receipt_id)
+    VALUES (it.receipt_id, it.tenant_id, v_size, 'event', NULL, it.request_id, it."timestamp"::timestamptz, NULL, it.payload,
+            it.content_hash, it.signature, v_head, v_chain, NULL);
+    receipt_id := it.receipt_id;
+    seq := v_size;
+    prev_hash := v_head;
+    chain_hash := v_chain;
+    RETURN NEXT;
+  END LOOP;
+END $$;
+COMMENT ON FUNCTION receipt_event_append(json) IS
+  'Stores a JSON array of signed audit events ({receipt_id, tenant_id, request_id, timestamp, payload, content_hash, signature}) as '
+  'their tenants'' next receipts of kind event (no key, no decision), in input order, under the heads locked in tenant order; one row '
+  'per event with its link. Events count toward no quota and not toward receipts_stored. Raises 22007 for a timestamp not in iso_time() '
+  'form; the receipts table''s CHECKs refuse a payload that is not an event (23514). Call it in the transaction of the change it records.';

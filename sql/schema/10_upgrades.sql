@@ -17,6 +17,9 @@ CREATE TABLE upgrade_requests (
   reviewed_by     text CHECK (char_length(reviewed_by) BETWEEN 1 AND 200),
   review_note     text CHECK (char_length(review_note) <= 2000),
   cancelled_at    timestamptz,
+  -- The member of the tenant who asked (NULL: an operator, or before it mattered).
+  requested_by    text,
+  CONSTRAINT upgrade_requests_requested_by_fkey FOREIGN KEY (tenant_id, requested_by) REFERENCES members (tenant_id, member_id),
   CONSTRAINT upgrade_requests_review_matches_status CHECK (
     (status IN ('approved', 'rejected')) = (reviewed_at IS NOT NULL AND reviewed_by IS NOT NULL)),
   CONSTRAINT upgrade_requests_cancel_matches_status CHECK ((status = 'cancelled') = (cancelled_at IS NOT NULL)),
@@ -48,7 +51,8 @@ BEGIN
     RAISE EXCEPTION 'a pending upgrade request can only be approved, rejected or cancelled' USING ERRCODE = 'WU002';
   END IF;
   IF NEW.request_id <> OLD.request_id OR NEW.tenant_id <> OLD.tenant_id OR NEW.from_plan <> OLD.from_plan
-     OR NEW.requested_plan <> OLD.requested_plan OR NEW.reason <> OLD.reason OR NEW.created_at <> OLD.created_at THEN
+     OR NEW.requested_plan <> OLD.requested_plan OR NEW.reason <> OLD.reason OR NEW.created_at <> OLD.created_at
+     OR NEW.requested_by IS DISTINCT FROM OLD.requested_by THEN
     RAISE EXCEPTION 'what was requested cannot change' USING ERRCODE = 'WU002';
   END IF;
   RETURN NEW;
@@ -82,8 +86,9 @@ CREATE TRIGGER tenants_plan_guard BEFORE UPDATE OF plan ON tenants
 CREATE FUNCTION upgrade_requests_daily_cap() RETURNS integer LANGUAGE sql IMMUTABLE AS $$ SELECT 10 $$;
 COMMENT ON FUNCTION upgrade_requests_daily_cap() IS 'Most upgrade requests one tenant makes per UTC day (WU005 beyond).';
 
-CREATE FUNCTION upgrade_request_create(p_request_id text, p_tenant_id text, p_plan text, p_reason text)
-RETURNS TABLE (request_id text, status text, requested_plan text, reason text, created_at text)
+-- p_requested_by: the asking member, an owner (NULL: an operator).
+CREATE FUNCTION upgrade_request_create(p_request_id text, p_tenant_id text, p_plan text, p_reason text, p_requested_by text)
+RETURNS TABLE (request_id text, status text, requested_plan text, reason text, created_at text, requested_by text)
 LANGUAGE plpgsql AS $$
 DECLARE
   v_current text;
@@ -92,6 +97,7 @@ BEGIN
   IF v_current IS NULL THEN
     RAISE EXCEPTION 'unknown tenant %', p_tenant_id USING ERRCODE = 'WU004';
   END IF;
+  PERFORM member_actor_check(p_tenant_id, p_requested_by, 'owner');
   IF NOT EXISTS (SELECT 1 FROM plans WHERE plan = p_plan) THEN
     RAISE EXCEPTION 'unknown plan %', p_plan USING ERRCODE = 'WU001';
   END IF;
@@ -102,15 +108,15 @@ BEGIN
     RAISE EXCEPTION 'tenant % made % upgrade requests today', p_tenant_id, upgrade_requests_daily_cap() USING ERRCODE = 'WU005';
   END IF;
   RETURN QUERY
-    INSERT INTO upgrade_requests AS u (request_id, tenant_id, from_plan, requested_plan, reason)
-    VALUES (p_request_id, p_tenant_id, v_current, p_plan, p_reason)
-    RETURNING u.request_id, u.status, u.requested_plan, u.reason, iso_time(u.created_at);
+    INSERT INTO upgrade_requests AS u (request_id, tenant_id, from_plan, requested_plan, reason, requested_by)
+    VALUES (p_request_id, p_tenant_id, v_current, p_plan, p_reason, p_requested_by)
+    RETURNING u.request_id, u.status, u.requested_plan, u.reason, iso_time(u.created_at), u.requested_by;
 END $$;
-COMMENT ON FUNCTION upgrade_request_create(text, text, text, text) IS
-  'A tenant asks for a higher plan. WU001 for an unknown or not-higher plan; a second pending request violates upgrade_requests_one_pending; WU005 beyond upgrade_requests_daily_cap() requests today (UTC).';
+COMMENT ON FUNCTION upgrade_request_create(text, text, text, text, text) IS
+  'An owner of a tenant (WT001/WT020 otherwise; NULL: an operator) asks for a higher plan. WU001 for an unknown or not-higher plan; a second pending request violates upgrade_requests_one_pending; WU005 beyond upgrade_requests_daily_cap() requests today (UTC).';
 
 CREATE FUNCTION upgrade_request_cancel(p_tenant_id text, p_request_id text)
-RETURNS TABLE (request_id text, status text)
+RETURNS TABLE (request_id text, status text, requested_plan text)
 LANGUAGE plpgsql AS $$
 BEGIN
   -- The row lock makes a cancel and an operator's approve of one request take turns; the
@@ -122,7 +128,7 @@ BEGIN
   RETURN QUERY
     UPDATE upgrade_requests u SET status = 'cancelled', cancelled_at = now()
     WHERE u.request_id = p_request_id
-    RETURNING u.request_id, u.status;
+    RETURNING u.request_id, u.status, u.requested_plan;
 END $$;
 COMMENT ON FUNCTION upgrade_request_cancel(text, text) IS
   'The requester withdraws a pending request. No row: not this tenant''s request. WU002: not pending.';
@@ -167,12 +173,15 @@ BEGIN
   PERFORM set_config('warden.approving_upgrade', '', true);
   PERFORM upgrade_request_notify(r.tenant_id, v_email, 'upgrade_approved',
     jsonb_build_object('request_id', r.request_id, 'plan', r.requested_plan, 'previous_plan', r.from_plan));
+  PERFORM audit_operator_event(r.tenant_id, 'upgrade.approved', p_reviewer,
+    jsonb_build_object('request_id', r.request_id, 'plan', r.requested_plan, 'previous_plan', r.from_plan));
   RETURN QUERY
     SELECT u.request_id, u.tenant_id, u.status, u.requested_plan, u.reviewed_by, iso_time(u.reviewed_at)
     FROM upgrade_requests u WHERE u.request_id = p_request_id;
 END $$;
 COMMENT ON FUNCTION upgrade_request_approve(text, text) IS
-  'Operator approval: the request becomes approved and the tenant moves to the requested plan in one transaction; the tenant is emailed.';
+  'Operator approval: the request becomes approved and the tenant moves to the requested plan in one transaction; the tenant is emailed '
+  'and the audit event upgrade.approved is queued (audit_outbox).';
 
 CREATE FUNCTION upgrade_request_reject(p_request_id text, p_reviewer text, p_note text)
 RETURNS TABLE (request_id text, tenant_id text, status text, review_note text, reviewed_by text, reviewed_at text)
@@ -188,12 +197,13 @@ BEGIN
     WHERE u.request_id = p_request_id;
   PERFORM upgrade_request_notify(r.tenant_id, tenant_contact_email(r.tenant_id), 'upgrade_rejected',
     jsonb_build_object('request_id', r.request_id, 'plan', r.requested_plan, 'review_note', btrim(p_note)));
+  PERFORM audit_operator_event(r.tenant_id, 'upgrade.rejected', p_reviewer, jsonb_build_object('request_id', r.request_id, 'plan', r.requested_plan));
   RETURN QUERY
     SELECT u.request_id, u.tenant_id, u.status, u.review_note, u.reviewed_by, iso_time(u.reviewed_at)
     FROM upgrade_requests u WHERE u.request_id = p_request_id;
 END $$;
 COMMENT ON FUNCTION upgrade_request_reject(text, text, text) IS
-  'Operator rejection with a note the customer sees; the tenant is emailed. A new request may follow.';
+  'Operator rejection with a note the customer sees; the tenant is emailed and the audit event upgrade.rejected is queued (audit_outbox). A new request may follow.';
 
 -- The review email goes through the mail outbox in the review's own transaction, so a committed
 -- review always gets its email and a rolled-back one never does.

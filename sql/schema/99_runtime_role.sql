@@ -26,3 +26,7 @@ END $$;
 -- reads and inserts them, never updates or deletes them (their triggers refuse it too; without
 -- ownership, no one of this role can switch those triggers off).
 REVOKE UPDATE, DELETE ON receipts, receipt_tree_nodes, policies FROM warden_runtime;
+-- Operators' audit events waiting to be signed: the service marks one appended (receipt_id,
+-- appended_at) and changes nothing else of it, nor deletes it (audit_outbox_guard refuses it too).
+REVOKE UPDATE, DELETE ON audit_outbox FROM warden_runtime;
+GRANT UPDATE (receipt_id, appended_at) ON audit_outbox TO warden_runtime;

@@ -3,6 +3,7 @@
 import { Elysia } from "elysia";
 import type { Deps } from "../app/deps.ts";
 import { AppError, ErrorResponse } from "../http/errors.ts";
+import { requestId } from "../http/request-state.ts";
 import { securityEvent } from "./events.ts";
 import { credentials, openSession } from "./lifecycle.ts";
 import { confirmMfa, disableMfa, enrollMfa, replaceRecoveryCodes, spendMfaCode } from "./mfa.ts";
@@ -82,7 +83,7 @@ export function mfaAccountRoutes(deps: Deps) {
       async ({ body, request, route }) => {
         const { account_id, tenant_id } = await deps.sessions.require(request, route);
         await limitCredentialAttempt(deps, request, mfaSubject(account_id), route);
-        const recovery_codes = await confirmMfa(deps, account_id, body.code, deps.now());
+        const recovery_codes = await confirmMfa(deps, account_id, body.code, deps.now(), requestId(request));
         securityEvent(deps, request, "auth.mfa_enabled", { tenant_id, account_id });
         return { ok: true as const, recovery_codes };
       },
@@ -98,7 +99,7 @@ export function mfaAccountRoutes(deps: Deps) {
       async ({ body, request, route }) => {
         const { account_id, tenant_id } = await deps.sessions.require(request, route);
         await checkPasswordForMfa(request, route, account_id, body.password, "disable");
-        await disableMfa(deps, account_id, body.code, deps.now());
+        await disableMfa(deps, account_id, body.code, deps.now(), requestId(request));
         securityEvent(deps, request, "auth.mfa_disabled", { tenant_id, account_id });
         return { ok: true as const };
       },

@@ -1,6 +1,8 @@
 // The second factor over the database: the state machine itself (pending -> active -> disabled,
 // each TOTP step and recovery code accepted once) is PL/pgSQL in sql/schema/03_accounts.sql.
 import type { Deps } from "../app/deps.ts";
+import type { EventName } from "../audit/events.ts";
+import type { RecordEvents } from "../audit/trail.ts";
 import type { SecretBox } from "../crypto/secret-box.ts";
 import type { Queryable } from "../db/index.ts";
 import { AppError } from "../http/errors.ts";
@@ -29,14 +31,27 @@ async function secretOf(deps: Deps, accountId: string, q: Queryable = deps.db): 
 }
 
 /** Activates a pending factor with a code from the app; its ten recovery codes, shown once. */
-export async function confirmMfa(deps: Deps, accountId: string, code: string, now: Date): Promise<string[]> {
+export async function confirmMfa(deps: Deps, accountId: string, code: string, now: Date, requestId: string): Promise<string[]> {
   const factor = await secretOf(deps, accountId);
   if (!factor || factor.status !== "pending") throw new AppError("not_pending", "There is no enrolment to confirm; enroll first.");
   const step = await totpStep(factor.secret, code, now);
   if (step === null) throw wrongCode();
   const codes = newRecoveryCodes();
-  await deps.db.query("accounts/mfa_confirm", [accountId, step, await Promise.all(codes.map(recoveryCodeHash)), iso(now)]);
+  const hashes = await Promise.all(codes.map(recoveryCodeHash));
+  await deps.audit.tx(async (q, record) => {
+    await q.query("accounts/mfa_confirm", [accountId, step, hashes, iso(now)]);
+    await recordForPerson(q, record, accountId, "mfa.enabled", requestId);
+  });
   return codes;
+}
+
+/**
+ * An event of the person (their second factor) in the log of every tenant they are an active
+ * member of, each naming their member there as actor and target: each tenant's members see it.
+ */
+async function recordForPerson(q: Queryable, record: RecordEvents, accountId: string, event: EventName, requestId: string): Promise<void> {
+  const memberships = await q.query("accounts/tenants", [accountId]);
+  await record(...memberships.map((m) => ({ tenantId: m.tenant_id, actor: { member_id: m.member_id }, requestId, event, target: { member_id: m.member_id } })));
 }
 
 /** Spends a TOTP code (once per step) or an unused recovery code of the active factor, else 401 invalid_code. */
@@ -52,9 +67,12 @@ export async function spendMfaCode(deps: Deps, accountId: string, code: string, 
 }
 
 /** Turns the active factor off once a code is spent; 401 invalid_code when none is active. */
-export async function disableMfa(deps: Deps, accountId: string, code: string, now: Date): Promise<void> {
-  await spendMfaCode(deps, accountId, code, now);
-  await deps.db.query("accounts/mfa_disable", [accountId, iso(now)]);
+export async function disableMfa(deps: Deps, accountId: string, code: string, now: Date, requestId: string): Promise<void> {
+  await deps.audit.tx(async (q, record) => {
+    await spendMfaCode(deps, accountId, code, now, q);
+    await q.query("accounts/mfa_disable", [accountId, iso(now)]);
+    await recordForPerson(q, record, accountId, "mfa.disabled", requestId);
+  });
 }
 
 /** Ten new recovery codes for the active factor once a code is spent; every earlier one stops working. Shown once. */

@@ -3,6 +3,7 @@
 import { Elysia } from "elysia";
 import type { Deps } from "../app/deps.ts";
 import { AppError, ErrorResponse } from "../http/errors.ts";
+import { requestId } from "../http/request-state.ts";
 import { newId } from "../ids.ts";
 import { AcceptBody, AcceptResponse, SwitchBody, TenantList } from "../members/model.ts";
 import type { Role } from "../members/roles.ts";
@@ -58,9 +59,20 @@ export function tenantRoutes(deps: Deps) {
           await assertAcceptablePassword(body.password);
           passwordHash = await deps.passwords.hash(body.password);
         }
-        const row = (await deps.db.one("members/invitation_accept", [
-          body.token, session?.account_id ?? null, newId("acct_"), passwordHash, newId("mbr_"), deps.now().toISOString(),
-        ]))!;
+        // The new member joins and says so in the tenant's audit trail, in one transaction.
+        const row = await deps.audit.tx(async (q, record) => {
+          const row = (await q.one("members/invitation_accept", [
+            body.token, session?.account_id ?? null, newId("acct_"), passwordHash, newId("mbr_"), deps.now().toISOString(),
+          ]))!;
+          await record({
+            tenantId: row.tenant_id,
+            actor: { member_id: row.member_id },
+            requestId: requestId(request),
+            event: "member.joined",
+            target: { member_id: row.member_id, role: row.role, invitation_id: row.invitation_id },
+          });
+          return row;
+        });
         const epoch = (await deps.db.one("accounts/account_epoch", [row.account_id]))!.session_epoch;
         const opened = await openSession(deps, row.account_id, epoch, row.tenant_id);
         securityEvent(deps, request, "auth.invitation_accepted", { tenant_id: row.tenant_id, member_id: row.member_id, new_account: row.new_account });

@@ -14,6 +14,7 @@ import { decisionsRoutes } from "../decisions/routes.ts";
 import { keysRoutes } from "../keys/routes.ts";
 import { policiesRoutes } from "../policies/routes.ts";
 import { consoleRoutes } from "../console/routes.ts";
+import { auditRoutes } from "../audit/routes.ts";
 import { systemRoutes } from "./system-routes.ts";
 import { docsRoutes } from "./docs-routes.ts";
 import { checkBodyHeaders, readJsonBody } from "../http/body.ts";
@@ -110,6 +111,7 @@ export function createApp(deps: Deps) {
     .use(accountsRoutes(deps))
     .use(simulationRoutes(deps))
     .use(receiptsRoutes(deps))
+    .use(auditRoutes(deps))
     .use(keysRoutes(deps))
     .use(policiesRoutes(deps))
     .use(decisionsRoutes(deps))

@@ -15,6 +15,8 @@ import type { ReceiptSigner } from "../receipts/signer.ts";
 import type { TenantTurns } from "../receipts/turns.ts";
 import type { Metrics } from "../observability/metrics.ts";
 import type { Probes } from "../observability/probes.ts";
+import type { AuditTrail } from "../audit/trail.ts";
+import type { AuditOutbox } from "../audit/outbox.ts";
 
 export interface Deps {
   config: Config;
@@ -30,6 +32,10 @@ export interface Deps {
   signer: ReceiptSigner;
   /** Appends protect and execute receipts, many requests to one commit. */
   receipts: ReceiptAppender;
+  /** A change and the signed receipts of its audit events, in one transaction (src/audit/trail.ts). */
+  audit: AuditTrail;
+  /** Signs and appends the audit events operators' procedures queued (audit_outbox). */
+  auditOutbox: AuditOutbox;
   /** Checkpoints and proofs of one tenant take turns at a bounded rate, so a loop of them cannot crowd out other tenants. */
   logReads: TenantTurns;
   /**

@@ -22,6 +22,8 @@ import { pendingMailCount } from "../mail/outbox.ts";
 import { Metrics } from "../observability/metrics.ts";
 import { Probes } from "../observability/probes.ts";
 import { startIdempotencySweeper } from "../http/idempotency.ts";
+import { AuditTrail } from "../audit/trail.ts";
+import { startAuditOutbox } from "../audit/outbox.ts";
 import { createApp, type App } from "./app.ts";
 import type { Deps } from "./deps.ts";
 import pkg from "../../package.json" with { type: "json" };
@@ -30,6 +32,8 @@ export const VERSION: string = pkg.version;
 
 /** How often stored Idempotency-Key responses past their 24 hours are deleted. */
 const IDEMPOTENCY_SWEEP_MS = 10 * 60_000;
+/** How often operators' queued audit events are looked for (signed and appended): within a second of their commit. */
+const AUDIT_OUTBOX_POLL_MS = 1_000;
 
 export interface Service extends App {
   deps: Deps;
@@ -57,6 +61,8 @@ export async function createService(config: Config, opts: { db?: Db; log?: Logge
   const sweeper = startIdempotencySweeper({ db, log }, IDEMPOTENCY_SWEEP_MS);
   const now = opts.now ?? (() => new Date());
   const metrics = new Metrics({ mailOutboxPending: () => pendingMailCount(db) });
+  const audit = new AuditTrail(db, signer, now);
+  const auditOutbox = startAuditOutbox({ db, audit, log, pollMs: AUDIT_OUTBOX_POLL_MS });
   const deps: Deps = {
     config,
     db,
@@ -67,6 +73,8 @@ export async function createService(config: Config, opts: { db?: Db; log?: Logge
     presetOutcomes: new PresetOutcomes(),
     signer,
     receipts: new ReceiptAppender(db, signer, now, metrics),
+    audit,
+    auditOutbox,
     logReads: new TenantTurns(config.logReadsPerSecond),
     dummyPasswordHash,
     passwords: new PasswordHasher(config.bcryptCost, config.passwordHashConcurrency),
@@ -81,7 +89,7 @@ export async function createService(config: Config, opts: { db?: Db; log?: Logge
   const app = createApp(deps);
   const close = async () => {
     // The mail worker first: it finishes its batch while the database is still open.
-    await Promise.all([mail.stop(), sweeper.stop()]);
+    await Promise.all([mail.stop(), sweeper.stop(), auditOutbox.stop()]);
     metrics.close();
     if (!opts.db) await db.close();
   };

@@ -40,9 +40,9 @@ export const SCRIPT_COMMANDS: Record<string, ScriptCommand> = {
     options: { ...REVIEWER, note: { variable: "note" } },
   },
   "features grant": { usage: "ops features grant TENANT FEATURE [--reviewer NAME]", summary: "grant a request-only feature", file: "ops/features_grant", args: ["tenant_id", "feature"], options: REVIEWER },
-  "features revoke": { usage: "ops features revoke TENANT FEATURE", summary: "withdraw a granted feature", file: "ops/features_revoke", args: ["tenant_id", "feature"] },
+  "features revoke": { usage: "ops features revoke TENANT FEATURE [--reviewer NAME]", summary: "withdraw a granted feature", file: "ops/features_revoke", args: ["tenant_id", "feature"], options: REVIEWER },
   "tenants show": { usage: "ops tenants show TENANT", summary: "one tenant: plan, keys, features, upgrades", file: "ops/tenants_show", args: ["tenant_id"], notFound: "tenant_id" },
-  "sessions end": { usage: "ops sessions end TENANT", summary: "sign a customer out everywhere (API keys keep working)", file: "ops/sessions_end", args: ["tenant_id"] },
+  "sessions end": { usage: "ops sessions end TENANT [--reviewer NAME]", summary: "sign a customer out everywhere (API keys keep working)", file: "ops/sessions_end", args: ["tenant_id"], options: REVIEWER },
   "mail list": {
     usage: "ops mail list [--status pending|sent|failed|all]",
     summary: "the mail outbox, newest first (at most 100)",

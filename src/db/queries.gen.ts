@@ -213,6 +213,58 @@ export interface Queries {
       verified_at: string | null;
     };
   };
+  "audit/append": {
+    params: [unknown];
+    row: {
+      receipt_id: string;
+      seq: number;
+      prev_hash: string | null;
+      chain_hash: string;
+    };
+  };
+  "audit/list": {
+    params: [string, number | string, string, string, number | string];
+    row: {
+      receipt_id: string;
+      tenant_id: string;
+      kind: string;
+      seq: number;
+      prev_hash: string | null;
+      chain_hash: string;
+      key_id: string | null;
+      protect_receipt_id: string | null;
+      decision: string | null;
+      request_id: string;
+      content_hash: string;
+      timestamp: string;
+      payload: string;
+      signature: string;
+      event: string | null;
+    };
+  };
+  "audit/outbox_appended": {
+    params: [number | string, string];
+    row: {
+      id: number;
+    };
+  };
+  "audit/outbox_claim": {
+    params: [number | string];
+    row: {
+      id: number;
+      tenant_id: string;
+      event: string;
+      operator: string;
+      target: unknown;
+      at: string;
+    };
+  };
+  "audit/outbox_pending": {
+    params: [];
+    row: {
+      pending: number;
+    };
+  };
   "idempotency/claim": {
     params: [string, string, string];
     row: {
@@ -431,6 +483,8 @@ export interface Queries {
     row: {
       require_mfa: boolean;
       allow_self_approval: boolean;
+      was_require_mfa: boolean;
+      was_allow_self_approval: boolean;
     };
   };
   "migrations/bookkeeping_table": {
@@ -502,16 +556,18 @@ export interface Queries {
     row: {
       request_id: string;
       status: string;
+      requested_plan: string;
     };
   };
   "plans/upgrade_create": {
-    params: [string, string, string, string];
+    params: [string, string, string, string, string];
     row: {
       request_id: string;
       status: string;
       requested_plan: string;
       reason: string;
       created_at: string;
+      requested_by: string | null;
     };
   };
   "plans/upgrade_list": {
@@ -524,6 +580,7 @@ export interface Queries {
       created_at: string;
       reviewed_at: string | null;
       review_note: string | null;
+      requested_by: string | null;
     };
   };
   "plans/usage_history": {
@@ -542,24 +599,26 @@ export interface Queries {
       hash: string;
       document: string;
       created_at: string;
+      published_by: string | null;
     };
   };
   "policies/impact_receipts": {
     params: [string, number | string];
     row: {
       receipt_id: string;
-      key_id: string;
+      key_id: string | null;
       payload: string;
     };
   };
   "policies/publish": {
-    params: [string, string, string, string];
+    params: [string, string, string, string, string];
     row: {
       policy_id: string;
       version: number;
       hash: string;
       document: string;
       created_at: string;
+      published_by: string | null;
     };
   };
   "policies/tests_get": {
@@ -582,6 +641,7 @@ export interface Queries {
       hash: string;
       document: string;
       created_at: string;
+      published_by: string | null;
     };
   };
   "policies/versions": {
@@ -591,6 +651,7 @@ export interface Queries {
       hash: string | null;
       document: string | null;
       created_at: string;
+      published_by: string | null;
     };
   };
   "receipts/append": {
@@ -614,9 +675,9 @@ export interface Queries {
       seq: number;
       prev_hash: string | null;
       chain_hash: string;
-      key_id: string;
+      key_id: string | null;
       protect_receipt_id: string | null;
-      decision: string;
+      decision: string | null;
       request_id: string;
       content_hash: string;
       timestamp: string;
@@ -630,6 +691,7 @@ export interface Queries {
       tenant_id: string;
       tree_size: number;
       head_hash: string | null;
+      event_count: number;
     };
   };
   "receipts/leaf": {
@@ -650,9 +712,9 @@ export interface Queries {
       seq: number;
       prev_hash: string | null;
       chain_hash: string;
-      key_id: string;
+      key_id: string | null;
       protect_receipt_id: string | null;
-      decision: string;
+      decision: string | null;
       request_id: string;
       content_hash: string;
       timestamp: string;
@@ -669,9 +731,9 @@ export interface Queries {
       seq: number;
       prev_hash: string | null;
       chain_hash: string;
-      key_id: string;
+      key_id: string | null;
       protect_receipt_id: string | null;
-      decision: string;
+      decision: string | null;
       request_id: string;
       content_hash: string;
       timestamp: string;

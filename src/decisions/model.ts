@@ -7,7 +7,7 @@ export const ProtectResult = t.Object({ ok: t.Literal(true), verified: t.Boolean
 export const ExecuteBody = t.Object({ receipt_id: t.String() }, { additionalProperties: false });
 export const ExecuteResult = t.Object({ ok: t.Literal(true), executed: t.Literal(true), verified: t.Boolean(), ...Receipt.properties });
 
-export const VerifyBody = t.Object({ receipt: t.Unknown({ description: "A whole protect, execute or simulation result as returned" }) }, { additionalProperties: false });
+export const VerifyBody = t.Object({ receipt: t.Unknown({ description: "A whole protect, execute or simulation result as returned, or a stored receipt (an audit event too: `decision` then checks that it claims none)" }) }, { additionalProperties: false });
 export const VerifyResponse = t.Object({
   ok: t.Literal(true),
   verified: t.Boolean(),

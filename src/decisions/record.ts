@@ -3,7 +3,7 @@
 import type { Deps } from "../app/deps.ts";
 import { AppError, toAppError } from "../http/errors.ts";
 import type { Outcome } from "../http/idempotency.ts";
-import { usageSummary, type ReceiptView } from "../receipts/store.ts";
+import { usageSummary, type DecisionReceiptView } from "../receipts/store.ts";
 import type { ResultPayload } from "../simulation/payload.ts";
 import { rateLimitHeaders, utcDay } from "./rate-limit.ts";
 
@@ -11,7 +11,7 @@ export async function recordDecision(
   deps: Deps,
   args: { tenantId: string; keyId: string; requestId: string; payload: ResultPayload; protectReceiptId?: string },
   /** The response body around the stored receipt. */
-  shape: (receipt: ReceiptView) => Record<string, unknown>,
+  shape: (receipt: DecisionReceiptView) => Record<string, unknown>,
 ): Promise<Outcome> {
   try {
     const { receipt, quota, at } = await deps.receipts.append(args);

@@ -41,9 +41,13 @@ async function safely(check: () => Promise<boolean>): Promise<boolean> {
 }
 
 // Re-runs the pure decision under the exact policy version the payload names (of this tenant,
-// or the built-in default): the recorded decision, reasons and rule must come out again.
+// or the built-in default): the recorded decision, reasons and rule must come out again. An audit
+// event decides nothing: it holds when neither the receipt nor its payload claims a decision.
 async function decisionHolds(deps: Deps, tenantId: string, receipt: unknown): Promise<boolean> {
   if (!isObject(receipt) || !isObject(receipt.payload)) return false;
+  if (receipt.kind === "event" || receipt.payload.kind === "event") {
+    return receipt.kind === "event" && receipt.payload.kind === "event" && receipt.decision === null && !("decision" in receipt.payload);
+  }
   const { input, policy, decision, reasons } = receipt.payload;
   if (!Value.Check(ProtectInput, input) || !isObject(policy)) return false;
   const { policy_id, version, hash } = policy;

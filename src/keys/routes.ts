@@ -3,6 +3,7 @@ import { Elysia } from "elysia";
 import { ErrorResponse } from "../http/errors.ts";
 import type { Deps } from "../app/deps.ts";
 import { withIdempotency } from "../http/idempotency.ts";
+import { byMember } from "../audit/events.ts";
 import { createKey, listKeys, revokeKey, rotateKey } from "./manage.ts";
 import { CreateKeyBody, KeyCreated, KeyList, KeyListQuery, KeyParams, KeyRevoked, KeyRotated } from "./model.ts";
 
@@ -18,7 +19,7 @@ export function keysRoutes(deps: Deps) {
       .post(
         "",
         ({ customer, body, request }) =>
-          withIdempotency(deps, request, customer.tenant_id, body, async () => ({ status: 201, body: await createKey(deps.db, customer.tenant_id, body.label, customer.member_id) })),
+          withIdempotency(deps, request, customer.tenant_id, body, async () => ({ status: 201, body: await createKey(deps.audit, byMember(customer, request), body.label) })),
         {
           body: CreateKeyBody,
           parse: "json",
@@ -34,7 +35,7 @@ export function keysRoutes(deps: Deps) {
       .post(
         "/:key_id/rotate",
         ({ customer, params, request }) =>
-          withIdempotency(deps, request, customer.tenant_id, null, async () => ({ status: 201, body: await rotateKey(deps.db, customer.tenant_id, params.key_id, customer.member_id) })),
+          withIdempotency(deps, request, customer.tenant_id, null, async () => ({ status: 201, body: await rotateKey(deps.audit, byMember(customer, request), params.key_id) })),
         {
           params: KeyParams,
           response: { 201: KeyRotated, ...errors, 404: ErrorResponse },
@@ -44,7 +45,7 @@ export function keysRoutes(deps: Deps) {
       .post(
         "/:key_id/revoke",
         ({ customer, params, request }) =>
-          withIdempotency(deps, request, customer.tenant_id, null, async () => ({ status: 200, body: await revokeKey(deps.db, customer.tenant_id, params.key_id, customer.member_id) })),
+          withIdempotency(deps, request, customer.tenant_id, null, async () => ({ status: 200, body: await revokeKey(deps.audit, byMember(customer, request), params.key_id) })),
         {
           params: KeyParams,
           response: { 200: KeyRevoked, ...errors, 404: ErrorResponse },

@@ -1,6 +1,9 @@
 // Members and invitations as plain functions over the database. The rules (who may change whom,
 // the last owner, single-use invitations, caps) are PL/pgSQL functions of sql/schema/03_members.sql;
-// these wrappers shape their answers.
+// these wrappers shape their answers, and record each change in the tenant's audit trail in the
+// change's own transaction (src/audit/trail.ts).
+import type { ByMember } from "../audit/events.ts";
+import type { AuditTrail } from "../audit/trail.ts";
 import type { SecretBox } from "../crypto/secret-box.ts";
 import type { Db } from "../db/index.ts";
 import { AppError } from "../http/errors.ts";
@@ -23,30 +26,46 @@ export async function listMembers(db: Db, tenantId: string) {
   return { ok: true as const, members: (await db.query("members/list", [tenantId])).map(shown) };
 }
 
-export async function setRole(db: Db, tenantId: string, actor: string, memberId: string, newRole: string) {
+/** A role change that changes nothing (the same role) records nothing. */
+export async function setRole(audit: AuditTrail, by: ByMember, memberId: string, newRole: string) {
   const wanted = role(newRole, "body/role");
   if (!couldNameRow(memberId)) throw new AppError("not_found", "No such member.");
-  const changed = await db.tx(async (q) => {
-    const row = await q.one("members/set_role", [tenantId, actor, memberId, wanted]);
-    return (await q.one("members/get", [tenantId, row!.member_id]))!;
+  const changed = await audit.tx(async (q, record) => {
+    const row = (await q.one("members/set_role", [by.tenantId, by.actor.member_id, memberId, wanted]))!;
+    if (row.old_role !== row.role) {
+      await record({ ...by, event: "member.role_changed", target: { member_id: row.member_id, role: row.role, previous_role: row.old_role } });
+    }
+    return (await q.one("members/get", [by.tenantId, row.member_id]))!;
   });
   return { ok: true as const, ...shown(changed) };
 }
 
-export async function removeMember(db: Db, tenantId: string, actor: string, memberId: string, now: Date) {
+/** A member leaving is recorded as their own removal (actor and target the same member). */
+export async function removeMember(audit: AuditTrail, by: ByMember, memberId: string, now: Date) {
   if (!couldNameRow(memberId)) throw new AppError("not_found", "No such member.");
-  await db.query("members/remove", [tenantId, actor, memberId, iso(now)]);
+  await audit.tx(async (q, record) => {
+    const row = (await q.one("members/remove", [by.tenantId, by.actor.member_id, memberId, iso(now)]))!;
+    await record({ ...by, event: "member.removed", target: { member_id: row.member_id, role: row.role } });
+  });
   return { ok: true as const };
 }
 
-/** An invitation and its email, in one transaction; the token exists only sealed in the outbox and as a hash. */
-export async function invite(db: Db, mailTokens: SecretBox, tenantId: string, actor: { member_id: string; email: string }, body: { email: string; role: string }, now: Date) {
+/**
+ * An invitation and its email, in one transaction with its audit event; the token exists only
+ * sealed in the outbox and as a hash. The event names the invitation and its role, not the email:
+ * the log keeps it forever (the invitation's row holds the address).
+ */
+export async function invite(audit: AuditTrail, mailTokens: SecretBox, by: ByMember, inviterEmail: string, body: { email: string; role: string }, now: Date) {
   const email = await acceptSignupEmail(body.email);
   const wanted = role(body.role, "body/role");
   const token = newToken();
   const sealed = await mailTokens.seal(token, "member_invitation");
-  const row = await db.one("members/invite", [newId("inv_"), tenantId, actor.member_id, email, wanted, token, sealed, { inviter: actor.email }, iso(now)]);
-  const { invitation_id, expires_at } = row!;
+  const row = await audit.tx(async (q, record) => {
+    const row = (await q.one("members/invite", [newId("inv_"), by.tenantId, by.actor.member_id, email, wanted, token, sealed, { inviter: inviterEmail }, iso(now)]))!;
+    await record({ ...by, event: "member.invited", target: { invitation_id: row.invitation_id, role: wanted } });
+    return row;
+  });
+  const { invitation_id, expires_at } = row;
   return { ok: true as const, invitation_id, email, role: wanted, expires_at };
 }
 
@@ -56,8 +75,11 @@ export async function listInvitations(db: Db, tenantId: string, now: Date) {
   return { ok: true as const, invitations: rows.map((r) => ({ ...shown(r), status: r.status as "pending" | "accepted" | "revoked" | "expired" })) };
 }
 
-export async function revokeInvitation(db: Db, tenantId: string, actor: string, invitationId: string, now: Date) {
+export async function revokeInvitation(audit: AuditTrail, by: ByMember, invitationId: string, now: Date) {
   if (!couldNameRow(invitationId)) throw new AppError("not_found", "No such invitation.");
-  await db.query("members/invitation_revoke", [tenantId, actor, invitationId, iso(now)]);
+  await audit.tx(async (q, record) => {
+    const row = (await q.one("members/invitation_revoke", [by.tenantId, by.actor.member_id, invitationId, iso(now)]))!;
+    await record({ ...by, event: "member.invitation_revoked", target: { invitation_id: row.invitation_id, role: row.role } });
+  });
   return { ok: true as const };
 }

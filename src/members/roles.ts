@@ -77,6 +77,8 @@ export const ROUTE_ROLES: Readonly<Record<string, Role>> = {
   "GET /customer/receipts/consistency": "viewer",
   "GET /customer/receipts/export": "viewer",
   "GET /customer/receipts/tile/*": "viewer",
+  // The audit trail (events of the same log): everyone reads it.
+  "GET /customer/audit": "viewer",
 };
 
 /** The narrowest role a route admits; a route missing from the table admits owners only. */

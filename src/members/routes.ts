@@ -5,6 +5,7 @@ import { Elysia } from "elysia";
 import type { Deps } from "../app/deps.ts";
 import { AppError, ErrorResponse } from "../http/errors.ts";
 import { withIdempotency } from "../http/idempotency.ts";
+import { byMember } from "../audit/events.ts";
 import { credentials } from "../accounts/lifecycle.ts";
 import "./mail.ts"; // registers the invitation email's template with the mail worker
 import { invite, listInvitations, listMembers, removeMember, revokeInvitation, setRole } from "./manage.ts";
@@ -30,7 +31,7 @@ export function membersRoutes(deps: Deps) {
         ({ customer, body, request }) =>
           withIdempotency(deps, request, customer.tenant_id, body, async () => {
             const { email } = (await credentials(deps.db, customer.account_id))!;
-            const created = await invite(deps.db, deps.mailTokens, customer.tenant_id, { member_id: customer.member_id, email }, body, deps.now());
+            const created = await invite(deps.audit, deps.mailTokens, byMember(customer, request), email, body, deps.now());
             deps.mail.nudge();
             return { status: 201, body: created };
           }),
@@ -47,14 +48,14 @@ export function membersRoutes(deps: Deps) {
       })
       .post(
         "/members/invitations/:invitation_id/revoke",
-        ({ customer, params }) => revokeInvitation(deps.db, customer.tenant_id, customer.member_id, params.invitation_id, deps.now()),
+        ({ customer, params, request }) => revokeInvitation(deps.audit, byMember(customer, request), params.invitation_id, deps.now()),
         {
           params: InvitationParams,
           response: { 200: Ok, ...errors },
           detail: { summary: "Revoke a pending invitation: its link stops working", tags: ["members"], security },
         },
       )
-      .patch("/members/:member_id", ({ customer, params, body }) => setRole(deps.db, customer.tenant_id, customer.member_id, params.member_id, body.role), {
+      .patch("/members/:member_id", ({ customer, params, body, request }) => setRole(deps.audit, byMember(customer, request), params.member_id, body.role), {
         params: MemberParams,
         body: RoleBody,
         parse: "json",
@@ -65,7 +66,7 @@ export function membersRoutes(deps: Deps) {
           security,
         },
       })
-      .delete("/members/:member_id", ({ customer, params }) => removeMember(deps.db, customer.tenant_id, customer.member_id, params.member_id, deps.now()), {
+      .delete("/members/:member_id", ({ customer, params, request }) => removeMember(deps.audit, byMember(customer, request), params.member_id, deps.now()), {
         params: MemberParams,
         response: { 200: Ok, ...errors },
         detail: {
@@ -80,13 +81,23 @@ export function membersRoutes(deps: Deps) {
       })
       .put(
         "/settings",
-        async ({ customer, body }) => {
+        async ({ customer, body, request }) => {
           // An owner who requires a second factor has one: else they would lock themselves out of all but enrolling.
           if (body.require_mfa === true && !customer.mfa_active) {
             throw new AppError("mfa_enrollment_required", "Turn on your own second factor (Account) before you require one of every member.");
           }
-          const settings = await deps.db.one("members/settings_set", [customer.tenant_id, body.require_mfa ?? null, body.allow_self_approval ?? null]);
-          return { ok: true as const, settings: settings! };
+          const settings = await deps.audit.tx(async (q, record) => {
+            const row = (await q.one("members/settings_set", [customer.tenant_id, body.require_mfa ?? null, body.allow_self_approval ?? null]))!;
+            // The settings that changed, with their new values; a PUT that changes nothing records nothing.
+            const changed = Object.fromEntries(
+              ([["require_mfa", row.was_require_mfa], ["allow_self_approval", row.was_allow_self_approval]] as const)
+                .filter(([name, was]) => row[name] !== was)
+                .map(([name]) => [name, row[name]]),
+            );
+            if (Object.keys(changed).length > 0) await record({ ...byMember(customer, request), event: "settings.changed", target: changed });
+            return { require_mfa: row.require_mfa, allow_self_approval: row.allow_self_approval };
+          });
+          return { ok: true as const, settings };
         },
         {
           body: SettingsBody,

@@ -25,6 +25,8 @@ export const UpgradeRequestBody = t.Object(
 
 const Status = t.Union([t.Literal("pending"), t.Literal("approved"), t.Literal("rejected"), t.Literal("cancelled")]);
 
+const RequestedBy = t.Union([t.String({ pattern: "^mbr_" }), t.Null()], { description: "the member who asked" });
+
 export const UpgradeCreated = t.Object({
   ok: t.Literal(true),
   request_id: t.String(),
@@ -32,6 +34,7 @@ export const UpgradeCreated = t.Object({
   requested_plan: t.String(),
   reason: t.String(),
   created_at: t.String(),
+  requested_by: RequestedBy,
 });
 
 export const UpgradeItem = t.Object({
@@ -42,6 +45,7 @@ export const UpgradeItem = t.Object({
   created_at: t.String(),
   reviewed_at: t.Union([t.String(), t.Null()]),
   review_note: t.Union([t.String(), t.Null()]),
+  requested_by: RequestedBy,
 });
 
 export const UpgradeList = t.Object({ ok: t.Literal(true), upgrades: t.Array(UpgradeItem) });

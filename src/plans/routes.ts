@@ -3,6 +3,7 @@ import { Elysia } from "elysia";
 import { AppError, ErrorResponse } from "../http/errors.ts";
 import type { Deps } from "../app/deps.ts";
 import { withIdempotency } from "../http/idempotency.ts";
+import { byMember } from "../audit/events.ts";
 import { couldNameRow, newId } from "../ids.ts";
 import { loadCatalog } from "./catalog.ts";
 import { loadDashboard } from "./dashboard.ts";
@@ -34,8 +35,13 @@ export function plansRoutes(deps: Deps) {
         "/upgrades/request",
         ({ customer, body, request }) =>
           withIdempotency(deps, request, customer.tenant_id, body, async () => {
-            const row = await deps.db.one("plans/upgrade_create", [newId("upgr_"), customer.tenant_id, body.requested_plan, body.reason]);
-            return { status: 201, body: { ok: true as const, ...row!, status: "pending" as const } };
+            const by = byMember(customer, request);
+            const row = await deps.audit.tx(async (q, record) => {
+              const row = (await q.one("plans/upgrade_create", [newId("upgr_"), customer.tenant_id, body.requested_plan, body.reason, customer.member_id]))!;
+              await record({ ...by, event: "upgrade.requested", target: { request_id: row.request_id, plan: row.requested_plan } });
+              return row;
+            });
+            return { status: 201, body: { ok: true as const, ...row, status: "pending" as const } };
           }),
         {
           body: UpgradeRequestBody,
@@ -52,9 +58,15 @@ export function plansRoutes(deps: Deps) {
         "/upgrades/:id/cancel",
         ({ customer, params, request }) =>
           withIdempotency(deps, request, customer.tenant_id, null, async () => {
-            const row = couldNameRow(params.id) ? await deps.db.one("plans/upgrade_cancel", [customer.tenant_id, params.id]) : undefined;
             // Unknown and another tenant's request look the same: no existence leak.
-            if (!row) throw new AppError("not_found", "No such upgrade request.");
+            const notFound = () => new AppError("not_found", "No such upgrade request.");
+            if (!couldNameRow(params.id)) throw notFound();
+            const row = await deps.audit.tx(async (q, record) => {
+              const row = await q.one("plans/upgrade_cancel", [customer.tenant_id, params.id]);
+              if (!row) throw notFound();
+              await record({ ...byMember(customer, request), event: "upgrade.cancelled", target: { request_id: row.request_id, plan: row.requested_plan } });
+              return row;
+            });
             return { status: 200, body: { ok: true as const, request_id: row.request_id, status: "cancelled" as const } };
           }),
         {

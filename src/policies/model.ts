@@ -14,19 +14,25 @@ export const MAX_CASES = 500;
 
 export const PutPolicyBody = t.Object({ document: PolicyDocument }, strict);
 
+/** The member who published a version; null for the built-in default (and an operator's). */
+const PublishedBy = t.Union([t.String({ pattern: "^mbr_" }), t.Null()], { description: "the member who published this version; null for the built-in default" });
+
 export const PolicyResponse = t.Object({
   ok: t.Literal(true),
   policy_id: t.String({ pattern: "^pol_" }),
   version: Type.Integer({ minimum: 1 }),
   hash: Hash,
   document: PolicyDocument,
+  published_by: PublishedBy,
 });
 
 export const VersionParams = t.Object({ version: t.String({ maxLength: 20 }) });
 
 export const VersionList = t.Object({
   ok: t.Literal(true),
-  versions: t.Array(t.Object({ version: Type.Integer({ minimum: 1 }), hash: Hash, created_at: t.String({ format: "date-time" }), rules: Type.Integer({ minimum: 0 }) })),
+  versions: t.Array(
+    t.Object({ version: Type.Integer({ minimum: 1 }), hash: Hash, created_at: t.String({ format: "date-time" }), rules: Type.Integer({ minimum: 0 }), published_by: PublishedBy }),
+  ),
   next_cursor: t.Union([t.String(), t.Null()]),
 });
 
@@ -36,6 +42,7 @@ export const VersionResponse = t.Object({
   version: Type.Integer({ minimum: 1 }),
   hash: Hash,
   document: PolicyDocument,
+  published_by: PublishedBy,
   created_at: t.String({ format: "date-time" }),
 });
 

@@ -8,8 +8,7 @@ import type { Deps } from "../app/deps.ts";
 import { requireFeature } from "../plans/features.ts";
 import { decodeCursor, encodeCursor } from "../receipts/cursor.ts";
 import { ListQuery } from "../receipts/model.ts";
-import type { ActivePolicy } from "../simulation/simulate.ts";
-import { impactOf } from "./impact.ts";
+import { impactOf, type StoredDecision } from "./impact.ts";
 import {
   ImpactBody,
   ImpactReport,
@@ -24,10 +23,11 @@ import {
   VersionParams,
   VersionResponse,
 } from "./model.ts";
-import { activePolicy, listVersions, policyVersion, publishPolicy, storedTests, storeTests } from "./store.ts";
+import { activePolicy, listVersions, policyVersion, publishPolicy, storedTests, storeTests, type PolicyVersion } from "./store.ts";
+import { byMember } from "../audit/events.ts";
 import { runCases } from "./testing.ts";
 
-const show = (p: ActivePolicy) => ({ ok: true as const, ...p.ref, document: p.document });
+const show = (p: PolicyVersion) => ({ ok: true as const, ...p.ref, document: p.document, published_by: p.published_by });
 const security = [{ bearer: [] as string[] }];
 // 503: the stored tests kept changing while a publish ran them (src/policies/store.ts).
 const writeErrors = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 422: TestsFailed, 429: ErrorResponse, 503: ErrorResponse };
@@ -54,9 +54,9 @@ export function policiesRoutes(deps: Deps) {
       })
       .put(
         "",
-        async ({ customer, body }) => {
+        async ({ customer, body, request }) => {
           await requireFeature(deps.db, customer.tenant_id, "custom_policy");
-          return show(await publishPolicy(deps.db, customer.tenant_id, body.document));
+          return show(await publishPolicy(deps.audit, deps.db, byMember(customer, request), body.document));
         },
         {
           body: PutPolicyBody,
@@ -102,7 +102,7 @@ export function policiesRoutes(deps: Deps) {
             const version = versionParam(params.version);
             await requireFeature(deps.db, customer.tenant_id, "custom_policy");
             const policy = await found(customer.tenant_id, version);
-            return { status: 200, body: show(await publishPolicy(deps.db, customer.tenant_id, policy.document)) };
+            return { status: 200, body: show(await publishPolicy(deps.audit, deps.db, byMember(customer, request), policy.document, version)) };
           }),
         {
           params: VersionParams,
@@ -130,9 +130,9 @@ export function policiesRoutes(deps: Deps) {
       })
       .put(
         "/tests",
-        async ({ customer, body }) => {
+        async ({ customer, body, request }) => {
           await requireFeature(deps.db, customer.tenant_id, "custom_policy");
-          return { ok: true as const, cases: await storeTests(deps.db, customer.tenant_id, body.cases) };
+          return { ok: true as const, cases: await storeTests(deps.audit, byMember(customer, request), body.cases) };
         },
         {
           body: TestsBody,
@@ -144,7 +144,8 @@ export function policiesRoutes(deps: Deps) {
       .post(
         "/impact",
         async ({ customer, body }) => {
-          const rows = await deps.db.query("policies/impact_receipts", [customer.tenant_id, body.limit ?? 1000]);
+          // Protect receipts always name their key (receipts_decision_matches_kind): only events have none.
+          const rows = (await deps.db.query("policies/impact_receipts", [customer.tenant_id, body.limit ?? 1000])) as StoredDecision[];
           return { ok: true as const, ...impactOf(rows, body.document) };
         },
         {

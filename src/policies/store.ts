@@ -1,8 +1,11 @@
 // A tenant's policy versions: version 1 is the built-in default (pol_default, in code); custom
 // versions 2, 3, ... live in the `policies` table as immutable JCS text (docs/policy.md).
+import type { ByMember } from "../audit/events.ts";
+import type { AuditTrail } from "../audit/trail.ts";
 import { BoundedMap } from "../bounded-map.ts";
 import { DbError, type Queryable, type QueryRow } from "../db/index.ts";
 import { canonicalJson } from "../crypto/canonical.ts";
+import { sha256HexSync } from "../crypto/sync.ts";
 import type { PolicyRef } from "../simulation/payload.ts";
 import { DEFAULT_POLICY, DEFAULT_POLICY_REF, policyHash, type PolicyDocument } from "../simulation/policy.ts";
 import type { ActivePolicy } from "../simulation/simulate.ts";
@@ -12,6 +15,9 @@ import { runCases } from "./testing.ts";
 
 type PolicyRow = QueryRow<"policies/version">;
 
+/** A version as the policy routes show it: who published it (a member; null: the built-in default, or an operator). */
+export type PolicyVersion = ActivePolicy & { published_by: string | null };
+
 let builtIn: Promise<ActivePolicy> | undefined;
 
 /** The built-in default policy with its (computed once) hash. */
@@ -20,14 +26,18 @@ export function defaultPolicy(): Promise<ActivePolicy> {
   return builtIn;
 }
 
-function fromRow(row: PolicyRow): ActivePolicy {
-  return { ref: { policy_id: row.policy_id, version: row.version, hash: row.hash }, document: JSON.parse(row.document) as PolicyDocument };
+function fromRow(row: PolicyRow): PolicyVersion {
+  return {
+    ref: { policy_id: row.policy_id, version: row.version, hash: row.hash },
+    document: JSON.parse(row.document) as PolicyDocument,
+    published_by: row.published_by,
+  };
 }
 
 /** The policy new decisions of this tenant are made under: its latest version. */
-export async function activePolicy(db: Queryable, tenantId: string): Promise<ActivePolicy> {
+export async function activePolicy(db: Queryable, tenantId: string): Promise<PolicyVersion> {
   const row = await db.one("policies/active", [tenantId]);
-  return row ? fromRow(row) : defaultPolicy();
+  return row ? fromRow(row) : { ...(await defaultPolicy()), published_by: null };
 }
 
 export class PolicyVersions {
@@ -65,10 +75,10 @@ export async function policyByRef(db: Queryable, tenantId: string, ref: PolicyRe
 }
 
 /** One version of the tenant with its date (version 1: the built-in default, dated from signup); undefined: none. */
-export async function policyVersion(db: Queryable, tenantId: string, version: number): Promise<(ActivePolicy & { created_at: string }) | undefined> {
+export async function policyVersion(db: Queryable, tenantId: string, version: number): Promise<(PolicyVersion & { created_at: string }) | undefined> {
   if (version === 1) {
     const [builtInPolicy, row] = await Promise.all([defaultPolicy(), db.one("policies/versions", [tenantId, 2, 1])]);
-    return row && { ...builtInPolicy, created_at: row.created_at };
+    return row && { ...builtInPolicy, published_by: null, created_at: row.created_at };
   }
   if (version > 2_147_483_647) return undefined;
   const row = await db.one("policies/version", [tenantId, version]);
@@ -81,7 +91,7 @@ export async function listVersions(db: Queryable, tenantId: string, before: numb
   const rows = await db.query("policies/versions", [tenantId, before, count]);
   return rows.map((row) => {
     const document = row.document === null ? builtInPolicy.document : (JSON.parse(row.document) as PolicyDocument);
-    return { version: row.version, hash: row.hash ?? builtInPolicy.ref.hash, created_at: row.created_at, rules: document.rules.length };
+    return { version: row.version, hash: row.hash ?? builtInPolicy.ref.hash, created_at: row.created_at, rules: document.rules.length, published_by: row.published_by };
   });
 }
 
@@ -92,9 +102,15 @@ export async function storedTests(db: Queryable, tenantId: string): Promise<Test
 
 const parseSuite = (text: string | null): TestCase[] => (text === null ? [] : (JSON.parse(text) as TestCase[]));
 
-export async function storeTests(db: Queryable, tenantId: string, cases: TestCase[]): Promise<TestCase[]> {
-  const row = await db.one("policies/tests_put", [tenantId, JSON.stringify(cases)]);
-  return JSON.parse(row!.cases) as TestCase[];
+/** Replaces the stored suite and records policy.tests_changed (how many cases, and the SHA-256 of the stored JSON). */
+export async function storeTests(audit: AuditTrail, by: ByMember, cases: TestCase[]): Promise<TestCase[]> {
+  const text = JSON.stringify(cases);
+  const row = await audit.tx(async (q, record) => {
+    const row = (await q.one("policies/tests_put", [by.tenantId, text]))!;
+    await record({ ...by, event: "policy.tests_changed", target: { cases: cases.length, hash: sha256HexSync(row.cases) } });
+    return row;
+  });
+  return JSON.parse(row.cases) as TestCase[];
 }
 
 /** Runs against a suite replaced meanwhile (WP003) before the publish gives up: 503, retry. */
@@ -104,13 +120,14 @@ const PUBLISH_ATTEMPTS = 3;
  * Stores the document as the tenant's next version and returns it, once the stored suite passes
  * under it; a failing case: 422 policy_tests_failed with every result, and nothing is stored.
  * policy_publish() checks that the suite run is still the stored one; when a PUT of the tests
- * replaced it meanwhile, the new suite runs.
+ * replaced it meanwhile, the new suite runs. The version and its audit event (policy.published,
+ * or policy.restored naming the version restored) commit together.
  */
-export async function publishPolicy(db: Queryable, tenantId: string, document: PolicyDocument): Promise<ActivePolicy> {
+export async function publishPolicy(audit: AuditTrail, db: Queryable, by: ByMember, document: PolicyDocument, restoredFrom?: number): Promise<PolicyVersion> {
   const text = canonicalJson(document);
   const hash = await policyHash(document);
   for (let attempt = 1; ; attempt++) {
-    const suite = (await db.one("policies/tests_get", [tenantId]))?.cases ?? null;
+    const suite = (await db.one("policies/tests_get", [by.tenantId]))?.cases ?? null;
     const run = runCases(document, parseSuite(suite));
     if (run.failed > 0) {
       throw new AppError("policy_tests_failed", `${run.failed} of ${run.results.length} stored policy tests fail under this document; nothing was published.`, {
@@ -118,7 +135,12 @@ export async function publishPolicy(db: Queryable, tenantId: string, document: P
       });
     }
     try {
-      return fromRow((await db.one("policies/publish", [tenantId, text, hash, suite]))!);
+      return await audit.tx(async (q, record) => {
+        const published = fromRow((await q.one("policies/publish", [by.tenantId, text, hash, suite, by.actor.member_id]))!);
+        const target = { ...published.ref, ...(restoredFrom === undefined ? {} : { restored_from: restoredFrom }) };
+        await record({ ...by, event: restoredFrom === undefined ? "policy.published" : "policy.restored", target });
+        return published;
+      });
     } catch (err) {
       if (!(err instanceof DbError && err.sqlstate === "WP003")) throw err;
       if (attempt === PUBLISH_ATTEMPTS) {

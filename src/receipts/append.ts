@@ -11,7 +11,7 @@ import type { ResultPayload } from "../simulation/payload.ts";
 import { receiptClaims } from "./claims.ts";
 import type { ReceiptSigner } from "./signer.ts";
 import type { Metrics } from "../observability/metrics.ts";
-import type { ReceiptView } from "./store.ts";
+import type { DecisionReceiptView } from "./store.ts";
 
 /** One decision as receipt_append() takes it. */
 interface AppendItem {
@@ -32,7 +32,7 @@ interface AppendItem {
 type AppendRow = QueryRow<"receipts/append">;
 
 export interface Appended {
-  receipt: ReceiptView;
+  receipt: DecisionReceiptView;
   /** The daily quota this call counted against: limit null = unlimited. */
   quota: { limit: number | null; used: number };
   /** The receipt's time, also the instant the quota day and RateLimit-Reset refer to. */
@@ -109,7 +109,7 @@ export class ReceiptAppender {
       protect_receipt_id,
     });
     if (kind === "protect" && payload.decision === "ALLOWED") this.issued.set(receipt_id, { tenantId, payload });
-    const receipt: ReceiptView = {
+    const receipt: DecisionReceiptView = {
       receipt_id,
       tenant_id: tenantId,
       kind,

@@ -1,14 +1,16 @@
 // The receipt claims (contract section 4): what every result's signature covers and, with prev
 // and seq, what a stored receipt's chain_hash covers. Every verifier rebuilds them from the
 // result's own top-level fields, so changing any one field of a saved result breaks the check.
-export type ReceiptKind = "simulation" | "protect" | "execute";
+// An audit event (docs/api.md, "The audit trail") is a stored receipt like a decision, signed by
+// the service for no key: receipt_id set, key_id and protect_receipt_id null.
+export type ReceiptKind = "simulation" | "protect" | "execute" | "event";
 
 export interface ReceiptClaims {
   v: 2;
   /** null for a simulation (never stored). */
   receipt_id: string | null;
   tenant_id: string;
-  /** null when a session (JWT), not an API key, asked. */
+  /** null when a session (JWT), not an API key, asked, and for an event. */
   key_id: string | null;
   kind: ReceiptKind;
   request_id: string;
@@ -24,17 +26,19 @@ export function receiptClaims(fields: Omit<ReceiptClaims, "v">): ReceiptClaims {
   return { v: 2, receipt_id, tenant_id, key_id, kind, request_id, timestamp, content_hash, protect_receipt_id };
 }
 
-const KINDS: readonly unknown[] = ["simulation", "protect", "execute"];
+const KINDS: readonly unknown[] = ["simulation", "protect", "execute", "event"];
 const stringOrNull = (v: unknown): v is string | null => v === null || typeof v === "string";
 
 /**
  * The claims a result shows at its top level, or undefined when one is missing, of the wrong
- * type, or contradicts its kind (a stored receipt id on a simulation, an execute naming no protect).
+ * type, or contradicts its kind (a stored receipt id on a simulation, an execute naming no protect,
+ * an event naming a key).
  */
 export function claimsShown(result: Record<string, unknown>): ReceiptClaims | undefined {
   const { receipt_id, tenant_id, key_id, kind, request_id, timestamp, content_hash, protect_receipt_id } = result;
   if (typeof tenant_id !== "string" || typeof request_id !== "string" || typeof timestamp !== "string" || typeof content_hash !== "string") return undefined;
   if (!stringOrNull(receipt_id) || !stringOrNull(key_id) || !stringOrNull(protect_receipt_id) || !KINDS.includes(kind)) return undefined;
   if ((kind === "simulation") !== (receipt_id === null) || (kind === "execute") !== (protect_receipt_id !== null)) return undefined;
+  if (kind === "event" && key_id !== null) return undefined;
   return receiptClaims({ receipt_id, tenant_id, key_id, kind: kind as ReceiptKind, request_id, timestamp, content_hash, protect_receipt_id });
 }

@@ -7,14 +7,17 @@ const Hash = t.String({ pattern: "^0x[0-9a-f]{64}$" });
 const Decision = t.Union([t.Literal("ALLOWED"), t.Literal("DENIED")]);
 const strict = { additionalProperties: false } as const;
 
-/** A stored receipt as every route shows it; protect and execute results add ok and verified. */
+const Signature = t.String({ description: "compact JWS (EdDSA) over the JCS form of {v: 2, receipt_id, tenant_id, key_id, kind, request_id, timestamp, content_hash, protect_receipt_id}" });
+const ChainHash = t.String({ pattern: "^0x[0-9a-f]{64}$", description: "hex SHA-256 of the JCS form of the signed claims plus prev and seq" });
+
+/** A stored decision as every route shows it; protect and execute results add ok and verified. */
 export const Receipt = t.Object({
   receipt_id: t.String({ pattern: "^rcpt_" }),
   tenant_id: t.String(),
   kind: t.Union([t.Literal("protect"), t.Literal("execute")]),
   seq: Type.Integer({ minimum: 0 }),
   prev_hash: t.Union([Hash, t.Null()]),
-  chain_hash: t.String({ pattern: "^0x[0-9a-f]{64}$", description: "hex SHA-256 of the JCS form of the signed claims plus prev and seq" }),
+  chain_hash: ChainHash,
   key_id: t.String(),
   protect_receipt_id: t.Union([t.String(), t.Null()]),
   decision: Decision,
@@ -23,11 +26,42 @@ export const Receipt = t.Object({
   timestamp: t.String({ format: "date-time" }),
   reasons: t.Array(t.String()),
   payload: ResultPayload,
-  signature: t.String({ description: "compact JWS (EdDSA) over the JCS form of {v: 2, receipt_id, tenant_id, key_id, kind, request_id, timestamp, content_hash, protect_receipt_id}" }),
+  signature: Signature,
 });
 
-export const ReceiptList = t.Object({ ok: t.Literal(true), receipts: t.Array(Receipt), next_cursor: t.Union([t.String(), t.Null()]) });
-export const OneReceipt = t.Object({ ok: t.Literal(true), receipt: Receipt });
+/** The payload of an audit event (src/receipts/event.ts): what its content_hash covers. */
+export const EventPayload = t.Object({
+  v: t.Literal(2),
+  kind: t.Literal("event"),
+  event: t.String({ description: "what happened: member.invited, key.revoked, policy.published, ... (docs/api.md, \"The audit trail\")" }),
+  actor: t.Union([t.Object({ member_id: t.String() }), t.Object({ operator: t.String() })], { description: "who: a member of the tenant, or an operator" }),
+  target: t.Record(t.String(), t.Unknown(), { description: "what the change was made to: ids and the new values" }),
+  at: t.String({ format: "date-time", description: "when the change happened" }),
+});
+
+/** A stored audit event: a receipt of kind event, in the same log, chain and Merkle tree as decisions; no key, no decision. */
+export const EventReceipt = t.Object({
+  receipt_id: t.String({ pattern: "^rcpt_" }),
+  tenant_id: t.String(),
+  kind: t.Literal("event"),
+  seq: Type.Integer({ minimum: 0 }),
+  prev_hash: t.Union([Hash, t.Null()]),
+  chain_hash: ChainHash,
+  key_id: t.Null(),
+  protect_receipt_id: t.Null(),
+  decision: t.Null(),
+  request_id: t.String(),
+  content_hash: Hash,
+  timestamp: t.String({ format: "date-time" }),
+  payload: EventPayload,
+  signature: Signature,
+});
+
+/** Any receipt of the log: a decision or an audit event. */
+export const StoredReceipt = t.Union([Receipt, EventReceipt]);
+
+export const ReceiptList = t.Object({ ok: t.Literal(true), receipts: t.Array(StoredReceipt), next_cursor: t.Union([t.String(), t.Null()]) });
+export const OneReceipt = t.Object({ ok: t.Literal(true), receipt: StoredReceipt });
 
 export const ListQuery = t.Object(
   {

@@ -77,6 +77,20 @@ export class ReceiptSigner {
     return this.thread.saturated() ? signCanonicalPooled(value, key) : signCanonicalSync(value, key);
   }
 
+  /** Reloads the key now when the last load is stale: call it before a transaction that will signHeld(). */
+  async ready(): Promise<void> {
+    await this.current();
+  }
+
+  /**
+   * sign() with the key held now, reading nothing from the database: for a caller inside a
+   * transaction (on the embedded database a read of its own would wait for that transaction's end).
+   */
+  signHeld(value: unknown): Promise<string> {
+    const key = this.active!;
+    return this.thread.saturated() ? signCanonicalPooled(value, key) : Promise.resolve(signCanonicalSync(value, key));
+  }
+
   /** `text` as a signed note (c2sp.org/signed-note) under the key name `name`, and the verifier key that checks it. */
   async signNote(text: string, name: string): Promise<{ note: string; verifierKey: string }> {
     const key = await this.current();

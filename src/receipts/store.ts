@@ -3,33 +3,53 @@
 import type { Queryable, QueryRow } from "../db/index.ts";
 import { couldNameRow } from "../ids.ts";
 import type { ResultPayload } from "../simulation/payload.ts";
+import type { EventPayload } from "./event.ts";
+
+type StoredRow = QueryRow<"receipts/get">;
 
 /**
  * A stored receipt as receipts/get, list and range read it (payload: the JCS text content_hash
- * covers), kind and decision narrowed to what the table's CHECKs allow.
+ * covers), kind, key and decision narrowed to what the table's CHECKs allow: a decision has a key
+ * and a decision, an audit event neither.
  */
-export type ReceiptRow = QueryRow<"receipts/get"> & { kind: "protect" | "execute"; decision: "ALLOWED" | "DENIED" };
+export type ReceiptRow =
+  | (StoredRow & { kind: "protect" | "execute"; key_id: string; decision: "ALLOWED" | "DENIED" })
+  | (StoredRow & { kind: "event"; key_id: null; decision: null; protect_receipt_id: null });
 
-export type ReceiptView = Omit<ReceiptRow, "payload"> & { reasons: string[]; payload: ResultPayload };
+/** A stored decision as every route shows it. */
+export type DecisionReceiptView = Omit<StoredRow, "payload" | "kind" | "key_id" | "decision"> & {
+  kind: "protect" | "execute";
+  key_id: string;
+  decision: "ALLOWED" | "DENIED";
+  reasons: string[];
+  payload: ResultPayload;
+};
+
+/** A stored audit event as every route shows it: no key, no decision, no reasons. */
+export type EventReceiptView = Omit<StoredRow, "payload" | "kind" | "key_id" | "decision" | "protect_receipt_id"> & {
+  kind: "event";
+  key_id: null;
+  protect_receipt_id: null;
+  decision: null;
+  payload: EventPayload;
+};
+
+export type ReceiptView = DecisionReceiptView | EventReceiptView;
 
 export function toReceipt(row: ReceiptRow): ReceiptView {
+  const { receipt_id, tenant_id, seq, prev_hash, chain_hash, protect_receipt_id, request_id, content_hash, timestamp, signature } = row;
+  if (row.kind === "event") {
+    const payload = JSON.parse(row.payload) as EventPayload;
+    const { kind, key_id, decision } = row;
+    return { receipt_id, tenant_id, kind, seq, prev_hash, chain_hash, key_id, protect_receipt_id: null, decision, request_id, content_hash, timestamp, payload, signature };
+  }
   const payload = JSON.parse(row.payload) as ResultPayload;
+  const { kind, key_id, decision } = row;
   return {
-    receipt_id: row.receipt_id,
-    tenant_id: row.tenant_id,
-    kind: row.kind,
-    seq: row.seq,
-    prev_hash: row.prev_hash,
-    chain_hash: row.chain_hash,
-    key_id: row.key_id,
-    protect_receipt_id: row.protect_receipt_id,
-    decision: row.decision,
-    request_id: row.request_id,
-    content_hash: row.content_hash,
-    timestamp: row.timestamp,
+    receipt_id, tenant_id, kind, seq, prev_hash, chain_hash, key_id, protect_receipt_id, decision, request_id, content_hash, timestamp,
     reasons: payload.reasons,
     payload,
-    signature: row.signature,
+    signature,
   };
 }
 
@@ -61,10 +81,10 @@ export function treeHead(db: Queryable, tenantId: string): Promise<QueryRow<"rec
   return db.one("receipts/tree_head", [tenantId]);
 }
 
-/** Size and last chain_hash of a tenant's log; undefined for an unknown tenant. */
-export async function logHead(db: Queryable, tenantId: string): Promise<{ tree_size: number; head_hash: string | null } | undefined> {
+/** Size and last chain_hash of a tenant's log, and how many of its receipts are events; undefined for an unknown tenant. */
+export async function logHead(db: Queryable, tenantId: string): Promise<{ tree_size: number; head_hash: string | null; event_count: number } | undefined> {
   const row = await db.one("receipts/head", [tenantId]);
-  return row && { tree_size: Number(row.tree_size), head_hash: row.head_hash };
+  return row && { tree_size: Number(row.tree_size), head_hash: row.head_hash, event_count: Number(row.event_count) };
 }
 
 export type UsageSummary = QueryRow<"receipts/usage_summary">;

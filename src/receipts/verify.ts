@@ -18,11 +18,12 @@ export async function verifyResult(result: unknown, jwks: { keys: JsonWebKey[] }
   return { verified: checks.content_hash && checks.signature, checks };
 }
 
-// The hash must describe the payload, and the decision shown must be the one hashed.
+// The hash must describe the payload, and the decision shown must be the one hashed (an audit
+// event shows none, and its payload holds none).
 async function checkContentHash(result: unknown): Promise<boolean> {
   try {
     if (!isObject(result) || !isObject(result.payload) || typeof result.content_hash !== "string") return false;
-    if (result.decision !== result.payload.decision) return false;
+    if ((result.decision ?? null) !== (result.payload.decision ?? null)) return false;
     return (await contentHash(result.payload)) === result.content_hash;
   } catch {
     return false;

@@ -233,7 +233,8 @@ describe.skipIf(!available)("console in Chromium", () => {
     "receipts: a protect call made outside appears, and verifies in the browser (and fails against the wrong keys)",
     async () => {
       await goTo("Receipts", "Receipts");
-      await page.getByTestId("no-receipts").waitFor();
+      // The log so far: the audit events of the key made and revoked above, no decision yet.
+      await page.locator('[data-testid="receipts-table"] td', { hasText: "key.revoked" }).waitFor();
       const reply = await fetch(`${origin}/v1/protect`, { ...insecure, method: "POST", headers: { "content-type": "application/json", "x-api-key": user.apiKey }, body: JSON.stringify(SMALL_PAYMENT) });
       expect(reply.status).toBe(200);
       const decision = (await reply.json()) as { receipt_id: string; decision: string };
@@ -280,6 +281,15 @@ describe.skipIf(!available)("console in Chromium", () => {
       await page.getByRole("button", { name: "Verify in this browser" }).click();
       await page.locator("ul.checks li.fail", { hasText: "Inclusion" }).waitFor();
       await page.unroute(`${origin}/customer/receipts/${decision.receipt_id}/proof*`);
+
+      // An audit event (the key made above) verifies in the browser like a decision.
+      await goTo("Receipts", "Receipts");
+      await page.locator("tr", { hasText: "key.created" }).getByRole("link").click();
+      await page.waitForURL(/\/console\/receipts\/rcpt_/);
+      await seen("pre.json", '"key.created"');
+      await page.getByRole("button", { name: "Verify in this browser" }).click();
+      await page.locator('[data-testid="verify-result"][data-verified="true"]').waitFor();
+      await expect(page.locator("ul.checks li.pass").count()).resolves.toBe(5);
     },
     STEP_MS,
   );

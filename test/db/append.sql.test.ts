@@ -70,7 +70,7 @@ describe("receipt_append(json): accepted items", () => {
       expect(r.chain_hash).toBe(await chainHash({ ...it, prev: r.prev_hash, seq: r.seq! }));
       prev.set(it.tenant_id, r.chain_hash);
     }
-    expect(await db.one("receipts/head", [a.tenantId])).toEqual({ tenant_id: a.tenantId, tree_size: 4, head_hash: rows[5].chain_hash });
+    expect(await db.one("receipts/head", [a.tenantId])).toEqual({ tenant_id: a.tenantId, tree_size: 4, head_hash: rows[5].chain_hash, event_count: 0 });
     expect((await usage(a)).protect_today).toBe(4);
   });
 
@@ -166,7 +166,7 @@ describe("receipt_append(json): errors", () => {
     const err = await append([good, bad]).then(() => undefined, (e: unknown) => e);
     expect(err).toBeInstanceOf(DbError);
     expect((err as DbError).sqlstate).toBe("22007");
-    expect(await db.one("receipts/head", [a.tenantId])).toEqual({ tenant_id: a.tenantId, tree_size: 0, head_hash: null });
+    expect(await db.one("receipts/head", [a.tenantId])).toEqual({ tenant_id: a.tenantId, tree_size: 0, head_hash: null, event_count: 0 });
   });
 
   test("the chain trigger refuses a forged row written around receipt_append (WR005), and takes the exact next link", async () => {

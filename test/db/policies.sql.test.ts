@@ -38,9 +38,9 @@ describe("the cap on stored policy versions", () => {
     expect(await testQuery(db, "policy_fill", [t, 1001])).toHaveLength(1000);
     const doc = canonicalJson({ default_effect: "deny", default_reason: "one_more", rules: [] });
     const hash = await sha256Hex(doc);
-    expect(await sqlstate(db.query("policies/publish", [t, doc, hash, null]))).toBe("WP002");
+    expect(await sqlstate(db.query("policies/publish", [t, doc, hash, null, null]))).toBe("WP002");
     expect((await db.query("policies/active", [t]))[0].version).toBe(1001);
-    expect((await db.query("policies/publish", [other, doc, hash, null]))[0].version).toBe(2);
+    expect((await db.query("policies/publish", [other, doc, hash, null, null]))[0].version).toBe(2);
   });
 });
 
@@ -60,12 +60,12 @@ describe("a publish names the stored suite its tests ran against", () => {
     const doc = canonicalJson({ default_effect: "deny", default_reason: "suite", rules: [] });
     const hash = await sha256Hex(doc);
     // None stored: only NULL matches, not an empty array.
-    expect(await sqlstate(db.query("policies/publish", [t, doc, hash, "[]"]))).toBe("WP003");
-    expect((await db.query("policies/publish", [t, doc, hash, null]))[0].version).toBe(2);
+    expect(await sqlstate(db.query("policies/publish", [t, doc, hash, "[]", null]))).toBe("WP003");
+    expect((await db.query("policies/publish", [t, doc, hash, null, null]))[0].version).toBe(2);
     const old = (await db.query("policies/tests_put", [t, '[{"name":"old"}]']))[0].cases;
     const current = (await db.query("policies/tests_put", [t, '[{"name":"new"}]']))[0].cases;
-    for (const stale of [null, old, current + " "]) expect(await sqlstate(db.query("policies/publish", [t, doc, hash, stale]))).toBe("WP003");
+    for (const stale of [null, old, current + " "]) expect(await sqlstate(db.query("policies/publish", [t, doc, hash, stale, null]))).toBe("WP003");
     expect((await db.query("policies/active", [t]))[0].version).toBe(2);
-    expect((await db.query("policies/publish", [t, doc, hash, current]))[0].version).toBe(3);
+    expect((await db.query("policies/publish", [t, doc, hash, current, null]))[0].version).toBe(3);
   });
 });

@@ -119,9 +119,9 @@ describe("policies", () => {
     const other = await tenant();
     const doc = canonicalJson({ default_effect: "allow", default_reason: "ok", rules: [] });
     const hash = await sha256Hex(doc);
-    const [v2] = await db.query("policies/publish", [t.tenantId, doc, hash, null]);
-    const [v3] = await db.query("policies/publish", [t.tenantId, doc, hash, null]);
-    const [o2] = await db.query("policies/publish", [other.tenantId, doc, hash, null]);
+    const [v2] = await db.query("policies/publish", [t.tenantId, doc, hash, null, null]);
+    const [v3] = await db.query("policies/publish", [t.tenantId, doc, hash, null, null]);
+    const [o2] = await db.query("policies/publish", [other.tenantId, doc, hash, null, null]);
     expect(v2).toMatchObject({ policy_id: "pol_" + t.tenantId.slice(5), version: 2, hash });
     expect(v3.version).toBe(3);
     expect(o2.version).toBe(2);
@@ -132,7 +132,7 @@ describe("policies", () => {
 
   test("a hash that does not match the document is refused", async () => {
     const t = await tenant();
-    const err = await failure(db.query("policies/publish", [t.tenantId, '{"a":1}', "0x" + "00".repeat(32), null]));
+    const err = await failure(db.query("policies/publish", [t.tenantId, '{"a":1}', "0x" + "00".repeat(32), null, null]));
     expect(err.sqlstate).toBe("23514");
     expect(err.constraint).toBe("policies_hash_matches_document");
   });
@@ -151,7 +151,7 @@ describe("receipt chain", () => {
         expect(r.chain_hash).toBe(await chainHash({ ...claims, prev, seq: i }));
         prev = r.chain_hash;
       }
-      expect(await q.query("receipts/head", [t.tenantId])).toEqual([{ tenant_id: t.tenantId, tree_size: 3, head_hash: prev }]);
+      expect(await q.query("receipts/head", [t.tenantId])).toEqual([{ tenant_id: t.tenantId, tree_size: 3, head_hash: prev, event_count: 0 }]);
     });
   });
 
@@ -211,7 +211,7 @@ describe("receipt chain", () => {
       expect((await refused([await raw("req_c", 1, first.chain_hash, { chain_hash: "0x" + "00".repeat(32) })])).sqlstate).toBe("WR005");
       const one = await raw("req_d", 1, first.chain_hash);
       expect((await refused([one, await raw("req_e", 2, first.chain_hash)])).sqlstate).toBe("WR005");
-      expect(await q.query("receipts/head", [t.tenantId])).toEqual([{ tenant_id: t.tenantId, tree_size: 1, head_hash: first.chain_hash }]);
+      expect(await q.query("receipts/head", [t.tenantId])).toEqual([{ tenant_id: t.tenantId, tree_size: 1, head_hash: first.chain_hash, event_count: 0 }]);
 
       // The exact next links are stored, and the head moves once, to the last of them.
       const two = await raw("req_f", 2, one.chain_hash);
@@ -219,7 +219,7 @@ describe("receipt chain", () => {
         { seq: 1, prev_hash: first.chain_hash, chain_hash: one.chain_hash },
         { seq: 2, prev_hash: one.chain_hash, chain_hash: two.chain_hash },
       ]);
-      expect(await q.query("receipts/head", [t.tenantId])).toEqual([{ tenant_id: t.tenantId, tree_size: 3, head_hash: two.chain_hash }]);
+      expect(await q.query("receipts/head", [t.tenantId])).toEqual([{ tenant_id: t.tenantId, tree_size: 3, head_hash: two.chain_hash, event_count: 0 }]);
       // receipt_append() continues from there.
       expect((await append(q, t)).seq).toBe(3);
     }
@@ -283,7 +283,7 @@ describe("receipt chain", () => {
     expect((await set(t.tenantId, 2, second.chain_hash)).sqlstate).toBe("WR001");
     expect((await set(t.tenantId, 1, first.chain_hash)).sqlstate).toBe("WR001");
     expect((await set(other.tenantId, 2, second.chain_hash)).sqlstate).toBe("WR001");
-    expect(await db.query("receipts/head", [t.tenantId])).toEqual([{ tenant_id: t.tenantId, tree_size: 2, head_hash: second.chain_hash }]);
+    expect(await db.query("receipts/head", [t.tenantId])).toEqual([{ tenant_id: t.tenantId, tree_size: 2, head_hash: second.chain_hash, event_count: 0 }]);
     // The chain goes on from there.
     expect((await append(db, t)).seq).toBe(2);
   });

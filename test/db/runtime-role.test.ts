@@ -52,6 +52,22 @@ describe.skipIf(!DATABASE_URL)("the service's runtime role on PostgreSQL", async
     await refused("runtime_create_table");
   });
 
+  test("cannot UPDATE or DELETE an audit event, nor an operator's queued event beyond marking it appended", async () => {
+    const user = await signup();
+    await call("POST", "/customer/keys", { json: { label: "audited" }, headers: bearer(user.token) });
+    const event = (await call("GET", "/customer/audit", { headers: bearer(user.token) })).body.events[0].receipt_id as string;
+    await refused("receipt_update", [event]);
+    await refused("receipt_delete", [event]);
+    await testQuery(owner, "audit_outbox_add", [user.tenantId, "feature.granted", "ops-alice", { feature: "sso" }]);
+    const [queued] = await testQuery<{ id: number }>(runtime, "audit_outbox_rows", [user.tenantId]);
+    await refused("audit_outbox_update", [queued.id]);
+    await refused("audit_outbox_delete", [queued.id]);
+    // What the service's worker needs, and nothing more: queue (an operator's procedure) and mark appended.
+    expect(await testQuery(owner, "audit_outbox_privileges")).toEqual([
+      { insert: true, delete: false, update_receipt_id: true, update_appended_at: true, update_operator: false, update_target: false },
+    ]);
+  });
+
   test("the whole service works under it", async () => {
     const as = { service };
     const email = uniqueEmail("runtime");
@@ -74,7 +90,9 @@ describe.skipIf(!DATABASE_URL)("the service's runtime role on PostgreSQL", async
     expect(executed.status).toBe(200);
     expect((await call("POST", "/v1/verify", { json: { receipt: executed.body }, headers: key, ...as })).body.verified).toBe(true);
     expect((await call("POST", "/v1/simulate", { json: { preset: (await call("GET", "/v1/presets", as)).body.presets[0].preset }, headers: key, ...as })).status).toBe(200);
-    expect((await call("GET", "/customer/receipts", { headers: jwt, ...as })).body.receipts).toHaveLength(2);
+    // The two decisions, and the events of the key's creation, rotation and revocation.
+    expect((await call("GET", "/customer/receipts", { headers: jwt, ...as })).body.receipts.map((r: { kind: string }) => r.kind)).toEqual(["execute", "protect", "event", "event", "event"]);
+    expect((await call("GET", "/customer/audit", { headers: jwt, ...as })).body.events).toHaveLength(3);
     expect((await call("GET", `/customer/receipts/${protect.body.receipt_id}`, { headers: jwt, ...as })).status).toBe(200);
     expect((await call("GET", `/customer/receipts/${protect.body.receipt_id}/proof`, { headers: jwt, ...as })).status).toBe(200);
     expect((await call("GET", "/customer/receipts/checkpoint", { headers: jwt, ...as })).status).toBe(200);

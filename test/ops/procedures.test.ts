@@ -46,17 +46,17 @@ describe("operator procedures", () => {
     const a = await signup();
     const account = (token: string) => call("GET", "/customer/account", { headers: { authorization: `Bearer ${token}` } });
     const login = async () => (await call("POST", "/auth/login", { json: { email: a.email, password: a.password } })).body.token as string;
-    const [first] = await runOpsScript<{ members_signed_out: number }>(db, "ops/sessions_end", { tenant_id: a.tenantId });
+    const [first] = await runOpsScript<{ members_signed_out: number }>(db, "ops/sessions_end", { tenant_id: a.tenantId, reviewer: "ops-test" });
     expect(Number(first.members_signed_out)).toBe(1);
     expect((await account(a.token)).status).toBe(401);
     // A session opened after the first end is ended by the second.
     const later = await login();
     expect((await account(later)).status).toBe(200);
-    const [second] = await runOpsScript<{ members_signed_out: number }>(db, "ops/sessions_end", { tenant_id: a.tenantId });
+    const [second] = await runOpsScript<{ members_signed_out: number }>(db, "ops/sessions_end", { tenant_id: a.tenantId, reviewer: "ops-test" });
     expect(Number(second.members_signed_out)).toBe(1);
     expect((await account(later)).status).toBe(401);
     expect((await account(await login())).status).toBe(200);
-    expect((await refusal(runOpsScript(db, "ops/sessions_end", { tenant_id: "cust_AAAAAAAAAAAAAAAAAAAAAA" }))).sqlstate).toBe("WA005");
+    expect((await refusal(runOpsScript(db, "ops/sessions_end", { tenant_id: "cust_AAAAAAAAAAAAAAAAAAAAAA", reviewer: "ops-test" }))).sqlstate).toBe("WA005");
   });
 
   test.skipIf(!!process.env.TEST_DATABASE_URL)("an operator script waits for a transaction of the service and runs whole before the next", async () => {

@@ -2,7 +2,7 @@
 // the embedded database, on the same files.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
 import { createService, type Service } from "../../src/app/service.ts";
 import { openDb } from "../../src/db/index.ts";
@@ -55,12 +55,25 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)("psql against the real server", 
     const shown = await psql("tenants_show", { tenant_id: a.tenantId });
     expect(shown.stdout).toContain(`${a.tenantId}|${a.email}|enterprise|`);
     expect(shown.stdout).toContain("|sso|");
-    const revoked = await psql("features_revoke", { tenant_id: a.tenantId, feature: "sso" });
+    const revoked = await psql("features_revoke", { tenant_id: a.tenantId, feature: "sso", reviewer: "ops-alice" });
     expect(revoked.stdout.trim()).toBe(`${a.tenantId}|sso|t`);
+    // Each review is in the tenant's audit trail as the reviewer's, once the service has signed it.
+    const { service, db } = await testService();
+    for (;;) {
+      await service.deps.auditOutbox.drain();
+      if ((await db.one("audit/outbox_pending"))!.pending === 0) break;
+      await Bun.sleep(20);
+    }
+    const trail = (await call("GET", "/customer/audit", { headers: { authorization: `Bearer ${a.token}` } })).body.events;
+    expect(trail.map((e: { event: string; actor: unknown }) => [e.event, e.actor])).toEqual([
+      ["feature.revoked", { operator: "ops-alice" }],
+      ["feature.granted", { operator: "ops-alice" }],
+      ["upgrade.approved", { operator: "ops-alice" }],
+      ["upgrade.requested", { member_id: expect.stringMatching(/^mbr_/) }],
+    ]);
 
     // A signing key marked compromised (a retired key of this test's own, so no live signer is touched).
     const key = await generateSigningKey();
-    const { db } = await testService();
     await testQuery(db, "signing_key_insert_retired", [key.kid, key.publicJwk]);
     const marked = await psql("signing_key_revoke", { kid: key.kid, compromised_since: "2025-06-01T00:00:00Z" });
     const [kid, status, , since] = marked.stdout.trim().split("|");
@@ -76,6 +89,7 @@ describe.skipIf(!!process.env.TEST_DATABASE_URL)("the CLI against the embedded d
   let dir: string;
   let tenantId: string;
   let requestId: string;
+  let token: string;
   const cli = (args: string[]) => run([process.execPath, "src/cli/main.ts", "ops", ...args], { DATA_DIR: join(dir, "data"), DATABASE_URL: "" });
 
   beforeAll(async () => {
@@ -86,6 +100,7 @@ describe.skipIf(!!process.env.TEST_DATABASE_URL)("the CLI against the embedded d
     const email = uniqueEmail("ops");
     const signed = await call("POST", "/auth/signup", { json: { email, password: GOOD_PASSWORD }, service });
     tenantId = signed.body.tenant_id;
+    token = signed.body.token;
     requestId = (await call("POST", "/customer/upgrades/request", { json: { requested_plan: "pro", reason: "cli" }, headers: { authorization: `Bearer ${signed.body.token}` }, service })).body.request_id;
     await service.close();
     await db.close();
@@ -113,6 +128,22 @@ describe.skipIf(!!process.env.TEST_DATABASE_URL)("the CLI against the embedded d
     expect((await cli(["features", "grant", tenantId, "sso"])).code).toBe(0);
     expect((await cli(["features", "grant", tenantId, "teleport"])).code).toBe(1);
     expect(JSON.parse((await cli(["upgrades", "list"])).stdout).rows).toEqual([]);
+
+    // No service ran: the reviews' audit events wait, and the next service to start signs them into the log.
+    const db = await openDb({ dataDir: join(dir, "data") });
+    const service: Service = await createService(testConfig({ dataDir: join(dir, "data") }), { db, log: createLogger("silent") });
+    try {
+      await service.deps.auditOutbox.drain();
+      const trail = (await call("GET", "/customer/audit", { headers: { authorization: `Bearer ${token}` }, service })).body.events;
+      expect(trail.map((e: { event: string; actor: unknown }) => [e.event, e.actor])).toEqual([
+        ["feature.granted", { operator: process.env.USER || userInfo().username }],
+        ["upgrade.approved", { operator: "cli-carol" }],
+        ["upgrade.requested", { member_id: expect.stringMatching(/^mbr_/) }],
+      ]);
+    } finally {
+      await service.close();
+      await db.close();
+    }
   }, SLOW);
 
   test("bad usage exits 2", async () => {

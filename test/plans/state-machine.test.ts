@@ -54,15 +54,15 @@ describe("upgrade_requests in SQL", () => {
     expect(await sqlState(testQuery(db, "upgrade_insert_raw", [newId("upgr_"), user.tenantId, "free", "pro", "approved"]))).toBe("WU002");
     expect(await sqlState(testQuery(db, "upgrade_insert_raw", [newId("upgr_"), user.tenantId, "pro", "free", "pending"]))).toBe("WU001");
     expect(await sqlState(testQuery(db, "upgrade_insert_raw", [newId("upgr_"), user.tenantId, "free", "free", "pending"]))).toBe("WU001");
-    expect(await sqlState(db.query("plans/upgrade_create", [newId("upgr_"), user.tenantId, "free", "no"]))).toBe("WU001");
-    expect(await sqlState(db.query("plans/upgrade_create", [newId("upgr_"), user.tenantId, "nonsense", "no"]))).toBe("WU001");
+    expect(await sqlState(db.query("plans/upgrade_create", [newId("upgr_"), user.tenantId, "free", "no", null]))).toBe("WU001");
+    expect(await sqlState(db.query("plans/upgrade_create", [newId("upgr_"), user.tenantId, "nonsense", "no", null]))).toBe("WU001");
   });
 
   test("after an approval to pro, a request for pro (a non-upgrade) is refused", async () => {
     const { db } = await testService();
     const p = await pendingRequest("pro");
     await approve(p.requestId);
-    expect(await sqlState(db.query("plans/upgrade_create", [newId("upgr_"), p.user.tenantId, "pro", "again"]))).toBe("WU001");
+    expect(await sqlState(db.query("plans/upgrade_create", [newId("upgr_"), p.user.tenantId, "pro", "again", null]))).toBe("WU001");
   });
 });
 

@@ -2,7 +2,7 @@
 import { describe, expect, test } from "bun:test";
 import { DbError } from "../../src/db/index.ts";
 import { approve, planOf, reject } from "../helpers/ops.ts";
-import { call, expectErrorShape, signup, testService } from "../helpers/service.ts";
+import { call, expectErrorShape, signup, subjectOf, testService } from "../helpers/service.ts";
 import { testQuery } from "../helpers/sql.ts";
 
 const auth = (token: string) => ({ authorization: `Bearer ${token}` });
@@ -22,8 +22,9 @@ describe("POST /customer/upgrades/request", () => {
     const user = await signup();
     const reply = await requestUpgrade(user.token, "pro", "Launching next week");
     expect(reply.status).toBe(201);
-    expect(Object.keys(reply.body).sort()).toEqual(["created_at", "ok", "reason", "request_id", "requested_plan", "status"]);
-    expect(reply.body).toMatchObject({ ok: true, status: "pending", requested_plan: "pro", reason: "Launching next week" });
+    expect(Object.keys(reply.body).sort()).toEqual(["created_at", "ok", "reason", "request_id", "requested_by", "requested_plan", "status"]);
+    // The request names the member who asked.
+    expect(reply.body).toMatchObject({ ok: true, status: "pending", requested_plan: "pro", reason: "Launching next week", requested_by: subjectOf(user.token).member_id });
     expect(reply.body.request_id).toMatch(/^upgr_[0-9A-Za-z]{22}$/);
     expect(reply.body.created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
   });
@@ -70,7 +71,10 @@ describe("GET /customer/upgrades and cancel", () => {
     const second = (await requestUpgrade(user.token, "enterprise", "second")).body;
     const upgrades = await list(user.token);
     expect(upgrades.map((u: { request_id: string }) => u.request_id)).toEqual([second.request_id, first.request_id]);
-    expect(upgrades[1]).toEqual({ request_id: first.request_id, status: "cancelled", requested_plan: "pro", reason: "first", created_at: first.created_at, reviewed_at: null, review_note: null });
+    expect(upgrades[1]).toEqual({
+      request_id: first.request_id, status: "cancelled", requested_plan: "pro", reason: "first", created_at: first.created_at, reviewed_at: null, review_note: null,
+      requested_by: subjectOf(user.token).member_id,
+    });
   });
 
   test("another tenant's request, or an unknown one, is 404 and stays pending", async () => {

@@ -183,14 +183,16 @@ describe("the stored suite gates publishing", () => {
     const a = await proTenant();
     const { db } = await testService();
     const one = db.one;
-    // Just before the publish's statement, another request replaces the suite (as often as `times`).
+    // Between the publish's read of the suite and its statement (which runs in a transaction of its
+    // own, with its audit event), another request replaces the suite (as often as `times`).
     const replaceSuiteBeforePublish = (times: number, cases: (round: number) => unknown[]) => {
       let round = 0;
       (db as { one: typeof db.one }).one = (async (name: string, params?: readonly unknown[]) => {
-        if (name === "policies/publish" && params?.[0] === a.tenantId && round < times) {
+        const row = await one(name as never, params as never);
+        if (name === "policies/tests_get" && params?.[0] === a.tenantId && round < times) {
           await one("policies/tests_put", [a.tenantId, JSON.stringify(cases(round++))]);
         }
-        return one(name as never, params as never);
+        return row;
       }) as typeof db.one;
     };
     try {

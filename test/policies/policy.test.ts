@@ -6,7 +6,7 @@ import canonicalizeReference from "canonicalize";
 import { createHash } from "node:crypto";
 import { DEFAULT_POLICY } from "../../src/simulation/policy.ts";
 import { apiKey, bearer, LARGE_PAYMENT, protect, setPlan, SMALL_PAYMENT } from "../helpers/customer.ts";
-import { call, expectErrorShape, signup } from "../helpers/service.ts";
+import { call, expectErrorShape, signup, subjectOf } from "../helpers/service.ts";
 
 const getPolicy = (token: string) => call("GET", "/customer/policy", { headers: bearer(token) });
 const putPolicy = (token: string, json: unknown) => call("PUT", "/customer/policy", { json, headers: bearer(token) });
@@ -24,7 +24,7 @@ describe("GET /customer/policy", () => {
     const a = await signup();
     const reply = await getPolicy(a.token);
     expect(reply.status).toBe(200);
-    expect(reply.body).toEqual({ ok: true, policy_id: "pol_default", version: 1, hash: hashOf(DEFAULT_POLICY), document: DEFAULT_POLICY });
+    expect(reply.body).toEqual({ ok: true, policy_id: "pol_default", version: 1, hash: hashOf(DEFAULT_POLICY), document: DEFAULT_POLICY, published_by: null });
     expect(canonicalize(reply.body.document)).toBe(canonicalize(DEFAULT_POLICY));
   });
 });
@@ -43,7 +43,8 @@ describe("PUT /customer/policy", () => {
     await setPlan(a.tenantId, "pro");
     const v2 = await putPolicy(a.token, { document: GENEROUS });
     expect(v2.status).toBe(200);
-    expect(v2.body).toEqual({ ok: true, policy_id: "pol_" + a.tenantId.slice(5), version: 2, hash: hashOf(GENEROUS), document: GENEROUS });
+    // The version names the member who published it.
+    expect(v2.body).toEqual({ ok: true, policy_id: "pol_" + a.tenantId.slice(5), version: 2, hash: hashOf(GENEROUS), document: GENEROUS, published_by: subjectOf(a.token).member_id });
     const v3 = await putPolicy(a.token, { document: DEFAULT_POLICY });
     expect(v3.body).toMatchObject({ version: 3, hash: hashOf(DEFAULT_POLICY), policy_id: v2.body.policy_id });
     expect((await getPolicy(a.token)).body).toEqual(v3.body);

@@ -1,4 +1,7 @@
--- Changes the settings named (NULL: unchanged). $1 tenant_id, $2 require_mfa, $3 allow_self_approval
-UPDATE tenants SET require_mfa = coalesce($2::boolean, require_mfa), allow_self_approval = coalesce($3::boolean, allow_self_approval)
- WHERE tenant_id = $1
-RETURNING require_mfa, allow_self_approval;
+-- Changes the settings named (NULL: unchanged), and says what they were (for the audit event).
+-- $1 tenant_id, $2 require_mfa, $3 allow_self_approval
+WITH old AS (SELECT t.tenant_id, t.require_mfa, t.allow_self_approval FROM tenants t WHERE t.tenant_id = $1 FOR NO KEY UPDATE)
+UPDATE tenants t SET require_mfa = coalesce($2::boolean, old.require_mfa), allow_self_approval = coalesce($3::boolean, old.allow_self_approval)
+  FROM old
+ WHERE t.tenant_id = old.tenant_id
+RETURNING t.require_mfa, t.allow_self_approval, old.require_mfa AS was_require_mfa, old.allow_self_approval AS was_allow_self_approval;

@@ -1,2 +1,2 @@
 -- $1 tenant_id, $2 request_id. No row: not this tenant's request.
-SELECT request_id, status FROM upgrade_request_cancel($1, $2);
+SELECT request_id, status, requested_plan FROM upgrade_request_cancel($1, $2);

@@ -1,12 +1,12 @@
 -- A page of the tenant's policy versions, newest first, below a version; version 1 (the built-in
 -- default, dated from signup) ends the list. $1 tenant_id, $2 before version (null: from the newest), $3 row count
--- nullable: hash, document
-SELECT version, hash, document, created_at FROM (
-  SELECT p.version, p.hash, p.document, iso_time(p.created_at) AS created_at
+-- nullable: hash, document, published_by
+SELECT version, hash, document, created_at, published_by FROM (
+  SELECT p.version, p.hash, p.document, iso_time(p.created_at) AS created_at, p.published_by
   FROM policies p
   WHERE p.tenant_id = $1
   UNION ALL
-  SELECT 1, NULL, NULL, iso_time(t.created_at)
+  SELECT 1, NULL, NULL, iso_time(t.created_at), NULL
   FROM tenants t
   WHERE t.tenant_id = $1
 ) v

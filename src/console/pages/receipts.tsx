@@ -24,7 +24,7 @@ export function ReceiptsPage() {
   return (
     <section>
       <PageTitle text="Receipts" />
-      <p>Every protect and execute decision, signed and kept in your append-only log. Open one to check it in this browser.</p>
+      <p>Every protect and execute decision, and every audit event, signed and kept in your append-only log. Open one to check it in this browser.</p>
       <div class="panel-head">
         <h2 id="receipt-list">{number === 1 ? "Newest" : `Page ${number}`}</h2>
         <button type="button" onClick={() => (number === 1 ? page.reload() : pages.first())} disabled={page.loading}>
@@ -55,10 +55,8 @@ export function ReceiptsPage() {
                     <When iso={r.timestamp} />
                   </td>
                   <td data-label="Kind">{r.kind}</td>
-                  <td class="mono" data-label="Action">{r.payload.input?.action ?? "—"}</td>
-                  <td data-label="Decision">
-                    <span class={`badge ${r.decision.toLowerCase()}`}>{r.decision}</span>
-                  </td>
+                  <td class="mono" data-label="Action">{r.kind === "event" ? r.payload.event : (r.payload.input?.action ?? "—")}</td>
+                  <td data-label="Decision">{r.kind === "event" ? "—" : <span class={`badge ${r.decision.toLowerCase()}`}>{r.decision}</span>}</td>
                   <td data-label="Receipt">
                     <Link href={`${BASE}/receipts/${r.receipt_id}`} class="mono">
                       {r.receipt_id}
@@ -115,7 +113,13 @@ export function ReceiptPage({ id }: { id: string }) {
           <dl class="facts">
             <dt>Decision</dt>
             <dd>
-              <span class={`badge ${receipt.decision.toLowerCase()}`}>{receipt.decision}</span> {receipt.reasons.join(", ")}
+              {receipt.kind === "event" ? (
+                <>none: an audit event, <span class="mono">{receipt.payload.event}</span></>
+              ) : (
+                <>
+                  <span class={`badge ${receipt.decision.toLowerCase()}`}>{receipt.decision}</span> {receipt.reasons.join(", ")}
+                </>
+              )}
             </dd>
             <dt>Kind</dt>
             <dd>{receipt.kind}</dd>
@@ -126,9 +130,9 @@ export function ReceiptPage({ id }: { id: string }) {
             <dt>Position in log</dt>
             <dd>seq {receipt.seq}</dd>
             <dt>Policy</dt>
-            <dd class="mono">{receipt.payload.policy ? `${receipt.payload.policy.policy_id} v${receipt.payload.policy.version}` : "—"}</dd>
+            <dd class="mono">{receipt.kind !== "event" && receipt.payload.policy ? `${receipt.payload.policy.policy_id} v${receipt.payload.policy.version}` : "—"}</dd>
             <dt>API key</dt>
-            <dd class="mono">{receipt.key_id}</dd>
+            <dd class="mono">{receipt.key_id ?? "—"}</dd>
             {receipt.protect_receipt_id && (
               <>
                 <dt>Executes</dt>

@@ -1,0 +1,2 @@
+-- Tests only: advances a tenant's log head by hand. $1 tenant_id, $2 tree_size, $3 head_hash, $4 event_count
+UPDATE receipt_heads SET tree_size = $2, head_hash = $3, event_count = $4 WHERE tenant_id = $1 RETURNING tree_size, event_count;
