@@ -1,7 +1,7 @@
 // The client half of the CLI: calls a running warden and checks results offline.
-import { readFile } from "node:fs/promises";
 import { verifyResult } from "../receipts/verify.ts";
-import { insecureFetchInit, readStdin } from "../runtime.ts";
+import { insecureFetchInit } from "../runtime.ts";
+import { CliError, notAResult, readJsonInput } from "./inputs.ts";
 
 export function serverUrl(): string {
   return (process.env.WARDEN_URL || "https://127.0.0.1:8443").replace(/\/+$/, "");
@@ -49,17 +49,22 @@ export async function runSimulate(opts: { preset: string; requestId?: string; ve
   return 1;
 }
 
+/** A JWKS from a file (--jwks FILE), else the service's. */
+export async function loadJwks(file: string | undefined): Promise<{ keys: JsonWebKey[] }> {
+  if (file === undefined) return fetchJwks();
+  const jwks = await readJsonInput(file);
+  if (!Array.isArray((jwks as { keys?: unknown } | null)?.keys)) throw new CliError(`${file} is not a JWKS: it has no keys (save GET /.well-known/jwks.json)`, 2);
+  return jwks as { keys: JsonWebKey[] };
+}
+
 export async function runVerify(opts: { file: string; jwksFile?: string }): Promise<number> {
-  const text = opts.file === "-" ? await readStdin() : await readFile(opts.file, "utf8");
-  let result: unknown;
-  try {
-    result = JSON.parse(text);
-  } catch {
-    print({ ok: false, verified: false, error: "invalid_json", checks: { content_hash: false, signature: false } });
-    return 1;
-  }
-  const jwks = opts.jwksFile ? (JSON.parse(await readFile(opts.jwksFile, "utf8")) as { keys: JsonWebKey[] }) : await fetchJwks();
-  const outcome = await verifyResult(result, jwks);
+  const input = await readJsonInput(opts.file);
+  // GET /customer/receipts/{id} wraps the stored receipt: accept the wrapper too.
+  const wrapped = input as { ok?: unknown; receipt?: unknown; payload?: unknown } | null;
+  const result = wrapped?.ok === true && typeof wrapped.receipt === "object" && wrapped.payload === undefined ? wrapped.receipt : input;
+  const what = notAResult(result);
+  if (what) throw new CliError(`${opts.file === "-" ? "stdin" : opts.file} is ${what}`, 2);
+  const outcome = await verifyResult(result, await loadJwks(opts.jwksFile));
   print({ ok: outcome.verified, verified: outcome.verified, checks: outcome.checks, ...(outcome.verified ? {} : { error: "receipt_mismatch" }) });
   return outcome.verified ? 0 : 1;
 }

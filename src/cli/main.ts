@@ -7,6 +7,7 @@ import { SchemaMismatchError, schemaVersion } from "../db/migrate.ts";
 import { ScriptUsageError } from "../ops/psql-script.ts";
 import { runSimulate, runVerify } from "./client.ts";
 import { runVerifyProof } from "./verify-proof.ts";
+import { CliError, callerPath } from "./inputs.ts";
 import { OPS_LINES, OpsUsageError, opsHelp, runOps } from "./ops.ts";
 import { RefusedError, refuseOnPostgres, runRestore } from "./backup.ts";
 import { runMigrate } from "./migrate.ts";
@@ -84,7 +85,7 @@ const COMMANDS: Record<string, Command> = {
       if (positionals.length !== 1) throw new UsageError("restore needs one FILE");
       const config = loadConfig();
       refuseOnPostgres(config, "restore");
-      return runRestore(config, positionals[0]);
+      return runRestore(config, callerPath(positionals[0]));
     },
   },
   policy: {
@@ -145,6 +146,11 @@ main(process.argv.slice(2)).then(
     if (err instanceof PolicyUsageError) {
       console.error(`error: ${err.message}`);
       process.exit(2);
+    }
+    // A file that is not what the command takes, a missing setting, the service's refusal: one line says which.
+    if (err instanceof CliError) {
+      console.error(`error: ${err.message}`);
+      process.exit(err.exitCode);
     }
     const usage = err instanceof UsageError || err instanceof OpsUsageError || err instanceof ScriptUsageError || (err as { code?: string })?.code?.startsWith?.("ERR_PARSE_ARGS");
     // A database of another schema, or a request this database cannot serve: the operator's call to fix, exit 2.

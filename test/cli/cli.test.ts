@@ -214,16 +214,30 @@ describe("warden verify", () => {
     }, SLOW);
   }
 
-  test("a file that is not JSON: exit 1", async () => {
-    const run = await cli(["verify", saved("broken.json", "{ not json"), "--jwks", jwksFile]);
-    expect(run.code).toBe(1);
-    expect(run.json).toMatchObject({ ok: false, verified: false });
+  test("what is not a result is named, exit 2, not receipt_mismatch", async () => {
+    const cases: [string, string, string][] = [
+      ["broken.json", "{ not json", "broken.json is not JSON"],
+      ["empty.json", "", "empty.json is empty (did the command that wrote it fail?)"],
+      [
+        "error.json",
+        JSON.stringify({ ok: false, error: "unauthorized", message: "Missing or invalid API key.", request_id: "req_1" }),
+        "error.json is not a warden result but an error the service answered: unauthorized: Missing or invalid API key. (request_id req_1)",
+      ],
+      ["random.json", JSON.stringify({ hello: "world" }), "random.json is not a warden result: it has no payload, content_hash or signature"],
+      ["number.json", "42", "number.json is not a warden result: it is JSON number, not an object"],
+      ["bundle.json", JSON.stringify({ receipt: result, proof: {}, checkpoint: {} }), "bundle.json is not a warden result but a proof bundle: check it with verify --proof"],
+    ];
+    for (const [name, text, message] of cases) {
+      const run = await cli(["verify", saved(name, text), "--jwks", jwksFile], { env: { WARDEN_URL: closedUrl } });
+      expect({ name, code: run.code, stdout: run.stdout, stderr: run.stderr }).toEqual({ name, code: 2, stdout: "", stderr: expect.stringContaining(`error: ${join(dir, message)}`) });
+    }
   }, SLOW);
 
-  test("a missing file: exit 1 with a message, no stack trace", async () => {
+  test("a missing file: exit 2 with a message, no stack trace", async () => {
     const run = await cli(["verify", join(dir, "does-not-exist.json"), "--jwks", jwksFile]);
-    expect(run.code).toBe(1);
+    expect(run.code).toBe(2);
     expect(run.stderr).toStartWith("error:");
+    expect(run.stderr).toContain("does-not-exist.json: cannot read it (ENOENT)");
     expect(run.stderr).not.toContain("    at ");
   }, SLOW);
 });
