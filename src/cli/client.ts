@@ -22,6 +22,13 @@ function print(value: unknown): void {
   console.log(JSON.stringify(value, null, 2));
 }
 
+// `verified` means two things: the field the service sends (always false, docs/api.md) and the
+// outcome of this command's own check. A line on stderr says which one the output shows.
+export const SERVED_VERIFIED_NOTE =
+  'note: "verified": false is what the service sends on every result: it does not vouch for its own answer. Check it offline with warden verify FILE (or call with --verify).';
+export const OWN_CHECK_NOTE =
+  'note: "verified" here is this command\'s own offline check (content_hash recomputed, signature checked against the JWKS), not the field the service sent, which is always false.';
+
 export async function runSimulate(opts: { preset: string; requestId?: string; verify: boolean }): Promise<number> {
   const key = process.env.WARDEN_API_KEY;
   if (!key) {
@@ -38,9 +45,11 @@ export async function runSimulate(opts: { preset: string; requestId?: string; ve
   }
   if (!opts.verify) {
     print(result);
+    console.error(SERVED_VERIFIED_NOTE);
     return 0;
   }
   const outcome = await verifyResult(result, await fetchJwks());
+  console.error(OWN_CHECK_NOTE);
   if (outcome.verified) {
     print({ ...result, verified: true });
     return 0;
@@ -65,6 +74,7 @@ export async function runVerify(opts: { file: string; jwksFile?: string }): Prom
   const what = notAResult(result);
   if (what) throw new CliError(`${opts.file === "-" ? "stdin" : opts.file} is ${what}`, 2);
   const outcome = await verifyResult(result, await loadJwks(opts.jwksFile));
+  console.error(OWN_CHECK_NOTE);
   print({ ok: outcome.verified, verified: outcome.verified, checks: outcome.checks, ...(outcome.verified ? {} : { error: "receipt_mismatch" }) });
   return outcome.verified ? 0 : 1;
 }

@@ -70,12 +70,16 @@ describe("warden simulate", () => {
     expect(run.json).toMatchObject({ ok: true, decision: "ALLOWED", verified: false, preset: "small_payment" });
     expect(run.json.request_id).toMatch(/^req_/);
     expect(run.json.content_hash).toBe(independentContentHash(run.json.payload));
+    // The served field is always false: stderr says so, and how to check.
+    expect(run.stderr).toContain('note: "verified": false is what the service sends on every result');
+    expect(run.stderr).toContain("warden verify FILE");
   }, SLOW);
 
   test("--verify with --request-id: exit 0, verified, the caller's request id", async () => {
     const run = await cli(["simulate", "--preset", "large_payment", "--verify", "--request-id", "cli-test-1"]);
     expect(run.code).toBe(0);
     expect(run.json).toMatchObject({ ok: true, verified: true, request_id: "cli-test-1", decision: "DENIED", preset: "large_payment" });
+    expect(run.stderr).toContain(`note: "verified" here is this command's own offline check`);
   }, SLOW);
 
   test("--verify refuses a result the server (or a proxy) altered: exit 1, receipt_mismatch", async () => {
@@ -156,6 +160,9 @@ describe("warden verify", () => {
     const run = await cli(["verify", resultFile]);
     expect(run.code).toBe(0);
     expect(run.json).toEqual(good);
+    // The file says verified: false, as served; the output's true is this command's check.
+    expect(result.verified).toBe(false);
+    expect(run.stderr.trim()).toBe(`note: "verified" here is this command's own offline check (content_hash recomputed, signature checked against the JWKS), not the field the service sent, which is always false.`);
   }, SLOW);
 
   test("with --jwks it works fully offline", async () => {
