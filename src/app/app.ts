@@ -12,6 +12,7 @@ import { decisionsRoutes } from "../decisions/routes.ts";
 import { keysRoutes } from "../keys/routes.ts";
 import { policiesRoutes } from "../policies/routes.ts";
 import { consoleRoutes } from "../console/routes.ts";
+import { mailRoutes } from "../mail/routes.ts";
 import { systemRoutes } from "./system-routes.ts";
 import { docsRoutes } from "./docs-routes.ts";
 import { checkBodyHeaders, readJsonBody } from "../http/body.ts";
@@ -114,6 +115,7 @@ export function createApp(deps: Deps) {
     .use(catalogRoutes(deps))
     .use(plansRoutes(deps))
     .use(customerAccountRoutes(deps))
+    .use(mailRoutes(deps))
     .use(consoleRoutes(deps));
   const http = deps.metrics.http(app.routes.map((r) => r.path));
 

@@ -11,6 +11,7 @@ import { ReceiptPage, ReceiptsPage } from "../pages/receipts.tsx";
 import { PolicyPage } from "../pages/policy.tsx";
 import { PlanPage } from "../pages/plan.tsx";
 import { AccountPage } from "../pages/account.tsx";
+import { DevMailboxLink, MailboxPage } from "../pages/mailbox.tsx";
 
 export interface Account {
   tenant_id: string;
@@ -104,6 +105,7 @@ export function App() {
   else if (route.page === "policy") content = <PolicyPage session={signedIn} />;
   else if (route.page === "plan") content = <PlanPage session={signedIn} />;
   else if (route.page === "account") content = <AccountPage session={signedIn} />;
+  else if (route.page === "mailbox") content = <MailboxPage session={signedIn} />;
 
   return (
     <>
@@ -165,6 +167,7 @@ function VerifyBanner({ email }: { email: string }) {
         {state.busy ? "Sending…" : "Resend email"}
       </button>
       <ErrorNotice error={state.error} />
+      <DevMailboxLink />
     </aside>
   );
 }
