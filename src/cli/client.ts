@@ -1,7 +1,7 @@
 // The client half of the CLI: calls a running warden and checks results offline.
 import { verifyResult } from "../receipts/verify.ts";
 import { insecureFetchInit } from "../runtime.ts";
-import { CliError, notAResult, readJsonInput } from "./inputs.ts";
+import { CliError, describeErrorBody, notAResult, readJsonInput } from "./inputs.ts";
 
 export function serverUrl(): string {
   return (process.env.WARDEN_URL || "https://127.0.0.1:8443").replace(/\/+$/, "");
@@ -13,9 +13,49 @@ export function fetchOptions(): RequestInit {
 }
 
 export async function fetchJwks(): Promise<{ keys: JsonWebKey[] }> {
-  const res = await fetch(`${serverUrl()}/.well-known/jwks.json`, fetchOptions());
-  if (!res.ok) throw new Error(`could not fetch the JWKS from ${serverUrl()}: HTTP ${res.status}`);
-  return (await res.json()) as { keys: JsonWebKey[] };
+  return (await callService("GET", "/.well-known/jwks.json", { auth: "none" })) as { keys: JsonWebKey[] };
+}
+
+/** What a call authenticates with: WARDEN_API_KEY (X-API-Key), WARDEN_TOKEN (a session), or nothing. */
+type Auth = "api_key" | "token" | "none";
+
+const CREDENTIALS = {
+  api_key: { variable: "WARDEN_API_KEY", what: "an API key: the api_key that warden signup prints" },
+  token: { variable: "WARDEN_TOKEN", what: "a session token: the token that warden signup (or POST /auth/login) answers, valid 24 hours" },
+} as const;
+
+/**
+ * One call of the service: the answer's body when it succeeded. Anything else (no credential, the
+ * service out of reach, an error body) is a CliError with one line that says what to do, so that
+ * nothing but a real answer reaches stdout (and a file it is redirected to).
+ */
+export async function callService(method: string, path: string, opts: { auth: Auth; body?: unknown; requestId?: string }): Promise<Record<string, unknown>> {
+  const headers: Record<string, string> = {};
+  const credential = opts.auth === "none" ? undefined : CREDENTIALS[opts.auth];
+  if (credential) {
+    const value = process.env[credential.variable];
+    if (!value) throw new CliError(`set ${credential.variable} to ${credential.what}`, 2);
+    headers[opts.auth === "api_key" ? "x-api-key" : "authorization"] = opts.auth === "api_key" ? value : `Bearer ${value}`;
+  }
+  if (opts.body !== undefined) headers["content-type"] = "application/json";
+  if (opts.requestId) headers["x-request-id"] = opts.requestId;
+  let res: Response;
+  try {
+    res = await fetch(serverUrl() + path, { ...fetchOptions(), method, headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body) });
+  } catch (err) {
+    const reason = (err as Error).message;
+    const certificate = /certificate|self[- ]signed|CERT/i.test(`${reason} ${(err as { code?: string }).code ?? ""}`);
+    throw new CliError(`cannot reach ${serverUrl()} (WARDEN_URL): ${reason}${certificate && process.env.WARDEN_INSECURE !== "1" ? "; WARDEN_INSECURE=1 accepts the development certificate" : ""}`, 1);
+  }
+  let body: Record<string, unknown>;
+  try {
+    body = (await res.json()) as Record<string, unknown>;
+  } catch {
+    throw new CliError(`${method} ${path} on ${serverUrl()}: HTTP ${res.status}, and not the JSON warden answers (is WARDEN_URL a warden?)`, 1);
+  }
+  if (res.ok && body.ok === true) return body;
+  const hint = res.status === 401 && credential ? `; is ${credential.variable} ${credential.what}?` : "";
+  throw new CliError(`the service refused ${method} ${path}: HTTP ${res.status} ${describeErrorBody(body)}${hint}`, 1);
 }
 
 function print(value: unknown): void {
@@ -30,19 +70,7 @@ export const OWN_CHECK_NOTE =
   'note: "verified" here is this command\'s own offline check (content_hash recomputed, signature checked against the JWKS), not the field the service sent, which is always false.';
 
 export async function runSimulate(opts: { preset: string; requestId?: string; verify: boolean }): Promise<number> {
-  const key = process.env.WARDEN_API_KEY;
-  if (!key) {
-    print({ ok: false, error: "missing_api_key", message: "Set WARDEN_API_KEY." });
-    return 2;
-  }
-  const headers: Record<string, string> = { "content-type": "application/json", "x-api-key": key };
-  if (opts.requestId) headers["x-request-id"] = opts.requestId;
-  const res = await fetch(`${serverUrl()}/v1/simulate`, { ...fetchOptions(), method: "POST", headers, body: JSON.stringify({ preset: opts.preset }) });
-  const result = (await res.json()) as Record<string, unknown>;
-  if (!res.ok || result.ok !== true) {
-    print(result);
-    return 1;
-  }
+  const result = await callService("POST", "/v1/simulate", { auth: "api_key", body: { preset: opts.preset }, requestId: opts.requestId });
   if (!opts.verify) {
     print(result);
     console.error(SERVED_VERIFIED_NOTE);
@@ -56,6 +84,13 @@ export async function runSimulate(opts: { preset: string; requestId?: string; ve
   }
   print({ ...result, ok: false, verified: false, error: "receipt_mismatch", checks: outcome.checks });
   return 1;
+}
+
+/** `warden protect`: a live decision under the active policy, stored as a receipt in the tenant's log. */
+export async function runProtect(input: { action: string; resource?: string; amount?: number; currency?: string }, requestId?: string): Promise<number> {
+  print(await callService("POST", "/v1/protect", { auth: "api_key", body: input, requestId }));
+  console.error(SERVED_VERIFIED_NOTE);
+  return 0;
 }
 
 /** A JWKS from a file (--jwks FILE), else the service's. */

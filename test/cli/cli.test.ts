@@ -108,17 +108,19 @@ describe("warden simulate", () => {
     }
   }, SLOW);
 
-  test("an unknown preset: exit 1 with invalid_preset", async () => {
+  // An error the service answered goes to stderr, never to stdout (and the file it is redirected to).
+  test("an unknown preset: exit 1 with invalid_preset on stderr", async () => {
     const run = await cli(["simulate", "--preset", "nope"]);
-    expect(run.code).toBe(1);
-    expect(run.json).toMatchObject({ ok: false, error: "invalid_preset" });
+    expect({ code: run.code, stdout: run.stdout }).toEqual({ code: 1, stdout: "" });
+    expect(run.stderr).toStartWith("error: the service refused POST /v1/simulate: HTTP 400 invalid_preset: ");
   }, SLOW);
 
-  test("a mistyped API key: exit 1 with unauthorized", async () => {
+  test("a mistyped API key: exit 1 with unauthorized on stderr, and which variable to check", async () => {
     const broken = apiKey.slice(0, 20) + (apiKey[20] === "A" ? "B" : "A") + apiKey.slice(21);
     const run = await cli(["simulate", "--preset", "small_payment"], { env: { WARDEN_API_KEY: broken } });
-    expect(run.code).toBe(1);
-    expect(run.json).toMatchObject({ ok: false, error: "unauthorized" });
+    expect({ code: run.code, stdout: run.stdout }).toEqual({ code: 1, stdout: "" });
+    expect(run.stderr).toStartWith("error: the service refused POST /v1/simulate: HTTP 401 unauthorized: ");
+    expect(run.stderr).toContain("is WARDEN_API_KEY an API key: the api_key that warden signup prints?");
   }, SLOW);
 
   test("bad usage exits 2", async () => {
