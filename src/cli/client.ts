@@ -64,9 +64,9 @@ function print(value: unknown): void {
 
 // `verified` means two things: the field the service sends (always false, docs/api.md) and the
 // outcome of this command's own check. A line on stderr says which one the output shows.
-export const SERVED_VERIFIED_NOTE =
+const SERVED_VERIFIED_NOTE =
   'note: "verified": false is what the service sends on every result: it does not vouch for its own answer. Check it offline with warden verify FILE (or call with --verify).';
-export const OWN_CHECK_NOTE =
+const OWN_CHECK_NOTE =
   'note: "verified" here is this command\'s own offline check (content_hash recomputed, signature checked against the JWKS), not the field the service sent, which is always false.';
 
 export async function runSimulate(opts: { preset: string; requestId?: string; verify: boolean }): Promise<number> {
