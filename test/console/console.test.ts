@@ -1,5 +1,5 @@
-// The console as the server serves it: pages and assets, their headers (CSP, caching), the JSON
-// 404 for anything else under /console, the bundle's size, and the pure helpers of the client.
+// The console as the server serves it: pages and assets, their headers (CSP, caching), the 404s
+// for anything else under /console, the bundle's size, and the pure helpers of the client.
 import { beforeAll, describe, expect, test } from "bun:test";
 import { gunzipSync, gzipSync } from "node:zlib";
 import { consoleSource, loadConsoleAssets, useConsoleSource } from "../../src/console/assets.ts";
@@ -71,7 +71,22 @@ describe("pages", () => {
     expect(again.text).toBe("");
   });
 
-  test("anything else under /console is the contract's JSON 404", async () => {
+  test("any other page path answers a browser index.html with status 404: the console's own page-not-found page", async () => {
+    const browser = { accept: "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8" };
+    for (const path of ["/console/nope", "/console/keys/extra", "/console/receipts/not-a-receipt", "/console/api/keys"]) {
+      const reply = await call("GET", path, { headers: browser });
+      expect(reply.status).toBe(404);
+      expect(reply.headers.get("content-type")).toBe("text/html; charset=utf-8");
+      expect(reply.headers.get("content-security-policy")).toBe(CONSOLE_CSP);
+      expect(reply.headers.get("etag")).toBeNull();
+      expect(reply.text).toBe(html);
+    }
+    // A missing asset is no page: a script or style asked for it, and gets the JSON 404.
+    expectErrorShape(await call("GET", "/console/assets/index-nothere.js", { headers: browser }), 404, "not_found");
+    expectErrorShape(await call("POST", "/console/nope", { headers: browser }), 404, "not_found");
+  });
+
+  test("anything else under /console, for a client that does not ask for HTML, is the contract's JSON 404", async () => {
     for (const path of ["/console/nope", "/console/keys/extra", "/console/receipts/not-a-receipt", "/console/assets/index-nothere.js", "/console/assets/", "/console/api/keys", "/consoles"]) {
       expectErrorShape(await call("GET", path), 404, "not_found");
     }

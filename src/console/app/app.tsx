@@ -3,7 +3,7 @@ import { useEffect, useState } from "preact/hooks";
 import { isPublicPage, type Page } from "../pages.ts";
 import { api, ApiError, onSessionChange, sessionToken, setSessionToken } from "./api.ts";
 import { Link, navigate, useRoute, BASE } from "./router.tsx";
-import { announce, ErrorNotice, StatusLine } from "./ui.tsx";
+import { announce, ErrorNotice, PageTitle, StatusLine } from "./ui.tsx";
 import { ForgotPage, LoginPage, ResetPage, SignupPage, VerifyPage } from "../pages/auth.tsx";
 import { DashboardPage } from "../pages/dashboard.tsx";
 import { KeysPage } from "../pages/keys.tsx";
@@ -172,12 +172,16 @@ function VerifyBanner({ email }: { email: string }) {
   );
 }
 
+/** Any other path under /console (the server answers it with this page and status 404). */
 function NotFound() {
   return (
-    <section>
-      <h1>Page not found</h1>
+    <section data-testid="not-found">
+      <PageTitle text="Page not found" />
       <p>
-        <Link href={`${BASE}/dashboard`}>Go to the dashboard</Link>
+        The console has no page at <code class="wrap">{location.pathname}</code>.
+      </p>
+      <p>
+        <Link href={BASE}>Back to the console</Link>
       </p>
     </section>
   );

@@ -1,0 +1,107 @@
+// What a new customer meets in the console's first minutes, in Chromium (./chromium.ts): an unknown
+// path answered by the console's own page. Screenshots go to test/artifacts/first-*.png.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import type { Locator, Page } from "playwright-core";
+import { generate } from "otplib";
+import { SMALL_PAYMENT } from "../helpers/customer.ts";
+import { uniqueEmail } from "../helpers/service.ts";
+import { testQuery } from "../helpers/sql.ts";
+import { chromiumAvailable, expectOnlyOwnOrigin, insecure, openConsoleInBrowser, testChromiumInstalled, type ConsoleInBrowser } from "./chromium.ts";
+
+const STEP_MS = 60_000;
+
+type Box = { x: number; y: number; width: number; height: number };
+const overlap = (a: Box, b: Box) => a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height;
+const boxOf = async (locator: Locator): Promise<Box> => {
+  const box = await locator.boundingBox();
+  if (!box) throw new Error(`no box: ${locator}`);
+  return box;
+};
+
+testChromiumInstalled();
+
+describe.skipIf(!chromiumAvailable)("the console's first minutes, in Chromium", () => {
+  let run: ConsoleInBrowser;
+  let page: Page;
+  const user = { email: uniqueEmail("first"), password: "a lantern by the quay", tenantId: "", apiKey: "", token: "" };
+
+  /** A call of the JSON API as the signed-up customer (outside the browser). */
+  const asUser = async (method: string, path: string, json?: unknown) => {
+    const headers: Record<string, string> = { authorization: `Bearer ${user.token}` };
+    if (json !== undefined) headers["content-type"] = "application/json";
+    const reply = await fetch(run.origin + path, { ...insecure, method, headers, body: json === undefined ? undefined : JSON.stringify(json) });
+    return { status: reply.status, body: (await reply.json()) as any };
+  };
+  const protect = async (input: unknown = SMALL_PAYMENT) => {
+    const reply = await fetch(`${run.origin}/v1/protect`, { ...insecure, method: "POST", headers: { "content-type": "application/json", "x-api-key": user.apiKey }, body: JSON.stringify(input) });
+    expect(reply.status).toBe(200);
+    return (await reply.json()) as { receipt_id: string; decision: string };
+  };
+  const goTo = async (label: string, title: string) => {
+    await page.getByRole("navigation", { name: "Console" }).getByRole("link", { name: label, exact: true }).click();
+    await run.heading(title);
+  };
+  /** The toast says `text`, in a line of its own above the page, clear of each of `targets`. */
+  const toastClearOf = async (text: string | RegExp, ...targets: Locator[]) => {
+    const toast = page.locator('[data-testid="status"]', { hasText: text });
+    await toast.waitFor();
+    const box = await boxOf(toast);
+    const main = await boxOf(page.locator("main"));
+    expect(box.y + box.height).toBeLessThanOrEqual(main.y + 0.5);
+    for (const target of targets) expect(overlap(box, await boxOf(target))).toBe(false);
+  };
+  /** The dialog's `sentence` is on screen within the dialog's box, nothing of it scrolled or cut off. */
+  const expectWhole = async (dialog: Locator, sentence: string) => {
+    const outside = await dialog.evaluate((d, sentence) => {
+      const box = d.getBoundingClientRect();
+      const walker = document.createTreeWalker(d, NodeFilter.SHOW_TEXT);
+      for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+        const at = node.textContent!.indexOf(sentence);
+        if (at < 0) continue;
+        const range = document.createRange();
+        range.setStart(node, at);
+        range.setEnd(node, at + sentence.length);
+        const cut = [...range.getClientRects()].filter((r) => r.left < box.left || r.right > box.right || r.top < box.top || r.bottom > box.bottom).length;
+        return { found: true, cut, overflow: Math.max(0, d.scrollWidth - d.clientWidth) };
+      }
+      return { found: false, cut: 0, overflow: 0 };
+    }, sentence);
+    expect(outside).toEqual({ found: true, cut: 0, overflow: 0 });
+  };
+
+  beforeAll(async () => {
+    run = await openConsoleInBrowser("first");
+    page = run.page;
+    const reply = await fetch(`${run.origin}/auth/signup`, { ...insecure, method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: user.email, password: user.password }) });
+    expect(reply.status).toBe(201);
+    const body = (await reply.json()) as { token: string; tenant_id: string; api_key: string };
+    Object.assign(user, { token: body.token, tenantId: body.tenant_id, apiKey: body.api_key });
+  }, 120_000);
+
+  afterAll(() => run?.close(), 60_000);
+
+  test(
+    "an unknown console path is the console's own page-not-found page (404, HTML), with a way back",
+    async () => {
+      const reply = await page.goto(`${run.origin}/console/nope`);
+      expect(reply!.status()).toBe(404);
+      expect(reply!.headers()["content-type"]).toBe("text/html; charset=utf-8");
+      await run.heading("Page not found");
+      await run.seen('[data-testid="not-found"] code', "/console/nope");
+      await run.shot("01-not-found");
+      await page.getByRole("link", { name: "Back to the console" }).click();
+      await run.heading("Log in");
+      await page.getByLabel("Email").fill(user.email);
+      await page.getByLabel("Password").fill(user.password);
+      await page.getByRole("button", { name: "Log in" }).click();
+      await run.heading("Dashboard");
+    },
+    STEP_MS,
+  );
+
+  test("only the service's own origin was contacted, with no CSP violation or script error", () => {
+    expectOnlyOwnOrigin(run);
+    expect(run.logLines.filter((l) => l.includes(user.apiKey))).toEqual([]);
+  });
+});
