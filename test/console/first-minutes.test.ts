@@ -1,5 +1,6 @@
 // What a new customer meets in the console's first minutes, in Chromium (./chromium.ts): an unknown
-// path answered by the console's own page. Screenshots go to test/artifacts/first-*.png.
+// path answered by the console's own page, and toasts that never cover the page, confirmation
+// dialogs whose sentences are whole. Screenshots go to test/artifacts/first-*.png.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import type { Locator, Page } from "playwright-core";
@@ -96,6 +97,39 @@ describe.skipIf(!chromiumAvailable)("the console's first minutes, in Chromium", 
       await page.getByLabel("Password").fill(user.password);
       await page.getByRole("button", { name: "Log in" }).click();
       await run.heading("Dashboard");
+    },
+    STEP_MS,
+  );
+
+  test(
+    "keys: the toast clears the page, Rotate and Revoke stand apart, and their dialogs' sentences are whole",
+    async () => {
+      await goTo("Keys", "API keys");
+      await page.getByLabel("Label").fill("ci bot");
+      await page.getByRole("button", { name: "Create key" }).click();
+      const reveal = page.getByTestId("secret-reveal");
+      await reveal.waitFor();
+      const row = page.locator("tr", { hasText: "ci bot" });
+      await row.waitFor();
+      await toastClearOf("Key ci bot created", reveal, page.getByTestId("keys-table"));
+      await reveal.getByRole("button", { name: "I have stored it" }).click();
+
+      const rotate = await boxOf(row.getByRole("button", { name: "Rotate" }));
+      const revoke = await boxOf(row.getByRole("button", { name: "Revoke" }));
+      expect(revoke.x - (rotate.x + rotate.width)).toBeGreaterThanOrEqual(4);
+
+      const dialog = page.getByRole("dialog");
+      await row.getByRole("button", { name: "Rotate" }).click();
+      await expectWhole(dialog, "The current secret stops working at once, so update everything that uses it.");
+      await run.shot("03-keys-confirm-rotate");
+      await page.keyboard.press("Escape");
+      await dialog.waitFor({ state: "hidden" });
+      await row.getByRole("button", { name: "Revoke" }).click();
+      await expectWhole(dialog, "This cannot be undone.");
+      await run.shot("04-keys-confirm-revoke");
+      await page.keyboard.press("Escape");
+      await dialog.waitFor({ state: "hidden" });
+
     },
     STEP_MS,
   );

@@ -136,10 +136,10 @@ export function App() {
         )}
       </header>
       {signedIn && !signedIn.account.email_verified && <VerifyBanner email={signedIn.account.email} />}
+      <StatusLine />
       <main id="main" tabIndex={-1}>
         {content}
       </main>
-      <StatusLine />
     </>
   );
 }
