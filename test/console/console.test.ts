@@ -6,6 +6,7 @@ import { consoleSource, loadConsoleAssets, useConsoleSource } from "../../src/co
 import { buildConsole } from "../../src/console/build.ts";
 import { pageOf, PRIVATE_PAGES, PUBLIC_PAGES } from "../../src/console/pages.ts";
 import { CONSOLE_CSP } from "../../src/console/routes.ts";
+import { dayLabels, scaleTop } from "../../src/console/app/scale.ts";
 import { createService } from "../../src/app/service.ts";
 import { createLogger } from "../../src/log.ts";
 import { BASE, call, expectErrorShape, testConfig, testService } from "../helpers/service.ts";
@@ -172,6 +173,15 @@ async function fetchAsset(path: string): Promise<Response> {
 }
 
 describe("client helpers", () => {
+  test("the chart's scale tops at 2, 4, 6, 8 or 10 times a power of ten, so its middle is whole too", () => {
+    const tops = [0, 1, 2, 3, 5, 7, 10, 11, 45, 99, 100, 101, 999, 1000, 1001, 123_456].map(scaleTop);
+    expect(tops).toEqual([2, 2, 2, 4, 6, 8, 10, 20, 60, 100, 100, 200, 1000, 1000, 2000, 200_000]);
+  });
+
+  test("the chart's dates: the day of the month, with the month's name first and where a month starts", () => {
+    expect(dayLabels(["2026-01-30", "2026-01-31", "2026-02-01", "2026-02-02"])).toEqual([{ day: "30", month: "Jan" }, { day: "31" }, { day: "1", month: "Feb" }, { day: "2" }]);
+  });
+
   test("pageOf names exactly the console's pages", () => {
     expect(pageOf("")).toEqual({ page: "home" });
     expect(pageOf("keys")).toEqual({ page: "keys" });

@@ -1,6 +1,7 @@
 // What a new customer meets in the console's first minutes, in Chromium (./chromium.ts): an unknown
-// path answered by the console's own page, and toasts that never cover the page, confirmation
-// dialogs whose sentences are whole. Screenshots go to test/artifacts/first-*.png.
+// path answered by the console's own page, the 14-day chart's scale and dates, and toasts that
+// never cover the page and confirmation dialogs whose sentences are whole. Screenshots go to
+// test/artifacts/first-*.png.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import type { Locator, Page } from "playwright-core";
@@ -97,6 +98,26 @@ describe.skipIf(!chromiumAvailable)("the console's first minutes, in Chromium", 
       await page.getByLabel("Password").fill(user.password);
       await page.getByRole("button", { name: "Log in" }).click();
       await run.heading("Dashboard");
+    },
+    STEP_MS,
+  );
+
+  test(
+    "dashboard: the 14-day chart has a scale (its top, middle and 0) and dates",
+    async () => {
+      // Six protect calls today: the scale tops at 6 with 3 in the middle, and today's bar
+      // reaches the top line.
+      for (let i = 0; i < 6; i++) await protect();
+      await page.getByRole("button", { name: "Refresh" }).click();
+      await run.seen('[data-testid="chart-scale"] li.top', /^6$/);
+      await expect(page.getByTestId("chart-scale").locator("li").allTextContents()).resolves.toEqual(["6", "3", "0"]);
+      await expect(page.locator("figure.chart rect.protect").last().getAttribute("y")).resolves.toBe("1");
+      await expect(page.locator("figure.chart line.grid").count()).resolves.toBe(2);
+      // Dates: fourteen days, the first with its month's name.
+      const days = page.getByTestId("chart-days").locator("li");
+      await expect(days.count()).resolves.toBe(14);
+      expect(await days.first().textContent()).toMatch(/^\d{1,2}(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)$/);
+      await run.shot("02-dashboard");
     },
     STEP_MS,
   );

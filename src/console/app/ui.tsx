@@ -3,6 +3,7 @@
 import type { ComponentChildren, InputHTMLAttributes, TextareaHTMLAttributes } from "preact";
 import { useEffect, useId, useRef, useState } from "preact/hooks";
 import { ApiError } from "./api.ts";
+import { dayLabels, scaleTop } from "./scale.ts";
 
 // ---- announcements ---------------------------------------------------------------------------
 
@@ -320,38 +321,57 @@ export function UsageBar({ label, used, limit }: { label: string; used: number; 
   );
 }
 
-/** The last days as paired bars (SVG, no inline style), with the numbers in a table for everyone. */
+const compact = new Intl.NumberFormat("en", { notation: "compact" });
+
+/**
+ * The last days as paired bars (SVG, no inline style) on a scale with its top, middle and 0
+ * marked, each day dated under its bars; the numbers in a table for everyone.
+ */
 export function HistoryChart({ days }: { days: { day: string; protect: number; execute: number }[] }) {
   const titleId = useId();
-  const max = Math.max(1, ...days.map((d) => Math.max(d.protect, d.execute)));
+  const top = scaleTop(Math.max(...days.map((d) => Math.max(d.protect, d.execute))));
   const width = days.length * 24;
   const height = 100;
+  // The scale runs from y = height - 1 (zero, above the axis line) to y = 1 (the top).
+  const y = (n: number) => height - 1 - Math.round((n / top) * (height - 2));
   const quiet = days.every((d) => d.protect === 0 && d.execute === 0);
   return (
     <figure class="chart">
-      <svg viewBox={`0 0 ${width} ${height}`} role="img" aria-labelledby={`c${titleId}`} preserveAspectRatio="none">
-        <title id={`c${titleId}`}>Protect and execute calls per day, last {days.length} days; the table below has the numbers.</title>
-        <line class="axis" x1={0} x2={width} y1={height - 0.5} y2={height - 0.5} />
-        {days.map((d, i) => {
-          const x = i * 24 + 3;
-          const hp = Math.round((d.protect / max) * (height - 2));
-          const he = Math.round((d.execute / max) * (height - 2));
-          return (
-            <g key={d.day}>
-              <rect class="protect" x={x} y={height - 1 - hp} width={9} height={hp} />
-              <rect class="execute" x={x + 9} y={height - 1 - he} width={9} height={he} />
-            </g>
-          );
-        })}
-      </svg>
-      {/* Day numbers in HTML: SVG text would stretch with the chart. */}
-      <ol class="days" aria-hidden="true">
-        {days.map((d) => (
-          <li key={d.day}>{d.day.slice(8, 10)}</li>
-        ))}
-      </ol>
+      <div class="plot">
+        {/* Labels in HTML: SVG text would stretch with the chart. */}
+        <ol class="scale" aria-hidden="true" data-testid="chart-scale">
+          <li class="top">{compact.format(top)}</li>
+          <li class="mid">{compact.format(top / 2)}</li>
+          <li class="zero">0</li>
+        </ol>
+        <svg viewBox={`0 0 ${width} ${height}`} role="img" aria-labelledby={`c${titleId}`} preserveAspectRatio="none">
+          <title id={`c${titleId}`}>
+            Protect and execute calls per day, last {days.length} days, on a scale of 0 to {formatCount(top)}; the table below has the numbers.
+          </title>
+          <line class="grid" x1={0} x2={width} y1={y(top)} y2={y(top)} />
+          <line class="grid" x1={0} x2={width} y1={y(top / 2)} y2={y(top / 2)} />
+          <line class="axis" x1={0} x2={width} y1={height - 0.5} y2={height - 0.5} />
+          {days.map((d, i) => {
+            const x = i * 24 + 3;
+            return (
+              <g key={d.day}>
+                <rect class="protect" x={x} y={y(d.protect)} width={9} height={height - 1 - y(d.protect)} />
+                <rect class="execute" x={x + 9} y={y(d.execute)} width={9} height={height - 1 - y(d.execute)} />
+              </g>
+            );
+          })}
+        </svg>
+        <ol class="days" aria-hidden="true" data-testid="chart-days">
+          {dayLabels(days.map((d) => d.day)).map((label, i) => (
+            <li key={days[i].day}>
+              {label.day}
+              {label.month && <span class="month">{label.month}</span>}
+            </li>
+          ))}
+        </ol>
+      </div>
       <figcaption>
-        <span class="key protect">protect</span> <span class="key execute">execute</span>
+        Calls per day (UTC): <span class="key protect">protect</span> <span class="key execute">execute</span>
         {quiet ? " · no calls in these days yet" : ""}
       </figcaption>
       <details>
