@@ -1,7 +1,7 @@
 // What a new customer meets in the console's first minutes, in Chromium (./chromium.ts): an unknown
-// path answered by the console's own page, the 14-day chart's scale and dates, and toasts that
-// never cover the page and confirmation dialogs whose sentences are whole. Screenshots go to
-// test/artifacts/first-*.png.
+// path answered by the console's own page, the 14-day chart's scale and dates, toasts that never
+// cover the page and confirmation dialogs whose sentences are whole, and recovery codes shown
+// whole, with Copy and Download. Screenshots go to test/artifacts/first-*.png.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import type { Locator, Page } from "playwright-core";
@@ -151,6 +151,64 @@ describe.skipIf(!chromiumAvailable)("the console's first minutes, in Chromium", 
       await page.keyboard.press("Escape");
       await dialog.waitFor({ state: "hidden" });
 
+    },
+    STEP_MS,
+  );
+
+  test(
+    "account: the recovery codes span the page, each whole on one line (also at phone width), with Copy and Download",
+    async () => {
+      await goTo("Account", "Account");
+      await page.getByRole("button", { name: "Set up two-step sign-in" }).click();
+      const secret = (await page.getByTestId("mfa-secret").textContent())!;
+      await page.getByLabel("Code from your app").fill(await generate({ secret }));
+      await page.getByRole("button", { name: "Turn on" }).click();
+      const recovery = page.getByTestId("mfa-recovery");
+      await recovery.waitFor();
+      const codes = await recovery.locator("li").allTextContents();
+      expect(codes).toHaveLength(10);
+
+      /** Lines each code takes, and how far any sticks out of its box. */
+      const layout = () =>
+        recovery.locator("li").evaluateAll((items) =>
+          items.map((li) => {
+            const range = document.createRange();
+            range.selectNodeContents(li);
+            const lines = new Set([...range.getClientRects()].map((r) => Math.round(r.top))).size;
+            return { lines, overflow: Math.max(0, li.scrollWidth - li.clientWidth) };
+          }),
+        );
+      expect(await layout()).toEqual(codes.map(() => ({ lines: 1, overflow: 0 })));
+      // The panel takes the page's width, not the narrow column of the password form.
+      const panel = await boxOf(page.locator("section.panel", { has: recovery }));
+      const password = await boxOf(page.locator("section.panel", { hasText: "Change password" }));
+      expect(panel.width).toBeGreaterThan(password.width * 1.5);
+      await run.shot("08-recovery-codes");
+
+      await recovery.getByRole("button", { name: "Copy" }).click();
+      await recovery.getByRole("button", { name: "Copied" }).waitFor();
+      expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(codes.join("\n"));
+      const [download] = await Promise.all([page.waitForEvent("download"), recovery.getByRole("button", { name: "Download (.txt)" }).click()]);
+      expect(download.suggestedFilename()).toBe("warden-recovery-codes.txt");
+      const file = readFileSync((await download.path())!, "utf8").split("\n");
+      expect(file[0]).toContain(user.email);
+      for (const code of codes) expect(file).toContain(code);
+
+      await page.setViewportSize({ width: 390, height: 844 });
+      try {
+        expect(await layout()).toEqual(codes.map(() => ({ lines: 1, overflow: 0 })));
+        expect(await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)).toBeLessThanOrEqual(0);
+        await run.shot("09-phone-recovery-codes");
+        await recovery.getByRole("button", { name: "I have stored them" }).click();
+        for (const [label, title] of [["Dashboard", "Dashboard"], ["Receipts", "Receipts"], ["Policy", "Policy"]] as const) {
+          await goTo(label, title);
+          await page.waitForLoadState("networkidle");
+          expect(await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)).toBeLessThanOrEqual(0);
+          await run.shot(`10-phone-${label.toLowerCase()}`);
+        }
+      } finally {
+        await page.setViewportSize({ width: 1100, height: 800 });
+      }
     },
     STEP_MS,
   );

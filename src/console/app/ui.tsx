@@ -248,26 +248,57 @@ export function ConfirmButton(props: { label: string; title: string; body: Compo
   );
 }
 
+// ---- copy and save -------------------------------------------------------------------------------
+
+/**
+ * Puts `text` on the clipboard. When the clipboard is refused (permissions, insecure context),
+ * selects `source` instead, for a manual copy, and tries the old command.
+ */
+export async function copyText(text: string, source?: HTMLElement | null): Promise<void> {
+  try {
+    await navigator.clipboard.writeText(text);
+  } catch {
+    if (source instanceof HTMLInputElement || source instanceof HTMLTextAreaElement) source.select();
+    else if (source) getSelection()?.selectAllChildren(source);
+    document.execCommand?.("copy");
+  }
+}
+
+/** A Copy button: copies `text` (or selects `source` for a manual copy) and says so. */
+export function CopyButton({ text, source, label = "Copy", said, primary }: { text: string; source?: () => HTMLElement | null; label?: string; said: string; primary?: boolean }) {
+  const [copied, setCopied] = useState(false);
+  const copy = async () => {
+    await copyText(text, source?.());
+    setCopied(true);
+    announce(said);
+  };
+  return (
+    <button type="button" class={primary ? "primary" : undefined} onClick={copy}>
+      {copied ? "Copied" : label}
+    </button>
+  );
+}
+
+/** Saves `body` as a file named `name` through the browser's download (nothing leaves the page). */
+export function saveFile(name: string, body: Blob): void {
+  const url = URL.createObjectURL(body);
+  const link = document.createElement("a");
+  link.href = url;
+  link.download = name;
+  document.body.append(link);
+  link.click();
+  link.remove();
+  // The download has taken the blob by the next turn; the URL would otherwise live as long as the tab.
+  setTimeout(() => URL.revokeObjectURL(url), 0);
+}
+
 // ---- one-time secrets ----------------------------------------------------------------------------
 
 /** An API key secret, shown once: a copy button and a warning that it will not be shown again. */
 export function SecretReveal({ secret, label, onDone }: { secret: string; label: string; onDone: () => void }) {
   const id = useId();
-  const [copied, setCopied] = useState(false);
   // Keyboard and screen-reader users land on the secret (selected, ready to copy).
   useEffect(() => document.getElementById(`s${id}`)?.focus(), [secret]);
-  const copy = async () => {
-    try {
-      await navigator.clipboard.writeText(secret);
-    } catch {
-      // Clipboard refused (permissions, insecure context): select the text for a manual copy.
-      const input = document.getElementById(`s${id}`) as HTMLInputElement | null;
-      input?.select();
-      document.execCommand?.("copy");
-    }
-    setCopied(true);
-    announce("Secret copied to the clipboard.");
-  };
   return (
     <section class="secret" aria-labelledby={`h${id}`} data-testid="secret-reveal">
       <h2 id={`h${id}`}>New API key: {label}</h2>
@@ -277,9 +308,7 @@ export function SecretReveal({ secret, label, onDone }: { secret: string; label:
       <label for={`s${id}`}>Secret</label>
       <div class="secret-row">
         <input id={`s${id}`} class="mono" type="text" readOnly value={secret} aria-describedby={`w${id}`} onFocus={(e) => e.currentTarget.select()} data-testid="secret-value" />
-        <button type="button" class="primary" onClick={copy}>
-          {copied ? "Copied" : "Copy"}
-        </button>
+        <CopyButton key={secret} primary text={secret} source={() => document.getElementById(`s${id}`)} said="Secret copied to the clipboard." />
       </div>
       <button type="button" onClick={onDone}>
         I have stored it
