@@ -1,7 +1,7 @@
 // What a new customer meets in the console's first minutes, in Chromium (./chromium.ts): an unknown
 // path answered by the console's own page, the 14-day chart's scale and dates, toasts that never
-// cover the page and confirmation dialogs whose sentences are whole, and recovery codes shown
-// whole, with Copy and Download. Screenshots go to test/artifacts/first-*.png.
+// cover the page and confirmation dialogs whose sentences are whole, the receipt export, and
+// recovery codes shown whole, with Copy and Download. Screenshots go to test/artifacts/first-*.png.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import type { Locator, Page } from "playwright-core";
@@ -151,6 +151,32 @@ describe.skipIf(!chromiumAvailable)("the console's first minutes, in Chromium", 
       await page.keyboard.press("Escape");
       await dialog.waitFor({ state: "hidden" });
 
+    },
+    STEP_MS,
+  );
+
+  test(
+    "receipts: the export is a disabled button with the plan it needs on Free, and downloads every receipt as NDJSON on Pro",
+    async () => {
+      await goTo("Receipts", "Receipts");
+      const button = page.getByRole("button", { name: "Download all (NDJSON)" });
+      await run.seen('[data-testid="export-plan"]', "pro");
+      await expect(button.isDisabled()).resolves.toBe(true);
+      await expect(page.getByTestId("export-plan").getByRole("link", { name: "Plans and upgrades" }).count()).resolves.toBe(1);
+      await run.shot("05-receipts-export-free");
+
+      await testQuery(run.server.service.deps.db, "plan_set_as_approved", [user.tenantId, "pro"]);
+      await page.reload();
+      await run.heading("Receipts");
+      await page.getByTestId("receipts-table").waitFor();
+      await expect(page.getByTestId("export-plan").count()).resolves.toBe(0);
+      const [download] = await Promise.all([page.waitForEvent("download"), button.click()]);
+      expect(download.suggestedFilename()).toBe(`receipts-${user.tenantId}.ndjson`);
+      const lines = readFileSync((await download.path())!, "utf8").trimEnd().split("\n");
+      const { body } = await asUser("GET", "/customer/receipts?limit=100");
+      expect(lines.map((l) => JSON.parse(l).receipt_id)).toEqual((body.receipts as { receipt_id: string }[]).map((r) => r.receipt_id).reverse());
+      await toastClearOf("Receipts downloaded", page.getByTestId("receipts-table"));
+      await run.shot("06-receipts-export-pro");
     },
     STEP_MS,
   );

@@ -100,7 +100,7 @@ export function App() {
   else if (!signedIn) content = accountError ? <ErrorNotice error={accountError} /> : <p class="loading">Loading…</p>;
   else if (route.page === "dashboard") content = <DashboardPage session={signedIn} />;
   else if (route.page === "keys") content = <KeysPage />;
-  else if (route.page === "receipts") content = <ReceiptsPage />;
+  else if (route.page === "receipts") content = <ReceiptsPage session={signedIn} />;
   else if (route.page === "receipt") content = <ReceiptPage id={route.id!} />;
   else if (route.page === "policy") content = <PolicyPage session={signedIn} />;
   else if (route.page === "plan") content = <PlanPage session={signedIn} />;
