@@ -1,7 +1,8 @@
 // What a new customer meets in the console's first minutes, in Chromium (./chromium.ts): an unknown
 // path answered by the console's own page, the 14-day chart's scale and dates, toasts that never
-// cover the page and confirmation dialogs whose sentences are whole, the receipt export, and
-// recovery codes shown whole, with Copy and Download. Screenshots go to test/artifacts/first-*.png.
+// cover the page and confirmation dialogs whose sentences are whole, the receipt export, a failed
+// policy test that says what it expected, and recovery codes shown whole, with Copy and Download.
+// Screenshots go to test/artifacts/first-*.png.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import type { Locator, Page } from "playwright-core";
@@ -177,6 +178,40 @@ describe.skipIf(!chromiumAvailable)("the console's first minutes, in Chromium", 
       expect(lines.map((l) => JSON.parse(l).receipt_id)).toEqual((body.receipts as { receipt_id: string }[]).map((r) => r.receipt_id).reverse());
       await toastClearOf("Receipts downloaded", page.getByTestId("receipts-table"));
       await run.shot("06-receipts-export-pro");
+    },
+    STEP_MS,
+  );
+
+  test(
+    "policy: a failed test shows what it expected, also when a publish is refused",
+    async () => {
+      await goTo("Policy", "Policy");
+      await expect(page.getByTestId("policy-version").textContent()).resolves.toBe("pol_default v1");
+
+      const cases = [
+        { name: "a payment of 250 is denied", input: SMALL_PAYMENT, expect: { decision: "DENIED", reason: "amount_over_100" } },
+        { name: "a drop is denied", input: { action: "database.drop", resource: "prod/main" }, expect: { decision: "DENIED" } },
+      ];
+      await page.getByLabel("Test cases (JSON)").fill(JSON.stringify(cases, null, 2));
+      await page.getByRole("button", { name: "Run tests" }).click();
+      const failed = page.locator('[data-testid="test-results"] tr[data-passed="false"]');
+      await failed.waitFor();
+      await expect(failed.locator('td[data-label="Decision"]').textContent()).resolves.toBe("ALLOWEDexpected DENIED");
+      await expect(failed.locator('td[data-label="Reason"] [data-testid="expected"]').textContent()).resolves.toBe("expected amount_over_100");
+      // The case names no rule: nothing expected there. A passing case shows no expectation.
+      await expect(failed.locator('td[data-label="Rule"] [data-testid="expected"]').count()).resolves.toBe(0);
+      await expect(page.locator('[data-testid="test-results"] tr[data-passed="true"] [data-testid="expected"]').count()).resolves.toBe(0);
+      await run.shot("07-policy-test-expected");
+
+      // A publish refused by the saved suite shows the saved cases' expectations too.
+      await page.getByRole("button", { name: "Save tests" }).click();
+      await page.getByTestId("unsaved-cases").waitFor({ state: "detached" });
+      await page.getByRole("button", { name: "Preview impact" }).click();
+      await page.getByTestId("impact").waitFor();
+      await page.getByRole("button", { name: "Publish new version" }).click();
+      await run.seen('[data-testid="test-results"] caption', "Saved tests under this draft");
+      await expect(failed.locator('td[data-label="Decision"] [data-testid="expected"]').textContent()).resolves.toBe("expected DENIED");
+
     },
     STEP_MS,
   );
