@@ -1,8 +1,9 @@
 // What a new customer meets in the console's first minutes, in Chromium (./chromium.ts): an unknown
 // path answered by the console's own page, the 14-day chart's scale and dates, toasts that never
 // cover the page and confirmation dialogs whose sentences are whole, the receipt export, a failed
-// policy test that says what it expected, and recovery codes shown whole, with Copy and Download.
-// Screenshots go to test/artifacts/first-*.png.
+// policy test that says what it expected, the note before the first publish changes the policy's
+// id, and recovery codes shown whole, with Copy and Download. Screenshots go to
+// test/artifacts/first-*.png.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import type { Locator, Page } from "playwright-core";
@@ -183,10 +184,13 @@ describe.skipIf(!chromiumAvailable)("the console's first minutes, in Chromium", 
   );
 
   test(
-    "policy: a failed test shows what it expected, also when a publish is refused",
+    "policy: before the first publish the page says the id becomes pol_<account> v2; a failed test shows what it expected",
     async () => {
+      const own = `pol_${user.tenantId.slice("cust_".length)}`;
       await goTo("Policy", "Policy");
       await expect(page.getByTestId("policy-version").textContent()).resolves.toBe("pol_default v1");
+      const note = page.getByTestId("first-publish-note");
+      await expect(note.textContent()).resolves.toContain(`${own} version 2`);
 
       const cases = [
         { name: "a payment of 250 is denied", input: SMALL_PAYMENT, expect: { decision: "DENIED", reason: "amount_over_100" } },
@@ -212,6 +216,14 @@ describe.skipIf(!chromiumAvailable)("the console's first minutes, in Chromium", 
       await run.seen('[data-testid="test-results"] caption', "Saved tests under this draft");
       await expect(failed.locator('td[data-label="Decision"] [data-testid="expected"]').textContent()).resolves.toBe("expected DENIED");
 
+      // As the note said: the first publish is the account's own id, version 2, and the note goes.
+      expect((await asUser("PUT", "/customer/policy/tests", { cases: [] })).status).toBe(200);
+      const active = await asUser("GET", "/customer/policy");
+      const published = await asUser("PUT", "/customer/policy", { document: active.body.document });
+      expect(published.body).toMatchObject({ policy_id: own, version: 2 });
+      await page.reload();
+      await run.seen('[data-testid="policy-version"]', `${own} v2`);
+      await expect(note.count()).resolves.toBe(0);
     },
     STEP_MS,
   );
