@@ -7,6 +7,7 @@ import { buildConsole } from "../../src/console/build.ts";
 import { pageOf, PRIVATE_PAGES, PUBLIC_PAGES } from "../../src/console/pages.ts";
 import { CONSOLE_CSP } from "../../src/console/routes.ts";
 import { dayLabels, scaleTop } from "../../src/console/app/scale.ts";
+import { protectSnippet } from "../../src/console/app/snippet.ts";
 import { createService } from "../../src/app/service.ts";
 import { createLogger } from "../../src/log.ts";
 import { BASE, call, expectErrorShape, testConfig, testService } from "../helpers/service.ts";
@@ -180,6 +181,19 @@ describe("client helpers", () => {
 
   test("the chart's dates: the day of the month, with the month's name first and where a month starts", () => {
     expect(dayLabels(["2026-01-30", "2026-01-31", "2026-02-01", "2026-02-02"])).toEqual([{ day: "30", month: "Jan" }, { day: "31" }, { day: "1", month: "Feb" }, { day: "2" }]);
+  });
+
+  test("the dashboard's command names the server and the key, never a label, and -k only for this machine", () => {
+    const key = { key_id: "key_ZK283D9OcUEGO2XRVevuDW", hint: "CKWK" };
+    const remote = protectSnippet("https://warden.example.com", key);
+    expect(remote).toContain("curl -s https://warden.example.com/v1/protect \\");
+    expect(remote).toContain("key_ZK283D9OcUEGO2XRVevuDW (it ends in …CKWK)");
+    expect(remote).toContain(`"x-api-key: $WARDEN_API_KEY"`);
+    expect(remote).toContain("curl -s ");
+    expect(remote).not.toContain("curl -sk");
+    for (const origin of ["https://127.0.0.1:8443", "https://localhost:8443", "https://[::1]:8443"]) {
+      expect(protectSnippet(origin, key)).toContain(`curl -sk ${origin}/v1/protect`);
+    }
   });
 
   test("pageOf names exactly the console's pages", () => {

@@ -1,9 +1,9 @@
 // What a new customer meets in the console's first minutes, in Chromium (./chromium.ts): an unknown
-// path answered by the console's own page, the 14-day chart's scale and dates, toasts that never
-// cover the page and confirmation dialogs whose sentences are whole, the receipt export, a failed
-// policy test that says what it expected, the note before the first publish changes the policy's
-// id, and recovery codes shown whole, with Copy and Download. Screenshots go to
-// test/artifacts/first-*.png.
+// path answered by the console's own page, the dashboard's next step (a command that works as
+// copied), the 14-day chart's scale and dates, toasts that never cover the page and confirmation
+// dialogs whose sentences are whole, the receipt export, a failed policy test that says what it
+// expected, the note before the first publish changes the policy's id, and recovery codes shown
+// whole, with Copy and Download. Screenshots go to test/artifacts/first-*.png.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import type { Locator, Page } from "playwright-core";
@@ -105,11 +105,34 @@ describe.skipIf(!chromiumAvailable)("the console's first minutes, in Chromium", 
   );
 
   test(
-    "dashboard: the 14-day chart has a scale (its top, middle and 0) and dates",
+    "dashboard: the next step is a command for this server and the newest active key that works as copied; the chart has a scale and dates",
     async () => {
-      // Six protect calls today: the scale tops at 6 with 3 in the middle, and today's bar
-      // reaches the top line.
-      for (let i = 0; i < 6; i++) await protect();
+      const { body } = await asUser("GET", "/customer/keys");
+      const first = body.keys[0] as { key_id: string; hint: string };
+      const snippet = page.getByTestId("next-step-snippet");
+      await snippet.waitFor();
+      const text = (await snippet.textContent())!;
+      expect(text).toContain(`curl -sk ${run.origin}/v1/protect`);
+      expect(text).toContain(`${first.key_id} (it ends in …${first.hint})`);
+      expect(text).not.toContain(user.apiKey);
+      await page.getByTestId("next-step").getByRole("button", { name: "Copy" }).click();
+      await page.getByTestId("next-step").getByRole("button", { name: "Copied" }).waitFor();
+      const copied = await page.evaluate(() => navigator.clipboard.readText());
+      expect(copied).toBe(text);
+      // The toast, above the page: even with the page scrolled to the button, it covers nothing.
+      await toastClearOf("Command copied", snippet, page.locator("figure.chart"));
+
+      // The command as copied, in a shell, with the key's secret: a decision with its receipt.
+      // (Not spawnSync: the server answering it runs in this process.)
+      const shell = Bun.spawn(["bash", "-c", copied], { env: { ...process.env, WARDEN_API_KEY: user.apiKey }, stdout: "pipe" });
+      const output = await new Response(shell.stdout).text();
+      expect(await shell.exited).toBe(0);
+      const decision = JSON.parse(output) as { decision: string; receipt_id: string };
+      expect(decision).toMatchObject({ decision: "ALLOWED", receipt_id: expect.stringMatching(/^rcpt_/) });
+
+      // Five more: six protect calls today, so the scale tops at 6 with 3 in the middle, and
+      // today's bar reaches the top line.
+      for (let i = 0; i < 5; i++) await protect();
       await page.getByRole("button", { name: "Refresh" }).click();
       await run.seen('[data-testid="chart-scale"] li.top', /^6$/);
       await expect(page.getByTestId("chart-scale").locator("li").allTextContents()).resolves.toEqual(["6", "3", "0"]);
@@ -153,6 +176,18 @@ describe.skipIf(!chromiumAvailable)("the console's first minutes, in Chromium", 
       await page.keyboard.press("Escape");
       await dialog.waitFor({ state: "hidden" });
 
+      // The dashboard's command names the newest active key; once it is revoked, the one before.
+      const keyId = (await row.getAttribute("data-key-id"))!;
+      await goTo("Dashboard", "Dashboard");
+      await run.seen('[data-testid="next-step-snippet"]', keyId);
+      await goTo("Keys", "API keys");
+      await row.getByRole("button", { name: "Revoke" }).click();
+      await dialog.getByRole("button", { name: "Revoke key" }).click();
+      await row.locator(".badge.revoked").waitFor();
+      await goTo("Dashboard", "Dashboard");
+      const { body } = await asUser("GET", "/customer/keys");
+      const active = (body.keys as { key_id: string; status: string }[]).find((k) => k.status === "active")!;
+      await run.seen('[data-testid="next-step-snippet"]', active.key_id);
     },
     STEP_MS,
   );
