@@ -69,7 +69,7 @@ export async function createService(config: Config, opts: { db?: Db; log?: Logge
     receipts: new ReceiptAppender(db, signer, now, metrics),
     logReads: new TenantTurns(config.logReadsPerSecond),
     dummyPasswordHash,
-    passwords: new PasswordHasher(config.bcryptCost, config.passwordHashConcurrency),
+    passwords: new PasswordHasher(config.bcryptCost, config.passwordHashConcurrency, config.passwordHashWaitMs),
     totpSecrets,
     mailTokens,
     version: VERSION,
