@@ -174,8 +174,8 @@ function operation(method: string, path: string, op: Operation): string[] {
   const lines = [`### ${method} ${path}`, "", `${op.summary ?? ""}`.trim() + ".", "", `Auth: ${auth(op)}.`];
   const params = op.parameters ?? [];
   if (params.length) {
-    lines.push("", "| parameter | in | required | type | constraints |", "|---|---|---|---|---|");
-    for (const p of params) lines.push(`| \`${p.name}\` | ${p.in} | ${p.required ? "yes" : "no"} | ${cell(typeOf(p.schema ?? {}))} | ${cell(constraints(p.schema ?? {}))} |`);
+    lines.push("", "| parameter | in | required | type | notes |", "|---|---|---|---|---|");
+    for (const p of params) lines.push(`| \`${p.name}\` | ${p.in} | ${p.required ? "yes" : "no"} | ${cell(typeOf(p.schema ?? {}))} | ${cell(notes(p.schema ?? {}))} |`);
   }
   const body = op.requestBody?.content?.["application/json"]?.schema;
   if (body) {
@@ -201,7 +201,7 @@ function operation(method: string, path: string, op: Operation): string[] {
 type Row = [path: string, type: string, required: boolean, notes: string];
 
 function table(rows: Row[]): string[] {
-  return ["| field | type | required | constraints |", "|---|---|---|---|", ...rows.map(([p, t, r, n]) => `| \`${p}\` | ${cell(t)} | ${r ? "yes" : "no"} | ${cell(n)} |`)];
+  return ["| field | type | required | notes |", "|---|---|---|---|", ...rows.map(([p, t, r, n]) => `| \`${p}\` | ${cell(t)} | ${r ? "yes" : "no"} | ${cell(n)} |`)];
 }
 
 /** One row per property, nested objects and arrays of objects flattened to dotted paths. */
@@ -210,7 +210,7 @@ function fields(schema: Schema, prefix = ""): Row[] {
   const required = new Set<string>(schema.required ?? []);
   for (const [name, sub] of Object.entries<Schema>(schema.properties ?? {})) {
     const path = prefix + name;
-    rows.push([path, typeOf(sub), required.has(name), constraints(sub)]);
+    rows.push([path, typeOf(sub), required.has(name), notes(sub)]);
     const inner = objectOf(sub);
     if (inner) rows.push(...fields(inner.schema, `${path}${inner.array ? "[]" : ""}.`));
   }
@@ -239,6 +239,11 @@ function typeOf(schema: Schema): string {
     return `object: \`${pattern}\` → ${typeOf(values)}`;
   }
   return type ?? (schema.format ? `string (${schema.format})` : "any");
+}
+
+/** A field's constraints, then what its schema says it means. */
+function notes(schema: Schema): string {
+  return [constraints(schema), schema.description].filter(Boolean).join("; ");
 }
 
 function constraints(schema: Schema): string {

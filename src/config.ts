@@ -34,8 +34,10 @@ export interface Config {
   rateLimits: RateLimits;
   /** How long an attempt on an email over its login ceiling waits before it is answered, in ms. */
   loginSlowdownMs: number;
-  /** Password hashes (bcrypt) running at once; beyond it the answer is 503 unavailable. */
+  /** Password hashes (bcrypt) running at once; beyond it requests wait their turn, fairly by address. */
   passwordHashConcurrency: number;
+  /** The longest a request waits for a hash before 503 unavailable with Retry-After. */
+  passwordHashWaitMs: number;
   /** Receipt-log reads (checkpoints, proofs) per tenant per second, after a burst of as many; beyond, they wait their turn. */
   logReadsPerSecond: number;
 }
@@ -99,6 +101,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     loginSlowdownMs: intFrom(env.LOGIN_SLOWDOWN_MS, 2000, "LOGIN_SLOWDOWN_MS", 0, 60_000),
     // bcrypt runs on a thread pool: a few per core keep the cores busy without a queue forming.
     passwordHashConcurrency: intFrom(env.PASSWORD_HASH_CONCURRENCY, 2 * availableParallelism(), "PASSWORD_HASH_CONCURRENCY", 1, 1024),
+    passwordHashWaitMs: intFrom(env.PASSWORD_HASH_WAIT_MS, 2000, "PASSWORD_HASH_WAIT_MS", 0, 30_000),
     logReadsPerSecond: intFrom(env.LOG_READS_PER_SECOND, 100, "LOG_READS_PER_SECOND", 1, 1_000_000),
   };
 }

@@ -9,7 +9,7 @@ import { AccountResponse, PasswordChangeBody, PasswordChangeResponse, RateLimite
 import { mfaAccountRoutes } from "./mfa-routes.ts";
 import type { Role } from "../members/roles.ts";
 import { assertAcceptablePassword } from "./passwords.ts";
-import { addressLimit, limitCredentialAttempt } from "./rate-limit.ts";
+import { addressLimit, limitCredentialAttempt, hashRequester } from "./rate-limit.ts";
 
 const bearer = [{ bearer: [] as string[] }] as Record<string, string[]>[];
 
@@ -37,12 +37,12 @@ export function customerAccountRoutes(deps: Deps) {
         // Guessing the current password with a stolen session is limited per account and
         // address, apart from login: a session thief cannot lock the owner out of logging in.
         await limitCredentialAttempt(deps, request, `password:${account_id}`, route);
-        if (!(await deps.passwords.verify(body.current_password, current.password_hash))) {
+        if (!(await deps.passwords.verify(body.current_password, current.password_hash, hashRequester(request)))) {
           securityEvent(deps, request, "auth.password_change_failed", { tenant_id, reason: "wrong_password" });
           throw new AppError("unauthorized", "The current password is not correct.");
         }
         await assertAcceptablePassword(body.new_password);
-        const newHash = await deps.passwords.hash(body.new_password);
+        const newHash = await deps.passwords.hash(body.new_password, hashRequester(request));
         // Every session ends, this one too; the caller gets a fresh one (an addition to the contract's {ok}).
         const epoch = await changePassword(deps.db, account_id, current.password_hash, newHash, deps.now());
         securityEvent(deps, request, "auth.password_changed", { tenant_id, account_id });

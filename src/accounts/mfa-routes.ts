@@ -8,7 +8,7 @@ import { securityEvent } from "./events.ts";
 import { credentials, openSession } from "./lifecycle.ts";
 import { confirmMfa, disableMfa, enrollMfa, replaceRecoveryCodes, spendMfaCode } from "./mfa.ts";
 import { Accepted, EmptyBody, LoginResponse, MfaConfirmBody, MfaConfirmResponse, MfaDisableBody, MfaEnrollResponse, MfaVerifyBody, RateLimitedResponse } from "./model.ts";
-import { addressLimit, clearCredentialAttempts, limitCredentialAttempt, loginSubject } from "./rate-limit.ts";
+import { addressLimit, clearCredentialAttempts, limitCredentialAttempt, loginSubject, hashRequester } from "./rate-limit.ts";
 
 const bearer = [{ bearer: [] as string[] }] as Record<string, string[]>[];
 const mfaSubject = (accountId: string) => `mfa:${accountId}`;
@@ -56,7 +56,7 @@ export function mfaAccountRoutes(deps: Deps) {
   const checkPasswordForMfa = async (request: Request, route: string, accountId: string, password: string, step: string) => {
     await limitCredentialAttempt(deps, request, mfaSubject(accountId), route);
     const current = (await credentials(deps.db, accountId))!;
-    if (!(await deps.passwords.verify(password, current.password_hash))) {
+    if (!(await deps.passwords.verify(password, current.password_hash, hashRequester(request)))) {
       securityEvent(deps, request, "auth.mfa_failed", { account_id: accountId, step, reason: "wrong_password" });
       throw new AppError("unauthorized", "The password is not correct.");
     }

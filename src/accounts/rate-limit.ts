@@ -47,6 +47,11 @@ export function addressLimit(deps: Deps) {
   });
 }
 
+/** Who a password hash is for, for its fair share of the hashing: the client's address (an IPv6 /64). */
+export function hashRequester(request: Request): string {
+  return addressBucket(requestState(request).ip);
+}
+
 /** The counters' key of a login subject; hashed so the table never holds an address, registered or not. */
 export async function loginSubject(email: string): Promise<string> {
   return `login:${await hashSecret(email)}`;

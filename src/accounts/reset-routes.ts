@@ -9,7 +9,7 @@ import { checkToken, confirmReset, requestReset } from "./lifecycle.ts";
 import { Accepted, RateLimitedResponse, ResetConfirmBody, ResetRequestBody, ResetValidateResponse, TokenBody } from "./model.ts";
 import { credentials } from "./lifecycle.ts";
 import { assertAcceptablePassword } from "./passwords.ts";
-import { addressLimit, clearCredentialAttempts, limitMailTo, loginSubject } from "./rate-limit.ts";
+import { addressLimit, clearCredentialAttempts, limitMailTo, loginSubject, hashRequester } from "./rate-limit.ts";
 import { TOKEN_MESSAGES } from "./tokens.ts";
 
 export function resetPasswordRoutes(deps: Deps) {
@@ -55,7 +55,7 @@ export function resetPasswordRoutes(deps: Deps) {
           // The token first: a dead one costs no bcrypt. The redemption below decides for good.
           const outcome = await checkToken(deps.db, body.token, "reset_password", deps.now());
           if (outcome !== "valid") throw new AppError(outcome, TOKEN_MESSAGES[outcome]);
-          const passwordHash = await deps.passwords.hash(body.password);
+          const passwordHash = await deps.passwords.hash(body.password, hashRequester(request));
           const { account_id } = await confirmReset(deps.db, body.token, passwordHash, deps.now());
           // The owner proved the address: the login counts against it start afresh.
           const { email } = (await credentials(deps.db, account_id))!;

@@ -10,7 +10,7 @@ import { securityEvent } from "./events.ts";
 import { issueVerification, openSession } from "./lifecycle.ts";
 import { Accepted, LoginBody, LoginMfaResponse, LoginResponse, LogoutBody, RateLimitedResponse, SignupBody, SignupResponse } from "./model.ts";
 import { assertAcceptablePassword } from "./passwords.ts";
-import { addressLimit, clearCredentialAttempts, limitCredentialAttempt, loginSubject } from "./rate-limit.ts";
+import { addressLimit, clearCredentialAttempts, limitCredentialAttempt, loginSubject, hashRequester } from "./rate-limit.ts";
 import { mfaVerifyRoutes } from "./mfa-routes.ts";
 import { resetPasswordRoutes } from "./reset-routes.ts";
 import { verifyEmailRoutes } from "./verify-routes.ts";
@@ -34,7 +34,7 @@ function signupLoginRoutes(deps: Deps) {
         const email = await acceptSignupEmail(body.email);
         await assertAcceptablePassword(body.password);
         // Hash before the insert, so a taken email costs the same time as a new one.
-        const passwordHash = await deps.passwords.hash(body.password);
+        const passwordHash = await deps.passwords.hash(body.password, hashRequester(request));
         const tenantId = newId("cust_");
         const accountId = newId("acct_");
         const memberId = newId("mbr_");
@@ -72,7 +72,7 @@ function signupLoginRoutes(deps: Deps) {
         // whether an account exists. Both wait for the dummy hash (made at start-up), so not even
         // the first moments after a start tell them apart.
         const dummy = await deps.dummyPasswordHash;
-        const matches = await deps.passwords.verify(body.password, row?.password_hash ?? dummy);
+        const matches = await deps.passwords.verify(body.password, row?.password_hash ?? dummy, hashRequester(request));
         if (!row || !matches) {
           securityEvent(deps, request, "auth.login_failed", { account_id: row?.account_id, email, reason: row ? "wrong_password" : "unknown_email" });
           throw new AppError("unauthorized", "Wrong email or password.");

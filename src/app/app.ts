@@ -15,6 +15,7 @@ import { keysRoutes } from "../keys/routes.ts";
 import { policiesRoutes } from "../policies/routes.ts";
 import { consoleRoutes } from "../console/routes.ts";
 import { auditRoutes } from "../audit/routes.ts";
+import { mailRoutes } from "../mail/routes.ts";
 import { systemRoutes } from "./system-routes.ts";
 import { docsRoutes } from "./docs-routes.ts";
 import { checkBodyHeaders, readJsonBody } from "../http/body.ts";
@@ -120,6 +121,7 @@ export function createApp(deps: Deps) {
     .use(customerAccountRoutes(deps))
     .use(membersRoutes(deps))
     .use(tenantRoutes(deps))
+    .use(mailRoutes(deps))
     .use(consoleRoutes(deps));
   const http = deps.metrics.http(app.routes.map((r) => r.path));
 

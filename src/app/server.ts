@@ -8,6 +8,7 @@ import { listen, type Listener } from "../runtime.ts";
 import { randomBase62 } from "../ids.ts";
 import { metricsEndpoint } from "../observability/endpoint.ts";
 import { startOpsChannel } from "../ops/channel.ts";
+import { fileOutboxDir } from "../mail/transport.ts";
 
 /** How long a graceful stop (SIGTERM) waits for requests in flight before cutting them off. */
 const DRAIN_MS = 25_000;
@@ -46,6 +47,9 @@ export async function serve(config: Config, opts: Parameters<typeof createServic
     database: service.deps.db.kind,
     tls: tls?.source ?? "proxy",
   });
+  const outbox = fileOutboxDir(config);
+  // Without SMTP_URL nothing is emailed: say at once where a verification link will be.
+  if (outbox) log.info("dev_mailbox", { outbox, mailbox_url: `${url}/console/mailbox`, hint: "no SMTP_URL: mail is written to the outbox folder and each message's links are logged (dev_mail)" });
   // Operators reach an embedded database on disk through the service (src/ops/channel.ts); a
   // service without the channel still serves, and `warden ops` then says the database is in use.
   const channel =

@@ -57,7 +57,7 @@ export async function createService(config: Config, opts: { db?: Db; log?: Logge
   ]);
   // JWT_SECRET changed: what the previous one sealed moves under the new one before it is dropped.
   if (previous) log.info("totp_secrets_resealed", await resealTotpSecrets(db, totpSecrets));
-  const mail = startMailer({ db, log, transport: createTransport(config), ctx: { publicUrl: config.publicUrl }, pollMs: config.mailPollMs, tokens: mailTokens });
+  const mail = startMailer({ db, log, transport: createTransport(config, log), ctx: { publicUrl: config.publicUrl }, pollMs: config.mailPollMs, tokens: mailTokens });
   const sweeper = startIdempotencySweeper({ db, log }, IDEMPOTENCY_SWEEP_MS);
   const now = opts.now ?? (() => new Date());
   const metrics = new Metrics({ mailOutboxPending: () => pendingMailCount(db) });
@@ -77,7 +77,7 @@ export async function createService(config: Config, opts: { db?: Db; log?: Logge
     auditOutbox,
     logReads: new TenantTurns(config.logReadsPerSecond),
     dummyPasswordHash,
-    passwords: new PasswordHasher(config.bcryptCost, config.passwordHashConcurrency),
+    passwords: new PasswordHasher(config.bcryptCost, config.passwordHashConcurrency, config.passwordHashWaitMs),
     totpSecrets,
     mailTokens,
     version: VERSION,

@@ -1,7 +1,7 @@
 // The client half of the CLI: calls a running warden and checks results offline.
-import { readFile } from "node:fs/promises";
 import { verifyResult } from "../receipts/verify.ts";
-import { insecureFetchInit, readStdin } from "../runtime.ts";
+import { insecureFetchInit } from "../runtime.ts";
+import { CliError, describeErrorBody, notAResult, readJsonInput } from "./inputs.ts";
 
 export function serverUrl(): string {
   return (process.env.WARDEN_URL || "https://127.0.0.1:8443").replace(/\/+$/, "");
@@ -13,34 +13,71 @@ export function fetchOptions(): RequestInit {
 }
 
 export async function fetchJwks(): Promise<{ keys: JsonWebKey[] }> {
-  const res = await fetch(`${serverUrl()}/.well-known/jwks.json`, fetchOptions());
-  if (!res.ok) throw new Error(`could not fetch the JWKS from ${serverUrl()}: HTTP ${res.status}`);
-  return (await res.json()) as { keys: JsonWebKey[] };
+  return (await callService("GET", "/.well-known/jwks.json", { auth: "none" })) as { keys: JsonWebKey[] };
+}
+
+/** What a call authenticates with: WARDEN_API_KEY (X-API-Key), WARDEN_TOKEN (a session), or nothing. */
+type Auth = "api_key" | "token" | "none";
+
+const CREDENTIALS = {
+  api_key: { variable: "WARDEN_API_KEY", what: "an API key: the api_key that warden signup prints" },
+  token: { variable: "WARDEN_TOKEN", what: "a session token: the token that warden signup (or POST /auth/login) answers, valid 24 hours" },
+} as const;
+
+/**
+ * One call of the service: the answer's body when it succeeded. Anything else (no credential, the
+ * service out of reach, an error body) is a CliError with one line that says what to do, so that
+ * nothing but a real answer reaches stdout (and a file it is redirected to).
+ */
+export async function callService(method: string, path: string, opts: { auth: Auth; body?: unknown; requestId?: string }): Promise<Record<string, unknown>> {
+  const headers: Record<string, string> = {};
+  const credential = opts.auth === "none" ? undefined : CREDENTIALS[opts.auth];
+  if (credential) {
+    const value = process.env[credential.variable];
+    if (!value) throw new CliError(`set ${credential.variable} to ${credential.what}`, 2);
+    headers[opts.auth === "api_key" ? "x-api-key" : "authorization"] = opts.auth === "api_key" ? value : `Bearer ${value}`;
+  }
+  if (opts.body !== undefined) headers["content-type"] = "application/json";
+  if (opts.requestId) headers["x-request-id"] = opts.requestId;
+  let res: Response;
+  try {
+    res = await fetch(serverUrl() + path, { ...fetchOptions(), method, headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body) });
+  } catch (err) {
+    const reason = (err as Error).message;
+    const certificate = /certificate|self[- ]signed|CERT/i.test(`${reason} ${(err as { code?: string }).code ?? ""}`);
+    throw new CliError(`cannot reach ${serverUrl()} (WARDEN_URL): ${reason}${certificate && process.env.WARDEN_INSECURE !== "1" ? "; WARDEN_INSECURE=1 accepts the development certificate" : ""}`, 1);
+  }
+  let body: Record<string, unknown>;
+  try {
+    body = (await res.json()) as Record<string, unknown>;
+  } catch {
+    throw new CliError(`${method} ${path} on ${serverUrl()}: HTTP ${res.status}, and not the JSON warden answers (is WARDEN_URL a warden?)`, 1);
+  }
+  if (res.ok && body.ok === true) return body;
+  const hint = res.status === 401 && credential ? `; is ${credential.variable} ${credential.what}?` : "";
+  throw new CliError(`the service refused ${method} ${path}: HTTP ${res.status} ${describeErrorBody(body)}${hint}`, 1);
 }
 
 function print(value: unknown): void {
   console.log(JSON.stringify(value, null, 2));
 }
 
+// `verified` means two things: the field the service sends (always false, docs/api.md) and the
+// outcome of this command's own check. A line on stderr says which one the output shows.
+const SERVED_VERIFIED_NOTE =
+  'note: "verified": false is what the service sends on every result: it does not vouch for its own answer. Check it offline with warden verify FILE (or call with --verify).';
+const OWN_CHECK_NOTE =
+  'note: "verified" here is this command\'s own offline check (content_hash recomputed, signature checked against the JWKS), not the field the service sent, which is always false.';
+
 export async function runSimulate(opts: { preset: string; requestId?: string; verify: boolean }): Promise<number> {
-  const key = process.env.WARDEN_API_KEY;
-  if (!key) {
-    print({ ok: false, error: "missing_api_key", message: "Set WARDEN_API_KEY." });
-    return 2;
-  }
-  const headers: Record<string, string> = { "content-type": "application/json", "x-api-key": key };
-  if (opts.requestId) headers["x-request-id"] = opts.requestId;
-  const res = await fetch(`${serverUrl()}/v1/simulate`, { ...fetchOptions(), method: "POST", headers, body: JSON.stringify({ preset: opts.preset }) });
-  const result = (await res.json()) as Record<string, unknown>;
-  if (!res.ok || result.ok !== true) {
-    print(result);
-    return 1;
-  }
+  const result = await callService("POST", "/v1/simulate", { auth: "api_key", body: { preset: opts.preset }, requestId: opts.requestId });
   if (!opts.verify) {
     print(result);
+    console.error(SERVED_VERIFIED_NOTE);
     return 0;
   }
   const outcome = await verifyResult(result, await fetchJwks());
+  console.error(OWN_CHECK_NOTE);
   if (outcome.verified) {
     print({ ...result, verified: true });
     return 0;
@@ -49,17 +86,30 @@ export async function runSimulate(opts: { preset: string; requestId?: string; ve
   return 1;
 }
 
+/** `warden protect`: a live decision under the active policy, stored as a receipt in the tenant's log. */
+export async function runProtect(input: { action: string; resource?: string; amount?: number; currency?: string }, requestId?: string): Promise<number> {
+  print(await callService("POST", "/v1/protect", { auth: "api_key", body: input, requestId }));
+  console.error(SERVED_VERIFIED_NOTE);
+  return 0;
+}
+
+/** A JWKS from a file (--jwks FILE), else the service's. */
+export async function loadJwks(file: string | undefined): Promise<{ keys: JsonWebKey[] }> {
+  if (file === undefined) return fetchJwks();
+  const jwks = await readJsonInput(file);
+  if (!Array.isArray((jwks as { keys?: unknown } | null)?.keys)) throw new CliError(`${file} is not a JWKS: it has no keys (save GET /.well-known/jwks.json)`, 2);
+  return jwks as { keys: JsonWebKey[] };
+}
+
 export async function runVerify(opts: { file: string; jwksFile?: string }): Promise<number> {
-  const text = opts.file === "-" ? await readStdin() : await readFile(opts.file, "utf8");
-  let result: unknown;
-  try {
-    result = JSON.parse(text);
-  } catch {
-    print({ ok: false, verified: false, error: "invalid_json", checks: { content_hash: false, signature: false } });
-    return 1;
-  }
-  const jwks = opts.jwksFile ? (JSON.parse(await readFile(opts.jwksFile, "utf8")) as { keys: JsonWebKey[] }) : await fetchJwks();
-  const outcome = await verifyResult(result, jwks);
+  const input = await readJsonInput(opts.file);
+  // GET /customer/receipts/{id} wraps the stored receipt: accept the wrapper too.
+  const wrapped = input as { ok?: unknown; receipt?: unknown; payload?: unknown } | null;
+  const result = wrapped?.ok === true && typeof wrapped.receipt === "object" && wrapped.payload === undefined ? wrapped.receipt : input;
+  const what = notAResult(result);
+  if (what) throw new CliError(`${opts.file === "-" ? "stdin" : opts.file} is ${what}`, 2);
+  const outcome = await verifyResult(result, await loadJwks(opts.jwksFile));
+  console.error(OWN_CHECK_NOTE);
   print({ ok: outcome.verified, verified: outcome.verified, checks: outcome.checks, ...(outcome.verified ? {} : { error: "receipt_mismatch" }) });
   return outcome.verified ? 0 : 1;
 }

@@ -5,8 +5,11 @@ import { parseArgs } from "node:util";
 import { loadConfig } from "../config.ts";
 import { SchemaMismatchError, schemaVersion } from "../db/migrate.ts";
 import { ScriptUsageError } from "../ops/psql-script.ts";
-import { runSimulate, runVerify } from "./client.ts";
+import { runProtect, runSimulate, runVerify } from "./client.ts";
+import { runSignup } from "./account.ts";
+import { runProof } from "./proof.ts";
 import { runVerifyProof } from "./verify-proof.ts";
+import { CliError, callerPath } from "./inputs.ts";
 import { OPS_LINES, OpsUsageError, opsHelp, runOps } from "./ops.ts";
 import { RefusedError, refuseOnPostgres, runRestore } from "./backup.ts";
 import { runMigrate } from "./migrate.ts";
@@ -46,12 +49,49 @@ const COMMANDS: Record<string, Command> = {
       return new Promise<number>(() => {}); // serve until a signal
     },
   },
+  signup: {
+    lines: [{ synopsis: "signup --email EMAIL --password PASSWORD [--env]", summary: "create an account on WARDEN_URL: prints its session token and first API key (with --env: as export lines for WARDEN_TOKEN and WARDEN_API_KEY)" }],
+    run(args) {
+      const { values } = parseArgs({ args, options: { email: { type: "string" }, password: { type: "string" }, env: { type: "boolean" } }, strict: true });
+      if (!values.email || !values.password) throw new UsageError("signup needs --email EMAIL and --password PASSWORD");
+      return runSignup({ email: values.email, password: values.password, env: values.env ?? false });
+    },
+  },
   simulate: {
     lines: [{ synopsis: "simulate --preset NAME [--request-id ID] [--verify]", summary: "call /v1/simulate on WARDEN_URL with WARDEN_API_KEY" }],
     run(args) {
       const { values } = parseArgs({ args, options: { preset: { type: "string" }, "request-id": { type: "string" }, verify: { type: "boolean" } }, strict: true });
       if (!values.preset) throw new UsageError("simulate needs --preset NAME");
       return runSimulate({ preset: values.preset, requestId: values["request-id"], verify: values.verify ?? false });
+    },
+  },
+  protect: {
+    lines: [
+      {
+        synopsis: "protect --action ACTION [--amount N] [--currency CUR] [--resource R] [--request-id ID]",
+        summary: "call /v1/protect with WARDEN_API_KEY: a live decision, stored as a receipt in your log; prints the result",
+      },
+    ],
+    run(args) {
+      const options = { action: { type: "string" }, amount: { type: "string" }, currency: { type: "string" }, resource: { type: "string" }, "request-id": { type: "string" } } as const;
+      const { values } = parseArgs({ args, options, strict: true });
+      if (!values.action) throw new UsageError("protect needs --action ACTION");
+      const amount = values.amount === undefined ? undefined : Number(values.amount);
+      if (amount !== undefined && (values.amount!.trim() === "" || !Number.isFinite(amount))) throw new UsageError(`--amount takes a number, not ${values.amount}`);
+      return runProtect({ action: values.action, resource: values.resource, amount, currency: values.currency }, values["request-id"]);
+    },
+  },
+  proof: {
+    lines: [
+      {
+        synopsis: "proof RECEIPT_ID|FILE|-",
+        summary: "with WARDEN_TOKEN, the bundle {receipt, proof, checkpoint} of a stored receipt (its id, or a saved protect result) for verify --proof",
+      },
+    ],
+    run(args) {
+      const { positionals } = parseArgs({ args, options: {}, strict: true, allowPositionals: true });
+      if (positionals.length !== 1) throw new UsageError("proof needs one RECEIPT_ID, or a FILE that holds a protect result");
+      return runProof(positionals[0]);
     },
   },
   verify: {
@@ -84,7 +124,7 @@ const COMMANDS: Record<string, Command> = {
       if (positionals.length !== 1) throw new UsageError("restore needs one FILE");
       const config = loadConfig();
       refuseOnPostgres(config, "restore");
-      return runRestore(config, positionals[0]);
+      return runRestore(config, callerPath(positionals[0]));
     },
   },
   policy: {
@@ -106,7 +146,15 @@ ${Object.values(COMMANDS)
 ${usageTable([
   { synopsis: "help [COMMAND]", summary: "the usage of every command, or of one" },
   { synopsis: "--version", summary: "print the version and the database schema it needs" },
-])}`;
+])}
+environment of the commands that call the service:
+${usageTable([
+  { synopsis: "WARDEN_URL", summary: "the service (default https://127.0.0.1:8443)" },
+  { synopsis: "WARDEN_INSECURE=1", summary: "accept its self-signed development certificate" },
+  { synopsis: "WARDEN_API_KEY", summary: "an API key, for simulate and protect (the api_key signup prints)" },
+  { synopsis: "WARDEN_TOKEN", summary: "a session token, for proof and policy (the token signup prints)" },
+])}
+exit status: 0 success, 1 a failed check or a refusal, 2 bad usage or input`;
 
 function help(command: string | undefined, rest: string[] = []): string {
   if (command === "ops") return opsHelp(rest);
@@ -135,7 +183,18 @@ async function main(argv: string[]): Promise<number> {
     console.log(help(command));
     return 0;
   }
-  return found.run(rest);
+  try {
+    return await found.run(rest);
+  } catch (err) {
+    if (!isUsageError(err)) throw err;
+    // The usage of this command, not of all of them.
+    console.error(`${(err as Error).message}\n${help(command, rest)}`);
+    return 2;
+  }
+}
+
+function isUsageError(err: unknown): boolean {
+  return err instanceof UsageError || err instanceof OpsUsageError || err instanceof ScriptUsageError || (err as { code?: string })?.code?.startsWith?.("ERR_PARSE_ARGS") === true;
 }
 
 main(process.argv.slice(2)).then(
@@ -146,7 +205,12 @@ main(process.argv.slice(2)).then(
       console.error(`error: ${err.message}`);
       process.exit(2);
     }
-    const usage = err instanceof UsageError || err instanceof OpsUsageError || err instanceof ScriptUsageError || (err as { code?: string })?.code?.startsWith?.("ERR_PARSE_ARGS");
+    // A file that is not what the command takes, a missing setting, the service's refusal: one line says which.
+    if (err instanceof CliError) {
+      console.error(`error: ${err.message}`);
+      process.exit(err.exitCode);
+    }
+    const usage = isUsageError(err);
     // A database of another schema, or a request this database cannot serve: the operator's call to fix, exit 2.
     const refused = err instanceof SchemaMismatchError || err instanceof RefusedError;
     console.error(usage ? `${(err as Error).message}\n${USAGE}` : `error: ${(err as Error).message}`);

@@ -14,6 +14,7 @@ import { withOpsTarget } from "./ops-target.ts";
 import { OpsUsageError, parseScriptCommand, parseSqlCommand, runScript, SCRIPT_COMMANDS, SQL_USAGE } from "./ops-scripts.ts";
 import { runReceiptsCheck } from "./ops-receipts.ts";
 import { commandHelp, type UsageLine } from "./usage.ts";
+import { callerPath } from "./inputs.ts";
 
 export { OpsUsageError } from "./ops-scripts.ts";
 
@@ -140,7 +141,7 @@ const OPS_COMMANDS: Record<string, OpsCommand> = {
     run: (args, config) => {
       const file = oneArg("backup", args, "ops backup FILE");
       refuseOnPostgres(config, "backup");
-      return withOpsTarget(config, (target) => runBackup(target, file));
+      return withOpsTarget(config, (target) => runBackup(target, callerPath(file)));
     },
   },
 };

@@ -10,6 +10,7 @@ import { runCases } from "../policies/testing.ts";
 import { diffPolicies } from "../policies/diff.ts";
 import { fetchOptions, serverUrl } from "./client.ts";
 import type { UsageLine } from "./usage.ts";
+import { callerPath } from "./inputs.ts";
 
 export const POLICY_LINES: UsageLine[] = [
   { synopsis: "policy test POLICY.json CASES.json", summary: "run test cases offline (exit 0 all pass, 1 a case fails)" },
@@ -35,7 +36,7 @@ function checked<T>(schema: TSchema, value: unknown, where: string): T {
 async function readJson(file: string): Promise<unknown> {
   let text: string;
   try {
-    text = await readFile(file, "utf8");
+    text = await readFile(callerPath(file), "utf8");
   } catch (err) {
     throw new PolicyUsageError(`${file}: cannot read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
   }

@@ -1,19 +1,13 @@
 // `warden verify --proof FILE`: a receipt's inclusion in a signed checkpoint, checked offline.
-import { readFile } from "node:fs/promises";
 import { verifyProofBundle } from "../receipts/proof-bundle.ts";
-import { fetchJwks } from "./client.ts";
-import { readStdin } from "../runtime.ts";
+import { loadJwks } from "./client.ts";
+import { CliError, notABundle, readJsonInput } from "./inputs.ts";
 
 export async function runVerifyProof(opts: { file: string; jwksFile?: string }): Promise<number> {
-  const text = opts.file === "-" ? await readStdin() : await readFile(opts.file, "utf8");
-  let bundle: unknown;
-  try {
-    bundle = JSON.parse(text);
-  } catch {
-    bundle = undefined;
-  }
-  const jwks = opts.jwksFile ? (JSON.parse(await readFile(opts.jwksFile, "utf8")) as { keys: JsonWebKey[] }) : await fetchJwks();
-  const { verified, checks } = await verifyProofBundle(bundle, jwks);
-  console.log(JSON.stringify({ ok: verified, verified, checks, ...(verified ? {} : { error: bundle === undefined ? "invalid_json" : "proof_mismatch" }) }, null, 2));
+  const bundle = await readJsonInput(opts.file);
+  const what = notABundle(bundle);
+  if (what) throw new CliError(`${opts.file === "-" ? "stdin" : opts.file} is ${what}`, 2);
+  const { verified, checks } = await verifyProofBundle(bundle, await loadJwks(opts.jwksFile));
+  console.log(JSON.stringify({ ok: verified, verified, checks, ...(verified ? {} : { error: "proof_mismatch" }) }, null, 2));
   return verified ? 0 : 1;
 }

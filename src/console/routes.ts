@@ -1,6 +1,8 @@
 // /console: the customer console, a static single-page app over the public JSON API (it has no
 // endpoints of its own). index.html answers every page path of ./pages.ts; built files live under
-// /console/assets/ with content-hashed names. Anything else under /console is the usual JSON 404.
+// /console/assets/ with content-hashed names. Any other path under /console is a 404: for a
+// browser (which accepts HTML) index.html, whose app shows its "page not found" page with a way
+// back; for any other client, and for a missing asset, the usual JSON 404.
 import { createHash } from "node:crypto";
 import { Elysia } from "elysia";
 import type { Deps } from "../app/deps.ts";
@@ -34,7 +36,7 @@ export function consoleRoutes(deps: Deps, source: ConsoleSource = consoleSource(
     throw new AppError("not_found", "The console is not built on this server (npm run build:console).");
   };
 
-  const send = (request: Request, file: ConsoleFile, cache: string, etag?: string) => {
+  const send = (request: Request, file: ConsoleFile, cache: string, etag?: string, status = 200) => {
     const headers: Record<string, string> = { ...PAGE_HEADERS, "content-type": file.type, "cache-control": cache };
     if (etag) {
       headers.etag = etag;
@@ -48,7 +50,7 @@ export function consoleRoutes(deps: Deps, source: ConsoleSource = consoleSource(
         headers["content-encoding"] = "gzip";
       }
     }
-    return new Response(body as Uint8Array<ArrayBuffer>, { headers });
+    return new Response(body as Uint8Array<ArrayBuffer>, { status, headers });
   };
 
   const page = async (request: Request) => {
@@ -69,8 +71,10 @@ export function consoleRoutes(deps: Deps, source: ConsoleSource = consoleSource(
           // The name changes with the content, so a copy never goes stale.
           return send(request, file, "public, max-age=31536000, immutable");
         }
-        if (!pageOf(rest)) throw new AppError("not_found");
-        return page(request);
+        if (pageOf(rest)) return page(request);
+        if (!/\btext\/html\b/i.test(request.headers.get("accept") ?? "")) throw new AppError("not_found");
+        // No ETag: a 404 is not worth revalidating, and a 304 would hide its status.
+        return send(request, (await assets()).index, "no-cache", undefined, 404);
       },
       hidden,
     );

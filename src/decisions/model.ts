@@ -1,15 +1,16 @@
 // Shapes of /v1/protect, /v1/execute and /v1/verify (contract sections 3 and 4).
 import { t } from "elysia";
 import { Receipt } from "../receipts/model.ts";
+import { ServedVerified } from "../simulation/model.ts";
 
-export const ProtectResult = t.Object({ ok: t.Literal(true), verified: t.Boolean(), ...Receipt.properties });
+export const ProtectResult = t.Object({ ok: t.Literal(true), verified: ServedVerified, ...Receipt.properties });
 // Any string: an id of any shape that names no receipt of the caller is 404 not_found, as Stripe answers.
 export const ExecuteBody = t.Object({ receipt_id: t.String() }, { additionalProperties: false });
-export const ExecuteResult = t.Object({ ok: t.Literal(true), executed: t.Literal(true), verified: t.Boolean(), ...Receipt.properties });
+export const ExecuteResult = t.Object({ ok: t.Literal(true), executed: t.Literal(true), verified: ServedVerified, ...Receipt.properties });
 
 export const VerifyBody = t.Object({ receipt: t.Unknown({ description: "A whole protect, execute or simulation result as returned, or a stored receipt (an audit event too: `decision` then checks that it claims none)" }) }, { additionalProperties: false });
 export const VerifyResponse = t.Object({
   ok: t.Literal(true),
-  verified: t.Boolean(),
+  verified: t.Boolean({ description: "true when every check holds (for a simulation, which is never stored, every check but stored)" }),
   checks: t.Object({ content_hash: t.Boolean(), signature: t.Boolean(), decision: t.Boolean(), stored: t.Boolean() }),
 });

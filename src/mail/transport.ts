@@ -3,12 +3,17 @@
 import { mkdirSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Transporter } from "nodemailer";
+import { maskEmail } from "../accounts/events.ts";
 import type { Config } from "../config.ts";
 import { lazily } from "../lazily.ts";
+import type { Logger } from "../log.ts";
+import { devMailText, linksIn } from "./dev-outbox.ts";
 
 export interface OutgoingMail {
   /** The outbox row id: names the file and the Message-ID, so a retry replaces, not duplicates. */
   id: number;
+  /** The outbox row's kind (verify_email, reset_password, ...). */
+  kind: string;
   to: string;
   subject: string;
   text: string;
@@ -65,7 +70,13 @@ function smtpTransport(config: Config, url: string): MailTransport {
   };
 }
 
-function fileTransport(config: Config, dir: string): MailTransport {
+/** Write then rename, so a reader never sees half a file. */
+function writeWhole(file: string, content: Buffer | string): void {
+  writeFileSync(`${file}.tmp`, content);
+  renameSync(`${file}.tmp`, file);
+}
+
+function fileTransport(config: Config, dir: string, log: Logger): MailTransport {
   const transporter = transportOnFirstUse((nodemailer) => nodemailer.createTransport({ streamTransport: true, buffer: true, newline: "windows" }) as Transporter);
   const domain = senderDomain(config.mailFrom);
   return {
@@ -73,22 +84,33 @@ function fileTransport(config: Config, dir: string): MailTransport {
     async send(mail) {
       const info = await (await transporter.get()).sendMail(message(config.mailFrom, domain, mail));
       mkdirSync(dir, { recursive: true });
-      // Write then rename, so a reader never sees half a message.
-      const file = join(dir, `${mail.id}.eml`);
-      writeFileSync(`${file}.tmp`, info.message as Buffer);
-      renameSync(`${file}.tmp`, file);
+      writeWhole(join(dir, `${mail.id}.eml`), info.message as Buffer);
+      // Quoted-printable breaks a link across lines: the .txt keeps each on one, to copy.
+      const text = join(dir, `${mail.id}.txt`);
+      writeWhole(text, devMailText(mail, new Date()));
+      // Development only: the links (tokens too) go where a person looks, the log. They are on
+      // disk in these files already; with SMTP_URL set nothing of a message is logged
+      // (docs/security.md).
+      log.info("dev_mail", { mail_id: mail.id, kind: mail.kind, to: maskEmail(mail.to), subject: mail.subject, links: linksIn(mail.text), file: text });
     },
     close: () => transporter.close(),
   };
 }
 
 /**
- * SMTP when SMTP_URL is set, else files in DATA_DIR/outbox. An in-memory DATA_DIR (tests) has no
- * outbox folder: then there is no transport and messages wait in the database for an instance
- * that has one.
+ * DATA_DIR/outbox when this instance writes mail to files: no SMTP_URL and a DATA_DIR on disk.
+ * An in-memory DATA_DIR (tests) has no outbox folder.
  */
-export function createTransport(config: Config): MailTransport | undefined {
+export function fileOutboxDir(config: Config): string | undefined {
+  return config.smtpUrl || config.dataDir === "memory://" ? undefined : join(config.dataDir, "outbox");
+}
+
+/**
+ * SMTP when SMTP_URL is set, else files in DATA_DIR/outbox. With neither there is no transport,
+ * and messages wait in the database for an instance that has one.
+ */
+export function createTransport(config: Config, log: Logger): MailTransport | undefined {
   if (config.smtpUrl) return smtpTransport(config, config.smtpUrl);
-  if (config.dataDir === "memory://") return undefined;
-  return fileTransport(config, join(config.dataDir, "outbox"));
+  const dir = fileOutboxDir(config);
+  return dir === undefined ? undefined : fileTransport(config, dir, log);
 }

@@ -48,7 +48,7 @@ export function startMailer(opts: { db: Db; log: Logger; transport?: MailTranspo
     const fields = { mail_id: row.id, kind: row.kind, tenant_id: row.tenant_id, attempts: row.attempts };
     try {
       const rendered = renderMail(row.kind, await openToken(row, opts.tokens), ctx);
-      await transport!.send({ id: row.id, to: row.to_email, ...rendered });
+      await transport!.send({ id: row.id, kind: row.kind, to: row.to_email, ...rendered });
     } catch (err) {
       const permanent = err instanceof TemplateError ? err.permanent : isPermanentFailure(err);
       try {

@@ -32,9 +32,15 @@ export const ResultPayload = t.Object({
   preset: t.Optional(t.String()),
 });
 
+// The service never vouches for its own answer: whoever holds a result checks it against the JWKS.
+export const ServedVerified = t.Boolean({
+  description:
+    "false on every result the service sends: it does not vouch for its own answer. Check the result yourself: `warden verify FILE` offline (recomputes content_hash, checks the signature against the JWKS; prints verified: true when both hold), `warden simulate --verify`, or POST /v1/verify",
+});
+
 export const SimulationResult = t.Object({
   ok: t.Literal(true),
-  verified: t.Boolean(),
+  verified: ServedVerified,
   decision: Decision,
   request_id: t.String(),
   content_hash: Hash,

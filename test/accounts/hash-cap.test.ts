@@ -1,6 +1,6 @@
-// bcrypt is no CPU weapon: at most PASSWORD_HASH_CONCURRENCY hashes run at once and a request
-// beyond it gets 503 unavailable with Retry-After at once (no queue); a reset confirm with a dead
-// token costs no hash at all.
+// bcrypt is no CPU weapon: at most PASSWORD_HASH_CONCURRENCY hashes run at once; a request beyond
+// it waits its turn (fairly by address) for at most PASSWORD_HASH_WAIT_MS, then gets 503
+// unavailable with Retry-After; a reset confirm with a dead token costs no hash at all.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { createService, type Service } from "../../src/app/service.ts";
 import { createLogger } from "../../src/log.ts";
@@ -10,14 +10,15 @@ let service: Service;
 beforeAll(async () => {
   const { db } = await testService();
   // A cost that makes one hash last long enough (tens of ms or more) for others to arrive meanwhile.
-  service = await createService(testConfig({ bcryptCost: 12, passwordHashConcurrency: 1 }), { db, log: createLogger("silent") });
+  // A wait far shorter than one hash, so a request behind another is refused.
+  service = await createService(testConfig({ bcryptCost: 12, passwordHashConcurrency: 1, passwordHashWaitMs: 1 }), { db, log: createLogger("silent") });
   await service.deps.dummyPasswordHash;
 });
 afterAll(() => service.close());
 
 const unknownLogin = () => call("POST", "/auth/login", { json: { email: uniqueEmail("flood"), password: "wrong password" }, service });
 
-test("beyond the cap a login gets 503 unavailable with Retry-After, not a place in a queue", async () => {
+test("past the bounded wait a login gets 503 unavailable with Retry-After", async () => {
   const replies = await Promise.all(Array.from({ length: 4 }, unknownLogin));
   const refused = replies.filter((r) => r.status === 503);
   expect(replies.filter((r) => r.status === 401).length).toBeGreaterThanOrEqual(1);
@@ -38,4 +39,19 @@ test("a reset confirm with a dead token is refused before any hash, even while t
   const confirm: Reply = await call("POST", "/auth/reset-password/confirm", { json: { token: "no-such-token", password: "a fine new passphrase" }, service });
   expectErrorShape(confirm, 400, "invalid_token");
   expectErrorShape(await busy, 401, "unauthorized");
+});
+
+test("a burst of ten signups at one moment all succeed: they wait their turn for the hashing", async () => {
+  const { db } = await testService();
+  const patient = await createService(testConfig({ passwordHashConcurrency: 1 }), { db, log: createLogger("silent") });
+  try {
+    const replies = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        call("POST", "/auth/signup", { json: { email: uniqueEmail("burst"), password: "a long passphrase" }, service: patient, ip: `192.0.2.${i + 1}` }),
+      ),
+    );
+    expect(replies.map((r) => r.status)).toEqual(Array(10).fill(201));
+  } finally {
+    await patient.close();
+  }
 });

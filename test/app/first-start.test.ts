@@ -1,11 +1,16 @@
 // The first minutes with a fresh service: the start-up line names the addresses to open, the bare
-// address leads a browser to the console, there is a favicon, and a second instance on the same
-// host starts even though the default metrics port is taken by the first.
+// address leads a browser to the console, there is a favicon, a service without SMTP_URL says where
+// its mail goes, and a second instance on the same host starts even though the default metrics
+// port is taken by the first.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { serve } from "../../src/app/server.ts";
 import { loadConfig } from "../../src/config.ts";
 import { buildConsole } from "../../src/console/build.ts";
 import { createLogger } from "../../src/log.ts";
+import { startInbox } from "../helpers/mail.ts";
 import { testConfig, testService } from "../helpers/service.ts";
 import { devCertificate, startWire, wire, type Wire } from "../security/helpers.ts";
 
@@ -51,6 +56,28 @@ describe("the start-up line", () => {
       expect(line).toContain(` health_url=${server.url}/health `);
     } finally {
       await server.stop();
+    }
+  });
+});
+
+describe("where mail goes", () => {
+  test("without SMTP_URL the start says where mail is written and where to read it; with SMTP_URL it does not", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "warden-first-"));
+    const inbox = await startInbox();
+    try {
+      const files = await started({ dataDir });
+      const [line] = events(files, "dev_mailbox");
+      expect(line).toMatchObject({ level: "info", outbox: join(dataDir, "outbox"), mailbox_url: `${files.url}/console/mailbox` });
+      expect(line.hint).toContain("SMTP_URL");
+      const smtp = await started({ dataDir, smtpUrl: inbox.url });
+      expect(events(smtp, "dev_mailbox")).toEqual([]);
+      // An in-memory DATA_DIR (the other tests here) writes no files either.
+      const memory = await started();
+      expect(events(memory, "dev_mailbox")).toEqual([]);
+    } finally {
+      for (const server of running.splice(0)) await server.stop();
+      await inbox.close();
+      rmSync(dataDir, { recursive: true, force: true });
     }
   });
 });

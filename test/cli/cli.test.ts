@@ -70,12 +70,16 @@ describe("warden simulate", () => {
     expect(run.json).toMatchObject({ ok: true, decision: "ALLOWED", verified: false, preset: "small_payment" });
     expect(run.json.request_id).toMatch(/^req_/);
     expect(run.json.content_hash).toBe(independentContentHash(run.json.payload));
+    // The served field is always false: stderr says so, and how to check.
+    expect(run.stderr).toContain('note: "verified": false is what the service sends on every result');
+    expect(run.stderr).toContain("warden verify FILE");
   }, SLOW);
 
   test("--verify with --request-id: exit 0, verified, the caller's request id", async () => {
     const run = await cli(["simulate", "--preset", "large_payment", "--verify", "--request-id", "cli-test-1"]);
     expect(run.code).toBe(0);
     expect(run.json).toMatchObject({ ok: true, verified: true, request_id: "cli-test-1", decision: "DENIED", preset: "large_payment" });
+    expect(run.stderr).toContain(`note: "verified" here is this command's own offline check`);
   }, SLOW);
 
   test("--verify refuses a result the server (or a proxy) altered: exit 1, receipt_mismatch", async () => {
@@ -104,17 +108,19 @@ describe("warden simulate", () => {
     }
   }, SLOW);
 
-  test("an unknown preset: exit 1 with invalid_preset", async () => {
+  // An error the service answered goes to stderr, never to stdout (and the file it is redirected to).
+  test("an unknown preset: exit 1 with invalid_preset on stderr", async () => {
     const run = await cli(["simulate", "--preset", "nope"]);
-    expect(run.code).toBe(1);
-    expect(run.json).toMatchObject({ ok: false, error: "invalid_preset" });
+    expect({ code: run.code, stdout: run.stdout }).toEqual({ code: 1, stdout: "" });
+    expect(run.stderr).toStartWith("error: the service refused POST /v1/simulate: HTTP 400 invalid_preset: ");
   }, SLOW);
 
-  test("a mistyped API key: exit 1 with unauthorized", async () => {
+  test("a mistyped API key: exit 1 with unauthorized on stderr, and which variable to check", async () => {
     const broken = apiKey.slice(0, 20) + (apiKey[20] === "A" ? "B" : "A") + apiKey.slice(21);
     const run = await cli(["simulate", "--preset", "small_payment"], { env: { WARDEN_API_KEY: broken } });
-    expect(run.code).toBe(1);
-    expect(run.json).toMatchObject({ ok: false, error: "unauthorized" });
+    expect({ code: run.code, stdout: run.stdout }).toEqual({ code: 1, stdout: "" });
+    expect(run.stderr).toStartWith("error: the service refused POST /v1/simulate: HTTP 401 unauthorized: ");
+    expect(run.stderr).toContain("is WARDEN_API_KEY an API key: the api_key that warden signup prints?");
   }, SLOW);
 
   test("bad usage exits 2", async () => {
@@ -156,6 +162,9 @@ describe("warden verify", () => {
     const run = await cli(["verify", resultFile]);
     expect(run.code).toBe(0);
     expect(run.json).toEqual(good);
+    // The file says verified: false, as served; the output's true is this command's check.
+    expect(result.verified).toBe(false);
+    expect(run.stderr.trim()).toBe(`note: "verified" here is this command's own offline check (content_hash recomputed, signature checked against the JWKS), not the field the service sent, which is always false.`);
   }, SLOW);
 
   test("with --jwks it works fully offline", async () => {
@@ -214,16 +223,30 @@ describe("warden verify", () => {
     }, SLOW);
   }
 
-  test("a file that is not JSON: exit 1", async () => {
-    const run = await cli(["verify", saved("broken.json", "{ not json"), "--jwks", jwksFile]);
-    expect(run.code).toBe(1);
-    expect(run.json).toMatchObject({ ok: false, verified: false });
+  test("what is not a result is named, exit 2, not receipt_mismatch", async () => {
+    const cases: [string, string, string][] = [
+      ["broken.json", "{ not json", "broken.json is not JSON"],
+      ["empty.json", "", "empty.json is empty (did the command that wrote it fail?)"],
+      [
+        "error.json",
+        JSON.stringify({ ok: false, error: "unauthorized", message: "Missing or invalid API key.", request_id: "req_1" }),
+        "error.json is not a warden result but an error the service answered: unauthorized: Missing or invalid API key. (request_id req_1)",
+      ],
+      ["random.json", JSON.stringify({ hello: "world" }), "random.json is not a warden result: it has no payload, content_hash or signature"],
+      ["number.json", "42", "number.json is not a warden result: it is JSON number, not an object"],
+      ["bundle.json", JSON.stringify({ receipt: result, proof: {}, checkpoint: {} }), "bundle.json is not a warden result but a proof bundle: check it with verify --proof"],
+    ];
+    for (const [name, text, message] of cases) {
+      const run = await cli(["verify", saved(name, text), "--jwks", jwksFile], { env: { WARDEN_URL: closedUrl } });
+      expect({ name, code: run.code, stdout: run.stdout, stderr: run.stderr }).toEqual({ name, code: 2, stdout: "", stderr: expect.stringContaining(`error: ${join(dir, message)}`) });
+    }
   }, SLOW);
 
-  test("a missing file: exit 1 with a message, no stack trace", async () => {
+  test("a missing file: exit 2 with a message, no stack trace", async () => {
     const run = await cli(["verify", join(dir, "does-not-exist.json"), "--jwks", jwksFile]);
-    expect(run.code).toBe(1);
+    expect(run.code).toBe(2);
     expect(run.stderr).toStartWith("error:");
+    expect(run.stderr).toContain("does-not-exist.json: cannot read it (ENOENT)");
     expect(run.stderr).not.toContain("    at ");
   }, SLOW);
 });

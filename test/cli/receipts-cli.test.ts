@@ -76,10 +76,27 @@ describe("verify --proof", () => {
     expect(bad.code).toBe(1);
     expect(bad.json).toMatchObject({ ok: false, verified: false, error: "proof_mismatch", checks: { content_hash: true, signature: false, chain_hash: false, checkpoint: true } });
 
-    const garbage = await cli(["verify", "--proof", file("garbage.json", "{not json"), "--jwks", jwksFile]);
-    expect(garbage.code).toBe(1);
-    expect(garbage.json.error).toBe("invalid_json");
     expect((await cli(["verify", "--proof", file("x.json", bundle), "other.json"])).code).toBe(2);
+    // The receipt alone, as GET /customer/receipts/{id} answers it, is a result that verify checks.
+    const single = await cli(["verify", file("receipt.json", wrapped.receipt), "--jwks", jwksFile]);
+    expect({ code: single.code, json: single.json }).toEqual({ code: 0, json: { ok: true, verified: true, checks: { content_hash: true, signature: true } } });
+  }, SLOW);
+
+  test("what is not a bundle is named, exit 2, not proof_mismatch", async () => {
+    const { bundle, jwks } = await bundleFor();
+    const jwksFile = file("named-jwks.json", jwks);
+    const cases: [string, string, string][] = [
+      ["garbage.json", "{not json", "garbage.json is not JSON"],
+      ["empty.json", "", "empty.json is empty"],
+      ["error.json", JSON.stringify({ ok: false, error: "unauthorized", message: "Invalid session token.", request_id: "req_1" }), "error.json is not a proof bundle but an error the service answered: unauthorized: Invalid session token. (request_id req_1)"],
+      ["result.json", JSON.stringify(bundle.receipt), "result.json is not a proof bundle but a single result"],
+      ["other.json", JSON.stringify({ receipt: bundle.receipt, proof: bundle.proof }), "other.json is not a proof bundle {receipt, proof, checkpoint}: it has no checkpoint"],
+      ["list.json", "[]", "list.json is not a proof bundle: it is JSON array"],
+    ];
+    for (const [name, text, message] of cases) {
+      const run = await cli(["verify", "--proof", file(name, text), "--jwks", jwksFile]);
+      expect({ name, code: run.code, stdout: run.stdout, stderr: run.stderr }).toEqual({ name, code: 2, stdout: "", stderr: expect.stringContaining(`error: ${join(dir, message)}`) });
+    }
   }, SLOW);
 
   test("each part of a bundle is checked (in process)", async () => {

@@ -1,58 +1,34 @@
-// The console in a real browser: Debian's Chromium driven by playwright-core against a real HTTPS
-// server (serve(), self-signed certificate) whose mail goes to an SMTP server started here, so
-// the links of the emails open in the browser. On the embedded database, or on PostgreSQL when
-// TEST_DATABASE_URL is set. Screenshots of every page go to test/artifacts/ (ignored by git).
+// The console in a real browser (./chromium.ts): Debian's Chromium driven by playwright-core
+// against a real HTTPS server whose mail goes to an SMTP server started there, so the links of the
+// emails open in the browser. On the embedded database, or on PostgreSQL when TEST_DATABASE_URL
+// is set. Screenshots of every page go to test/artifacts/ (ignored by git).
 //
 // Without Chromium: skipped with a message locally, a failure in CI (CI or CI_SUITE set).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import type { BrowserContext, Page } from "playwright-core";
+import type { Page } from "playwright-core";
 import { runOpsScript } from "../../src/ops/scripts.ts";
-import { buildConsole } from "../../src/console/build.ts";
-import { serve } from "../../src/app/server.ts";
-import { createLogger } from "../../src/log.ts";
 import { SMALL_PAYMENT } from "../helpers/customer.ts";
-import { linkToken, startInbox, type Inbox } from "../helpers/mail.ts";
-import { keepPlaywrightMessagesInOrder } from "../helpers/playwright.ts";
-import { testConfig, uniqueEmail } from "../helpers/service.ts";
+import { linkToken, type Inbox } from "../helpers/mail.ts";
+import { uniqueEmail } from "../helpers/service.ts";
+import { chromiumAvailable, expectOnlyOwnOrigin, insecure, openConsoleInBrowser, testChromiumInstalled, type ConsoleInBrowser } from "./chromium.ts";
 import { generate, generateURI } from "otplib";
 import { encode } from "uqr";
 
-const CHROMIUM = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
-const IN_CI = !!(process.env.CI || process.env.CI_SUITE);
-const ARTIFACTS = join(import.meta.dir, "..", "artifacts");
-const available = existsSync(CHROMIUM);
 const STEP_MS = 60_000;
 
-test("Chromium is installed for the browser tests", () => {
-  if (available) return;
-  const message = `console browser tests need Chromium at ${CHROMIUM} (apt-get install -y chromium, or set CHROMIUM_PATH)`;
-  if (IN_CI) throw new Error(message);
-  console.warn(`SKIPPED: ${message}`);
-});
+testChromiumInstalled();
 
-describe.skipIf(!available)("console in Chromium", () => {
+describe.skipIf(!chromiumAvailable)("console in Chromium", () => {
+  let run: ConsoleInBrowser;
   let inbox: Inbox;
-  let server: Awaited<ReturnType<typeof serve>>;
-  let context: BrowserContext;
+  let server: ConsoleInBrowser["server"];
   let page: Page;
   let origin: string;
-  let dataDir: string;
-  let userDataDir: string;
-  const requests: string[] = [];
-  const cspViolations: string[] = [];
-  const pageErrors: string[] = [];
-  const logLines: string[] = [];
   const user = { email: uniqueEmail("console"), password: "a quiet harbour at dawn", apiKey: "", tenantId: "" };
 
-  const shot = (name: string) => page.screenshot({ path: join(ARTIFACTS, `console-${name}.png`), fullPage: true });
-  const insecure = { tls: { rejectUnauthorized: false } } as RequestInit;
-  /** Waits until the page's h1 reads `title`. */
-  const heading = (title: string | RegExp) => page.getByRole("heading", { level: 1, name: title }).waitFor();
-  /** Waits until an element matching `selector` (with `text`, when given) is visible. */
-  const seen = (selector: string, text?: string | RegExp) => page.locator(selector, text === undefined ? {} : { hasText: text }).first().waitFor();
+  const shot = (name: string) => run.shot(name);
+  const heading = (title: string | RegExp) => run.heading(title);
+  const seen = (selector: string, text?: string | RegExp) => run.seen(selector, text);
 
   /** Every visible form control has a label (or an accessible name from aria). */
   const expectLabelled = async () => {
@@ -72,44 +48,11 @@ describe.skipIf(!available)("console in Chromium", () => {
   };
 
   beforeAll(async () => {
-    mkdirSync(ARTIFACTS, { recursive: true });
-    // The assets the server reads: npm test builds them first (pretest); a direct `bun test` too.
-    await buildConsole();
-    inbox = await startInbox();
-    const probe = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
-    const port = probe.port;
-    probe.stop(true);
-    origin = `https://127.0.0.1:${port}`;
-    dataDir = mkdtempSync(join(tmpdir(), "warden-console-"));
-    const config = testConfig({ port, host: "127.0.0.1", dataDir, publicUrl: origin, smtpUrl: inbox.url, mailPollMs: 50, databaseUrl: process.env.TEST_DATABASE_URL || undefined });
-    server = await serve(config, { log: createLogger("info", (line) => logLines.push(line)) });
-
-    const { chromium } = await import("playwright-core");
-    keepPlaywrightMessagesInOrder(chromium);
-    userDataDir = mkdtempSync(join(tmpdir(), "warden-chromium-"));
-    context = await chromium.launchPersistentContext(userDataDir, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-      ignoreHTTPSErrors: true,
-      viewport: { width: 1100, height: 800 },
-    });
-    await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin });
-    context.on("request", (r) => requests.push(r.url()));
-    page = context.pages()[0] ?? (await context.newPage());
-    page.setDefaultTimeout(20_000);
-    page.on("console", (m) => {
-      if (m.type() === "error" && /Content Security Policy/i.test(m.text())) cspViolations.push(m.text());
-    });
-    page.on("pageerror", (e) => pageErrors.push(String(e)));
+    run = await openConsoleInBrowser("console");
+    ({ inbox, server, page, origin } = run);
   }, 120_000);
 
-  afterAll(async () => {
-    await context?.close().catch(() => {});
-    await server?.stop();
-    await inbox?.close();
-    for (const dir of [dataDir, userDataDir]) if (dir) rmSync(dir, { recursive: true, force: true });
-  }, 60_000);
+  afterAll(() => run?.close(), 60_000);
 
   test(
     "sign up, see the first key once, verify the email from the SMTP mail",
@@ -249,13 +192,13 @@ describe.skipIf(!available)("console in Chromium", () => {
       await seen("pre.json", '"payment.send"');
 
       // Verify: the browser fetches the JWKS, checkpoint and proof, and checks them itself.
-      const before = requests.length;
+      const before = run.requests.length;
       await page.getByRole("button", { name: "Verify in this browser" }).click();
       const result = page.getByTestId("verify-result");
       await result.waitFor();
       await expect(result.getAttribute("data-verified")).resolves.toBe("true");
       await expect(page.locator("ul.checks li.pass").count()).resolves.toBe(5);
-      const fetched = requests.slice(before).map((u) => new URL(u).pathname);
+      const fetched = run.requests.slice(before).map((u) => new URL(u).pathname);
       expect(fetched).toContain("/.well-known/jwks.json");
       expect(fetched).toContain("/customer/receipts/checkpoint");
       expect(fetched).toContain(`/customer/receipts/${decision.receipt_id}/proof`);
@@ -666,11 +609,8 @@ describe.skipIf(!available)("console in Chromium", () => {
   );
 
   test("only the service's own origin was contacted, with no CSP violation or script error", () => {
-    const foreign = requests.filter((u) => !u.startsWith(origin + "/") && !u.startsWith("data:"));
-    expect(foreign).toEqual([]);
-    expect(cspViolations).toEqual([]);
-    expect(pageErrors).toEqual([]);
+    expectOnlyOwnOrigin(run);
     // No secret or token reached the log lines of the service.
-    expect(logLines.filter((l) => l.includes(user.apiKey))).toEqual([]);
+    expect(run.logLines.filter((l) => l.includes(user.apiKey))).toEqual([]);
   });
 });

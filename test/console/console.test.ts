@@ -1,11 +1,13 @@
-// The console as the server serves it: pages and assets, their headers (CSP, caching), the JSON
-// 404 for anything else under /console, the bundle's size, and the pure helpers of the client.
+// The console as the server serves it: pages and assets, their headers (CSP, caching), the 404s
+// for anything else under /console, the bundle's size, and the pure helpers of the client.
 import { beforeAll, describe, expect, test } from "bun:test";
 import { gunzipSync, gzipSync } from "node:zlib";
 import { consoleSource, loadConsoleAssets, useConsoleSource } from "../../src/console/assets.ts";
 import { buildConsole } from "../../src/console/build.ts";
 import { pageOf, PRIVATE_PAGES, PUBLIC_PAGES } from "../../src/console/pages.ts";
 import { CONSOLE_CSP } from "../../src/console/routes.ts";
+import { dayLabels, scaleTop } from "../../src/console/app/scale.ts";
+import { protectSnippet } from "../../src/console/app/snippet.ts";
 import { createService } from "../../src/app/service.ts";
 import { createLogger } from "../../src/log.ts";
 import { BASE, call, expectErrorShape, testConfig, testService } from "../helpers/service.ts";
@@ -71,7 +73,22 @@ describe("pages", () => {
     expect(again.text).toBe("");
   });
 
-  test("anything else under /console is the contract's JSON 404", async () => {
+  test("any other page path answers a browser index.html with status 404: the console's own page-not-found page", async () => {
+    const browser = { accept: "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8" };
+    for (const path of ["/console/nope", "/console/keys/extra", "/console/receipts/not-a-receipt", "/console/api/keys"]) {
+      const reply = await call("GET", path, { headers: browser });
+      expect(reply.status).toBe(404);
+      expect(reply.headers.get("content-type")).toBe("text/html; charset=utf-8");
+      expect(reply.headers.get("content-security-policy")).toBe(CONSOLE_CSP);
+      expect(reply.headers.get("etag")).toBeNull();
+      expect(reply.text).toBe(html);
+    }
+    // A missing asset is no page: a script or style asked for it, and gets the JSON 404.
+    expectErrorShape(await call("GET", "/console/assets/index-nothere.js", { headers: browser }), 404, "not_found");
+    expectErrorShape(await call("POST", "/console/nope", { headers: browser }), 404, "not_found");
+  });
+
+  test("anything else under /console, for a client that does not ask for HTML, is the contract's JSON 404", async () => {
     for (const path of ["/console/nope", "/console/keys/extra", "/console/receipts/not-a-receipt", "/console/assets/index-nothere.js", "/console/assets/", "/console/api/keys", "/consoles"]) {
       expectErrorShape(await call("GET", path), 404, "not_found");
     }
@@ -157,6 +174,28 @@ async function fetchAsset(path: string): Promise<Response> {
 }
 
 describe("client helpers", () => {
+  test("the chart's scale tops at 2, 4, 6, 8 or 10 times a power of ten, so its middle is whole too", () => {
+    const tops = [0, 1, 2, 3, 5, 7, 10, 11, 45, 99, 100, 101, 999, 1000, 1001, 123_456].map(scaleTop);
+    expect(tops).toEqual([2, 2, 2, 4, 6, 8, 10, 20, 60, 100, 100, 200, 1000, 1000, 2000, 200_000]);
+  });
+
+  test("the chart's dates: the day of the month, with the month's name first and where a month starts", () => {
+    expect(dayLabels(["2026-01-30", "2026-01-31", "2026-02-01", "2026-02-02"])).toEqual([{ day: "30", month: "Jan" }, { day: "31" }, { day: "1", month: "Feb" }, { day: "2" }]);
+  });
+
+  test("the dashboard's command names the server and the key, never a label, and -k only for this machine", () => {
+    const key = { key_id: "key_ZK283D9OcUEGO2XRVevuDW", hint: "CKWK" };
+    const remote = protectSnippet("https://warden.example.com", key);
+    expect(remote).toContain("curl -s https://warden.example.com/v1/protect \\");
+    expect(remote).toContain("key_ZK283D9OcUEGO2XRVevuDW (it ends in …CKWK)");
+    expect(remote).toContain(`"x-api-key: $WARDEN_API_KEY"`);
+    expect(remote).toContain("curl -s ");
+    expect(remote).not.toContain("curl -sk");
+    for (const origin of ["https://127.0.0.1:8443", "https://localhost:8443", "https://[::1]:8443"]) {
+      expect(protectSnippet(origin, key)).toContain(`curl -sk ${origin}/v1/protect`);
+    }
+  });
+
   test("pageOf names exactly the console's pages", () => {
     expect(pageOf("")).toEqual({ page: "home" });
     expect(pageOf("keys")).toEqual({ page: "keys" });

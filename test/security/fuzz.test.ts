@@ -102,6 +102,8 @@ const ROUTES: Route[] = [
   { method: "GET", path: "/customer/upgrades", auth: "jwt" },
   { method: "POST", path: "/customer/upgrades/:id/cancel", auth: "jwt" },
   { method: "GET", path: "/customer/dashboard", auth: "jwt" },
+  // 404 here (the shared service keeps DATA_DIR in memory): test/mail/dev-mail.test.ts has the rest.
+  { method: "GET", path: "/dev/mailbox", auth: "jwt" },
   { method: "GET", path: "/customer/account", auth: "jwt" },
   { method: "POST", path: "/customer/account/password", auth: "jwt", fields: { current_password: text(), new_password: password() } },
   { method: "POST", path: "/customer/account/mfa/enroll", auth: "jwt", fields: {} },

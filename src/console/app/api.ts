@@ -77,13 +77,31 @@ export async function api<T = Record<string, any>>(method: string, path: string,
     body = undefined;
   }
   if (response.ok && body?.ok !== false) return body as T;
+  return Promise.reject(refusal(response, body, token, path));
+}
+
+/** A GET whose answer is a file (an export): its bytes and the name the server gives it. */
+export async function download(path: string): Promise<{ name: string | undefined; body: Blob }> {
+  const token = sessionToken();
+  let response: Response;
+  try {
+    response = await fetch(path, { headers: token ? { authorization: `Bearer ${token}` } : {}, credentials: "omit", cache: "no-store" });
+  } catch {
+    throw new ApiError(0, "network_error", "Could not reach warden. Check your connection and try again.");
+  }
+  if (!response.ok) throw refusal(response, await response.json().catch(() => undefined), token, path);
+  const name = /filename="([^"]+)"/.exec(response.headers.get("content-disposition") ?? "")?.[1];
+  return { name, body: await response.blob() };
+}
+
+function refusal(response: Response, body: any, token: string | null, path: string): ApiError {
   const code = typeof body?.error === "string" ? body.error : "internal_error";
   const message = typeof body?.message === "string" ? body.message : `The server answered ${response.status}.`;
   const error = new ApiError(response.status, code, message, body ?? {});
   // An ended or expired session: back to the login page (a wrong current password or code is
   // also 401, but only on the password and second-factor forms, which handle it themselves).
   if (response.status === 401 && token && !/^\/customer\/account\/(password|mfa\/)/.test(path)) setSessionToken(null);
-  return Promise.reject(error);
+  return error;
 }
 
 export const newIdempotencyKey = (): string => crypto.randomUUID();

@@ -3,7 +3,7 @@ import { useEffect, useState } from "preact/hooks";
 import { isPublicPage, type Page } from "../pages.ts";
 import { api, ApiError, onSessionChange, sessionToken, setSessionToken } from "./api.ts";
 import { Link, navigate, useRoute, BASE } from "./router.tsx";
-import { announce, ErrorNotice, StatusLine } from "./ui.tsx";
+import { announce, ErrorNotice, PageTitle, StatusLine } from "./ui.tsx";
 import { ForgotPage, LoginPage, ResetPage, SignupPage, VerifyPage } from "../pages/auth.tsx";
 import { DashboardPage } from "../pages/dashboard.tsx";
 import { KeysPage } from "../pages/keys.tsx";
@@ -11,6 +11,7 @@ import { ReceiptPage, ReceiptsPage } from "../pages/receipts.tsx";
 import { PolicyPage } from "../pages/policy.tsx";
 import { PlanPage } from "../pages/plan.tsx";
 import { AccountPage } from "../pages/account.tsx";
+import { DevMailboxLink, MailboxPage } from "../pages/mailbox.tsx";
 
 export interface Account {
   tenant_id: string;
@@ -99,11 +100,12 @@ export function App() {
   else if (!signedIn) content = accountError ? <ErrorNotice error={accountError} /> : <p class="loading">Loading…</p>;
   else if (route.page === "dashboard") content = <DashboardPage session={signedIn} />;
   else if (route.page === "keys") content = <KeysPage />;
-  else if (route.page === "receipts") content = <ReceiptsPage />;
+  else if (route.page === "receipts") content = <ReceiptsPage session={signedIn} />;
   else if (route.page === "receipt") content = <ReceiptPage id={route.id!} />;
   else if (route.page === "policy") content = <PolicyPage session={signedIn} />;
   else if (route.page === "plan") content = <PlanPage session={signedIn} />;
   else if (route.page === "account") content = <AccountPage session={signedIn} />;
+  else if (route.page === "mailbox") content = <MailboxPage session={signedIn} />;
 
   return (
     <>
@@ -134,10 +136,10 @@ export function App() {
         )}
       </header>
       {signedIn && !signedIn.account.email_verified && <VerifyBanner email={signedIn.account.email} />}
+      <StatusLine />
       <main id="main" tabIndex={-1}>
         {content}
       </main>
-      <StatusLine />
     </>
   );
 }
@@ -165,16 +167,21 @@ function VerifyBanner({ email }: { email: string }) {
         {state.busy ? "Sending…" : "Resend email"}
       </button>
       <ErrorNotice error={state.error} />
+      <DevMailboxLink />
     </aside>
   );
 }
 
+/** Any other path under /console (the server answers it with this page and status 404). */
 function NotFound() {
   return (
-    <section>
-      <h1>Page not found</h1>
+    <section data-testid="not-found">
+      <PageTitle text="Page not found" />
       <p>
-        <Link href={`${BASE}/dashboard`}>Go to the dashboard</Link>
+        The console has no page at <code class="wrap">{location.pathname}</code>.
+      </p>
+      <p>
+        <Link href={BASE}>Back to the console</Link>
       </p>
     </section>
   );

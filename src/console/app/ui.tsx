@@ -3,6 +3,7 @@
 import type { ComponentChildren, InputHTMLAttributes, TextareaHTMLAttributes } from "preact";
 import { useEffect, useId, useRef, useState } from "preact/hooks";
 import { ApiError } from "./api.ts";
+import { dayLabels, scaleTop } from "./scale.ts";
 
 // ---- announcements ---------------------------------------------------------------------------
 
@@ -247,26 +248,57 @@ export function ConfirmButton(props: { label: string; title: string; body: Compo
   );
 }
 
+// ---- copy and save -------------------------------------------------------------------------------
+
+/**
+ * Puts `text` on the clipboard. When the clipboard is refused (permissions, insecure context),
+ * selects `source` instead, for a manual copy, and tries the old command.
+ */
+export async function copyText(text: string, source?: HTMLElement | null): Promise<void> {
+  try {
+    await navigator.clipboard.writeText(text);
+  } catch {
+    if (source instanceof HTMLInputElement || source instanceof HTMLTextAreaElement) source.select();
+    else if (source) getSelection()?.selectAllChildren(source);
+    document.execCommand?.("copy");
+  }
+}
+
+/** A Copy button: copies `text` (or selects `source` for a manual copy) and says so. */
+export function CopyButton({ text, source, label = "Copy", said, primary }: { text: string; source?: () => HTMLElement | null; label?: string; said: string; primary?: boolean }) {
+  const [copied, setCopied] = useState(false);
+  const copy = async () => {
+    await copyText(text, source?.());
+    setCopied(true);
+    announce(said);
+  };
+  return (
+    <button type="button" class={primary ? "primary" : undefined} onClick={copy}>
+      {copied ? "Copied" : label}
+    </button>
+  );
+}
+
+/** Saves `body` as a file named `name` through the browser's download (nothing leaves the page). */
+export function saveFile(name: string, body: Blob): void {
+  const url = URL.createObjectURL(body);
+  const link = document.createElement("a");
+  link.href = url;
+  link.download = name;
+  document.body.append(link);
+  link.click();
+  link.remove();
+  // The download has taken the blob by the next turn; the URL would otherwise live as long as the tab.
+  setTimeout(() => URL.revokeObjectURL(url), 0);
+}
+
 // ---- one-time secrets ----------------------------------------------------------------------------
 
 /** An API key secret, shown once: a copy button and a warning that it will not be shown again. */
 export function SecretReveal({ secret, label, onDone }: { secret: string; label: string; onDone: () => void }) {
   const id = useId();
-  const [copied, setCopied] = useState(false);
   // Keyboard and screen-reader users land on the secret (selected, ready to copy).
   useEffect(() => document.getElementById(`s${id}`)?.focus(), [secret]);
-  const copy = async () => {
-    try {
-      await navigator.clipboard.writeText(secret);
-    } catch {
-      // Clipboard refused (permissions, insecure context): select the text for a manual copy.
-      const input = document.getElementById(`s${id}`) as HTMLInputElement | null;
-      input?.select();
-      document.execCommand?.("copy");
-    }
-    setCopied(true);
-    announce("Secret copied to the clipboard.");
-  };
   return (
     <section class="secret" aria-labelledby={`h${id}`} data-testid="secret-reveal">
       <h2 id={`h${id}`}>New API key: {label}</h2>
@@ -276,9 +308,7 @@ export function SecretReveal({ secret, label, onDone }: { secret: string; label:
       <label for={`s${id}`}>Secret</label>
       <div class="secret-row">
         <input id={`s${id}`} class="mono" type="text" readOnly value={secret} aria-describedby={`w${id}`} onFocus={(e) => e.currentTarget.select()} data-testid="secret-value" />
-        <button type="button" class="primary" onClick={copy}>
-          {copied ? "Copied" : "Copy"}
-        </button>
+        <CopyButton key={secret} primary text={secret} source={() => document.getElementById(`s${id}`)} said="Secret copied to the clipboard." />
       </div>
       <button type="button" onClick={onDone}>
         I have stored it
@@ -320,38 +350,57 @@ export function UsageBar({ label, used, limit }: { label: string; used: number; 
   );
 }
 
-/** The last days as paired bars (SVG, no inline style), with the numbers in a table for everyone. */
+const compact = new Intl.NumberFormat("en", { notation: "compact" });
+
+/**
+ * The last days as paired bars (SVG, no inline style) on a scale with its top, middle and 0
+ * marked, each day dated under its bars; the numbers in a table for everyone.
+ */
 export function HistoryChart({ days }: { days: { day: string; protect: number; execute: number }[] }) {
   const titleId = useId();
-  const max = Math.max(1, ...days.map((d) => Math.max(d.protect, d.execute)));
+  const top = scaleTop(Math.max(...days.map((d) => Math.max(d.protect, d.execute))));
   const width = days.length * 24;
   const height = 100;
+  // The scale runs from y = height - 1 (zero, above the axis line) to y = 1 (the top).
+  const y = (n: number) => height - 1 - Math.round((n / top) * (height - 2));
   const quiet = days.every((d) => d.protect === 0 && d.execute === 0);
   return (
     <figure class="chart">
-      <svg viewBox={`0 0 ${width} ${height}`} role="img" aria-labelledby={`c${titleId}`} preserveAspectRatio="none">
-        <title id={`c${titleId}`}>Protect and execute calls per day, last {days.length} days; the table below has the numbers.</title>
-        <line class="axis" x1={0} x2={width} y1={height - 0.5} y2={height - 0.5} />
-        {days.map((d, i) => {
-          const x = i * 24 + 3;
-          const hp = Math.round((d.protect / max) * (height - 2));
-          const he = Math.round((d.execute / max) * (height - 2));
-          return (
-            <g key={d.day}>
-              <rect class="protect" x={x} y={height - 1 - hp} width={9} height={hp} />
-              <rect class="execute" x={x + 9} y={height - 1 - he} width={9} height={he} />
-            </g>
-          );
-        })}
-      </svg>
-      {/* Day numbers in HTML: SVG text would stretch with the chart. */}
-      <ol class="days" aria-hidden="true">
-        {days.map((d) => (
-          <li key={d.day}>{d.day.slice(8, 10)}</li>
-        ))}
-      </ol>
+      <div class="plot">
+        {/* Labels in HTML: SVG text would stretch with the chart. */}
+        <ol class="scale" aria-hidden="true" data-testid="chart-scale">
+          <li class="top">{compact.format(top)}</li>
+          <li class="mid">{compact.format(top / 2)}</li>
+          <li class="zero">0</li>
+        </ol>
+        <svg viewBox={`0 0 ${width} ${height}`} role="img" aria-labelledby={`c${titleId}`} preserveAspectRatio="none">
+          <title id={`c${titleId}`}>
+            Protect and execute calls per day, last {days.length} days, on a scale of 0 to {formatCount(top)}; the table below has the numbers.
+          </title>
+          <line class="grid" x1={0} x2={width} y1={y(top)} y2={y(top)} />
+          <line class="grid" x1={0} x2={width} y1={y(top / 2)} y2={y(top / 2)} />
+          <line class="axis" x1={0} x2={width} y1={height - 0.5} y2={height - 0.5} />
+          {days.map((d, i) => {
+            const x = i * 24 + 3;
+            return (
+              <g key={d.day}>
+                <rect class="protect" x={x} y={y(d.protect)} width={9} height={height - 1 - y(d.protect)} />
+                <rect class="execute" x={x + 9} y={y(d.execute)} width={9} height={height - 1 - y(d.execute)} />
+              </g>
+            );
+          })}
+        </svg>
+        <ol class="days" aria-hidden="true" data-testid="chart-days">
+          {dayLabels(days.map((d) => d.day)).map((label, i) => (
+            <li key={days[i].day}>
+              {label.day}
+              {label.month && <span class="month">{label.month}</span>}
+            </li>
+          ))}
+        </ol>
+      </div>
       <figcaption>
-        <span class="key protect">protect</span> <span class="key execute">execute</span>
+        Calls per day (UTC): <span class="key protect">protect</span> <span class="key execute">execute</span>
         {quiet ? " · no calls in these days yet" : ""}
       </figcaption>
       <details>

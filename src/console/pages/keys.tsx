@@ -121,7 +121,7 @@ export function KeysPage() {
                     </td>
                     <td class="row-actions">
                       {key.status === "active" && (
-                        <>
+                        <div class="row-buttons">
                           <ConfirmButton
                             label="Rotate"
                             describedBy={`label-${key.key_id}`}
@@ -141,7 +141,7 @@ export function KeysPage() {
                             disabled={busyKey === key.key_id}
                             onConfirm={() => act(key, "revoke")}
                           />
-                        </>
+                        </div>
                       )}
                     </td>
                   </tr>

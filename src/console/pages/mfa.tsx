@@ -4,7 +4,7 @@ import { useState } from "preact/hooks";
 import { encode } from "uqr";
 import { api } from "../app/api.ts";
 import type { Session } from "../app/app.tsx";
-import { announce, ErrorNotice, Field, Notice, useSubmit } from "../app/ui.tsx";
+import { announce, CopyButton, ErrorNotice, Field, Notice, saveFile, useSubmit } from "../app/ui.tsx";
 
 const codeField = (code: string) => (code === "invalid_code" ? "code" : code === "unauthorized" ? "password" : undefined);
 const value = (form: HTMLFormElement, name: string) => (form.elements.namedItem(name) as HTMLInputElement).value.trim();
@@ -20,6 +20,12 @@ function QrCode({ text }: { text: string }) {
       <path d={path} fill="#000" />
     </svg>
   );
+}
+
+/** The recovery codes as a text file: what they are for, then one code a line. */
+function recoveryFile(email: string, codes: string[]): Blob {
+  const head = [`warden recovery codes for ${email}, made ${new Date().toISOString().slice(0, 10)}.`, "Each signs you in once instead of a code from your authenticator app.", ""];
+  return new Blob([[...head, ...codes, ""].join("\n")], { type: "text/plain" });
 }
 
 export function SecondFactorPanel({ session }: { session: Session }) {
@@ -69,7 +75,8 @@ export function SecondFactorPanel({ session }: { session: Session }) {
   };
 
   return (
-    <section class="panel narrow" aria-labelledby="mfa">
+    // The recovery codes take the page's whole width: in the narrow column they broke mid-code.
+    <section class={recovery ? "panel" : "panel narrow"} aria-labelledby="mfa">
       <h2 id="mfa">Two-step sign-in</h2>
       <ErrorNotice error={form.error} />
       {recovery ? (
@@ -77,14 +84,20 @@ export function SecondFactorPanel({ session }: { session: Session }) {
           <p class="warning">
             <strong>Store these recovery codes now. They are shown only once.</strong> Each signs you in once if you lose your authenticator app.
           </p>
-          <ul class="mono codes">
+          <ul class="mono codes" id="recovery-codes">
             {recovery.map((code) => (
               <li key={code}>{code}</li>
             ))}
           </ul>
-          <button type="button" class="primary" onClick={() => (setRecovery(null), void session.refreshAccount())}>
-            I have stored them
-          </button>
+          <div class="actions">
+            <CopyButton text={recovery.join("\n")} source={() => document.getElementById("recovery-codes")} said="Recovery codes copied to the clipboard." />
+            <button type="button" onClick={() => saveFile("warden-recovery-codes.txt", recoveryFile(session.account.email, recovery))}>
+              Download (.txt)
+            </button>
+            <button type="button" class="primary" onClick={() => (setRecovery(null), void session.refreshAccount())}>
+              I have stored them
+            </button>
+          </div>
         </section>
       ) : on ? (
         <>

@@ -25,6 +25,36 @@ export interface TestResult {
   rule: string | null;
 }
 
+/** What a case expects: the decision, and the reason and rule where it names them. */
+interface Expectation {
+  decision: string;
+  reason?: string;
+  rule?: string | null;
+}
+
+/** A result as shown: with its case's expectation, when known, so a failure says what was wanted. */
+export type ShownResult = TestResult & { expect?: Expectation };
+
+/**
+ * Each result with the expectation of the case it came from: results come in the order of the
+ * cases that ran; a case whose name differs (another suite) lends none.
+ */
+export function withExpectations(results: TestResult[], cases: unknown): ShownResult[] {
+  const list: unknown[] = Array.isArray(cases) ? cases : [];
+  return results.map((r, i) => {
+    const c = list[i] as { name?: unknown; expect?: Expectation } | undefined;
+    return c?.name === r.name && c.expect ? { ...r, expect: c.expect } : r;
+  });
+}
+
+/** A refused publish or restore's results, with the expectations of the saved suite that ran. */
+export async function refusedResults(error: unknown): Promise<ShownResult[] | undefined> {
+  const failed = failedTests(error);
+  if (!failed) return undefined;
+  const saved = await api<{ cases: unknown[] }>("GET", "/customer/policy/tests").catch(() => ({ cases: [] }));
+  return withExpectations(failed, saved.cases);
+}
+
 interface Outcome {
   decision: string;
   reason: string;
@@ -39,8 +69,24 @@ interface Impact {
   examples: { receipt_id: string; input: { action: string; resource?: string; amount?: number; currency?: string }; before: Outcome; after: Outcome }[];
 }
 
-/** A list of test results, failures first to the eye (a badge and the row's class). */
-export function TestResults({ title, results }: { title: string; results: TestResult[] }) {
+/** One value of a result; in a failed case that expected another, the expected one under it. */
+function Got({ got, expected }: { got: string; expected: string | undefined }) {
+  return (
+    <>
+      {got}
+      {expected !== undefined && expected !== got && (
+        <span class="expected" data-testid="expected">
+          expected {expected}
+        </span>
+      )}
+    </>
+  );
+}
+
+const ruleName = (rule: string | null | undefined) => (rule === undefined ? undefined : (rule ?? "default"));
+
+/** A list of test results, failures first to the eye (a badge and the row's class) with what they expected. */
+export function TestResults({ title, results }: { title: string; results: ShownResult[] }) {
   const failed = results.filter((r) => !r.passed).length;
   return (
     <div class="table-wrap">
@@ -58,21 +104,27 @@ export function TestResults({ title, results }: { title: string; results: TestRe
           </tr>
         </thead>
         <tbody>
-          {results.map((r) => (
-            <tr key={r.name} class={r.passed ? undefined : "failed"} data-passed={String(r.passed)}>
-              <td data-label="Test">{r.name}</td>
-              <td data-label="Result">
-                <span class={`badge ${r.passed ? "allowed" : "denied"}`}>{r.passed ? "pass" : "fail"}</span>
-              </td>
-              <td data-label="Decision">{r.decision}</td>
-              <td class="mono" data-label="Reason">
-                {r.reason}
-              </td>
-              <td class="mono" data-label="Rule">
-                {r.rule ?? "default"}
-              </td>
-            </tr>
-          ))}
+          {results.map((r, i) => {
+            // Only a failure shows what was expected: in a pass, it is what the row shows.
+            const want = r.passed ? undefined : r.expect;
+            return (
+              <tr key={i} class={r.passed ? undefined : "failed"} data-passed={String(r.passed)}>
+                <td data-label="Test">{r.name}</td>
+                <td data-label="Result">
+                  <span class={`badge ${r.passed ? "allowed" : "denied"}`}>{r.passed ? "pass" : "fail"}</span>
+                </td>
+                <td data-label="Decision">
+                  <Got got={r.decision} expected={want?.decision} />
+                </td>
+                <td class="mono" data-label="Reason">
+                  <Got got={r.reason} expected={want?.reason} />
+                </td>
+                <td class="mono" data-label="Rule">
+                  <Got got={ruleName(r.rule)!} expected={ruleName(want?.rule)} />
+                </td>
+              </tr>
+            );
+          })}
         </tbody>
       </table>
     </div>
@@ -133,7 +185,7 @@ export function PolicyEditor({ active, storedCases, onPublished }: { active: Pol
   const [casesDraft, setCasesDraft] = useState<string | null>(null);
   const [savedCases, setSavedCases] = useState(storedCases);
   const [refused, setRefused] = useState<Problem[]>([]);
-  const [results, setResults] = useState<{ title: string; results: TestResult[] } | null>(null);
+  const [results, setResults] = useState<{ title: string; results: ShownResult[] } | null>(null);
   const [impact, setImpact] = useState<{ forText: string; data: Impact } | null>(null);
   const [busy, setBusy] = useState<string | null>(null);
   // An action's failure, shown beside the buttons it came from.
@@ -187,8 +239,8 @@ export function PolicyEditor({ active, storedCases, onPublished }: { active: Pol
     try {
       await work(values);
     } catch (caught) {
-      const failed = failedTests(caught);
       if (caught instanceof ApiError && (caught.code === "invalid_request" || caught.code === "invalid_json")) return showProblem(locateRefusal(caught.message, texts, needs[needs.length - 1]));
+      const failed = await refusedResults(caught);
       if (failed) setResults({ title: "Saved tests under this draft", results: failed });
       setFailure({ near: name === "test" || name === "save" ? "tests" : "publish", error: caught });
     } finally {
@@ -199,7 +251,7 @@ export function PolicyEditor({ active, storedCases, onPublished }: { active: Pol
   const runTests = () =>
     act("test", ["document", "cases"], async ({ document, cases }) => {
       const reply = await api<{ passed: number; failed: number; results: TestResult[] }>("POST", "/customer/policy/test", { json: { document, cases } });
-      setResults({ title: "Tests under this draft", results: reply.results });
+      setResults({ title: "Tests under this draft", results: withExpectations(reply.results, cases) });
       announce(`${reply.passed} of ${reply.passed + reply.failed} tests pass under this draft.`);
     });
 

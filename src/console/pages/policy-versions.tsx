@@ -7,7 +7,7 @@ import { diffPolicies, type PolicyDiff } from "../../policies/diff.ts";
 import type { PolicyDocument } from "../../simulation/policy.ts";
 import { announce, ConfirmButton, ErrorNotice, Loading, When } from "../app/ui.tsx";
 import { pretty } from "../app/policy-text.ts";
-import { failedTests, TestResults, type Policy } from "./policy-editor.tsx";
+import { refusedResults, TestResults, type Policy, type ShownResult } from "./policy-editor.tsx";
 
 interface Version {
   version: number;
@@ -27,6 +27,8 @@ export function PolicyVersions({ active, canRestore, changed, onRestored }: { ac
   const [pair, setPair] = useState<{ from?: number; to?: number }>({});
   const [diff, setDiff] = useState<{ from: number; to: number; lines: DiffLine[]; rules: PolicyDiff } | null>(null);
   const [busy, setBusy] = useState(false);
+  // A restore refused by the saved tests: their results, with what each expected.
+  const [refusedBy, setRefusedBy] = useState<ShownResult[] | undefined>(undefined);
 
   const load = async (cursor: string | null) => {
     setLoading(true);
@@ -49,6 +51,7 @@ export function PolicyVersions({ active, canRestore, changed, onRestored }: { ac
   const compare = async () => {
     if (from === undefined || to === undefined) return;
     setError(null);
+    setRefusedBy(undefined);
     setBusy(true);
     try {
       const [a, b] = await Promise.all([from, to].map((v) => api<Policy>("GET", `/customer/policy/versions/${v}`)));
@@ -67,19 +70,20 @@ export function PolicyVersions({ active, canRestore, changed, onRestored }: { ac
 
   const restore = async (version: number) => {
     setError(null);
+    setRefusedBy(undefined);
     setBusy(true);
     try {
       const published = await api<Policy>("POST", `/customer/policy/versions/${version}/restore`, { idempotencyKey: newIdempotencyKey() });
       announce(`Version ${version} restored as version ${published.version}.`);
       onRestored();
     } catch (caught) {
+      setRefusedBy(await refusedResults(caught));
       setError(caught);
     } finally {
       setBusy(false);
     }
   };
 
-  const refusedBy = failedTests(error);
   const choice = (label: string, value: number | undefined, set: (v: number) => void) => (
     <div class="field">
       <label for={`diff-${label}`}>{label} version</label>

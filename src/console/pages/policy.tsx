@@ -41,6 +41,7 @@ export function PolicyPage({ session }: { session: Session }) {
             <dt>Hash</dt>
             <dd class="mono wrap">{policy.hash}</dd>
           </dl>
+          {policy.policy_id === DEFAULT_POLICY_ID && <FirstPublishNote tenantId={session.account.tenant_id} />}
           {data.editable ? (
             // A fresh editor for each active version: its draft starts from the new document.
             <PolicyEditor key={`${policy.version}`} active={policy} storedCases={data.cases} onPublished={refresh} />
@@ -61,5 +62,25 @@ export function PolicyPage({ session }: { session: Session }) {
         </>
       )}
     </section>
+  );
+}
+
+const DEFAULT_POLICY_ID = "pol_default";
+
+/**
+ * Says before it happens that the first publish changes the policy's id and starts at version 2:
+ * the default is one document shared by every account, a tenant's own versions carry its own id
+ * (`pol_` and the account id's 22 characters, sql/schema/07_policies.sql) and count on from it.
+ */
+function FirstPublishNote({ tenantId }: { tenantId: string }) {
+  const own = `pol_${tenantId.slice("cust_".length)}`;
+  return (
+    <Notice>
+      <p data-testid="first-publish-note">
+        This is the built-in default, <code>pol_default</code> version 1, the same document for every account. Your first publish makes{" "}
+        <code class="mono">{own}</code> <strong>version 2</strong>: your versions carry your account's id and count on from the default, which stays version 1 of your history, so each
+        receipt names exactly the policy it was decided under.
+      </p>
+    </Notice>
   );
 }

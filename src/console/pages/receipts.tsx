@@ -1,9 +1,11 @@
 // /console/receipts: the log, newest first, page by page; /console/receipts/{id}: one receipt with
 // its payload and a "verify" that runs in the browser (../app/verify.ts).
 import { useState } from "preact/hooks";
-import { api } from "../app/api.ts";
+import { api, download } from "../app/api.ts";
+import type { Session } from "../app/app.tsx";
+import { loadCatalog, planAllows } from "../app/catalog.ts";
 import { BASE, Link } from "../app/router.tsx";
-import { announce, ErrorNotice, Loading, PageTitle, Pager, useCursorPages, useLoad, When } from "../app/ui.tsx";
+import { announce, ErrorNotice, Loading, PageTitle, Pager, saveFile, useCursorPages, useLoad, When } from "../app/ui.tsx";
 import { verifyInBrowser, type BrowserVerification, type ProofChecks } from "../app/verify.ts";
 import type { ReceiptView } from "../../receipts/store.ts";
 
@@ -12,7 +14,7 @@ type Receipt = ReceiptView;
 
 const PAGE_SIZE = 20;
 
-export function ReceiptsPage() {
+export function ReceiptsPage({ session }: { session: Session }) {
   const pages = useCursorPages();
   const cursor = pages.cursor;
   const page = useLoad(
@@ -69,6 +71,43 @@ export function ReceiptsPage() {
         </div>
       )}
       <Pager label="Receipt pages" pages={pages} next={page.data?.next_cursor} loading={page.loading} />
+      <ReceiptExport plan={session.account.plan} />
+    </section>
+  );
+}
+
+/** Every receipt as one NDJSON file (GET /customer/receipts/export), on a plan with receipt_export. */
+function ReceiptExport({ plan }: { plan: string }) {
+  const catalog = useLoad(loadCatalog);
+  const [state, setState] = useState<{ busy: boolean; error?: unknown }>({ busy: false });
+  const feature = catalog.data?.features.find((f) => f.feature === "receipt_export");
+  const allowed = !!catalog.data && planAllows(catalog.data, plan, "receipt_export");
+  const exportAll = async () => {
+    setState({ busy: true });
+    try {
+      const file = await download("/customer/receipts/export");
+      saveFile(file.name ?? "receipts.ndjson", file.body);
+      setState({ busy: false });
+      announce("Receipts downloaded: one JSON receipt a line, oldest first.");
+    } catch (error) {
+      setState({ busy: false, error });
+    }
+  };
+  return (
+    <section class="panel" aria-labelledby="export-title">
+      <h2 id="export-title">Export</h2>
+      <p>Every receipt in your log as one file, oldest first: one JSON receipt a line (NDJSON), the shape of a single receipt here.</p>
+      <div class="actions with-hint">
+        <button type="button" onClick={exportAll} disabled={!allowed || state.busy} aria-describedby={allowed ? undefined : "export-plan"}>
+          {state.busy ? "Downloading…" : "Download all (NDJSON)"}
+        </button>
+        {catalog.data && !allowed && (
+          <p class="hint" id="export-plan" data-testid="export-plan">
+            Export needs the <strong>{feature?.required_plan ?? "pro"}</strong> plan. <Link href={`${BASE}/plan`}>Plans and upgrades</Link>
+          </p>
+        )}
+      </div>
+      <ErrorNotice error={catalog.error ?? state.error} />
     </section>
   );
 }

@@ -1,0 +1,115 @@
+// A console in Chromium for the browser tests: a real HTTPS server (serve(), self-signed
+// certificate, a temporary DATA_DIR; PostgreSQL when TEST_DATABASE_URL is set) whose mail goes to
+// an SMTP server started here, and Debian's Chromium driven by playwright-core.
+import { expect, test } from "bun:test";
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { BrowserContext, Page } from "playwright-core";
+import { buildConsole } from "../../src/console/build.ts";
+import { serve } from "../../src/app/server.ts";
+import { createLogger } from "../../src/log.ts";
+import { startInbox, type Inbox } from "../helpers/mail.ts";
+import { keepPlaywrightMessagesInOrder } from "../helpers/playwright.ts";
+import { testConfig } from "../helpers/service.ts";
+
+export const CHROMIUM = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
+export const chromiumAvailable = existsSync(CHROMIUM);
+export const ARTIFACTS = join(import.meta.dir, "..", "artifacts");
+export const insecure = { tls: { rejectUnauthorized: false } } as RequestInit;
+
+/** Without Chromium: a failure in CI (CI or CI_SUITE set), a skip with a message otherwise. */
+export function testChromiumInstalled(): void {
+  test("Chromium is installed for the browser tests", () => {
+    if (chromiumAvailable) return;
+    const message = `console browser tests need Chromium at ${CHROMIUM} (apt-get install -y chromium, or set CHROMIUM_PATH)`;
+    if (process.env.CI || process.env.CI_SUITE) throw new Error(message);
+    console.warn(`SKIPPED: ${message}`);
+  });
+}
+
+export interface ConsoleInBrowser {
+  origin: string;
+  server: Awaited<ReturnType<typeof serve>>;
+  inbox: Inbox;
+  context: BrowserContext;
+  page: Page;
+  /** Every URL the browser asked for, every CSP report, every uncaught script error, every log line. */
+  requests: string[];
+  cspViolations: string[];
+  pageErrors: string[];
+  logLines: string[];
+  /** A full-page screenshot in test/artifacts/, named `<prefix>-<name>.png`. */
+  shot: (name: string) => Promise<unknown>;
+  /** Waits until the page's h1 reads `title`. */
+  heading: (title: string | RegExp) => Promise<void>;
+  /** Waits until an element matching `selector` (with `text`, when given) is visible. */
+  seen: (selector: string, text?: string | RegExp) => Promise<void>;
+  close: () => Promise<void>;
+}
+
+export async function openConsoleInBrowser(prefix: string): Promise<ConsoleInBrowser> {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  // The assets the server reads: npm test builds them first (pretest); a direct `bun test` too.
+  await buildConsole();
+  const inbox = await startInbox();
+  const probe = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+  const port = probe.port;
+  probe.stop(true);
+  const origin = `https://127.0.0.1:${port}`;
+  const dataDir = mkdtempSync(join(tmpdir(), "warden-console-"));
+  const logLines: string[] = [];
+  const config = testConfig({ port, host: "127.0.0.1", dataDir, publicUrl: origin, smtpUrl: inbox.url, mailPollMs: 50, databaseUrl: process.env.TEST_DATABASE_URL || undefined });
+  const server = await serve(config, { log: createLogger("info", (line) => logLines.push(line)) });
+
+  const { chromium } = await import("playwright-core");
+  keepPlaywrightMessagesInOrder(chromium);
+  const userDataDir = mkdtempSync(join(tmpdir(), "warden-chromium-"));
+  const context = await chromium.launchPersistentContext(userDataDir, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    ignoreHTTPSErrors: true,
+    acceptDownloads: true,
+    viewport: { width: 1100, height: 800 },
+  });
+  await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin });
+  const requests: string[] = [];
+  const cspViolations: string[] = [];
+  const pageErrors: string[] = [];
+  context.on("request", (r) => requests.push(r.url()));
+  const page = context.pages()[0] ?? (await context.newPage());
+  page.setDefaultTimeout(20_000);
+  page.on("console", (m) => {
+    if (m.type() === "error" && /Content Security Policy/i.test(m.text())) cspViolations.push(m.text());
+  });
+  page.on("pageerror", (e) => pageErrors.push(String(e)));
+
+  return {
+    origin,
+    server,
+    inbox,
+    context,
+    page,
+    requests,
+    cspViolations,
+    pageErrors,
+    logLines,
+    shot: (name) => page.screenshot({ path: join(ARTIFACTS, `${prefix}-${name}.png`), fullPage: true }),
+    heading: (title) => page.getByRole("heading", { level: 1, name: title }).waitFor(),
+    seen: (selector, text) => page.locator(selector, text === undefined ? {} : { hasText: text }).first().waitFor(),
+    close: async () => {
+      await context.close().catch(() => {});
+      await server.stop();
+      await inbox.close();
+      for (const dir of [dataDir, userDataDir]) rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** No request left the service's origin, no CSP report, no script error. */
+export function expectOnlyOwnOrigin(run: ConsoleInBrowser): void {
+  expect(run.requests.filter((u) => !u.startsWith(run.origin + "/") && !u.startsWith("data:") && !u.startsWith("blob:"))).toEqual([]);
+  expect(run.cspViolations).toEqual([]);
+  expect(run.pageErrors).toEqual([]);
+}
