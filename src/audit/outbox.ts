@@ -14,11 +14,14 @@ export interface AuditOutbox {
   nudge(): void;
   /** Signs and appends every event queued so far; resolves with how many (for tests and operators' tools). */
   drain(): Promise<number>;
-  /** Stops polling and waits for the batch in flight. */
+  /** Stops polling and waits for the batch in flight (at most STOP_WAIT_MS: a database that hangs must not hold up a stop). */
   stop(): Promise<void>;
 }
 
 const BATCH = 50;
+// A batch is one short transaction; one still running after this is stuck, and closing the
+// database ends it (rolled back: its events stay queued for the next pass).
+const STOP_WAIT_MS = 5_000;
 
 /** One batch of queued events, oldest first, signed and appended in one transaction; how many. */
 async function appendQueued(audit: AuditTrail): Promise<number> {
@@ -80,7 +83,9 @@ export function startAuditOutbox(opts: { db: Queryable; audit: AuditTrail; log: 
     async stop() {
       stopped = true;
       clearInterval(timer);
-      await queue;
+      let giveUp: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([queue, new Promise((resolve) => (giveUp = setTimeout(resolve, STOP_WAIT_MS)))]);
+      clearTimeout(giveUp);
     },
   };
 }
