@@ -120,6 +120,7 @@ const ROUTES: Route[] = [
   { method: "PATCH", path: "/customer/members/:member_id", auth: "jwt", fields: { role: fc.constantFrom("owner", "admin", "developer", "approver", "viewer", "root", "") } },
   { method: "DELETE", path: "/customer/members/:member_id", auth: "jwt" },
   { method: "GET", path: "/customer/settings", auth: "jwt" },
+  { method: "GET", path: "/customer/audit", auth: "jwt", query: ["limit", "cursor", "event"] },
   // After every other session route: a tenant that comes to require a second factor answers them 403.
   { method: "PUT", path: "/customer/settings", auth: "jwt", fields: { require_mfa: fc.boolean(), allow_self_approval: fc.boolean() } },
   // Last of the API routes: signing out ends the fuzzer's own sessions for the routes after it.
