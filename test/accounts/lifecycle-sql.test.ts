@@ -6,7 +6,7 @@ import { newId } from "../../src/ids.ts";
 import { hashSecret, newSecret, secretHint } from "../../src/keys/secret.ts";
 import { newToken } from "../../src/accounts/tokens.ts";
 import { testService, uniqueEmail } from "../helpers/service.ts";
-import { testQuery } from "../helpers/sql.ts";
+import { rolledBackIn, sqlstate, testQuery } from "../helpers/sql.ts";
 
 const PASSWORD_HASH = "$2b$04$abcdefghijklmnopqrstuuABCDEFGHIJKLMNOPQRSTUVWXYZ01234";
 const OTHER_HASH = "$2b$04$zyxwvutsrqponmlkjihgfeABCDEFGHIJKLMNOPQRSTUVWXYZ01234";
@@ -14,22 +14,9 @@ const NOW = new Date("2030-01-01T00:00:00.000Z");
 const at = (ms: number) => new Date(NOW.getTime() + ms).toISOString();
 const HOUR = 3600_000;
 
-class Rollback extends Error {}
 
-async function rolledBack(fn: (q: Queryable) => Promise<void>): Promise<void> {
-  const { db } = await testService();
-  const outcome = await db.tx(async (q) => {
-    await fn(q);
-    throw new Rollback();
-  }).catch((err: unknown) => err);
-  if (!(outcome instanceof Rollback)) throw outcome;
-}
+const rolledBack = async (fn: (q: Queryable) => Promise<void>) => rolledBackIn((await testService()).db, fn);
 
-async function sqlstate(promise: Promise<unknown>): Promise<string> {
-  const err = await promise.then(() => undefined, (e: unknown) => e);
-  if (!(err instanceof DbError)) throw new Error(`expected a database error, got ${String(err)}`);
-  return err.sqlstate;
-}
 
 /** A tenant and its owner; the lifecycle below is the person's (accountId). */
 async function tenant(q: Queryable): Promise<{ tenantId: string; accountId: string; memberId: string; email: string }> {

@@ -4,7 +4,7 @@
 // them exactly, and operators' procedures queue their events (audit_outbox), which change only by
 // being appended once.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { DbError, type Db, type Queryable } from "../../src/db/index.ts";
+import type { Db, Queryable } from "../../src/db/index.ts";
 import { migrate } from "../../src/db/migrate.ts";
 import { newId } from "../../src/ids.ts";
 import { canonicalJson, sha256Hex } from "../../src/crypto/canonical.ts";
@@ -12,9 +12,8 @@ import { chainHash } from "../../src/receipts/chain.ts";
 import { buildPayload } from "../../src/simulation/payload.ts";
 import { runOpsScript } from "../../src/ops/scripts.ts";
 import { openTestDb } from "../helpers/service.ts";
-import { sqlTenant, testOne, testQuery } from "../helpers/sql.ts";
+import { rolledBackIn, sqlTenant, sqlstate, testOne, testQuery } from "../helpers/sql.ts";
 
-class Rollback extends Error {}
 let db: Db;
 
 beforeAll(async () => {
@@ -25,19 +24,8 @@ afterAll(async () => {
   await db?.close();
 });
 
-async function rolledBack(fn: (q: Queryable) => Promise<void>): Promise<void> {
-  const outcome = await db.tx(async (q) => {
-    await fn(q);
-    throw new Rollback();
-  }).catch((err: unknown) => err);
-  if (!(outcome instanceof Rollback)) throw outcome;
-}
+const rolledBack = (fn: (q: Queryable) => Promise<void>) => rolledBackIn(db, fn);
 
-async function sqlstate(promise: Promise<unknown>): Promise<string> {
-  const err = await promise.then(() => undefined, (e: unknown) => e);
-  if (!(err instanceof DbError)) throw new Error(`expected a database error, got ${String(err)}`);
-  return err.sqlstate;
-}
 
 /** The SQLSTATE of what act raises, in a transaction of its own (a refusal aborts it), rolled back. */
 async function refusal(act: (q: Queryable) => Promise<unknown>): Promise<string> {

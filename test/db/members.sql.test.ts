@@ -1,30 +1,17 @@
 // The member rules of sql/schema/03_members.sql called directly, each test in a transaction that
 // is rolled back: who may change whom, the last owner, removal is final, invitations change once.
 import { describe, expect, test } from "bun:test";
-import { DbError, type Queryable } from "../../src/db/index.ts";
+import type { Queryable } from "../../src/db/index.ts";
 import { newId } from "../../src/ids.ts";
 import { hashSecret, newSecret, secretHint } from "../../src/keys/secret.ts";
 import { newToken } from "../../src/accounts/tokens.ts";
 import { testService, uniqueEmail } from "../helpers/service.ts";
-import { SQL_PASSWORD_HASH } from "../helpers/sql.ts";
+import { SQL_PASSWORD_HASH, rolledBackIn, sqlstate } from "../helpers/sql.ts";
 
 const NOW = "2030-01-01T00:00:00.000Z";
-class Rollback extends Error {}
 
-async function rolledBack(fn: (q: Queryable) => Promise<void>): Promise<void> {
-  const { db } = await testService();
-  const outcome = await db.tx(async (q) => {
-    await fn(q);
-    throw new Rollback();
-  }).catch((err: unknown) => err);
-  if (!(outcome instanceof Rollback)) throw outcome;
-}
+const rolledBack = async (fn: (q: Queryable) => Promise<void>) => rolledBackIn((await testService()).db, fn);
 
-async function sqlstate(promise: Promise<unknown>): Promise<string> {
-  const err = await promise.then(() => undefined, (e: unknown) => e);
-  if (!(err instanceof DbError)) throw new Error(`expected a database error, got ${String(err)}`);
-  return err.sqlstate;
-}
 
 /** A tenant with its owner, and a way to add members of any role through an accepted invitation. */
 async function team(q: Queryable) {

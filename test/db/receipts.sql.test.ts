@@ -12,11 +12,10 @@ import { canonicalJson, sha256Hex } from "../../src/crypto/canonical.ts";
 import { chainHash } from "../../src/receipts/chain.ts";
 import { buildPayload } from "../../src/simulation/payload.ts";
 import { openTestDb } from "../helpers/service.ts";
-import { sqlTenant, testQuery } from "../helpers/sql.ts";
+import { rolledBackIn, sqlTenant, testQuery } from "../helpers/sql.ts";
 
 const POLICY = { policy_id: "pol_default", version: 1, hash: "0x" + "ab".repeat(32) };
 
-class Rollback extends Error {}
 let db: Db;
 
 beforeAll(async () => {
@@ -27,13 +26,7 @@ afterAll(async () => {
   await db?.close();
 });
 
-async function rolledBack(fn: (q: Queryable) => Promise<void>): Promise<void> {
-  const outcome = await db.tx(async (q) => {
-    await fn(q);
-    throw new Rollback();
-  }).catch((err: unknown) => err);
-  if (!(outcome instanceof Rollback)) throw outcome;
-}
+const rolledBack = (fn: (q: Queryable) => Promise<void>) => rolledBackIn(db, fn);
 
 /** Runs fn on the database itself, committed: for tests that use test SQL (fresh tenants of their own). */
 async function committed(fn: (q: Db) => Promise<void>): Promise<void> {

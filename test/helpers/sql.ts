@@ -2,7 +2,7 @@
 // it and the binary never carries it). Each file is one statement with `$n` parameters.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Db, Queryable, Row } from "../../src/db/index.ts";
+import { DbError, type Db, type Queryable, type Row } from "../../src/db/index.ts";
 import { openPostgres } from "../../src/db/postgres.ts";
 import { newId } from "../../src/ids.ts";
 import { hashSecret, newSecret, secretHint } from "../../src/keys/secret.ts";
@@ -50,4 +50,22 @@ export async function sqlTenant(q: Queryable, tag: string): Promise<{ tenantId: 
   const t = { tenantId: newId("cust_"), keyId: newId("key_"), secretHash: await hashSecret(secret) };
   await q.query("accounts/signup", [t.tenantId, newId("acct_"), newId("mbr_"), uniqueEmail(tag), SQL_PASSWORD_HASH, t.keyId, t.secretHash, secretHint(secret)]);
   return t;
+}
+
+class Rollback extends Error {}
+
+/** Runs `fn` in a transaction of `db` that is rolled back afterwards; `fn`'s own failure is thrown. */
+export async function rolledBackIn(db: Pick<Db, "tx">, fn: (q: Queryable) => Promise<void>): Promise<void> {
+  const outcome = await db.tx(async (q) => {
+    await fn(q);
+    throw new Rollback();
+  }).catch((err: unknown) => err);
+  if (!(outcome instanceof Rollback)) throw outcome;
+}
+
+/** The SQLSTATE a statement was refused with; anything but a database error fails the test. */
+export async function sqlstate(promise: Promise<unknown>): Promise<string> {
+  const err = await promise.then(() => undefined, (e: unknown) => e);
+  if (!(err instanceof DbError)) throw new Error(`expected a database error, got ${String(err)}`);
+  return err.sqlstate;
 }
