@@ -32,7 +32,7 @@ export function customerAccountRoutes(deps: Deps) {
     .post(
       "/password",
       async ({ body, request, route }) => {
-        const { tenant_id, account_id, member_id } = await deps.sessions.require(request, route);
+        const { tenant_id, account_id } = await deps.sessions.require(request, route);
         const current = (await credentials(deps.db, account_id))!;
         // Guessing the current password with a stolen session is limited per account and
         // address, apart from login: a session thief cannot lock the owner out of logging in.
@@ -47,7 +47,6 @@ export function customerAccountRoutes(deps: Deps) {
         const epoch = await changePassword(deps.db, account_id, current.password_hash, newHash, deps.now());
         securityEvent(deps, request, "auth.password_changed", { tenant_id, account_id });
         const { token, expires_at } = await openSession(deps, account_id, epoch, tenant_id);
-        void member_id;
         return { ok: true as const, token, expires_at };
       },
       {

@@ -130,11 +130,7 @@ export class Sessions {
    * second factor the person has not turned on (only enrolling, and their own account, stay open).
    */
   async require(request: Request, route: string): Promise<Session> {
-    const header = request.headers.get("authorization");
-    if (!header) throw new AppError("unauthorized", "Send Authorization: Bearer <token>.");
-    const match = /^Bearer ([A-Za-z0-9._~+/=-]+)$/i.exec(header.trim());
-    if (!match) throw new AppError("unauthorized");
-    const session = await this.authenticate(match[1]);
+    const session = await this.ofRequest(request);
     noteCaller(request, session.tenant_id);
     const needed = requiredRole(request.method, route);
     if (!roleAtLeast(session.role, needed)) {
@@ -144,6 +140,15 @@ export class Sessions {
       throw new AppError("mfa_enrollment_required", "This tenant requires a second factor: turn one on (Account) before anything else.");
     }
     return session;
+  }
+
+  /** The live session behind the request's Authorization: Bearer token, or 401; no role is checked. */
+  async ofRequest(request: Request): Promise<Session & { require_mfa: boolean }> {
+    const header = request.headers.get("authorization");
+    if (!header) throw new AppError("unauthorized", "Send Authorization: Bearer <token>.");
+    const match = /^Bearer ([A-Za-z0-9._~+/=-]+)$/i.exec(header.trim());
+    if (!match) throw new AppError("unauthorized");
+    return this.authenticate(match[1]);
   }
 
   /** The live session behind a bearer token, or 401. */

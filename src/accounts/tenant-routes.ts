@@ -51,7 +51,7 @@ export function tenantRoutes(deps: Deps) {
       async ({ body, request }) => {
         // With a session: the person signed in (the invitation's email) joins, no password. Without:
         // a new person, whose email the link proves, sets a password.
-        const session = request.headers.has("authorization") ? await deps.sessions.authenticate(bearerToken(request)) : undefined;
+        const session = request.headers.has("authorization") ? await deps.sessions.ofRequest(request) : undefined;
         if (session && body.password !== undefined) throw new AppError("invalid_request", "body/password: signed in, you accept with your session and give no password.");
         if (!session && body.password === undefined) throw new AppError("invalid_request", "body/password: a new account needs a password (or log in and accept with your session).");
         let passwordHash: string | null = null;
@@ -88,10 +88,4 @@ export function tenantRoutes(deps: Deps) {
         },
       },
     );
-}
-
-function bearerToken(request: Request): string {
-  const match = /^Bearer ([A-Za-z0-9._~+/=-]+)$/i.exec((request.headers.get("authorization") ?? "").trim());
-  if (!match) throw new AppError("unauthorized");
-  return match[1];
 }
