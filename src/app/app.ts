@@ -1,6 +1,6 @@
 // The HTTP shell: one Elysia app with every capability's routes, the front door that every
 // request passes (request id, HTTPS, body limits), and the one place where failures become the
-// contract's error body.
+// error body of docs/api.md.
 import { openapi } from "@elysiajs/openapi";
 import { Elysia } from "elysia";
 import { accountsRoutes } from "../accounts/routes.ts";
@@ -25,7 +25,7 @@ import { attachState, requestState, type RequestState } from "../http/request-st
 import { clientAddress } from "../http/client-address.ts";
 import { newId } from "../ids.ts";
 
-// 1 to 128 visible ASCII characters (contract section 1).
+// 1 to 128 visible ASCII characters (docs/api.md).
 const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
 
 const SECURITY_HEADERS: Record<string, string> = {
@@ -42,7 +42,7 @@ function validationMessage(error: unknown): string {
   return `${where}${first.path || ""}: ${first.message ?? "invalid"}`;
 }
 
-/** The contract's error body for a failure, with its status and headers; noted for the front door's counts. */
+/** The error body of docs/api.md for a failure, with its status and headers; noted for the front door's counts. */
 function errorResponse(failure: AppError, state: RequestState): Response {
   state.failure = { code: failure.code, limit: failure.options.fields?.limit };
   return Response.json(errorBody(failure, state.id), { status: failure.status, headers: failure.options.headers });

@@ -1,4 +1,4 @@
-// Serves the app over HTTPS (contract section 9). Behind a TLS-terminating proxy
+// Serves the app over HTTPS (docs/api.md; docs/deployment.md). Behind a TLS-terminating proxy
 // (TRUST_PROXY=1, no certificate configured) it listens on plain HTTP and the front door accepts
 // only requests the proxy marks with X-Forwarded-Proto: https.
 import type { Config } from "../config.ts";
@@ -24,7 +24,7 @@ export async function serve(config: Config, opts: Parameters<typeof createServic
     hostname: config.host,
     tls: tls ? { cert: tls.cert, key: tls.key } : undefined,
     // No limit of Bun's own: above one it answers an empty 413 (or cuts the connection) instead
-    // of the contract's; the front door refuses a declared length over 64 KiB before reading,
+    // of the one docs/api.md names; the front door refuses a declared length over 64 KiB before reading,
     // and stops reading an undeclared one there.
     maxRequestBodySize: Number.MAX_SAFE_INTEGER,
     // The peer address feeds brute-force limits and security events (src/http/client-address.ts);

@@ -1,4 +1,4 @@
-// TLS material for the HTTPS listener (CONTRACT.md sections 9 and 10).
+// TLS material for the HTTPS listener (docs/deployment.md: HTTPS and configuration).
 //
 // Operators either point TLS_CERT / TLS_KEY at PEM files, or get a self-signed development
 // certificate that is created once under DATA_DIR and reused, so a browser exception or a

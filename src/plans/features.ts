@@ -1,4 +1,4 @@
-// Feature gating (contract section 5), read from the same `features` table as the catalog.
+// Feature gating (docs/api.md, plans and features), read from the same `features` table as the catalog.
 import type { Queryable } from "../db/index.ts";
 import { AppError } from "../http/errors.ts";
 

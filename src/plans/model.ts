@@ -1,4 +1,4 @@
-// Shapes of /features/catalog, /customer/upgrades and /customer/dashboard (contract section 3).
+// Shapes of /features/catalog, /customer/upgrades and /customer/dashboard (docs/api.md).
 import { t } from "elysia";
 
 const Limit = t.Union([t.Integer(), t.Null()]);
