@@ -184,6 +184,7 @@ export interface Queries {
       role: string;
       member_id: string;
       joined_at: string;
+      contact_email: string;
     };
   };
   "accounts/token_check": {

@@ -51,6 +51,15 @@ export const SettingsResponse = t.Object({ ok: t.Literal(true), settings: Settin
 
 export const TenantList = t.Object({
   ok: t.Literal(true),
-  tenants: t.Array(t.Object({ tenant_id: t.String({ pattern: "^cust_" }), role: Role, member_id: t.String({ pattern: "^mbr_" }), joined_at: Iso, current: t.Boolean() })),
+  tenants: t.Array(
+    t.Object({
+      tenant_id: t.String({ pattern: "^cust_" }),
+      role: Role,
+      member_id: t.String({ pattern: "^mbr_" }),
+      joined_at: Iso,
+      contact_email: t.Union([t.String(), t.Null()], { description: "the email of the tenant's oldest owner: how a person tells their tenants apart" }),
+      current: t.Boolean(),
+    }),
+  ),
 });
 export const SwitchBody = t.Object({ tenant_id: t.String() }, strict);

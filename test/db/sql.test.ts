@@ -175,7 +175,7 @@ describe("accounts/signup (tenant_signup)", () => {
       const tenant = await testQuery<{ tenant_id: string; email: string; plan: string; session_epoch: number; created_at: string }>(q, "tenant", [t.tenantId]);
       expect(tenant).toEqual([{ tenant_id: t.tenantId, email: t.email, plan: "free", session_epoch: 0, created_at: rows[0].created_at }]);
       // The person who signed up is the tenant's first member, its owner, and made its first key.
-      expect(await q.query("accounts/tenants", [t.accountId])).toEqual([{ tenant_id: t.tenantId, role: "owner", member_id: t.memberId, joined_at: rows[0].created_at }]);
+      expect(await q.query("accounts/tenants", [t.accountId])).toEqual([{ tenant_id: t.tenantId, role: "owner", member_id: t.memberId, joined_at: rows[0].created_at, contact_email: t.email }]);
 
       const keys = await testQuery<KeyRow>(q, "tenant_keys", [t.tenantId]);
       expect(keys).toEqual([

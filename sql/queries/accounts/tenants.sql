@@ -1,4 +1,5 @@
--- The tenants a person is an active member of, with the role in each, oldest membership first. $1 account_id
-SELECT m.tenant_id, m.role, m.member_id, iso_time(m.joined_at) AS joined_at
+-- The tenants a person is an active member of, with the role in each and the email of the tenant's
+-- oldest owner (how a person tells the tenants apart), oldest membership first. $1 account_id
+SELECT m.tenant_id, m.role, m.member_id, iso_time(m.joined_at) AS joined_at, tenant_contact_email(m.tenant_id) AS contact_email
   FROM members m WHERE m.account_id = $1 AND m.status = 'active'
  ORDER BY m.joined_at, m.member_id;

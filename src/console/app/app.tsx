@@ -12,6 +12,11 @@ import { PolicyPage } from "../pages/policy.tsx";
 import { PlanPage } from "../pages/plan.tsx";
 import { AccountPage } from "../pages/account.tsx";
 import { DevMailboxLink, MailboxPage } from "../pages/mailbox.tsx";
+import { MembersPage } from "../pages/members.tsx";
+import { AuditPage } from "../pages/audit.tsx";
+import { InvitationPage } from "../pages/invitation.tsx";
+import { requiredRole, roleAtLeast, type Role } from "../../members/roles.ts";
+import { TenantSwitcher } from "./tenants.tsx";
 
 export interface Account {
   tenant_id: string;
@@ -20,6 +25,9 @@ export interface Account {
   plan: string;
   created_at: string;
   mfa_enabled: boolean;
+  /** The session's member of the tenant, and its role there. */
+  member_id: string;
+  role: Role;
 }
 
 /** What every signed-in page gets from the shell. */
@@ -30,6 +38,16 @@ export interface Session {
   /** A secret to show once (signup's first key), consumed by the dashboard. */
   firstKey: string | null;
   clearFirstKey: () => void;
+  /**
+   * Whether the session's role may call a route ("POST /customer/keys"), by the table the server
+   * checks (src/members/roles.ts): pages show no button that would only be refused.
+   */
+  can: (route: string) => boolean;
+}
+
+export function roleCan(role: Role, route: string): boolean {
+  const space = route.indexOf(" ");
+  return roleAtLeast(role, requiredRole(route.slice(0, space), route.slice(space + 1)));
 }
 
 const NAV: { page: Page; label: string }[] = [
@@ -38,12 +56,16 @@ const NAV: { page: Page; label: string }[] = [
   { page: "receipts", label: "Receipts" },
   { page: "policy", label: "Policy" },
   { page: "plan", label: "Plan" },
+  { page: "members", label: "Members" },
+  { page: "audit", label: "Audit" },
   { page: "account", label: "Account" },
 ];
 
 // Where to go after logging in: only a console path, never another site.
 export function safeNext(next: string | null): string {
-  return next && /^\/console\/[a-z][a-z0-9/_-]*$/i.test(next) ? next : `${BASE}/dashboard`;
+  // The invitation page keeps its token across the login (its only query that is not a secret's
+  // second copy: the email holds it too, and the page takes it out of the address bar).
+  return next && /^\/console\/[a-z][a-z0-9/_-]*(\?token=[A-Za-z0-9_-]{1,200})?$/i.test(next) ? next : `${BASE}/dashboard`;
 }
 
 export function App() {
@@ -88,22 +110,26 @@ export function App() {
     announce("You are logged out.");
   };
 
-  const signedIn = token && account ? { account, refreshAccount, firstKey, clearFirstKey: () => setFirstKey(null) } : null;
+  const signedIn: Session | null =
+    token && account ? { account, refreshAccount, firstKey, clearFirstKey: () => setFirstKey(null), can: (route) => roleCan(account.role, route) } : null;
 
   let content;
   if (route.page === "login") content = <LoginPage next={safeNext(route.query.get("next"))} />;
   else if (route.page === "signup") content = <SignupPage onFirstKey={setFirstKey} />;
   else if (route.page === "forgot") content = <ForgotPage />;
   else if (route.page === "reset") content = <ResetPage token={route.query.get("token")} />;
+  else if (route.page === "invitation") content = <InvitationPage token={route.query.get("token")} signedIn={!!token} account={token ? account : null} />;
   else if (route.page === "verify") content = <VerifyPage token={route.query.get("token")} signedIn={!!token} onVerified={refreshAccount} />;
   else if (route.page === "not_found") content = <NotFound />;
   else if (!signedIn) content = accountError ? <ErrorNotice error={accountError} /> : <p class="loading">Loading…</p>;
   else if (route.page === "dashboard") content = <DashboardPage session={signedIn} />;
-  else if (route.page === "keys") content = <KeysPage />;
+  else if (route.page === "keys") content = <KeysPage session={signedIn} />;
   else if (route.page === "receipts") content = <ReceiptsPage session={signedIn} />;
   else if (route.page === "receipt") content = <ReceiptPage id={route.id!} />;
   else if (route.page === "policy") content = <PolicyPage session={signedIn} />;
   else if (route.page === "plan") content = <PlanPage session={signedIn} />;
+  else if (route.page === "members") content = <MembersPage session={signedIn} />;
+  else if (route.page === "audit") content = <AuditPage session={signedIn} />;
   else if (route.page === "account") content = <AccountPage session={signedIn} />;
   else if (route.page === "mailbox") content = <MailboxPage session={signedIn} />;
 
@@ -118,6 +144,7 @@ export function App() {
         </Link>
         {token && (
           <nav aria-label="Console">
+            {signedIn && <TenantSwitcher current={signedIn.account.tenant_id} />}
             <ul>
               {NAV.map((item) => (
                 <li key={item.page}>
@@ -137,7 +164,8 @@ export function App() {
       </header>
       {signedIn && !signedIn.account.email_verified && <VerifyBanner email={signedIn.account.email} />}
       <StatusLine />
-      <main id="main" tabIndex={-1}>
+      {/* A switch of tenant or member starts every page afresh: nothing of the other one stays. */}
+      <main id="main" tabIndex={-1} key={signedIn ? signedIn.account.member_id : "signed-out"}>
         {content}
       </main>
     </>

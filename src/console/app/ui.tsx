@@ -49,6 +49,11 @@ export function ErrorNotice({ error }: { error: unknown }) {
         {message}
         {retry}
       </p>
+      {error instanceof ApiError && error.code === "mfa_enrollment_required" && (
+        <p>
+          <a href="/console/account">Turn on a second factor on the Account page</a>.
+        </p>
+      )}
       {requestId && <p class="small">Request id: <code>{requestId}</code></p>}
     </div>
   );

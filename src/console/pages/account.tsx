@@ -39,8 +39,10 @@ export function AccountPage({ session }: { session: Session }) {
         <dd>
           {account.email} {account.email_verified ? <span class="badge active">verified</span> : <span class="badge pending">not verified</span>}
         </dd>
-        <dt>Account id</dt>
+        <dt>Tenant</dt>
         <dd class="mono">{account.tenant_id}</dd>
+        <dt>Your role</dt>
+        <dd data-testid="account-role">{account.role}</dd>
         <dt>Plan</dt>
         <dd>{account.plan}</dd>
         <dt>Created</dt>

@@ -1,7 +1,10 @@
-// /console/keys: create (secret shown once), list (newest first, page by page) with hints and last
-// use, rotate, revoke.
+// /console/keys: create (secret shown once), list (newest first, page by page) with hints, last
+// use and the member who made or ended each key, rotate, revoke. Roles that may only read see the
+// list without its buttons.
 import { useState } from "preact/hooks";
 import { api, newIdempotencyKey } from "../app/api.ts";
+import type { Session } from "../app/app.tsx";
+import { useMemberNames } from "../app/names.ts";
 import { announce, ConfirmButton, ErrorNotice, Field, Loading, PageTitle, Pager, SecretReveal, useCursorPages, useLoad, useSubmit, When } from "../app/ui.tsx";
 
 interface Key {
@@ -12,11 +15,17 @@ interface Key {
   last_used_at: string | null;
   revoked_at: string | null;
   hint: string;
+  created_by: string | null;
+  revoked_by: string | null;
 }
 
 const PAGE_SIZE = 20;
 
-export function KeysPage() {
+export function KeysPage({ session }: { session: Session }) {
+  const canCreate = session.can("POST /customer/keys");
+  const canRotate = session.can("POST /customer/keys/:key_id/rotate");
+  const canRevoke = session.can("POST /customer/keys/:key_id/revoke");
+  const who = useMemberNames(session.account.member_id);
   const pages = useCursorPages();
   const cursor = pages.cursor;
   const list = useLoad(
@@ -69,16 +78,18 @@ export function KeysPage() {
     <section>
       <PageTitle text="API keys" />
       {revealed && <SecretReveal secret={revealed.secret} label={revealed.label} onDone={() => setRevealed(null)} />}
-      <section class="panel" aria-labelledby="new-key">
-        <h2 id="new-key">Create a key</h2>
-        <form onSubmit={create} ref={form.formRef} noValidate class="inline-form">
-          <ErrorNotice error={form.error} />
-          <Field label="Label" name="label" maxLength={100} required hint="Where the key is used, for example “billing bot”." error={form.fields.label} />
-          <button type="submit" class="primary" disabled={form.busy}>
-            {form.busy ? "Creating…" : "Create key"}
-          </button>
-        </form>
-      </section>
+      {canCreate && (
+        <section class="panel" aria-labelledby="new-key">
+          <h2 id="new-key">Create a key</h2>
+          <form onSubmit={create} ref={form.formRef} noValidate class="inline-form">
+            <ErrorNotice error={form.error} />
+            <Field label="Label" name="label" maxLength={100} required hint="Where the key is used, for example “billing bot”." error={form.fields.label} />
+            <button type="submit" class="primary" disabled={form.busy}>
+              {form.busy ? "Creating…" : "Create key"}
+            </button>
+          </form>
+        </section>
+      )}
       <section class="panel" aria-labelledby="key-list">
         <h2 id="key-list">Your keys</h2>
         <ErrorNotice error={list.error ?? actionError} />
@@ -94,7 +105,8 @@ export function KeysPage() {
                   <th scope="col">Status</th>
                   <th scope="col">Created</th>
                   <th scope="col">Last used</th>
-                  <th scope="col">Actions</th>
+                  <th scope="col">Created by</th>
+                  {(canRotate || canRevoke) && <th scope="col">Actions</th>}
                 </tr>
               </thead>
               <tbody>
@@ -119,31 +131,41 @@ export function KeysPage() {
                     <td data-label="Last used">
                       <When iso={key.last_used_at} none="never" />
                     </td>
-                    <td class="row-actions">
-                      {key.status === "active" && (
-                        <div class="row-buttons">
-                          <ConfirmButton
-                            label="Rotate"
-                            describedBy={`label-${key.key_id}`}
-                            title={`Rotate “${key.label}”?`}
-                            body={<p>A new secret replaces this one. The current secret stops working at once, so update everything that uses it.</p>}
-                            confirm="Rotate key"
-                            disabled={busyKey === key.key_id}
-                            onConfirm={() => act(key, "rotate")}
-                          />
-                          <ConfirmButton
-                            label="Revoke"
-                            danger
-                            describedBy={`label-${key.key_id}`}
-                            title={`Revoke “${key.label}”?`}
-                            body={<p>Requests with this key are refused from now on. This cannot be undone.</p>}
-                            confirm="Revoke key"
-                            disabled={busyKey === key.key_id}
-                            onConfirm={() => act(key, "revoke")}
-                          />
-                        </div>
-                      )}
+                    <td data-label="Created by">
+                      {who(key.created_by)}
+                      {key.revoked_by && <div class="small">revoked by {who(key.revoked_by)}</div>}
                     </td>
+                    {(canRotate || canRevoke) && (
+                      <td class="row-actions">
+                        {key.status === "active" && (
+                          <div class="row-buttons">
+                            {canRotate && (
+                              <ConfirmButton
+                                label="Rotate"
+                                describedBy={`label-${key.key_id}`}
+                                title={`Rotate “${key.label}”?`}
+                                body={<p>A new secret replaces this one. The current secret stops working at once, so update everything that uses it.</p>}
+                                confirm="Rotate key"
+                                disabled={busyKey === key.key_id}
+                                onConfirm={() => act(key, "rotate")}
+                              />
+                            )}
+                            {canRevoke && (
+                              <ConfirmButton
+                                label="Revoke"
+                                danger
+                                describedBy={`label-${key.key_id}`}
+                                title={`Revoke “${key.label}”?`}
+                                body={<p>Requests with this key are refused from now on. This cannot be undone.</p>}
+                                confirm="Revoke key"
+                                disabled={busyKey === key.key_id}
+                                onConfirm={() => act(key, "revoke")}
+                              />
+                            )}
+                          </div>
+                        )}
+                      </td>
+                    )}
                   </tr>
                 ))}
               </tbody>

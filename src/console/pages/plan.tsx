@@ -1,8 +1,10 @@
-// /console/plan: the plans and what they allow, upgrade requests (ask, cancel) and their review.
+// /console/plan: the plans and what they allow, upgrade requests (ask, cancel: owners) and their
+// review, with the member who asked.
 import { useEffect, useState } from "preact/hooks";
 import { api, newIdempotencyKey } from "../app/api.ts";
 import type { Session } from "../app/app.tsx";
 import { loadCatalog, planRank } from "../app/catalog.ts";
+import { useMemberNames } from "../app/names.ts";
 import { announce, ConfirmButton, ErrorNotice, Field, formatCount, Loading, PageTitle, useLoad, useSubmit, When } from "../app/ui.tsx";
 
 interface Upgrade {
@@ -13,6 +15,7 @@ interface Upgrade {
   created_at: string;
   reviewed_at: string | null;
   review_note: string | null;
+  requested_by: string | null;
 }
 
 export function PlanPage({ session }: { session: Session }) {
@@ -21,6 +24,8 @@ export function PlanPage({ session }: { session: Session }) {
   const [cancelError, setCancelError] = useState<unknown>(null);
   const form = useSubmit((code) => (code === "invalid_plan" ? "requested_plan" : code === "invalid_request" ? "reason" : undefined));
   const plan = session.account.plan;
+  const canRequest = session.can("POST /customer/upgrades/request");
+  const who = useMemberNames(session.account.member_id);
 
   // The plan may have changed since the shell read it (an operator approved a request).
   useEffect(() => {
@@ -112,6 +117,8 @@ export function PlanPage({ session }: { session: Session }) {
           </p>
         ) : higher.length === 0 && catalog.data ? (
           <p>You are on the highest plan.</p>
+        ) : !canRequest ? (
+          <p data-testid="upgrade-needs-owner">An owner of this tenant requests upgrades: ask one of them.</p>
         ) : (
           <form onSubmit={request} ref={form.formRef} noValidate>
             <ErrorNotice error={form.error} />
@@ -139,7 +146,7 @@ export function PlanPage({ session }: { session: Session }) {
       </section>
       <section class="panel" aria-labelledby="requests">
         <div class="panel-head">
-          <h2 id="requests">Your requests</h2>
+          <h2 id="requests">Requests</h2>
           <button type="button" onClick={upgrades.reload} disabled={upgrades.loading}>
             Refresh
           </button>
@@ -154,20 +161,20 @@ export function PlanPage({ session }: { session: Session }) {
             {upgrades.data?.upgrades.map((u) => (
               <li key={u.request_id} data-request-id={u.request_id} data-status={u.status}>
                 <p>
-                  <strong>{u.requested_plan}</strong> <span class={`badge ${u.status}`}>{u.status}</span> asked <When iso={u.created_at} />
+                  <strong>{u.requested_plan}</strong> <span class={`badge ${u.status}`}>{u.status}</span> asked <When iso={u.created_at} /> by {who(u.requested_by)}
                   {u.reviewed_at && (
                     <>
                       , reviewed <When iso={u.reviewed_at} />
                     </>
                   )}
                 </p>
-                {u.reason && <p class="small">Your reason: {u.reason}</p>}
+                {u.reason && <p class="small">Reason: {u.reason}</p>}
                 {u.review_note && (
                   <p class="review-note">
                     Note from the reviewer: <q>{u.review_note}</q>
                   </p>
                 )}
-                {u.status === "pending" && (
+                {u.status === "pending" && canRequest && (
                   <ConfirmButton label="Cancel request" title="Cancel this upgrade request?" body={<p>You can ask again later.</p>} confirm="Cancel request" danger onConfirm={() => cancel(u)} />
                 )}
               </li>

@@ -179,7 +179,8 @@ function JsonArea(props: { field: EditorField; label: string; hint: string; text
   );
 }
 
-export function PolicyEditor({ active, storedCases, onPublished }: { active: Policy; storedCases: unknown[]; onPublished: () => void }) {
+/** `canPublish`: the session's role may publish and save tests (admin); a developer drafts, tests and previews. */
+export function PolicyEditor({ active, storedCases, onPublished, canPublish }: { active: Policy; storedCases: unknown[]; onPublished: () => void; canPublish: boolean }) {
   // null: the text shown is the server's (the active document, the saved cases); a string: edits.
   const [draft, setDraft] = useState<string | null>(null);
   const [casesDraft, setCasesDraft] = useState<string | null>(null);
@@ -316,9 +317,11 @@ export function PolicyEditor({ active, storedCases, onPublished }: { active: Pol
             <button type="button" class="primary" onClick={runTests} disabled={busy !== null}>
               {busy === "test" ? "Running…" : "Run tests"}
             </button>
-            <button type="button" onClick={saveTests} disabled={busy !== null || !unsavedCases}>
-              {busy === "save" ? "Saving…" : "Save tests"}
-            </button>
+            {canPublish && (
+              <button type="button" onClick={saveTests} disabled={busy !== null || !unsavedCases}>
+                {busy === "save" ? "Saving…" : "Save tests"}
+              </button>
+            )}
           </div>
           {unsavedCases && <p class="small" data-testid="unsaved-cases">Unsaved changes: publishing runs the saved tests, not these.</p>}
           {failure?.near === "tests" && <ErrorNotice error={failure.error} />}
@@ -333,14 +336,20 @@ export function PolicyEditor({ active, storedCases, onPublished }: { active: Pol
       </button>
       {impact && <ImpactView impact={impact.data} stale={!previewed} />}
       {failure?.near === "publish" && <ErrorNotice error={failure.error} />}
-      <div class="actions publish">
-        <button type="button" class="primary" onClick={publish} disabled={busy !== null || !previewed} aria-describedby="publish-hint">
-          {busy === "publish" ? "Publishing…" : "Publish new version"}
-        </button>
-        <p class="hint" id="publish-hint">
-          {previewed ? "Publishing runs the saved tests first and makes a new immutable version; earlier versions stay for their receipts." : "Preview the impact of this draft first."}
+      {canPublish ? (
+        <div class="actions publish">
+          <button type="button" class="primary" onClick={publish} disabled={busy !== null || !previewed} aria-describedby="publish-hint">
+            {busy === "publish" ? "Publishing…" : "Publish new version"}
+          </button>
+          <p class="hint" id="publish-hint">
+            {previewed ? "Publishing runs the saved tests first and makes a new immutable version; earlier versions stay for their receipts." : "Preview the impact of this draft first."}
+          </p>
+        </div>
+      ) : (
+        <p class="small" data-testid="publish-needs-admin">
+          Publishing and saving tests need the admin role: ask an admin or owner to publish your draft.
         </p>
-      </div>
+      )}
     </section>
   );
 }

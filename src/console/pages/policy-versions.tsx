@@ -14,12 +14,13 @@ interface Version {
   hash: string;
   created_at: string;
   rules: number;
+  published_by: string | null;
 }
 
 const PAGE_SIZE = 50;
 const MARK = { same: "  ", add: "+ ", del: "- " } as const;
 
-export function PolicyVersions({ active, canRestore, changed, onRestored }: { active: number; canRestore: boolean; changed: number; onRestored: () => void }) {
+export function PolicyVersions({ active, canRestore, changed, onRestored, who }: { active: number; canRestore: boolean; changed: number; onRestored: () => void; who: (memberId: string | null) => string }) {
   const [versions, setVersions] = useState<Version[]>([]);
   const [next, setNext] = useState<string | null>(null);
   const [loading, setLoading] = useState(true);
@@ -112,6 +113,7 @@ export function PolicyVersions({ active, canRestore, changed, onRestored }: { ac
                 <tr>
                   <th scope="col">Version</th>
                   <th scope="col">Published</th>
+                  <th scope="col">By</th>
                   <th scope="col">Rules</th>
                   <th scope="col">Hash</th>
                   <th scope="col">
@@ -126,6 +128,7 @@ export function PolicyVersions({ active, canRestore, changed, onRestored }: { ac
                     <td data-label="Published">
                       <When iso={v.created_at} />
                     </td>
+                    <td data-label="By">{v.published_by === null ? "built in" : who(v.published_by)}</td>
                     <td data-label="Rules">{v.rules}</td>
                     <td class="mono" data-label="Hash" title={v.hash}>
                       {v.hash.slice(0, 12)}…

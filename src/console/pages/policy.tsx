@@ -5,6 +5,7 @@ import { useState } from "preact/hooks";
 import { api } from "../app/api.ts";
 import type { Session } from "../app/app.tsx";
 import { loadCatalog, planAllows } from "../app/catalog.ts";
+import { useMemberNames } from "../app/names.ts";
 import { BASE, Link } from "../app/router.tsx";
 import { ErrorNotice, Loading, Notice, PageTitle, useLoad } from "../app/ui.tsx";
 import { pretty } from "../app/policy-text.ts";
@@ -17,6 +18,7 @@ export function PolicyPage({ session }: { session: Session }) {
   const loaded = useLoad(async () => {
     const [policy, catalog] = await Promise.all([api<Policy>("GET", "/customer/policy"), loadCatalog()]);
     const editable = planAllows(catalog, session.account.plan, "custom_policy");
+    // Roles that may only read see the document, not the editor (docs/api.md, "Teams").
     const tests = editable ? await api<{ cases: unknown[] }>("GET", "/customer/policy/tests") : { cases: [] };
     return { policy, catalog, editable, cases: tests.cases };
   }, [changed, session.account.plan]);
@@ -24,6 +26,9 @@ export function PolicyPage({ session }: { session: Session }) {
   const policy = data?.policy;
   const required = data?.catalog.features.find((f) => f.feature === "custom_policy")?.required_plan ?? "pro";
   const refresh = () => setChanged((n) => n + 1);
+  const canDraft = session.can("POST /customer/policy/test");
+  const canPublish = session.can("PUT /customer/policy");
+  const who = useMemberNames(session.account.member_id);
 
   return (
     <section>
@@ -42,23 +47,29 @@ export function PolicyPage({ session }: { session: Session }) {
             <dd class="mono wrap">{policy.hash}</dd>
           </dl>
           {policy.policy_id === DEFAULT_POLICY_ID && <FirstPublishNote tenantId={session.account.tenant_id} />}
-          {data.editable ? (
+          {data.editable && canDraft ? (
             // A fresh editor for each active version: its draft starts from the new document.
-            <PolicyEditor key={`${policy.version}`} active={policy} storedCases={data.cases} onPublished={refresh} />
+            <PolicyEditor key={`${policy.version}`} active={policy} storedCases={data.cases} onPublished={refresh} canPublish={canPublish} />
           ) : (
             <>
-              <Notice>
-                <p>
-                  Editing the policy needs the <strong>{required}</strong> plan. <Link href={`${BASE}/plan`}>Request an upgrade</Link>
+              {!data.editable ? (
+                <Notice>
+                  <p>
+                    Editing the policy needs the <strong>{required}</strong> plan. <Link href={`${BASE}/plan`}>Request an upgrade</Link>
+                  </p>
+                </Notice>
+              ) : (
+                <p class="small" data-testid="policy-read-only">
+                  As {session.account.role} you read the policy; drafting and testing need the developer role, publishing the admin role.
                 </p>
-              </Notice>
+              )}
               <h2 id="doc-title">Document</h2>
               <pre class="json" tabIndex={0} aria-labelledby="doc-title">
                 {pretty(policy.document)}
               </pre>
             </>
           )}
-          <PolicyVersions active={policy.version} canRestore={data.editable} changed={changed} onRestored={refresh} />
+          <PolicyVersions active={policy.version} canRestore={data.editable && session.can("POST /customer/policy/versions/:version/restore")} changed={changed} onRestored={refresh} who={who} />
         </>
       )}
     </section>
