@@ -14,11 +14,17 @@ import { addressLimit, limitCredentialAttempt, hashRequester } from "./rate-limi
 const bearer = [{ bearer: [] as string[] }] as Record<string, string[]>[];
 
 export function customerAccountRoutes(deps: Deps) {
-  return new Elysia({ name: "accounts-customer", prefix: "/customer/account" })
+  return new Elysia({ name: "accounts-customer-all", prefix: "/customer/account" }).use(accountRoutes(deps)).use(mfaAccountRoutes(deps));
+}
+
+function accountRoutes(deps: Deps) {
+  return new Elysia({ name: "accounts-customer" })
+    // Elysia derives before it validates the body: without a session the answer is 401, never 400.
+    .derive(async ({ request, route }) => ({ customer: await deps.sessions.require(request, route) }))
     .get(
       "",
-      async ({ request, route }) => {
-        const { member_id } = await deps.sessions.require(request, route);
+      async ({ request, customer }) => {
+        const { member_id } = customer;
         const row = (await account(deps.db, member_id))!;
         return { ok: true as const, ...row, role: row.role as Role };
       },
@@ -31,8 +37,8 @@ export function customerAccountRoutes(deps: Deps) {
     .use(addressLimit(deps))
     .post(
       "/password",
-      async ({ body, request, route }) => {
-        const { tenant_id, account_id } = await deps.sessions.require(request, route);
+      async ({ body, request, route, customer }) => {
+        const { tenant_id, account_id } = customer;
         const current = (await credentials(deps.db, account_id))!;
         // Guessing the current password with a stolen session is limited per account and
         // address, apart from login: a session thief cannot lock the owner out of logging in.
@@ -55,6 +61,5 @@ export function customerAccountRoutes(deps: Deps) {
         response: { 200: PasswordChangeResponse, 400: ErrorResponse, 401: ErrorResponse, 429: RateLimitedResponse, 503: ErrorResponse },
         detail: { summary: "Change the password; every other session ends and a fresh token is returned", tags: ["accounts"], security: bearer },
       },
-    )
-    .use(mfaAccountRoutes(deps));
+    );
 }

@@ -62,10 +62,14 @@ export function mfaAccountRoutes(deps: Deps) {
     }
   };
   return new Elysia({ name: "accounts-mfa", prefix: "/mfa" })
+    // Every second-factor route takes a password or a code: limited per client address.
+    .use(addressLimit(deps))
+    // Elysia derives before it validates the body: without a session the answer is 401, never 400.
+    .derive(async ({ request, route }) => ({ customer: await deps.sessions.require(request, route) }))
     .post(
       "/enroll",
-      async ({ request, route }) => {
-        const { account_id, tenant_id } = await deps.sessions.require(request, route);
+      async ({ request, customer }) => {
+        const { account_id, tenant_id } = customer;
         const { email } = (await credentials(deps.db, account_id))!;
         const { secret, otpauth_url } = await enrollMfa(deps, account_id, email, deps.now());
         securityEvent(deps, request, "auth.mfa_enrolled", { tenant_id, account_id });
@@ -80,8 +84,8 @@ export function mfaAccountRoutes(deps: Deps) {
     )
     .post(
       "/confirm",
-      async ({ body, request, route }) => {
-        const { account_id, tenant_id } = await deps.sessions.require(request, route);
+      async ({ body, request, route, customer }) => {
+        const { account_id, tenant_id } = customer;
         await limitCredentialAttempt(deps, request, mfaSubject(account_id), route);
         const recovery_codes = await confirmMfa(deps, account_id, body.code, deps.now(), requestId(request));
         securityEvent(deps, request, "auth.mfa_enabled", { tenant_id, account_id });
@@ -96,8 +100,8 @@ export function mfaAccountRoutes(deps: Deps) {
     )
     .post(
       "/disable",
-      async ({ body, request, route }) => {
-        const { account_id, tenant_id } = await deps.sessions.require(request, route);
+      async ({ body, request, route, customer }) => {
+        const { account_id, tenant_id } = customer;
         await checkPasswordForMfa(request, route, account_id, body.password, "disable");
         await disableMfa(deps, account_id, body.code, deps.now(), requestId(request));
         securityEvent(deps, request, "auth.mfa_disabled", { tenant_id, account_id });
@@ -112,8 +116,8 @@ export function mfaAccountRoutes(deps: Deps) {
     )
     .post(
       "/recovery-codes",
-      async ({ body, request, route }) => {
-        const { account_id, tenant_id } = await deps.sessions.require(request, route);
+      async ({ body, request, route, customer }) => {
+        const { account_id, tenant_id } = customer;
         await checkPasswordForMfa(request, route, account_id, body.password, "recovery_codes");
         const recovery_codes = await replaceRecoveryCodes(deps, account_id, body.code, deps.now());
         securityEvent(deps, request, "auth.mfa_recovery_codes_replaced", { tenant_id, account_id });

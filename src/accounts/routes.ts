@@ -20,6 +20,7 @@ const bearer = [{ bearer: [] as string[] }] as Record<string, string[]>[];
 export function accountsRoutes(deps: Deps) {
   return new Elysia({ name: "accounts" })
     .use(signupLoginRoutes(deps))
+    .use(logoutRoutes(deps))
     .use(mfaVerifyRoutes(deps))
     .use(verifyEmailRoutes(deps))
     .use(resetPasswordRoutes(deps));
@@ -94,11 +95,19 @@ function signupLoginRoutes(deps: Deps) {
         response: { 200: t.Union([LoginResponse, LoginMfaResponse]), 400: ErrorResponse, 401: ErrorResponse, 429: RateLimitedResponse, 503: ErrorResponse },
         detail: { summary: "Log in: a JWT valid 24 hours, or a second-factor challenge when one is on", tags: ["accounts"] },
       },
-    )
+    );
+}
+
+// Its own instance: a derive applies to every route of the instance it is in, and signing up and
+// logging in take no session.
+function logoutRoutes(deps: Deps) {
+  return new Elysia({ name: "accounts-logout", prefix: "/auth" })
+    .use(addressLimit(deps))
+    // Elysia derives before it validates the body: without a session the answer is 401, never 400.
+    .derive(async ({ request, route }) => ({ customer: await deps.sessions.require(request, route) }))
     .post(
       "/logout",
-      async ({ body, request, route }) => {
-        const session = await deps.sessions.require(request, route);
+      async ({ body, request, customer: session }) => {
         const all = body?.all === true;
         await deps.sessions.signOut(session, all, deps.now());
         securityEvent(deps, request, "auth.logout", { tenant_id: session.tenant_id, all });

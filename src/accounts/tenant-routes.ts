@@ -16,36 +16,12 @@ import { addressLimit } from "./rate-limit.ts";
 const bearer = [{ bearer: [] as string[] }] as Record<string, string[]>[];
 
 export function tenantRoutes(deps: Deps) {
+  return new Elysia({ name: "accounts-tenants-all" }).use(invitationRoutes(deps)).use(tenantSessionRoutes(deps));
+}
+
+function invitationRoutes(deps: Deps) {
   return new Elysia({ name: "accounts-tenants", prefix: "/auth" })
     .use(addressLimit(deps))
-    .get(
-      "/tenants",
-      async ({ request, route }) => {
-        const session = await deps.sessions.require(request, route);
-        const rows = await deps.db.query("accounts/tenants", [session.account_id]);
-        return { ok: true as const, tenants: rows.map((r) => ({ ...r, role: r.role as Role, current: r.tenant_id === session.tenant_id })) };
-      },
-      {
-        response: { 200: TenantList, 401: ErrorResponse, 429: RateLimitedResponse },
-        detail: { summary: "The tenants the signed-in person is a member of, with the role in each", tags: ["accounts"], security: bearer },
-      },
-    )
-    .post(
-      "/switch",
-      async ({ body, request, route }) => {
-        const session = await deps.sessions.require(request, route);
-        const epoch = (await deps.db.one("accounts/account_epoch", [session.account_id]))!.session_epoch;
-        const opened = await openSession(deps, session.account_id, epoch, body.tenant_id);
-        securityEvent(deps, request, "auth.tenant_switched", { tenant_id: opened.tenant_id, member_id: opened.member_id, from_tenant_id: session.tenant_id });
-        return { ok: true as const, ...opened };
-      },
-      {
-        body: SwitchBody,
-        parse: "json",
-        response: { 200: LoginResponse, 400: ErrorResponse, 401: ErrorResponse, 404: ErrorResponse, 429: RateLimitedResponse },
-        detail: { summary: "A session of another tenant the person is a member of (404 for any other); the current one stays valid", tags: ["accounts"], security: bearer },
-      },
-    )
     .post(
       "/invitations/accept",
       async ({ body, request }) => {
@@ -86,6 +62,41 @@ export function tenantRoutes(deps: Deps) {
           summary: "Accept an invitation: as a new person with a password (the link proves the email), or signed in as the invited email; the answer is a session of that tenant",
           tags: ["accounts"],
         },
+      },
+    );
+}
+
+// Its own instance: a derive applies to every route of the instance it is in, and accepting an
+// invitation as a new person takes no session.
+function tenantSessionRoutes(deps: Deps) {
+  return new Elysia({ name: "accounts-tenants-session", prefix: "/auth" })
+    .use(addressLimit(deps))
+    // Elysia derives before it validates the body: without a session the answer is 401, never 400.
+    .derive(async ({ request, route }) => ({ customer: await deps.sessions.require(request, route) }))
+    .get(
+      "/tenants",
+      async ({ customer: session }) => {
+        const rows = await deps.db.query("accounts/tenants", [session.account_id]);
+        return { ok: true as const, tenants: rows.map((r) => ({ ...r, role: r.role as Role, current: r.tenant_id === session.tenant_id })) };
+      },
+      {
+        response: { 200: TenantList, 401: ErrorResponse, 429: RateLimitedResponse },
+        detail: { summary: "The tenants the signed-in person is a member of, with the role in each", tags: ["accounts"], security: bearer },
+      },
+    )
+    .post(
+      "/switch",
+      async ({ body, request, customer: session }) => {
+        const epoch = (await deps.db.one("accounts/account_epoch", [session.account_id]))!.session_epoch;
+        const opened = await openSession(deps, session.account_id, epoch, body.tenant_id);
+        securityEvent(deps, request, "auth.tenant_switched", { tenant_id: opened.tenant_id, member_id: opened.member_id, from_tenant_id: session.tenant_id });
+        return { ok: true as const, ...opened };
+      },
+      {
+        body: SwitchBody,
+        parse: "json",
+        response: { 200: LoginResponse, 400: ErrorResponse, 401: ErrorResponse, 404: ErrorResponse, 429: RateLimitedResponse },
+        detail: { summary: "A session of another tenant the person is a member of (404 for any other); the current one stays valid", tags: ["accounts"], security: bearer },
       },
     );
 }

@@ -10,27 +10,12 @@ import { addressLimit, limitMailTo } from "./rate-limit.ts";
 const bearer = [{ bearer: [] as string[] }] as Record<string, string[]>[];
 
 export function verifyEmailRoutes(deps: Deps) {
+  return new Elysia({ name: "accounts-verify-email-all" }).use(verifyEmailConfirmRoutes(deps)).use(verifyEmailSessionRoutes(deps));
+}
+
+function verifyEmailConfirmRoutes(deps: Deps) {
   return new Elysia({ name: "accounts-verify-email", prefix: "/auth/verify-email" })
     .use(addressLimit(deps))
-    .post(
-      "/request",
-      async ({ request, route, set }) => {
-        const { tenant_id, account_id } = await deps.sessions.require(request, route);
-        await limitMailTo(deps, request, { tenantId: account_id }, route);
-        // Already verified: nothing to send, and the answer is the same.
-        const mailId = await deps.db.tx((q) => issueVerification(q, deps.mailTokens, account_id, deps.now()));
-        if (mailId !== null) deps.mail.nudge();
-        securityEvent(deps, request, "auth.verification_requested", { tenant_id, sent: mailId !== null });
-        set.status = 202;
-        return { ok: true as const };
-      },
-      {
-        body: EmptyBody,
-        parse: "json",
-        response: { 202: Accepted, 400: ErrorResponse, 401: ErrorResponse, 429: RateLimitedResponse },
-        detail: { summary: "Send a new verification email; earlier links stop working", tags: ["accounts"], security: bearer },
-      },
-    )
     .post(
       "/confirm",
       async ({ body, request }) => {
@@ -49,11 +34,39 @@ export function verifyEmailRoutes(deps: Deps) {
         response: { 200: VerifyConfirmResponse, 400: ErrorResponse, 429: RateLimitedResponse },
         detail: { summary: "Confirm the email address with the token from the link", tags: ["accounts"] },
       },
+    );
+}
+
+// Its own instance: a derive applies to every route of the instance it is in, and confirming
+// takes no session (the link is opened wherever the email is read).
+function verifyEmailSessionRoutes(deps: Deps) {
+  return new Elysia({ name: "accounts-verify-email-session", prefix: "/auth/verify-email" })
+    .use(addressLimit(deps))
+    // Elysia derives before it validates the body: without a session the answer is 401, never 400.
+    .derive(async ({ request, route }) => ({ customer: await deps.sessions.require(request, route) }))
+    .post(
+      "/request",
+      async ({ request, route, set, customer }) => {
+        const { tenant_id, account_id } = customer;
+        await limitMailTo(deps, request, { tenantId: account_id }, route);
+        // Already verified: nothing to send, and the answer is the same.
+        const mailId = await deps.db.tx((q) => issueVerification(q, deps.mailTokens, account_id, deps.now()));
+        if (mailId !== null) deps.mail.nudge();
+        securityEvent(deps, request, "auth.verification_requested", { tenant_id, sent: mailId !== null });
+        set.status = 202;
+        return { ok: true as const };
+      },
+      {
+        body: EmptyBody,
+        parse: "json",
+        response: { 202: Accepted, 400: ErrorResponse, 401: ErrorResponse, 429: RateLimitedResponse },
+        detail: { summary: "Send a new verification email; earlier links stop working", tags: ["accounts"], security: bearer },
+      },
     )
     .get(
       "/status",
-      async ({ request, route }) => {
-        const { account_id } = await deps.sessions.require(request, route);
+      async ({ customer }) => {
+        const { account_id } = customer;
         const row = (await verificationStatus(deps.db, account_id))!;
         return { ok: true as const, email: row.email, email_verified: row.email_verified, verified_at: row.verified_at };
       },

@@ -12,6 +12,7 @@ import { PRESETS, presetNames } from "./presets.ts";
 import { simulate, type SimulatedPolicy, type Subject } from "./simulate.ts";
 
 type Body = Static<typeof SimulateBody>;
+type Caller = { key: Awaited<ReturnType<Deps["keys"]["require"]>>; session?: undefined } | { key?: undefined; session: Awaited<ReturnType<Deps["sessions"]["require"]>> };
 
 function subjectOf(body: Body): Subject {
   if ((body.preset === undefined) === (body.input === undefined)) throw new AppError("invalid_request", "body: send either preset or input.");
@@ -26,31 +27,37 @@ export function simulationRoutes(deps: Deps) {
     return { ref: policy.ref, document: policy.document };
   };
 
-  const run = async ({ body, request, route }: { body: Body; request: Request; route: string }) => {
+  // The caller, known before the body is read: a stranger learns nothing of the body's rules.
+  // Either credential; an API key wins when both are sent.
+  const callerOf = async (request: Request, route: string): Promise<Caller> => {
+    if (request.headers.has("x-api-key")) return { key: await deps.keys.require(request) };
+    if (request.headers.has("authorization")) return { session: await deps.sessions.require(request, route) };
+    throw new AppError("unauthorized", "Send X-API-Key: <key> or Authorization: Bearer <token>.");
+  };
+
+  const run = async ({ body, request, caller }: { body: Body; request: Request; caller: Caller }) => {
     if (body.document !== undefined && body.policy_version !== undefined) {
       throw new AppError("invalid_request", "body: send either policy_version or document, not both.");
     }
-    // Either credential; an API key wins when both are sent. Without policy_version or document,
-    // the policy is the one /v1/protect would decide under.
+    // Without policy_version or document, the policy is the one /v1/protect would decide under.
     let tenantId: string;
     let keyId: string | null = null;
     let policy: SimulatedPolicy;
-    if (request.headers.has("x-api-key")) {
-      const key = await deps.keys.require(request);
+    if (caller.key) {
+      const key = caller.key;
       assertVerdict("simulate", key.features.simulate);
       tenantId = key.tenant_id;
       keyId = key.key_id;
       // A draft is the account owner's tool: a bot's key decides under published versions only.
       if (body.document !== undefined) throw new AppError("invalid_request", "body/document: a draft document needs a session (Authorization: Bearer), not an API key.");
       policy = body.policy_version !== undefined ? await versionOf(tenantId, body.policy_version) : await deps.policies.forRef(tenantId, key.policy);
-    } else if (request.headers.has("authorization")) {
-      tenantId = (await deps.sessions.require(request, route)).tenant_id;
+    } else {
+      tenantId = caller.session.tenant_id;
       await requireFeature(deps.db, tenantId, "simulate");
       if (body.document !== undefined) policy = { ref: { policy_id: "draft", version: null, hash: await policyHash(body.document) }, document: body.document };
       else if (body.policy_version !== undefined) policy = await versionOf(tenantId, body.policy_version);
       else policy = await activePolicy(deps.db, tenantId);
-    } else throw new AppError("unauthorized", "Send X-API-Key: <key> or Authorization: Bearer <token>.");
-    // After the caller is known: a stranger or a role that may not simulate learns nothing of the body's rules.
+    }
     const subject = subjectOf(body);
     const result = await simulate({
       subject,
@@ -76,10 +83,12 @@ export function simulationRoutes(deps: Deps) {
   const presets = presetNames().map((name) => ({ preset: name, description: PRESETS[name].description, input: PRESETS[name].input }));
 
   return new Elysia({ name: "simulation" })
-    .post("/v1/simulate", run, hook("Dry-run a preset or an input against the active policy, a stored version or (with a session) a draft"))
-    .post("/api/simulate", run, hook("Alias of /v1/simulate"))
     .get("/v1/presets", () => ({ ok: true as const, presets }), {
       response: { 200: PresetList },
       detail: { summary: "The named simulation scenarios", tags: ["simulation"] },
-    });
+    })
+    // Elysia derives before it validates the body: without a credential the answer is 401, never 400.
+    .derive(async ({ request, route }) => ({ caller: await callerOf(request, route) }))
+    .post("/v1/simulate", run, hook("Dry-run a preset or an input against the active policy, a stored version or (with a session) a draft"))
+    .post("/api/simulate", run, hook("Alias of /v1/simulate"));
 }
