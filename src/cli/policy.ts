@@ -4,7 +4,7 @@ import { readFile } from "node:fs/promises";
 import { Value } from "@sinclair/typebox/value";
 import type { TSchema } from "@sinclair/typebox";
 import { parseArgs } from "node:util";
-import { PolicyDocument } from "../simulation/policy.ts";
+import { PolicyDocument } from "../decide/policy.ts";
 import { TestCases, type TestCase } from "../policies/model.ts";
 import { runCases } from "../policies/testing.ts";
 import { diffPolicies } from "../policies/diff.ts";

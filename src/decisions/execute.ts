@@ -6,7 +6,7 @@ import { AppError } from "../http/errors.ts";
 import type { Outcome } from "../http/idempotency.ts";
 import type { KeyPrincipal } from "../keys/authenticate.ts";
 import { getReceiptRow } from "../receipts/store.ts";
-import { buildPayload, type ResultPayload } from "../simulation/payload.ts";
+import { buildPayload, type ResultPayload } from "../decide/payload.ts";
 import { recordDecision } from "./record.ts";
 
 /** A protect receipt of the tenant as stored (404 when there is none). */

@@ -2,9 +2,9 @@
 import type { Deps } from "../app/deps.ts";
 import type { Outcome } from "../http/idempotency.ts";
 import type { KeyPrincipal } from "../keys/authenticate.ts";
-import { decide } from "../simulation/engine.ts";
-import { buildPayload } from "../simulation/payload.ts";
-import { payloadPrincipal, type ProtectInput } from "../simulation/policy.ts";
+import { decide } from "../decide/engine.ts";
+import { buildPayload } from "../decide/payload.ts";
+import { payloadPrincipal, type ProtectInput } from "../decide/policy.ts";
 import { recordDecision } from "./record.ts";
 
 export async function protect(deps: Deps, principal: KeyPrincipal, input: ProtectInput, requestId: string): Promise<Outcome> {

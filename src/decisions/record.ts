@@ -4,7 +4,7 @@ import type { Deps } from "../app/deps.ts";
 import { AppError, toAppError } from "../http/errors.ts";
 import type { Outcome } from "../http/idempotency.ts";
 import { usageSummary, type DecisionReceiptView } from "../receipts/store.ts";
-import type { ResultPayload } from "../simulation/payload.ts";
+import type { ResultPayload } from "../decide/payload.ts";
 import { rateLimitHeaders, utcDay } from "./rate-limit.ts";
 
 export async function recordDecision(

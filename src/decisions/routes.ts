@@ -5,7 +5,7 @@ import type { Deps } from "../app/deps.ts";
 import { withIdempotency } from "../http/idempotency.ts";
 import { requestId } from "../http/request-state.ts";
 import { assertVerdict } from "../plans/features.ts";
-import { ProtectInput } from "../simulation/policy.ts";
+import { ProtectInput } from "../decide/policy.ts";
 import { execute } from "./execute.ts";
 import { ExecuteBody, ExecuteResult, ProtectResult, VerifyBody, VerifyResponse } from "./model.ts";
 import { protect } from "./protect.ts";

@@ -6,8 +6,8 @@ import { policyByRef } from "../policies/store.ts";
 import { canonicalJson } from "../crypto/canonical.ts";
 import { getReceiptRow } from "../receipts/store.ts";
 import { verifyResult } from "../receipts/verify.ts";
-import { decide } from "../simulation/engine.ts";
-import { ProtectInput } from "../simulation/policy.ts";
+import { decide } from "../decide/engine.ts";
+import { ProtectInput } from "../decide/policy.ts";
 
 type Fields = Record<string, unknown>;
 const isObject = (v: unknown): v is Fields => v !== null && typeof v === "object" && !Array.isArray(v);

@@ -5,7 +5,7 @@ import type { Db, QueryRow } from "../db/index.ts";
 import { AppError } from "../http/errors.ts";
 import { noteCaller } from "../http/request-state.ts";
 import type { FeatureVerdict } from "../plans/features.ts";
-import type { PolicyRef } from "../simulation/payload.ts";
+import type { PolicyRef } from "../decide/policy.ts";
 import { hashSecret, isWellFormedSecret } from "./secret.ts";
 
 export interface KeyPrincipal {

@@ -1,6 +1,6 @@
 // What changed between two policy documents, rule by rule (`warden policy diff A B`; docs/policy.md).
 import { canonicalJson } from "../crypto/canonical.ts";
-import type { PolicyDocument } from "../simulation/policy.ts";
+import type { PolicyDocument } from "../decide/policy.ts";
 
 export interface PolicyDiff {
   /** The default effect and reason of each side, when they differ; null when the same. */

@@ -1,7 +1,7 @@
 // What a draft policy would change: the inputs of stored protect receipts decided again. Pure over
 // the rows it is given; nothing is stored.
-import { decide, type Decision } from "../simulation/engine.ts";
-import type { PolicyDocument, ProtectInput } from "../simulation/policy.ts";
+import { decide, type Decision } from "../decide/engine.ts";
+import type { PolicyDocument, ProtectInput } from "../decide/policy.ts";
 
 /** A stored protect receipt as the impact replay reads it (policies/impact_receipts.sql). */
 export interface StoredDecision {

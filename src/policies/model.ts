@@ -2,7 +2,7 @@
 // language: docs/policy.md).
 import { Type, type Static } from "@sinclair/typebox";
 import { t } from "elysia";
-import { PolicyDocument, ProtectInput } from "../simulation/policy.ts";
+import { PolicyDocument, ProtectInput } from "../decide/policy.ts";
 
 const strict = { additionalProperties: false } as const;
 const Hash = t.String({ pattern: "^0x[0-9a-f]{64}$" });

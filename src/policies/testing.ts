@@ -1,7 +1,7 @@
 // Policy test cases run against a document: pure, shared by POST /customer/policy/test, the
 // publish gate and `warden policy test` (offline), so all three judge a case alike.
-import { decide } from "../simulation/engine.ts";
-import type { PolicyDocument } from "../simulation/policy.ts";
+import { decide } from "../decide/engine.ts";
+import type { PolicyDocument } from "../decide/policy.ts";
 import type { CaseResult, TestCase } from "./model.ts";
 
 export interface TestRun {

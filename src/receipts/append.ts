@@ -7,7 +7,7 @@ import { DbError, type Db, type QueryRow } from "../db/index.ts";
 import { canonicalJson } from "../crypto/canonical.ts";
 import { sha256HexSync } from "../crypto/sync.ts";
 import { newId } from "../ids.ts";
-import type { ResultPayload } from "../simulation/payload.ts";
+import type { ResultPayload } from "../decide/payload.ts";
 import { receiptClaims } from "./claims.ts";
 import type { ReceiptSigner } from "./signer.ts";
 import type { Metrics } from "../observability/metrics.ts";

@@ -1,7 +1,7 @@
 // Shapes of stored receipts and of the /customer/receipts routes (contract sections 3 and 4).
 import { Type } from "@sinclair/typebox";
 import { t } from "elysia";
-import { ResultPayload } from "../simulation/model.ts";
+import { ResultPayload } from "../decide/payload.ts";
 
 const Hash = t.String({ pattern: "^0x[0-9a-f]{64}$" });
 const Decision = t.Union([t.Literal("ALLOWED"), t.Literal("DENIED")]);

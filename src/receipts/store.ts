@@ -2,7 +2,7 @@
 // route shows a stored receipt in.
 import type { Queryable, QueryRow } from "../db/index.ts";
 import { couldNameRow } from "../ids.ts";
-import type { ResultPayload } from "../simulation/payload.ts";
+import type { ResultPayload } from "../decide/payload.ts";
 import type { EventPayload } from "./event.ts";
 
 type StoredRow = QueryRow<"receipts/get">;

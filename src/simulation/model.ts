@@ -1,7 +1,8 @@
-// Request and response shapes of /v1/simulate and /v1/presets (contract sections 3 and 4).
+// Request and response shapes of /v1/simulate and /v1/presets (docs/api.md, Simulation).
 import { Type } from "@sinclair/typebox";
 import { t } from "elysia";
-import { PolicyDocument, ProtectInput } from "./policy.ts";
+import { ResultPayload } from "../decide/payload.ts";
+import { PolicyDocument, ProtectInput } from "../decide/policy.ts";
 
 // `preset` or `input`, not both (checked in the route: a union would blur the error's path).
 export const SimulateBody = t.Object(
@@ -16,21 +17,6 @@ export const SimulateBody = t.Object(
 
 const Decision = t.Union([t.Literal("ALLOWED"), t.Literal("DENIED")]);
 const Hash = t.String({ pattern: "^0x[0-9a-f]{64}$" });
-
-// A draft simulated with a session is `{policy_id: "draft", version: null, hash}`.
-export const PolicyRef = t.Object({ policy_id: t.String(), version: t.Union([Type.Integer({ minimum: 1 }), t.Null()]), hash: Hash });
-
-export const ResultPayload = t.Object({
-  v: t.Literal(2),
-  kind: t.Union([t.Literal("simulation"), t.Literal("protect"), t.Literal("execute")]),
-  input: ProtectInput,
-  policy: PolicyRef,
-  decision: Decision,
-  reasons: t.Array(t.String()),
-  rule: t.Union([t.String(), t.Null()], { description: "id of the rule that decided; null for the policy's default" }),
-  principal: t.Optional(t.Object({ key_id: t.Union([t.String(), t.Null()]) }, { description: "the calling key (null: a session), present only when a rule of the policy version has a keys condition" })),
-  preset: t.Optional(t.String()),
-});
 
 // The service never vouches for its own answer: whoever holds a result checks it against the JWKS.
 export const ServedVerified = t.Boolean({

@@ -1,4 +1,4 @@
-import { deepFreeze, type ProtectInput } from "./policy.ts";
+import { deepFreeze, type ProtectInput } from "../decide/policy.ts";
 
 export type Preset = { description: string; input: ProtectInput };
 

@@ -7,9 +7,9 @@ import { requestId } from "../http/request-state.ts";
 import { PresetList, SimulateBody, SimulationResult } from "./model.ts";
 import { activePolicy, policyVersion } from "../policies/store.ts";
 import { assertVerdict, requireFeature } from "../plans/features.ts";
-import { policyHash } from "./policy.ts";
+import { policyHash, type SimulatedPolicy } from "../decide/policy.ts";
 import { PRESETS, presetNames } from "./presets.ts";
-import { simulate, type SimulatedPolicy, type Subject } from "./simulate.ts";
+import { simulate, type Subject } from "./simulate.ts";
 
 type Body = Static<typeof SimulateBody>;
 type Caller = { key: Awaited<ReturnType<Deps["keys"]["require"]>>; session?: undefined } | { key?: undefined; session: Awaited<ReturnType<Deps["sessions"]["require"]>> };

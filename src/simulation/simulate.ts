@@ -6,21 +6,10 @@ import { sha256HexSync } from "../crypto/sync.ts";
 import { receiptClaims } from "../receipts/claims.ts";
 import type { ReceiptSigner } from "../receipts/signer.ts";
 import { AppError } from "../http/errors.ts";
-import { decide } from "./engine.ts";
-import { buildPayload, type DraftRef, type PolicyRef } from "./payload.ts";
-import { payloadPrincipal, readsKeys, type PolicyDocument, type ProtectInput } from "./policy.ts";
+import { decide } from "../decide/engine.ts";
+import { buildPayload } from "../decide/payload.ts";
+import { payloadPrincipal, readsKeys, type ProtectInput, type SimulatedPolicy } from "../decide/policy.ts";
 import { PRESETS } from "./presets.ts";
-
-export interface ActivePolicy {
-  ref: PolicyRef;
-  document: PolicyDocument;
-}
-
-/** A policy a simulation may decide under: a stored version, or a session's unsaved draft. */
-export interface SimulatedPolicy {
-  ref: PolicyRef | DraftRef;
-  document: PolicyDocument;
-}
 
 type Outcome = ReturnType<typeof outcome>;
 

@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { serve } from "../../src/app/server.ts";
 import { diffPolicies } from "../../src/policies/diff.ts";
-import { DEFAULT_POLICY } from "../../src/simulation/policy.ts";
+import { DEFAULT_POLICY } from "../../src/decide/policy.ts";
 import { GOOD_PASSWORD, openTestDb, testConfig, uniqueEmail } from "../helpers/service.ts";
 import { runCli } from "../helpers/cli.ts";
 import { testQuery } from "../helpers/sql.ts";

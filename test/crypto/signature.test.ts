@@ -12,9 +12,9 @@ import {
 import { receiptClaims, type ReceiptClaims } from "../../src/receipts/claims.ts";
 import { claimTampered } from "../helpers/claims.ts";
 import { verifyResult } from "../../src/receipts/verify.ts";
-import { decide } from "../../src/simulation/engine.ts";
-import { buildPayload } from "../../src/simulation/payload.ts";
-import { DEFAULT_POLICY, DEFAULT_POLICY_REF, policyHash } from "../../src/simulation/policy.ts";
+import { decide } from "../../src/decide/engine.ts";
+import { buildPayload } from "../../src/decide/payload.ts";
+import { DEFAULT_POLICY, DEFAULT_POLICY_REF, policyHash } from "../../src/decide/policy.ts";
 import { PRESETS } from "../../src/simulation/presets.ts";
 
 type Signer = { kid: string; privateKey: CryptoKey; publicJwk: SigningJwk };

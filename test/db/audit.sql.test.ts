@@ -9,7 +9,7 @@ import { migrate } from "../../src/db/migrate.ts";
 import { newId } from "../../src/ids.ts";
 import { canonicalJson, sha256Hex } from "../../src/crypto/canonical.ts";
 import { chainHash } from "../../src/receipts/chain.ts";
-import { buildPayload } from "../../src/simulation/payload.ts";
+import { buildPayload } from "../../src/decide/payload.ts";
 import { runOpsScript } from "../../src/ops/scripts.ts";
 import { openTestDb } from "../helpers/service.ts";
 import { rolledBackIn, sqlTenant, sqlstate, testOne, testQuery } from "../helpers/sql.ts";

@@ -11,7 +11,7 @@ import { checkReceiptLog } from "../../src/receipts/check.ts";
 import { consistencyProof, inclusionProof, rootHash } from "../../src/receipts/merkle.ts";
 import { receiptProof, logConsistency } from "../../src/receipts/checkpoint.ts";
 import { rangeRoots } from "../../src/receipts/tree.ts";
-import { buildPayload } from "../../src/simulation/payload.ts";
+import { buildPayload } from "../../src/decide/payload.ts";
 import { openTestDb } from "../helpers/service.ts";
 import { sqlTenant, testQuery } from "../helpers/sql.ts";
 

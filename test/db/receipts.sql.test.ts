@@ -10,7 +10,7 @@ import { idempotencyKeyHash } from "../../src/http/idempotency.ts";
 import { hashSecret, newSecret, secretHint } from "../../src/keys/secret.ts";
 import { canonicalJson, sha256Hex } from "../../src/crypto/canonical.ts";
 import { chainHash } from "../../src/receipts/chain.ts";
-import { buildPayload } from "../../src/simulation/payload.ts";
+import { buildPayload } from "../../src/decide/payload.ts";
 import { openTestDb } from "../helpers/service.ts";
 import { rolledBackIn, sqlTenant, testQuery } from "../helpers/sql.ts";
 

@@ -3,7 +3,7 @@
 // test fails for a route of the OpenAPI document that takes a credential and is missing here.
 import { expect, test } from "bun:test";
 import { authSuite, makeFixture, PLACEHOLDER, type Fixture, type ProtectedRoute } from "../helpers/auth-suite.ts";
-import { DEFAULT_POLICY } from "../../src/simulation/policy.ts";
+import { DEFAULT_POLICY } from "../../src/decide/policy.ts";
 import { call, subjectOf, uniqueEmail } from "../helpers/service.ts";
 
 let shared: Promise<Fixture> | undefined;

@@ -1,7 +1,7 @@
 // Policy versions, restore, test runs, the stored suite that gates publishing, and the cap on
 // stored versions (contract section 11).
 import { describe, expect, test } from "bun:test";
-import { DEFAULT_POLICY } from "../../src/simulation/policy.ts";
+import { DEFAULT_POLICY } from "../../src/decide/policy.ts";
 import { bearer, setPlan } from "../helpers/customer.ts";
 import { call, expectErrorShape, signup, testService } from "../helpers/service.ts";
 import { testQuery } from "../helpers/sql.ts";

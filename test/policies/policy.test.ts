@@ -4,7 +4,7 @@ import { describe, expect, test } from "bun:test";
 import { canonicalize } from "json-canonicalize";
 import canonicalizeReference from "canonicalize";
 import { createHash } from "node:crypto";
-import { DEFAULT_POLICY } from "../../src/simulation/policy.ts";
+import { DEFAULT_POLICY } from "../../src/decide/policy.ts";
 import { apiKey, bearer, LARGE_PAYMENT, protect, setPlan, SMALL_PAYMENT } from "../helpers/customer.ts";
 import { call, expectErrorShape, signup, subjectOf } from "../helpers/service.ts";
 

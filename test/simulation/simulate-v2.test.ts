@@ -4,7 +4,7 @@ import { describe, expect, test } from "bun:test";
 import canonicalizeReference from "canonicalize";
 import { createHash } from "node:crypto";
 import { verifyResult } from "../../src/receipts/verify.ts";
-import { DEFAULT_POLICY } from "../../src/simulation/policy.ts";
+import { DEFAULT_POLICY } from "../../src/decide/policy.ts";
 import { apiKey, bearer, LARGE_PAYMENT, setPlan } from "../helpers/customer.ts";
 import { call, expectErrorShape, signup } from "../helpers/service.ts";
 

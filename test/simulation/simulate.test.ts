@@ -3,7 +3,7 @@ import { describe, expect, test } from "bun:test";
 import canonicalizeReference from "canonicalize";
 import { createHash } from "node:crypto";
 import { verifyResult } from "../../src/receipts/verify.ts";
-import { DEFAULT_POLICY } from "../../src/simulation/policy.ts";
+import { DEFAULT_POLICY } from "../../src/decide/policy.ts";
 import { PRESETS, presetNames } from "../../src/simulation/presets.ts";
 import { claimTampered, signedClaims } from "../helpers/claims.ts";
 import { call, expectErrorShape, signup, testService } from "../helpers/service.ts";

@@ -4,7 +4,7 @@ import { useEffect, useState } from "preact/hooks";
 import { api, newIdempotencyKey } from "../app/api.ts";
 import { lineDiff, type DiffLine } from "../app/line-diff.ts";
 import { diffPolicies, type PolicyDiff } from "../../policies/diff.ts";
-import type { PolicyDocument } from "../../simulation/policy.ts";
+import type { PolicyDocument } from "../../decide/policy.ts";
 import { announce, ConfirmButton, ErrorNotice, Loading, When } from "../app/ui.tsx";
 import { pretty } from "../app/policy-text.ts";
 import { refusedResults, TestResults, type Policy, type ShownResult } from "./policy-editor.tsx";

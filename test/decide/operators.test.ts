@@ -2,8 +2,8 @@
 // fails everything but `exists: false`.
 import { describe, expect, test } from "bun:test";
 import { Value } from "@sinclair/typebox/value";
-import { holds } from "../../src/simulation/engine.ts";
-import { AmountOp, ContextOp, CurrencyOp, type Op } from "../../src/simulation/policy.ts";
+import { holds } from "../../src/decide/engine.ts";
+import { AmountOp, ContextOp, CurrencyOp, type Op } from "../../src/decide/policy.ts";
 
 type Row = [value: string | number | boolean | undefined, expected: boolean];
 

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { Value } from "@sinclair/typebox/value";
-import { decide } from "../../src/simulation/engine.ts";
+import { decide } from "../../src/decide/engine.ts";
 import {
   DEFAULT_POLICY,
   DEFAULT_POLICY_REF,
@@ -9,9 +9,9 @@ import {
   policyHash,
   readsKeys,
   type Condition,
-} from "../../src/simulation/policy.ts";
+} from "../../src/decide/policy.ts";
 import { PRESETS, presetNames } from "../../src/simulation/presets.ts";
-import { buildPayload } from "../../src/simulation/payload.ts";
+import { buildPayload } from "../../src/decide/payload.ts";
 
 // Listed by hand on purpose: changing DEFAULT_POLICY or a preset must make this table fail.
 const EXPECTED: Record<string, [decision: "ALLOWED" | "DENIED", reason: string, rule: string | null]> = {

@@ -1,3 +1,6 @@
+// The policy language (docs/policy.md) and the input it decides on. src/decide/ is the decision
+// core: the input, the policy language, decide() and the payload a receipt hashes. It imports
+// nothing but src/crypto/ (test/decide/leaf.test.ts), so every capability can use it.
 import { Type, type Static, type TProperties, type TSchema } from "@sinclair/typebox";
 import { contentHash } from "../crypto/canonical.ts";
 
@@ -107,6 +110,23 @@ export const PolicyDocument = Type.Object(
   { additionalProperties: false },
 );
 export type PolicyDocument = Static<typeof PolicyDocument>;
+
+/** A stored policy version as receipts name it: its hash covers the document. */
+export type PolicyRef = { policy_id: string; version: number; hash: string };
+/** A draft simulated with a session: never stored, so it has no id or version, only its hash. */
+export type DraftRef = { policy_id: "draft"; version: null; hash: string };
+
+/** A stored version (or the built-in default) with its document. */
+export interface ActivePolicy {
+  ref: PolicyRef;
+  document: PolicyDocument;
+}
+
+/** A policy a simulation may decide under: a stored version, or a session's unsaved draft. */
+export interface SimulatedPolicy {
+  ref: PolicyRef | DraftRef;
+  document: PolicyDocument;
+}
 
 /** Whether decisions under this document read the calling key (then the payload names it). */
 export function readsKeys(doc: PolicyDocument): boolean {

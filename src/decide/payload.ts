@@ -1,9 +1,8 @@
+// The payload of a decision: what content_hash covers, and its schema as responses show it.
+import { Type } from "@sinclair/typebox";
 import type { Decision } from "./engine.ts";
-import type { ProtectInput } from "./policy.ts";
+import { ProtectInput, type DraftRef, type PolicyRef } from "./policy.ts";
 
-export type PolicyRef = { policy_id: string; version: number; hash: string };
-/** A draft simulated with a session: never stored, so it has no id or version, only its hash. */
-export type DraftRef = { policy_id: "draft"; version: null; hash: string };
 export type PayloadKind = "simulation" | "protect" | "execute";
 
 export type ResultPayload = {
@@ -20,7 +19,7 @@ export type ResultPayload = {
   preset?: string;
 };
 
-// The deterministic part of a result (CONTRACT section 4): content_hash covers exactly this, so
+// The deterministic part of a result (docs/api.md, POST /v1/simulate): content_hash covers exactly this, so
 // nothing per-request (request id, time, tenant) may enter it, nor the key unless it decided.
 export function buildPayload(args: {
   kind: PayloadKind;
@@ -41,3 +40,26 @@ export function buildPayload(args: {
   if (preset !== undefined) payload.preset = preset;
   return payload;
 }
+
+const Hash = Type.String({ pattern: "^0x[0-9a-f]{64}$" });
+
+/** A policy reference in a payload; a draft simulated with a session is `{policy_id: "draft", version: null, hash}`. */
+const PolicyRefSchema = Type.Object({ policy_id: Type.String(), version: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()]), hash: Hash });
+
+/** The payload as responses and stored receipts show it. */
+export const ResultPayload = Type.Object({
+  v: Type.Literal(2),
+  kind: Type.Union([Type.Literal("simulation"), Type.Literal("protect"), Type.Literal("execute")]),
+  input: ProtectInput,
+  policy: PolicyRefSchema,
+  decision: Type.Union([Type.Literal("ALLOWED"), Type.Literal("DENIED")]),
+  reasons: Type.Array(Type.String()),
+  rule: Type.Union([Type.String(), Type.Null()], { description: "id of the rule that decided; null for the policy's default" }),
+  principal: Type.Optional(
+    Type.Object(
+      { key_id: Type.Union([Type.String(), Type.Null()]) },
+      { description: "the calling key (null: a session), present only when a rule of the policy version has a keys condition" },
+    ),
+  ),
+  preset: Type.Optional(Type.String()),
+});
