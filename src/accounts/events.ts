@@ -1,7 +1,7 @@
 // Security events (issue 3): one JSON line each, with the tenant when known, the client
 // address, the request id and the time (added by the logger). Never a password, token or
 // secret; an email only masked (PII), enough to spot a pattern without naming the person.
-import type { Deps } from "../app/deps.ts";
+import type { Logger } from "../log.ts";
 import { requestState } from "../http/request-state.ts";
 
 export type SecurityEvent =
@@ -46,7 +46,7 @@ export function maskEmail(email: string): string {
 }
 
 export function securityEvent(
-  deps: Deps,
+  deps: { log: Logger },
   request: Request,
   event: SecurityEvent,
   fields: { tenant_id?: string | null; email?: string; reason?: string; [name: string]: string | number | boolean | null | undefined } = {},

@@ -1,25 +1,33 @@
 // The second factor over the database: the state machine itself (pending -> active -> disabled,
 // each TOTP step and recovery code accepted once) is PL/pgSQL in sql/schema/03_accounts.sql.
-import type { Deps } from "../app/deps.ts";
 import type { EventName } from "../audit/events.ts";
-import type { RecordEvents } from "../audit/trail.ts";
+import type { AuditTrail, RecordEvents } from "../audit/trail.ts";
 import type { SecretBox } from "../crypto/secret-box.ts";
 import type { Queryable } from "../db/index.ts";
+import type { Logger } from "../log.ts";
 import { AppError } from "../http/errors.ts";
 import { isTotpCode, newRecoveryCodes, newTotpSecret, recoveryCodeHash, totpStep } from "./totp.ts";
+
+/** What the second factor needs: the database, the box its secrets are sealed in, the audit trail and the log. */
+export interface MfaDeps {
+  db: Queryable;
+  totpSecrets: SecretBox;
+  audit: AuditTrail;
+  log: Logger;
+}
 
 const iso = (now: Date) => now.toISOString();
 const wrongCode = () => new AppError("invalid_code", "The code is wrong, expired or already used.");
 
 /** A new pending factor (the secret sealed); 409 mfa_enabled while one is active. */
-export async function enrollMfa(deps: Deps, accountId: string, email: string, now: Date) {
+export async function enrollMfa(deps: MfaDeps, accountId: string, email: string, now: Date) {
   const fresh = newTotpSecret(email);
   await deps.db.query("accounts/mfa_enroll", [accountId, await deps.totpSecrets.seal(fresh.secret, accountId), iso(now)]);
   return fresh;
 }
 
 /** The factor and its secret; undefined also when the secret does not open (sealed under a JWT_SECRET since replaced): no code matches then, a recovery code still does. */
-async function secretOf(deps: Deps, accountId: string, q: Queryable = deps.db): Promise<{ status: string; secret: string } | undefined> {
+async function secretOf(deps: MfaDeps, accountId: string, q: Queryable = deps.db): Promise<{ status: string; secret: string } | undefined> {
   const row = await q.one("accounts/mfa_secret", [accountId]);
   if (!row) return undefined;
   try {
@@ -31,7 +39,7 @@ async function secretOf(deps: Deps, accountId: string, q: Queryable = deps.db): 
 }
 
 /** Activates a pending factor with a code from the app; its ten recovery codes, shown once. */
-export async function confirmMfa(deps: Deps, accountId: string, code: string, now: Date, requestId: string): Promise<string[]> {
+export async function confirmMfa(deps: MfaDeps, accountId: string, code: string, now: Date, requestId: string): Promise<string[]> {
   const factor = await secretOf(deps, accountId);
   if (!factor || factor.status !== "pending") throw new AppError("not_pending", "There is no enrolment to confirm; enroll first.");
   const step = await totpStep(factor.secret, code, now);
@@ -55,7 +63,7 @@ async function recordForPerson(q: Queryable, record: RecordEvents, accountId: st
 }
 
 /** Spends a TOTP code (once per step) or an unused recovery code of the active factor, else 401 invalid_code. */
-export async function spendMfaCode(deps: Deps, accountId: string, code: string, now: Date, q: Queryable = deps.db): Promise<void> {
+export async function spendMfaCode(deps: MfaDeps, accountId: string, code: string, now: Date, q: Queryable = deps.db): Promise<void> {
   if (isTotpCode(code)) {
     const factor = await secretOf(deps, accountId, q);
     const step = factor?.status === "active" ? await totpStep(factor.secret, code, now) : null;
@@ -67,7 +75,7 @@ export async function spendMfaCode(deps: Deps, accountId: string, code: string, 
 }
 
 /** Turns the active factor off once a code is spent; 401 invalid_code when none is active. */
-export async function disableMfa(deps: Deps, accountId: string, code: string, now: Date, requestId: string): Promise<void> {
+export async function disableMfa(deps: MfaDeps, accountId: string, code: string, now: Date, requestId: string): Promise<void> {
   await deps.audit.tx(async (q, record) => {
     await spendMfaCode(deps, accountId, code, now, q);
     await q.query("accounts/mfa_disable", [accountId, iso(now)]);
@@ -76,7 +84,7 @@ export async function disableMfa(deps: Deps, accountId: string, code: string, no
 }
 
 /** Ten new recovery codes for the active factor once a code is spent; every earlier one stops working. Shown once. */
-export async function replaceRecoveryCodes(deps: Deps, accountId: string, code: string, now: Date): Promise<string[]> {
+export async function replaceRecoveryCodes(deps: MfaDeps, accountId: string, code: string, now: Date): Promise<string[]> {
   await spendMfaCode(deps, accountId, code, now);
   const codes = newRecoveryCodes();
   await deps.db.query("accounts/mfa_recovery_replace", [accountId, await Promise.all(codes.map(recoveryCodeHash))]);

@@ -1,23 +1,23 @@
 // POST /v1/execute: binds an ALLOWED protect receipt (under 15 minutes old, of this tenant) to
 // its execution, once. The database decides every refusal (receipt_append()): WR002 -> 404,
 // WR003 -> 403 decision_denied, WR004 -> 400 token_expired, WR007 -> 409 already_executed.
-import type { Deps } from "../app/deps.ts";
+import type { Queryable } from "../db/index.ts";
 import { AppError } from "../http/errors.ts";
 import type { Outcome } from "../http/idempotency.ts";
 import type { KeyPrincipal } from "../keys/authenticate.ts";
 import { getReceiptRow } from "../receipts/store.ts";
 import { buildPayload, type ResultPayload } from "../decide/payload.ts";
-import { recordDecision } from "./record.ts";
+import { recordDecision, type Recording } from "./record.ts";
 
 /** A protect receipt of the tenant as stored (404 when there is none). */
-async function storedProtect(deps: Deps, tenantId: string, receiptId: string): Promise<ResultPayload> {
-  const row = await getReceiptRow(deps.db, tenantId, receiptId);
+async function storedProtect(db: Queryable, tenantId: string, receiptId: string): Promise<ResultPayload> {
+  const row = await getReceiptRow(db, tenantId, receiptId);
   if (!row || row.kind !== "protect") throw new AppError("not_found", "No protect receipt with this id.");
   return JSON.parse(row.payload) as ResultPayload;
 }
 
-export async function execute(deps: Deps, principal: KeyPrincipal, protectReceiptId: string, requestId: string): Promise<Outcome> {
-  const decided = deps.receipts.issuedProtect(principal.tenant_id, protectReceiptId) ?? (await storedProtect(deps, principal.tenant_id, protectReceiptId));
+export async function execute(deps: Recording, principal: KeyPrincipal, protectReceiptId: string, requestId: string): Promise<Outcome> {
+  const decided = deps.receipts.issuedProtect(principal.tenant_id, protectReceiptId) ?? (await storedProtect(deps.db, principal.tenant_id, protectReceiptId));
   // The execution carries the decision it executes: same input, policy version, reasons, rule and principal.
   const { input, policy, decision, reasons, rule } = decided;
   const payload = buildPayload({ kind: "execute", input, policy, decision, reasons, rule, principal: decided.principal });

@@ -1,14 +1,24 @@
 // Shared by protect and execute: append the receipt, and turn the outcome (or a full quota) into
 // a response with RateLimit headers.
-import type { Deps } from "../app/deps.ts";
+import type { Queryable } from "../db/index.ts";
 import { AppError, toAppError } from "../http/errors.ts";
 import type { Outcome } from "../http/idempotency.ts";
+import type { Metrics } from "../observability/metrics.ts";
+import type { ReceiptAppender } from "../receipts/append.ts";
 import { usageSummary, type DecisionReceiptView } from "../receipts/store.ts";
 import type { ResultPayload } from "../decide/payload.ts";
 import { rateLimitHeaders, utcDay } from "./rate-limit.ts";
 
+/** What recording a decision needs: the appender, the usage read for a 429's headers, the clock and the counters. */
+export interface Recording {
+  db: Queryable;
+  receipts: ReceiptAppender;
+  metrics: Metrics;
+  now: () => Date;
+}
+
 export async function recordDecision(
-  deps: Deps,
+  deps: Recording,
   args: { tenantId: string; keyId: string; requestId: string; payload: ResultPayload; protectReceiptId?: string },
   /** The response body around the stored receipt. */
   shape: (receipt: DecisionReceiptView) => Record<string, unknown>,

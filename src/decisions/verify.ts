@@ -1,10 +1,11 @@
 // POST /v1/verify: every check a careful client would make of a result, reported one by one.
 // The body comes from outside, so any shape is possible and nothing here may throw.
 import { Value } from "@sinclair/typebox/value";
-import type { Deps } from "../app/deps.ts";
+import type { Queryable } from "../db/index.ts";
 import { policyByRef } from "../policies/store.ts";
 import { canonicalJson } from "../crypto/canonical.ts";
 import { getReceiptRow } from "../receipts/store.ts";
+import type { ReceiptSigner } from "../receipts/signer.ts";
 import { verifyResult } from "../receipts/verify.ts";
 import { decide } from "../decide/engine.ts";
 import { ProtectInput } from "../decide/policy.ts";
@@ -19,12 +20,12 @@ export interface VerifyChecks {
   stored: boolean;
 }
 
-export async function verifyReceipt(deps: Deps, tenantId: string, receipt: unknown): Promise<{ verified: boolean; checks: VerifyChecks }> {
+export async function verifyReceipt(deps: { db: Queryable; signer: ReceiptSigner }, tenantId: string, receipt: unknown): Promise<{ verified: boolean; checks: VerifyChecks }> {
   const offline = await verifyResult(receipt, await deps.signer.jwks());
   const checks: VerifyChecks = {
     ...offline.checks,
-    decision: await safely(() => decisionHolds(deps, tenantId, receipt)),
-    stored: await safely(() => storedUnchanged(deps, tenantId, receipt)),
+    decision: await safely(() => decisionHolds(deps.db, tenantId, receipt)),
+    stored: await safely(() => storedUnchanged(deps.db, tenantId, receipt)),
   };
   // Simulations are never stored; for them the other three checks decide.
   const simulation = isObject(receipt) && isObject(receipt.payload) && receipt.payload.kind === "simulation";
@@ -43,7 +44,7 @@ async function safely(check: () => Promise<boolean>): Promise<boolean> {
 // Re-runs the pure decision under the exact policy version the payload names (of this tenant,
 // or the built-in default): the recorded decision, reasons and rule must come out again. An audit
 // event decides nothing: it holds when neither the receipt nor its payload claims a decision.
-async function decisionHolds(deps: Deps, tenantId: string, receipt: unknown): Promise<boolean> {
+async function decisionHolds(db: Queryable, tenantId: string, receipt: unknown): Promise<boolean> {
   if (!isObject(receipt) || !isObject(receipt.payload)) return false;
   if (receipt.kind === "event" || receipt.payload.kind === "event") {
     return receipt.kind === "event" && receipt.payload.kind === "event" && receipt.decision === null && !("decision" in receipt.payload);
@@ -52,7 +53,7 @@ async function decisionHolds(deps: Deps, tenantId: string, receipt: unknown): Pr
   if (!Value.Check(ProtectInput, input) || !isObject(policy)) return false;
   const { policy_id, version, hash } = policy;
   if (typeof policy_id !== "string" || typeof version !== "number" || typeof hash !== "string") return false;
-  const document = await policyByRef(deps.db, tenantId, { policy_id, version, hash });
+  const document = await policyByRef(db, tenantId, { policy_id, version, hash });
   if (!document) return false;
   // Under a version with a keys condition the payload names the key that asked, and that key decides again.
   const principal = receipt.payload.principal;
@@ -64,9 +65,9 @@ async function decisionHolds(deps: Deps, tenantId: string, receipt: unknown): Pr
 }
 
 // The receipt is this tenant's and every field it shows is what the log holds.
-async function storedUnchanged(deps: Deps, tenantId: string, receipt: unknown): Promise<boolean> {
+async function storedUnchanged(db: Queryable, tenantId: string, receipt: unknown): Promise<boolean> {
   if (!isObject(receipt) || typeof receipt.receipt_id !== "string" || !/^rcpt_[0-9A-Za-z]{22}$/.test(receipt.receipt_id)) return false;
-  const row = await getReceiptRow(deps.db, tenantId, receipt.receipt_id);
+  const row = await getReceiptRow(db, tenantId, receipt.receipt_id);
   if (!row) return false;
   const required: Fields = {
     seq: row.seq,

@@ -58,7 +58,7 @@ function receiptLogRoutes(deps: Deps) {
         response: { 200: Checkpoint, 401: ErrorResponse },
         detail: { summary: "Signed tree head of the receipt log (RFC 9162)", tags: ["receipts"], security },
       })
-      .get("/consistency", ({ customer, query }) => deps.logReads.run(customer.tenant_id, () => logConsistency(deps, customer.tenant_id, query.from, query.to)), {
+      .get("/consistency", ({ customer, query }) => deps.logReads.run(customer.tenant_id, () => logConsistency(deps.db, customer.tenant_id, query.from, query.to)), {
         query: ConsistencyQuery,
         response: { 200: ConsistencyProof, 400: ErrorResponse, 401: ErrorResponse },
         detail: { summary: "Consistency proof between two tree sizes (RFC 9162 section 2.1.4)", tags: ["receipts"], security },
@@ -142,7 +142,7 @@ function receiptLogRoutes(deps: Deps) {
           return deps.logReads.run(customer.tenant_id, async () => {
             const leaf = await logLeaf(deps.db, customer.tenant_id, params.receipt_id);
             if (!leaf) throw notFound();
-            return receiptProof(deps, customer.tenant_id, leaf, query.tree_size);
+            return receiptProof(deps.db, customer.tenant_id, leaf, query.tree_size);
           });
         },
         {

@@ -83,12 +83,11 @@ describe("receipt_tree_nodes", () => {
     // The tree head's root in SQL (receipt_tree_root(), what a checkpoint reads), at every size; NULL beyond the log.
     const heads = await testQuery<{ size: number; root: string | null }>(db, "receipt_tree_roots", [t.tenantId, leaves.length + 1]);
     expect(heads.map((h) => h.root)).toEqual([bytesToHex(rootHash([])), ...roots, null]);
-    const deps = { db } as never;
     for (const size of [1, 15, 16, 17, 31, 32, 64, 99, leaves.length]) {
       for (const m of [0, 1, 14, 15, 16, 31, 47, size - 1].filter((m) => m < size)) {
-        const proof = await receiptProof(deps, t.tenantId, { receipt_id: "rcpt_x", seq: m, chain_hash: chain[m], tree_size: leaves.length }, size);
+        const proof = await receiptProof(db, t.tenantId, { receipt_id: "rcpt_x", seq: m, chain_hash: chain[m], tree_size: leaves.length }, size);
         expect(proof.path).toEqual(hex(inclusionProof(leaves, m, size)));
-        if (m > 0) expect((await logConsistency(deps, t.tenantId, m, size)).path).toEqual(hex(consistencyProof(leaves, m, size)));
+        if (m > 0) expect((await logConsistency(db, t.tenantId, m, size)).path).toEqual(hex(consistencyProof(leaves, m, size)));
       }
     }
   }, 60_000);

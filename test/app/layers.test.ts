@@ -1,7 +1,9 @@
-// src/decide/ is the decision core every capability uses: it must import nothing but itself, the
-// crypto leaf (src/crypto/) and the schema library, or the cycles it was moved out of come back.
+// The layers of docs/architecture.md, checked on the import lines. src/decide/ is the decision core
+// every capability uses: it imports nothing but itself, the crypto leaf (src/crypto/) and the schema
+// library, or the cycles it was moved out of come back. Logic takes the pieces it needs, so only
+// routes (and the composition root) name Deps, the whole of what the root built.
 import { describe, expect, test } from "bun:test";
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 
 const SRC = resolve(import.meta.dir, "../../src");
@@ -17,6 +19,15 @@ function specifiers(code: string): string[] {
   ];
   for (const pattern of patterns) for (const match of code.matchAll(pattern)) found.push(match[1]!);
   return found;
+}
+
+/** Every .ts or .tsx file under src/, relative to it. */
+function sourceFiles(dir = ""): string[] {
+  return readdirSync(join(SRC, dir)).flatMap((name) => {
+    const path = dir ? `${dir}/${name}` : name;
+    if (statSync(join(SRC, path)).isDirectory()) return sourceFiles(path);
+    return /\.tsx?$/.test(name) ? [path] : [];
+  });
 }
 
 /** What a file of `dir` may not import: anything outside the allowed folders of src/ and the allowed packages. */
@@ -55,5 +66,16 @@ describe("src/decide is a leaf", () => {
 
   test("src/crypto, the one leaf it uses, imports no capability", () => {
     expect(outsiders("crypto", ["crypto"], new Set(["jose", "json-canonicalize", "node:crypto", "node:os"]))).toEqual([]);
+  });
+});
+
+describe("Deps", () => {
+  test("is named only by routes and the composition root", () => {
+    const naming = sourceFiles().filter((path) => {
+      const file = join(SRC, path);
+      return specifiers(readFileSync(file, "utf8")).some((spec) => spec.startsWith(".") && relative(SRC, resolve(dirname(file), spec)) === "app/deps.ts");
+    });
+    expect(naming.length).toBeGreaterThan(0);
+    expect(naming.filter((path) => !path.startsWith("app/") && !/(^|\/|-)routes\.ts$/.test(path))).toEqual([]);
   });
 });
