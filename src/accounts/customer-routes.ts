@@ -8,7 +8,6 @@ import { account, changePassword, credentials, openSession } from "./lifecycle.t
 import { AccountResponse, PasswordChangeBody, PasswordChangeResponse, RateLimitedResponse } from "./model.ts";
 import { mfaAccountRoutes } from "./mfa-routes.ts";
 import type { Role } from "../members/roles.ts";
-import { assertAcceptablePassword } from "./passwords.ts";
 import { addressLimit, limitCredentialAttempt, hashRequester } from "./rate-limit.ts";
 
 const bearer = [{ bearer: [] as string[] }] as Record<string, string[]>[];
@@ -47,7 +46,7 @@ function accountRoutes(deps: Deps) {
           securityEvent(deps, request, "auth.password_change_failed", { tenant_id, reason: "wrong_password" });
           throw new AppError("unauthorized", "The current password is not correct.");
         }
-        await assertAcceptablePassword(body.new_password);
+        await deps.passwordRules.assertAcceptable(body.new_password);
         const newHash = await deps.passwords.hash(body.new_password, hashRequester(request));
         // Every session ends, this one too; the caller gets a fresh one (an addition to the contract's {ok}).
         const epoch = await changePassword(deps.db, account_id, current.password_hash, newHash, deps.now());

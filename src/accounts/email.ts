@@ -6,8 +6,6 @@ import { lazily } from "../lazily.ts";
 const LOCAL = /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*$/;
 const LABEL = /^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/;
 
-// The list (~55,000 domains) is loaded at the first signup, not at start-up.
-const disposable = lazily(async () => new Set((await import("mailchecker")).default.blacklist()));
 
 export function normaliseEmail(email: string): string {
   return email.trim().toLowerCase();
@@ -22,18 +20,24 @@ export function isValidEmailSyntax(email: string): boolean {
   return LOCAL.test(local) && labels.length >= 2 && labels.every((l) => LABEL.test(l)) && /[a-z]/i.test(labels.at(-1)!);
 }
 
-/** True when the domain or any parent domain is on the disposable list. */
-export async function isDisposable(email: string): Promise<boolean> {
-  const list = await disposable.get();
-  const labels = email.slice(email.lastIndexOf("@") + 1).toLowerCase().split(".");
-  for (let i = 0; i < labels.length - 1; i++) if (list.has(labels.slice(i).join("."))) return true;
-  return false;
-}
+/** Which addresses may sign up or be invited: valid syntax, and not at a disposable-mail domain. */
+export class SignupEmails {
+  /** The maintained list (~55,000 domains), loaded at the first signup, not at start-up. */
+  private readonly disposable = lazily(async () => new Set((await import("mailchecker")).default.blacklist()));
 
-/** The normalised address, or the contract's error. */
-export async function acceptSignupEmail(raw: string): Promise<string> {
-  const email = normaliseEmail(raw);
-  if (!isValidEmailSyntax(email)) throw new AppError("invalid_email", "Enter a valid email address.");
-  if (await isDisposable(email)) throw new AppError("disposable_email", "Disposable email addresses are not accepted.");
-  return email;
+  /** True when the domain or any parent domain is on the disposable list. */
+  async isDisposable(email: string): Promise<boolean> {
+    const list = await this.disposable.get();
+    const labels = email.slice(email.lastIndexOf("@") + 1).toLowerCase().split(".");
+    for (let i = 0; i < labels.length - 1; i++) if (list.has(labels.slice(i).join("."))) return true;
+    return false;
+  }
+
+  /** The normalised address, or the error of docs/api.md (invalid_email, disposable_email). */
+  async accept(raw: string): Promise<string> {
+    const email = normaliseEmail(raw);
+    if (!isValidEmailSyntax(email)) throw new AppError("invalid_email", "Enter a valid email address.");
+    if (await this.isDisposable(email)) throw new AppError("disposable_email", "Disposable email addresses are not accepted.");
+    return email;
+  }
 }

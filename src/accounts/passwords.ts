@@ -1,5 +1,5 @@
-// Password rules (spec 5.6, contract sections 2 and 12) and bcrypt hashing (spec 5.7) under a
-// global cap on concurrent hashes.
+// Password rules (the spec's Limits; docs/security.md, Common passwords) and bcrypt hashing under
+// a global cap on concurrent hashes.
 import { AppError } from "../http/errors.ts";
 import { lazily } from "../lazily.ts";
 import { bcryptHash, bcryptVerify } from "../runtime.ts";
@@ -8,29 +8,34 @@ export const PASSWORD_MIN = 8;
 export const PASSWORD_MAX = 256;
 export const COMMON_PASSWORD_COUNT = 10_000;
 
-// zxcvbn-ts's common-password dictionary, ranked most common first (docs/security.md). Imported
-// statically by name, so the bundler puts it into the binary; loaded at the first check.
-const commonPasswords = lazily(async () => {
-  const { dictionary } = await import("@zxcvbn-ts/language-common");
-  return new Set(dictionary["passwords-common"].slice(0, COMMON_PASSWORD_COUNT));
-});
-
 // Words of this service's own context (ASVS 6.1.2): the name with digits or symbols around it.
 const CONTEXT_WORDS: ReadonlySet<string> = new Set(["warden", "wardenpassword", "wardenlogin"]);
 
-/** True when the password, lower-cased, is among the 10,000 most common, or the service's name dressed up. */
-export async function isCommonPassword(password: string): Promise<boolean> {
-  const lower = password.toLowerCase();
-  return (await commonPasswords.get()).has(lower) || CONTEXT_WORDS.has(lower.replace(/[^a-z]/g, ""));
-}
+/** Which passwords may be set: lengths, and not one of the most common. */
+export class PasswordRules {
+  /**
+   * zxcvbn-ts's common-password dictionary, ranked most common first (docs/security.md), loaded at
+   * the first check. Imported statically by name, so the bundler puts it into the binary.
+   */
+  private readonly common = lazily(async () => {
+    const { dictionary } = await import("@zxcvbn-ts/language-common");
+    return new Set(dictionary["passwords-common"].slice(0, COMMON_PASSWORD_COUNT));
+  });
 
-/** Throws the contract's error for a password that may not be set. Lengths count characters. */
-export async function assertAcceptablePassword(password: string): Promise<void> {
-  const length = [...password].length;
-  if (length < PASSWORD_MIN) throw new AppError("password_too_short", `The password must be at least ${PASSWORD_MIN} characters.`);
-  if (length > PASSWORD_MAX) throw new AppError("password_too_long", `The password must be at most ${PASSWORD_MAX} characters.`);
-  if (await isCommonPassword(password)) {
-    throw new AppError("password_too_common", "This password is one of the most common ones; choose another.");
+  /** True when the password, lower-cased, is among the 10,000 most common, or the service's name dressed up. */
+  async isCommon(password: string): Promise<boolean> {
+    const lower = password.toLowerCase();
+    return (await this.common.get()).has(lower) || CONTEXT_WORDS.has(lower.replace(/[^a-z]/g, ""));
+  }
+
+  /** Throws the error of docs/api.md for a password that may not be set. Lengths count characters. */
+  async assertAcceptable(password: string): Promise<void> {
+    const length = [...password].length;
+    if (length < PASSWORD_MIN) throw new AppError("password_too_short", `The password must be at least ${PASSWORD_MIN} characters.`);
+    if (length > PASSWORD_MAX) throw new AppError("password_too_long", `The password must be at most ${PASSWORD_MAX} characters.`);
+    if (await this.isCommon(password)) {
+      throw new AppError("password_too_common", "This password is one of the most common ones; choose another.");
+    }
   }
 }
 

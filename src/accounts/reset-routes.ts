@@ -8,7 +8,6 @@ import { securityEvent } from "./events.ts";
 import { checkToken, confirmReset, requestReset } from "./lifecycle.ts";
 import { Accepted, RateLimitedResponse, ResetConfirmBody, ResetRequestBody, ResetValidateResponse, TokenBody } from "./model.ts";
 import { credentials } from "./lifecycle.ts";
-import { assertAcceptablePassword } from "./passwords.ts";
 import { addressLimit, clearCredentialAttempts, limitMailTo, loginSubject, hashRequester } from "./rate-limit.ts";
 import { TOKEN_MESSAGES } from "./tokens.ts";
 
@@ -51,7 +50,7 @@ export function resetPasswordRoutes(deps: Deps) {
       "/confirm",
       async ({ body, request }) => {
         try {
-          await assertAcceptablePassword(body.password);
+          await deps.passwordRules.assertAcceptable(body.password);
           // The token first: a dead one costs no bcrypt. The redemption below decides for good.
           const outcome = await checkToken(deps.db, body.token, "reset_password", deps.now());
           if (outcome !== "valid") throw new AppError(outcome, TOKEN_MESSAGES[outcome]);

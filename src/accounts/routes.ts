@@ -5,11 +5,10 @@ import type { Deps } from "../app/deps.ts";
 import { AppError, ErrorResponse } from "../http/errors.ts";
 import { newId } from "../ids.ts";
 import { hashSecret, newSecret, secretHint } from "../keys/secret.ts";
-import { acceptSignupEmail, normaliseEmail } from "./email.ts";
+import { normaliseEmail } from "./email.ts";
 import { securityEvent } from "./events.ts";
 import { issueVerification, openSession } from "./lifecycle.ts";
 import { Accepted, LoginBody, LoginMfaResponse, LoginResponse, LogoutBody, RateLimitedResponse, SignupBody, SignupResponse } from "./model.ts";
-import { assertAcceptablePassword } from "./passwords.ts";
 import { addressLimit, clearCredentialAttempts, limitCredentialAttempt, loginSubject, hashRequester } from "./rate-limit.ts";
 import { mfaVerifyRoutes } from "./mfa-routes.ts";
 import { resetPasswordRoutes } from "./reset-routes.ts";
@@ -32,8 +31,8 @@ function signupLoginRoutes(deps: Deps) {
     .post(
       "/signup",
       async ({ body, set, request }) => {
-        const email = await acceptSignupEmail(body.email);
-        await assertAcceptablePassword(body.password);
+        const email = await deps.signupEmails.accept(body.email);
+        await deps.passwordRules.assertAcceptable(body.password);
         // Hash before the insert, so a taken email costs the same time as a new one.
         const passwordHash = await deps.passwords.hash(body.password, hashRequester(request));
         const tenantId = newId("cust_");

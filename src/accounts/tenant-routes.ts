@@ -10,7 +10,6 @@ import type { Role } from "../members/roles.ts";
 import { securityEvent } from "./events.ts";
 import { openSession } from "./lifecycle.ts";
 import { LoginResponse, RateLimitedResponse } from "./model.ts";
-import { assertAcceptablePassword } from "./passwords.ts";
 import { addressLimit } from "./rate-limit.ts";
 
 const bearer = [{ bearer: [] as string[] }] as Record<string, string[]>[];
@@ -32,7 +31,7 @@ function invitationRoutes(deps: Deps) {
         if (!session && body.password === undefined) throw new AppError("invalid_request", "body/password: a new account needs a password (or log in and accept with your session).");
         let passwordHash: string | null = null;
         if (body.password !== undefined) {
-          await assertAcceptablePassword(body.password);
+          await deps.passwordRules.assertAcceptable(body.password);
           passwordHash = await deps.passwords.hash(body.password);
         }
         // The new member joins and says so in the tenant's audit trail, in one transaction.

@@ -1,6 +1,7 @@
 // Everything a route needs, built once at start (src/app/service.ts) and passed down. Every
 // cache or batcher the service keeps is one of these objects, never module state.
-import type { PasswordHasher } from "../accounts/passwords.ts";
+import type { SignupEmails } from "../accounts/email.ts";
+import type { PasswordHasher, PasswordRules } from "../accounts/passwords.ts";
 import type { Sessions } from "../accounts/sessions.ts";
 import type { SecretBox } from "../crypto/secret-box.ts";
 import type { Config } from "../config.ts";
@@ -46,6 +47,10 @@ export interface Deps {
   dummyPasswordHash: Promise<string>;
   /** bcrypt for requests, under the global cap on concurrent hashes. */
   passwords: PasswordHasher;
+  /** Which passwords may be set (the common-password list, loaded at the first check). */
+  passwordRules: PasswordRules;
+  /** Which addresses may sign up or be invited (the disposable-domain list, loaded at the first check). */
+  signupEmails: SignupEmails;
   /** Seals and opens TOTP secrets (key derived from the service secret). */
   totpSecrets: SecretBox;
   /** Seals the token of a verification or reset link while its mail waits in the outbox. */

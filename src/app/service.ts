@@ -1,5 +1,6 @@
 // Builds the running service from configuration: database, migrations, keys, the app.
-import { hashPassword, PasswordHasher } from "../accounts/passwords.ts";
+import { SignupEmails } from "../accounts/email.ts";
+import { hashPassword, PasswordHasher, PasswordRules } from "../accounts/passwords.ts";
 import { serviceSecret, Sessions } from "../accounts/sessions.ts";
 import { TOTP_SECRET_PURPOSE } from "../accounts/totp.ts";
 import { resealTotpSecrets } from "../accounts/mfa.ts";
@@ -17,7 +18,10 @@ import { PolicyVersions } from "../policies/store.ts";
 import { PresetOutcomes } from "../simulation/simulate.ts";
 import { createTransport } from "../mail/transport.ts";
 import { startMailer } from "../mail/worker.ts";
-import { MAIL_TOKEN_PURPOSE } from "../mail/templates.ts";
+import { MAIL_TOKEN_PURPOSE, MailTemplates } from "../mail/templates.ts";
+import { ACCOUNT_MAIL } from "../accounts/mail.ts";
+import { MEMBER_MAIL } from "../members/mail.ts";
+import { PLAN_MAIL } from "../plans/mail.ts";
 import { pendingMailCount } from "../mail/outbox.ts";
 import { Metrics } from "../observability/metrics.ts";
 import { Probes } from "../observability/probes.ts";
@@ -57,7 +61,8 @@ export async function createService(config: Config, opts: { db?: Db; log?: Logge
   ]);
   // JWT_SECRET changed: what the previous one sealed moves under the new one before it is dropped.
   if (previous) log.info("totp_secrets_resealed", await resealTotpSecrets(db, totpSecrets));
-  const mail = startMailer({ db, log, transport: createTransport(config, log), ctx: { publicUrl: config.publicUrl }, pollMs: config.mailPollMs, tokens: mailTokens });
+  const templates = new MailTemplates(ACCOUNT_MAIL, MEMBER_MAIL, PLAN_MAIL);
+  const mail = startMailer({ db, log, transport: createTransport(config, log), templates, ctx: { publicUrl: config.publicUrl }, pollMs: config.mailPollMs, tokens: mailTokens });
   const sweeper = startIdempotencySweeper({ db, log }, IDEMPOTENCY_SWEEP_MS);
   const now = opts.now ?? (() => new Date());
   const metrics = new Metrics({ mailOutboxPending: () => pendingMailCount(db) });
@@ -78,6 +83,8 @@ export async function createService(config: Config, opts: { db?: Db; log?: Logge
     logReads: new TenantTurns(config.logReadsPerSecond),
     dummyPasswordHash,
     passwords: new PasswordHasher(config.bcryptCost, config.passwordHashConcurrency, config.passwordHashWaitMs),
+    passwordRules: new PasswordRules(),
+    signupEmails: new SignupEmails(),
     totpSecrets,
     mailTokens,
     version: VERSION,

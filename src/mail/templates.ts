@@ -1,6 +1,6 @@
 // Message templates by outbox `kind`: pure functions from the row's data to a subject, a plain
-// text part and an HTML part. Other capabilities add their kinds with registerTemplate (for
-// example upgrade_approved / upgrade_rejected from src/plans/).
+// text part and an HTML part. Each capability that sends mail exports its kinds (for example
+// upgrade_approved / upgrade_rejected from src/plans/mail.ts); MailTemplates holds them all.
 
 export interface MailContext {
   /** PUBLIC_URL without a trailing slash: the base of every link. */
@@ -30,17 +30,30 @@ export class TemplateError extends Error {
   }
 }
 
-const templates = new Map<string, MailTemplate>();
+const KIND = /^[a-z][a-z0-9_]{0,62}$/;
 
-export function registerTemplate(kind: string, template: MailTemplate): void {
-  if (!/^[a-z][a-z0-9_]{0,62}$/.test(kind)) throw new Error(`bad mail kind: ${kind}`);
-  templates.set(kind, template);
-}
+/**
+ * The templates by kind, one set from each capability that sends mail (src/accounts/mail.ts,
+ * src/members/mail.ts, src/plans/mail.ts), put together once in src/app/service.ts.
+ */
+export class MailTemplates {
+  private readonly byKind = new Map<string, MailTemplate>();
 
-export function renderMail(kind: string, data: Record<string, unknown>, ctx: MailContext): RenderedMail {
-  const template = templates.get(kind);
-  if (!template) throw new TemplateError(`unknown mail kind: ${kind}`, false);
-  return template(data, ctx);
+  constructor(...sets: Record<string, MailTemplate>[]) {
+    for (const set of sets) {
+      for (const [kind, template] of Object.entries(set)) {
+        if (!KIND.test(kind)) throw new Error(`bad mail kind: ${kind}`);
+        if (this.byKind.has(kind)) throw new Error(`mail kind ${kind} has two templates`);
+        this.byKind.set(kind, template);
+      }
+    }
+  }
+
+  render(kind: string, data: Record<string, unknown>, ctx: MailContext): RenderedMail {
+    const template = this.byKind.get(kind);
+    if (!template) throw new TemplateError(`unknown mail kind: ${kind}`, false);
+    return template(data, ctx);
+  }
 }
 
 export function escapeHtml(text: string): string {
@@ -66,27 +79,8 @@ export function simpleMessage(subject: string, lines: { before: string[]; link?:
   return { subject, text, html };
 }
 
-// Contract section 8: each link ends in ?token=<token>, and nothing else in the message looks
-// like a token. Tokens are base64url, so they need no escaping in a URL.
-function tokenLink(ctx: MailContext, path: string, token: string): string {
+// Each link ends in ?token=<token>, and nothing else in the message looks like a token
+// (docs/security.md, Tokens). Tokens are base64url, so they need no escaping in a URL.
+export function tokenLink(ctx: MailContext, path: string, token: string): string {
   return `${ctx.publicUrl}${path}?token=${encodeURIComponent(token)}`;
 }
-
-registerTemplate("verify_email", (data, ctx) =>
-  simpleMessage("Confirm your email address for warden", {
-    before: ["Confirm the email address of your warden account by opening this link:"],
-    link: { label: "Confirm email address", url: tokenLink(ctx, "/console/verify", field(data, "token")) },
-    after: ["The link works once and expires in 24 hours. If you did not create a warden account, ignore this message."],
-  }),
-);
-
-registerTemplate("reset_password", (data, ctx) =>
-  simpleMessage("Reset your warden password", {
-    before: ["Someone asked to reset the password of the warden account for this address. To choose a new password, open this link:"],
-    link: { label: "Choose a new password", url: tokenLink(ctx, "/console/reset", field(data, "token")) },
-    after: [
-      "The link works once and expires in 24 hours. Setting a new password signs you out everywhere.",
-      "If you did not ask for this, ignore this message: your password stays as it is.",
-    ],
-  }),
-);

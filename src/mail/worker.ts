@@ -5,7 +5,7 @@ import type { SecretBox } from "../crypto/secret-box.ts";
 import type { Db } from "../db/index.ts";
 import type { Logger } from "../log.ts";
 import { claimDue, markFailedAttempt, markSent, type ClaimedMail } from "./outbox.ts";
-import { renderMail, TemplateError, type MailContext } from "./templates.ts";
+import { TemplateError, type MailContext, type MailTemplates } from "./templates.ts";
 import { isPermanentFailure, type MailTransport } from "./transport.ts";
 
 export interface Mailer {
@@ -32,7 +32,7 @@ async function openToken(row: ClaimedMail, tokens: SecretBox): Promise<Record<st
   }
 }
 
-export function startMailer(opts: { db: Db; log: Logger; transport?: MailTransport; ctx: MailContext; pollMs: number; tokens: SecretBox }): Mailer {
+export function startMailer(opts: { db: Db; log: Logger; transport?: MailTransport; templates: MailTemplates; ctx: MailContext; pollMs: number; tokens: SecretBox }): Mailer {
   const { db, log, transport, ctx } = opts;
   if (!transport) {
     // Messages stay pending until an instance with a transport (SMTP_URL or a DATA_DIR) runs.
@@ -47,7 +47,7 @@ export function startMailer(opts: { db: Db; log: Logger; transport?: MailTranspo
   async function deliver(row: ClaimedMail): Promise<void> {
     const fields = { mail_id: row.id, kind: row.kind, tenant_id: row.tenant_id, attempts: row.attempts };
     try {
-      const rendered = renderMail(row.kind, await openToken(row, opts.tokens), ctx);
+      const rendered = opts.templates.render(row.kind, await openToken(row, opts.tokens), ctx);
       await transport!.send({ id: row.id, kind: row.kind, to: row.to_email, ...rendered });
     } catch (err) {
       const permanent = err instanceof TemplateError ? err.permanent : isPermanentFailure(err);

@@ -8,7 +8,7 @@ import type { SecretBox } from "../crypto/secret-box.ts";
 import type { Db } from "../db/index.ts";
 import { AppError } from "../http/errors.ts";
 import { couldNameRow, newId } from "../ids.ts";
-import { acceptSignupEmail } from "../accounts/email.ts";
+import type { SignupEmails } from "../accounts/email.ts";
 import { newToken } from "../accounts/tokens.ts";
 import { isRole, type Role } from "./roles.ts";
 
@@ -55,8 +55,15 @@ export async function removeMember(audit: AuditTrail, by: ByMember, memberId: st
  * sealed in the outbox and as a hash. The event names the invitation and its role, not the email:
  * the log keeps it forever (the invitation's row holds the address).
  */
-export async function invite(audit: AuditTrail, mailTokens: SecretBox, by: ByMember, inviterEmail: string, body: { email: string; role: string }, now: Date) {
-  const email = await acceptSignupEmail(body.email);
+export async function invite(
+  deps: { audit: AuditTrail; mailTokens: SecretBox; signupEmails: SignupEmails },
+  by: ByMember,
+  inviterEmail: string,
+  body: { email: string; role: string },
+  now: Date,
+) {
+  const { audit, mailTokens } = deps;
+  const email = await deps.signupEmails.accept(body.email);
   const wanted = role(body.role, "body/role");
   const token = newToken();
   const sealed = await mailTokens.seal(token, "member_invitation");

@@ -7,7 +7,6 @@ import { AppError, ErrorResponse } from "../http/errors.ts";
 import { withIdempotency } from "../http/idempotency.ts";
 import { byMember } from "../audit/events.ts";
 import { credentials } from "../accounts/lifecycle.ts";
-import "./mail.ts"; // registers the invitation email's template with the mail worker
 import { invite, listInvitations, listMembers, removeMember, revokeInvitation, setRole } from "./manage.ts";
 import {
   InvitationBody, InvitationCreated, InvitationList, InvitationParams, MemberList, MemberParams, MemberResponse, Ok, RoleBody,
@@ -31,7 +30,7 @@ export function membersRoutes(deps: Deps) {
         ({ customer, body, request }) =>
           withIdempotency(deps, request, customer.tenant_id, body, async () => {
             const { email } = (await credentials(deps.db, customer.account_id))!;
-            const created = await invite(deps.audit, deps.mailTokens, byMember(customer, request), email, body, deps.now());
+            const created = await invite(deps, byMember(customer, request), email, body, deps.now());
             deps.mail.nudge();
             return { status: 201, body: created };
           }),

@@ -7,7 +7,6 @@ import { byMember } from "../audit/events.ts";
 import { couldNameRow, newId } from "../ids.ts";
 import { loadCatalog } from "./catalog.ts";
 import { loadDashboard } from "./dashboard.ts";
-import "./mail.ts"; // registers the review email templates with the mail worker
 import { Catalog, Dashboard, UpgradeCancelled, UpgradeCreated, UpgradeIdParams, UpgradeItem, UpgradeList, UpgradeRequestBody } from "./model.ts";
 
 const security = [{ bearer: [] as string[] }];

@@ -16,13 +16,11 @@ type PolicyRow = QueryRow<"policies/version">;
 /** A version as the policy routes show it: who published it (a member; null: the built-in default, or an operator). */
 export type PolicyVersion = ActivePolicy & { published_by: string | null };
 
-let builtIn: Promise<ActivePolicy> | undefined;
-
-/** The built-in default policy with its (computed once) hash. */
-export function defaultPolicy(): Promise<ActivePolicy> {
-  builtIn ??= policyHash(DEFAULT_POLICY).then((hash) => ({ ref: { ...DEFAULT_POLICY_REF, hash }, document: DEFAULT_POLICY }));
-  return builtIn;
-}
+/** The built-in default policy (version 1 of every tenant) with its hash: a constant, hashed as the module loads. */
+const BUILT_IN: ActivePolicy = Object.freeze({
+  ref: Object.freeze({ ...DEFAULT_POLICY_REF, hash: sha256HexSync(canonicalJson(DEFAULT_POLICY)) }),
+  document: DEFAULT_POLICY,
+});
 
 function fromRow(row: PolicyRow): PolicyVersion {
   return {
@@ -35,7 +33,7 @@ function fromRow(row: PolicyRow): PolicyVersion {
 /** The policy new decisions of this tenant are made under: its latest version. */
 export async function activePolicy(db: Queryable, tenantId: string): Promise<PolicyVersion> {
   const row = await db.one("policies/active", [tenantId]);
-  return row ? fromRow(row) : { ...(await defaultPolicy()), published_by: null };
+  return row ? fromRow(row) : { ...BUILT_IN, published_by: null };
 }
 
 export class PolicyVersions {
@@ -46,7 +44,7 @@ export class PolicyVersions {
 
   /** The policy named by a reference read with the request's key (null: the built-in default). */
   async forRef(tenantId: string, ref: PolicyRef | null): Promise<ActivePolicy> {
-    if (ref === null) return defaultPolicy();
+    if (ref === null) return BUILT_IN;
     const key = `${tenantId}:${ref.version}`;
     const cached = this.versions.get(key);
     if (cached && cached.ref.hash === ref.hash && cached.ref.policy_id === ref.policy_id) return cached;
@@ -63,9 +61,8 @@ export class PolicyVersions {
  * (id, version and hash); undefined otherwise. Another tenant's versions are never found.
  */
 export async function policyByRef(db: Queryable, tenantId: string, ref: PolicyRef): Promise<PolicyDocument | undefined> {
-  const builtInPolicy = await defaultPolicy();
-  if (ref.policy_id === builtInPolicy.ref.policy_id) {
-    return ref.version === builtInPolicy.ref.version && ref.hash === builtInPolicy.ref.hash ? builtInPolicy.document : undefined;
+  if (ref.policy_id === BUILT_IN.ref.policy_id) {
+    return ref.version === BUILT_IN.ref.version && ref.hash === BUILT_IN.ref.hash ? BUILT_IN.document : undefined;
   }
   if (!Number.isSafeInteger(ref.version) || ref.version < 2 || ref.version > 2_147_483_647) return undefined;
   const row = await db.one("policies/version", [tenantId, ref.version]);
@@ -75,8 +72,8 @@ export async function policyByRef(db: Queryable, tenantId: string, ref: PolicyRe
 /** One version of the tenant with its date (version 1: the built-in default, dated from signup); undefined: none. */
 export async function policyVersion(db: Queryable, tenantId: string, version: number): Promise<(PolicyVersion & { created_at: string }) | undefined> {
   if (version === 1) {
-    const [builtInPolicy, row] = await Promise.all([defaultPolicy(), db.one("policies/versions", [tenantId, 2, 1])]);
-    return row && { ...builtInPolicy, published_by: null, created_at: row.created_at };
+    const row = await db.one("policies/versions", [tenantId, 2, 1]);
+    return row && { ...BUILT_IN, published_by: null, created_at: row.created_at };
   }
   if (version > 2_147_483_647) return undefined;
   const row = await db.one("policies/version", [tenantId, version]);
@@ -85,11 +82,10 @@ export async function policyVersion(db: Queryable, tenantId: string, version: nu
 
 /** A page of the tenant's versions, newest first, below `before` (null: from the newest). */
 export async function listVersions(db: Queryable, tenantId: string, before: number | null, count: number) {
-  const builtInPolicy = await defaultPolicy();
   const rows = await db.query("policies/versions", [tenantId, before, count]);
   return rows.map((row) => {
-    const document = row.document === null ? builtInPolicy.document : (JSON.parse(row.document) as PolicyDocument);
-    return { version: row.version, hash: row.hash ?? builtInPolicy.ref.hash, created_at: row.created_at, rules: document.rules.length, published_by: row.published_by };
+    const document = row.document === null ? BUILT_IN.document : (JSON.parse(row.document) as PolicyDocument);
+    return { version: row.version, hash: row.hash ?? BUILT_IN.ref.hash, created_at: row.created_at, rules: document.rules.length, published_by: row.published_by };
   });
 }
 

@@ -1,8 +1,13 @@
 import { describe, expect, test } from "bun:test";
-import { registerTemplate, renderMail, simpleMessage, TemplateError } from "../../src/mail/templates.ts";
+import { ACCOUNT_MAIL } from "../../src/accounts/mail.ts";
+import { MEMBER_MAIL } from "../../src/members/mail.ts";
+import { PLAN_MAIL } from "../../src/plans/mail.ts";
+import { MailTemplates, simpleMessage, TemplateError } from "../../src/mail/templates.ts";
 
 const ctx = { publicUrl: "https://warden.example" };
 const TOKEN = "Yk3v9Q_x-2mN8pLr5tW7zB1cD4fG6hJ0kL2nP4qR6sT";
+const templates = new MailTemplates(ACCOUNT_MAIL, MEMBER_MAIL, PLAN_MAIL);
+const renderMail = templates.render.bind(templates);
 
 describe("built-in templates", () => {
   for (const [kind, path] of [["verify_email", "/console/verify"], ["reset_password", "/console/reset"]] as const) {
@@ -43,12 +48,20 @@ describe("the registry", () => {
     expect(err.message).toBe("unknown mail kind: no_such_kind_here");
   });
 
-  test("other capabilities register their kinds; HTML is escaped", () => {
-    registerTemplate("test_greeting", (data) => simpleMessage("Hello", { before: [`Hi ${String(data.name)}`], after: [] }));
-    const mail = renderMail("test_greeting", { name: "<b>Ann</b> & co" }, ctx);
+  test("each capability brings its kinds; HTML is escaped", () => {
+    const greeting = { test_greeting: (data: Record<string, unknown>) => simpleMessage("Hello", { before: [`Hi ${String(data.name)}`], after: [] }) };
+    const mail = new MailTemplates(ACCOUNT_MAIL, greeting).render("test_greeting", { name: "<b>Ann</b> & co" }, ctx);
     expect(mail.text).toBe("Hi <b>Ann</b> & co\n");
     expect(mail.html).toContain("Hi &#60;b&#62;Ann&#60;/b&#62; &#38; co");
     expect(mail.html).not.toContain("<b>");
-    expect(() => registerTemplate("Bad Kind", () => mail)).toThrow();
+    expect(() => new MailTemplates({ "Bad Kind": () => mail })).toThrow();
+    // One kind, one template: a second set naming it is a mistake at start, not a silent override.
+    expect(() => new MailTemplates(ACCOUNT_MAIL, { verify_email: () => mail })).toThrow("two templates");
+  });
+
+  test("the service's sets: every kind the SQL producers queue has a template", () => {
+    for (const kind of ["verify_email", "reset_password", "member_invitation", "upgrade_approved", "upgrade_rejected"]) {
+      expect(() => renderMail(kind, {}, ctx)).toThrow(expect.objectContaining({ permanent: true }));
+    }
   });
 });

@@ -1,8 +1,10 @@
 import { describe, expect, test } from "bun:test";
-import "../../src/plans/mail.ts";
-import { renderMail, TemplateError } from "../../src/mail/templates.ts";
+import { MailTemplates, TemplateError } from "../../src/mail/templates.ts";
+import { PLAN_MAIL } from "../../src/plans/mail.ts";
 
 const ctx = { publicUrl: "https://warden.example" };
+const templates = new MailTemplates(PLAN_MAIL);
+const renderMail = templates.render.bind(templates);
 
 describe("review emails", () => {
   test("approval names the new plan and links to the dashboard", () => {
