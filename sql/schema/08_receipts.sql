@@ -427,6 +427,11 @@ CREATE TABLE usage_daily (
 );
 
 -- Appending decisions ----------------------------------------------------------------------
+-- receipt_append() runs the call's items through named pieces, each defined once: parse them,
+-- lock their heads (receipt_heads_lock()), let each set of rules mark the items it refuses
+-- (receipt_execute_rules(), then receipt_quota_rules(); an item keeps the first refusal), link the
+-- accepted ones into their chains (receipt_link()), insert them and count the day
+-- (receipt_usage_add()). A new set of rules joins the pipeline as one more function.
 
 -- One item of a receipt_append() call, as parsed, with what the call decides for it.
 CREATE TYPE receipt_append_item AS (
@@ -437,17 +442,20 @@ CREATE TYPE receipt_append_item AS (
 );
 COMMENT ON TYPE receipt_append_item IS 'One decision inside receipt_append(): its input and what the call decided for it.';
 
-CREATE FUNCTION receipt_append(p_items json)
-RETURNS TABLE (idx integer, seq bigint, prev_hash text, chain_hash text, quota_limit integer, quota_used integer, refusal text)
-LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $$
-#variable_conflict use_column
+-- The one place the execute window is written; src/decide/payload.ts (EXECUTE_WINDOW_MINUTES)
+-- names it in messages, and test/db/append.sql.test.ts checks the two agree.
+CREATE FUNCTION receipt_execute_window() RETURNS interval
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT interval '15 minutes'
+$$;
+COMMENT ON FUNCTION receipt_execute_window() IS
+  'How long after its protect receipt an execute may come, by the two receipts'' own timestamps: 15 minutes. Older is WR004.';
+
+CREATE FUNCTION receipt_append_parse(p_items json) RETURNS receipt_append_item[]
+LANGUAGE plpgsql AS $$
 DECLARE
   v_items receipt_append_item[];
   v_bad text;
-  it record;
-  v_tenant text := NULL;
-  v_size bigint;
-  v_head text;
 BEGIN
   SELECT array_agg(ROW((x.ord - 1)::integer, x.receipt_id, x.tenant_id, x.key_id, x.kind, x.request_id,
                        x."timestamp", x."timestamp"::timestamptz, (x."timestamp"::timestamptz AT TIME ZONE 'UTC')::date,
@@ -459,9 +467,6 @@ BEGIN
          payload text, content_hash text, signature text, protect_receipt_id text)) WITH ORDINALITY
        AS x(receipt_id, tenant_id, key_id, kind, request_id, "timestamp", decision, payload, content_hash, signature,
             protect_receipt_id, ord);
-  IF v_items IS NULL THEN
-    RETURN;
-  END IF;
   -- The chain hashes the timestamp text and stores the instant, so the two must be one: a text
   -- that iso_time() would not give back is the caller's bug, and the whole call fails.
   SELECT i.ts INTO v_bad FROM unnest(v_items) AS i WHERE iso_time(i.issued_at) IS DISTINCT FROM i.ts LIMIT 1;
@@ -473,88 +478,140 @@ BEGIN
   IF FOUND THEN
     RAISE EXCEPTION 'receipt_append() stores protect and execute decisions, not %', coalesce(v_bad, 'NULL') USING ERRCODE = '22023';
   END IF;
+  RETURN v_items;
+END $$;
+COMMENT ON FUNCTION receipt_append_parse(json) IS
+  'receipt_append()''s items as receipt_append_item[] (idx 0-based, in input order; NULL for none). Raises 22007 for a timestamp '
+  'not in iso_time() form, 22023 for a kind other than protect or execute.';
 
-  -- Every head of the call, created when missing and locked in tenant order (every writer locks
-  -- in this order, so instances never deadlock), so the checks below see every earlier append.
-  INSERT INTO receipt_heads (tenant_id) SELECT DISTINCT i.tenant_id FROM unnest(v_items) AS i ORDER BY 1 ON CONFLICT DO NOTHING;
+-- Every writer of the log locks the heads it appends to in tenant order, so instances never
+-- deadlock; a head is created when missing.
+CREATE FUNCTION receipt_heads_lock(p_tenants text[]) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO receipt_heads (tenant_id) SELECT DISTINCT t FROM unnest(p_tenants) AS t ORDER BY 1 ON CONFLICT DO NOTHING;
   PERFORM 1
-  FROM (SELECT DISTINCT i.tenant_id FROM unnest(v_items) AS i ORDER BY 1) t
+  FROM (SELECT DISTINCT t AS tenant_id FROM unnest(p_tenants) AS t ORDER BY 1) t
   CROSS JOIN LATERAL (SELECT 1 FROM receipt_heads h WHERE h.tenant_id = t.tenant_id LIMIT 1 FOR UPDATE) h;
+END $$;
+COMMENT ON FUNCTION receipt_heads_lock(text[]) IS
+  'Creates the missing log heads of these tenants and locks them all (FOR UPDATE) in tenant order, the order every writer of the log locks in; '
+  'what the rules then read of these tenants cannot change until the transaction ends.';
 
-  -- Each item's refusal, by precedence: the execute checks, then storage, then the daily quota.
-  -- Index probes (LATERAL ... LIMIT 1) throughout, so that a generic plan made while a table was
-  -- small cannot turn into a scan of it; a protect receipt is found by receipt_id alone (the
-  -- primary key) and its tenant compared after.
-  WITH checked AS (
-    SELECT i.*,
+-- The rules below and receipt_link() run with the caller's settings: receipt_append() sets
+-- plan_cache_mode = force_generic_plan for them. Index probes (LATERAL ... LIMIT 1) throughout, so
+-- that a generic plan made while a table was small cannot turn into a scan of it.
+
+CREATE FUNCTION receipt_execute_rules(p_items receipt_append_item[]) RETURNS receipt_append_item[]
+LANGUAGE plpgsql AS $$
+DECLARE
+  v record;
+BEGIN
+  -- A protect receipt is found by receipt_id alone (the primary key) and its tenant compared after.
+  FOR v IN
+    WITH checked AS (
+      SELECT i.idx, i.kind, i.protect_receipt_id,
+             CASE
+               WHEN i.refusal IS NOT NULL OR i.kind <> 'execute' THEN NULL
+               WHEN p.tenant_id IS DISTINCT FROM i.tenant_id OR p.kind <> 'protect' THEN 'WR002'
+               WHEN p.decision <> 'ALLOWED' THEN 'WR003'
+               WHEN i.issued_at - p.issued_at >= receipt_execute_window() THEN 'WR004'
+               WHEN d.executed THEN 'WR007'
+             END AS refusal,
+             i.refusal IS NULL AND i.kind = 'execute' AS candidate
+      FROM unnest(p_items) AS i
+      LEFT JOIN LATERAL (
+        SELECT r.tenant_id, r.kind, r.decision, r.issued_at FROM receipts r WHERE r.receipt_id = i.protect_receipt_id LIMIT 1
+      ) p ON true
+      LEFT JOIN LATERAL (
+        SELECT true AS executed FROM receipts x WHERE x.protect_receipt_id = i.protect_receipt_id LIMIT 1
+      ) d ON true
+    ), once AS (
+      -- Of a batch's executes of one protect receipt that pass the checks above, the first goes on.
+      SELECT c.idx,
+             CASE WHEN c.candidate AND c.refusal IS NULL
+                       AND row_number() OVER (PARTITION BY c.candidate AND c.refusal IS NULL, c.protect_receipt_id ORDER BY c.idx) > 1
+                  THEN 'WR007' ELSE c.refusal END AS refusal
+      FROM checked c
+    )
+    SELECT o.idx, o.refusal FROM once o WHERE o.refusal IS NOT NULL
+  LOOP
+    p_items[v.idx + 1].refusal := v.refusal;
+  END LOOP;
+  RETURN p_items;
+END $$;
+COMMENT ON FUNCTION receipt_execute_rules(receipt_append_item[]) IS
+  'The execute rules of receipt_append(): each execute not refused yet needs a stored ALLOWED protect receipt of its tenant (WR002, WR003) '
+  'younger than receipt_execute_window() (WR004) and not executed before, in the table or earlier in the call (WR007). Sets those refusals; '
+  'other items are returned as they came.';
+
+CREATE FUNCTION receipt_quota_rules(p_items receipt_append_item[]) RETURNS receipt_append_item[]
+LANGUAGE plpgsql AS $$
+DECLARE
+  v record;
+BEGIN
+  FOR v IN
+    WITH placed AS (
+      -- Each candidate's place in its tenant's day for its kind, counting what the day holds already.
+      SELECT i.idx, i.tenant_id, i.kind, i.refusal, l.receipts_stored, h.decisions,
+             CASE i.kind WHEN 'protect' THEN l.protect_per_day WHEN 'execute' THEN l.execute_per_day END AS day_limit,
+             (CASE i.kind WHEN 'protect' THEN coalesce(u.protect_count, 0) ELSE coalesce(u.execute_count, 0) END
+              + row_number() OVER (PARTITION BY i.tenant_id, i.day, i.kind, i.refusal IS NULL ORDER BY i.idx))::integer AS place
+      FROM unnest(p_items) AS i
+      CROSS JOIN LATERAL (
+        SELECT pl.protect_per_day, pl.execute_per_day, pl.receipts_stored FROM tenants tn JOIN plans pl ON pl.plan = tn.plan
+        WHERE tn.tenant_id = i.tenant_id LIMIT 1
+      ) l
+      -- Events do not count toward storage: only the decisions the log holds.
+      CROSS JOIN LATERAL (SELECT h.tree_size - h.event_count AS decisions FROM receipt_heads h WHERE h.tenant_id = i.tenant_id LIMIT 1) h
+      LEFT JOIN LATERAL (
+        SELECT u.protect_count, u.execute_count FROM usage_daily u WHERE u.tenant_id = i.tenant_id AND u.day = i.day LIMIT 1
+      ) u ON true
+    ), within_day AS (
+      SELECT pd.*, pd.refusal IS NULL AND (pd.day_limit IS NULL OR pd.place <= pd.day_limit) AS day_ok
+      FROM placed pd
+    ), stored AS (
+      -- The decisions stored before each item: the log's plus the earlier items within their day.
+      SELECT w.*,
+             w.decisions + count(*) FILTER (WHERE w.day_ok) OVER (PARTITION BY w.tenant_id ORDER BY w.idx
+                                                                  ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS stored_before
+      FROM within_day w
+    )
+    SELECT s.idx, s.day_limit, s.place,
            CASE
-             WHEN i.kind <> 'execute' THEN NULL
-             WHEN p.tenant_id IS DISTINCT FROM i.tenant_id OR p.kind <> 'protect' THEN 'WR002'
-             WHEN p.decision <> 'ALLOWED' THEN 'WR003'
-             WHEN i.issued_at - p.issued_at >= interval '15 minutes' THEN 'WR004'
-             WHEN d.executed THEN 'WR007'
-           END AS exec_refusal
-    FROM unnest(v_items) AS i
-    LEFT JOIN LATERAL (
-      SELECT r.tenant_id, r.kind, r.decision, r.issued_at FROM receipts r WHERE r.receipt_id = i.protect_receipt_id LIMIT 1
-    ) p ON true
-    LEFT JOIN LATERAL (
-      SELECT true AS executed FROM receipts x WHERE x.protect_receipt_id = i.protect_receipt_id LIMIT 1
-    ) d ON true
-  ), once AS (
-    -- Of a batch's executes of one protect receipt that pass the checks above, the first goes on.
-    SELECT c.*,
-           CASE WHEN c.kind = 'execute' AND c.exec_refusal IS NULL
-                     AND row_number() OVER (PARTITION BY c.exec_refusal IS NULL, c.protect_receipt_id ORDER BY c.idx) > 1
-                THEN 'WR007' ELSE c.exec_refusal END AS first_refusal
-    FROM checked c
-  ), placed AS (
-    -- Each candidate's place in its tenant's day for its kind, counting what the day holds already.
-    SELECT o.*, l.receipts_stored, h.decisions,
-           CASE o.kind WHEN 'protect' THEN l.protect_per_day WHEN 'execute' THEN l.execute_per_day END AS day_limit,
-           (CASE o.kind WHEN 'protect' THEN coalesce(u.protect_count, 0) ELSE coalesce(u.execute_count, 0) END
-            + row_number() OVER (PARTITION BY o.tenant_id, o.day, o.kind, o.first_refusal IS NULL ORDER BY o.idx))::integer AS place
-    FROM once o
-    CROSS JOIN LATERAL (
-      SELECT pl.protect_per_day, pl.execute_per_day, pl.receipts_stored FROM tenants tn JOIN plans pl ON pl.plan = tn.plan
-      WHERE tn.tenant_id = o.tenant_id LIMIT 1
-    ) l
-    -- Events do not count toward storage: only the decisions the log holds.
-    CROSS JOIN LATERAL (SELECT h.tree_size - h.event_count AS decisions FROM receipt_heads h WHERE h.tenant_id = o.tenant_id LIMIT 1) h
-    LEFT JOIN LATERAL (
-      SELECT u.protect_count, u.execute_count FROM usage_daily u WHERE u.tenant_id = o.tenant_id AND u.day = o.day LIMIT 1
-    ) u ON true
-  ), within_day AS (
-    SELECT pd.*, pd.first_refusal IS NULL AND (pd.day_limit IS NULL OR pd.place <= pd.day_limit) AS day_ok
-    FROM placed pd
-  ), stored AS (
-    -- The decisions stored before each item: the log's plus the earlier items within their day.
-    SELECT w.*,
-           w.decisions + count(*) FILTER (WHERE w.day_ok) OVER (PARTITION BY w.tenant_id ORDER BY w.idx
-                                                                ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS stored_before
-    FROM within_day w
-  ), decided AS (
-    SELECT s.*,
-           CASE
-             WHEN s.first_refusal IS NOT NULL THEN s.first_refusal
              -- Full storage outlasts the day, so it is reported first.
              WHEN s.receipts_stored IS NOT NULL AND s.stored_before >= s.receipts_stored THEN 'WQ003'
              WHEN NOT s.day_ok THEN CASE s.kind WHEN 'protect' THEN 'WQ001' ELSE 'WQ002' END
-           END AS verdict
+           END AS refusal
     FROM stored s
-  )
-  SELECT array_agg(ROW(d.idx, d.receipt_id, d.tenant_id, d.key_id, d.kind, d.request_id, d.ts, d.issued_at, d.day,
-                       d.decision, d.payload, d.content_hash, d.signature, d.protect_receipt_id, d.verdict,
-                       CASE WHEN d.verdict IS NULL THEN d.day_limit END, CASE WHEN d.verdict IS NULL THEN d.place END,
-                       NULL, NULL, NULL)::receipt_append_item ORDER BY d.idx)
-  INTO v_items
-  FROM decided d;
+    WHERE s.refusal IS NULL
+  LOOP
+    p_items[v.idx + 1].refusal := v.refusal;
+    IF v.refusal IS NULL THEN
+      p_items[v.idx + 1].quota_limit := v.day_limit;
+      p_items[v.idx + 1].quota_used := v.place;
+    END IF;
+  END LOOP;
+  RETURN p_items;
+END $$;
+COMMENT ON FUNCTION receipt_quota_rules(receipt_append_item[]) IS
+  'The quota rules of receipt_append(), for the items not refused yet, in input order: storage first (receipts_stored, decisions only: events '
+  'are not counted, WQ003), then the day''s quota of the item''s kind (protect_per_day WQ001, execute_per_day WQ002). An accepted item gets '
+  'its day''s limit (quota_limit, NULL: none) and its place in the day (quota_used); refused items count towards nothing.';
 
-  -- The links: one ordered pass from each locked head, a tenant's accepted items in input order.
+CREATE FUNCTION receipt_link(p_items receipt_append_item[]) RETURNS receipt_append_item[]
+LANGUAGE plpgsql AS $$
+DECLARE
+  it record;
+  v_tenant text := NULL;
+  v_size bigint;
+  v_head text;
+BEGIN
+  -- One ordered pass from each locked head, a tenant's accepted items in input order.
   FOR it IN
     SELECT i.idx, i.receipt_id, i.tenant_id, i.key_id, i.kind, i.request_id, i.ts, i.content_hash, i.protect_receipt_id,
            h.tree_size, h.head_hash
-    FROM unnest(v_items) AS i
+    FROM unnest(p_items) AS i
     CROSS JOIN LATERAL (SELECT h.tree_size, h.head_hash FROM receipt_heads h WHERE h.tenant_id = i.tenant_id LIMIT 1) h
     WHERE i.refusal IS NULL
     ORDER BY i.tenant_id, i.idx
@@ -564,13 +621,52 @@ BEGIN
       v_size := it.tree_size;
       v_head := it.head_hash;
     END IF;
-    v_items[it.idx + 1].seq := v_size;
-    v_items[it.idx + 1].prev_hash := v_head;
+    p_items[it.idx + 1].seq := v_size;
+    p_items[it.idx + 1].prev_hash := v_head;
     v_head := receipt_chain_hash(it.receipt_id, it.tenant_id, it.key_id, it.kind, it.request_id, it.ts, it.content_hash,
                                  it.protect_receipt_id, v_head, v_size);
-    v_items[it.idx + 1].chain_hash := v_head;
+    p_items[it.idx + 1].chain_hash := v_head;
     v_size := v_size + 1;
   END LOOP;
+  RETURN p_items;
+END $$;
+COMMENT ON FUNCTION receipt_link(receipt_append_item[]) IS
+  'The links of the accepted items (refusal NULL): each tenant''s, in input order, continue its chain from its head (locked by the caller): '
+  'seq, prev_hash and chain_hash (receipt_chain_hash()) set; refused items are returned as they came.';
+
+-- usage_daily is written only here, under the heads' locks, so the counts the quota rules read
+-- and the ones added here are exact.
+CREATE FUNCTION receipt_usage_add(p_items receipt_append_item[]) RETURNS void
+LANGUAGE sql AS $$
+  -- Each tenant's day counted once, in tenant order as the heads were locked.
+  INSERT INTO usage_daily AS u (tenant_id, day, protect_count, execute_count)
+  SELECT i.tenant_id, i.day, count(*) FILTER (WHERE i.kind = 'protect'), count(*) FILTER (WHERE i.kind = 'execute')
+  FROM unnest(p_items) AS i
+  WHERE i.refusal IS NULL
+  GROUP BY i.tenant_id, i.day
+  ORDER BY i.tenant_id, i.day
+  ON CONFLICT (tenant_id, day) DO UPDATE SET
+    protect_count = u.protect_count + excluded.protect_count,
+    execute_count = u.execute_count + excluded.execute_count
+$$;
+COMMENT ON FUNCTION receipt_usage_add(receipt_append_item[]) IS
+  'Adds the accepted items (refusal NULL) to their tenants'' usage_daily counts of protect and execute calls, per UTC day.';
+
+CREATE FUNCTION receipt_append(p_items json)
+RETURNS TABLE (idx integer, seq bigint, prev_hash text, chain_hash text, quota_limit integer, quota_used integer, refusal text)
+LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $$
+#variable_conflict use_column
+DECLARE
+  v_items receipt_append_item[] := receipt_append_parse(p_items);
+BEGIN
+  IF v_items IS NULL THEN
+    RETURN;
+  END IF;
+  -- Locked before the rules read anything, so they see every earlier append of these tenants.
+  PERFORM receipt_heads_lock(ARRAY(SELECT i.tenant_id FROM unnest(v_items) AS i));
+  v_items := receipt_execute_rules(v_items);
+  v_items := receipt_quota_rules(v_items);
+  v_items := receipt_link(v_items);
 
   INSERT INTO receipts (receipt_id, tenant_id, seq, kind, key_id, request_id, issued_at, decision, payload,
                         content_hash, signature, prev_hash, chain_hash, protect_receipt_id)
@@ -578,17 +674,7 @@ BEGIN
          i.content_hash, i.signature, i.prev_hash, i.chain_hash, i.protect_receipt_id
   FROM unnest(v_items) AS i
   WHERE i.refusal IS NULL;
-
-  -- Each tenant's day counted once, in tenant order as the heads were locked.
-  INSERT INTO usage_daily AS u (tenant_id, day, protect_count, execute_count)
-  SELECT i.tenant_id, i.day, count(*) FILTER (WHERE i.kind = 'protect'), count(*) FILTER (WHERE i.kind = 'execute')
-  FROM unnest(v_items) AS i
-  WHERE i.refusal IS NULL
-  GROUP BY i.tenant_id, i.day
-  ORDER BY i.tenant_id, i.day
-  ON CONFLICT (tenant_id, day) DO UPDATE SET
-    protect_count = u.protect_count + excluded.protect_count,
-    execute_count = u.execute_count + excluded.execute_count;
+  PERFORM receipt_usage_add(v_items);
 
   RETURN QUERY
     SELECT i.idx, i.seq, i.prev_hash, i.chain_hash, i.quota_limit, i.quota_used, i.refusal
@@ -598,10 +684,9 @@ END $$;
 COMMENT ON FUNCTION receipt_append(json) IS
   'Stores a JSON array of decisions ({receipt_id, tenant_id, key_id, kind, request_id, timestamp, decision, payload, content_hash, '
   'signature, protect_receipt_id}) as their tenants'' next receipts, in input order, and counts them against the plans; one row per item '
-  '(idx 0-based). Per item, first refusal wins: an execute needs a stored ALLOWED protect receipt of its tenant (WR002, WR003) '
-  'younger than 15 minutes (WR004) and not executed before, in the table or earlier in the call (WR007); then storage '
-  '(receipts_stored, decisions only: events are not counted, WQ003) before the day''s quota (protect_per_day WQ001, execute_per_day WQ002). Refused items are not stored '
-  'and count towards nothing. Raises 22007 for a timestamp not in iso_time() form, 22023 for a kind other than protect or execute. Agrees with appending the items one by one, '
+  '(idx 0-based). Per item, first refusal wins: receipt_execute_rules() (WR002, WR003, WR004, WR007), then receipt_quota_rules() '
+  '(WQ003, then WQ001 or WQ002). Refused items are not stored and count towards nothing. Raises 22007 for a timestamp not in iso_time() '
+  'form, 22023 for a kind other than protect or execute (receipt_append_parse()). Agrees with appending the items one by one, '
   'except that an execute never finds a protect receipt of the same call (WR002), and that a second execute of one protect '
   'receipt is WR007 even when the first was refused for storage or quota.';
 
@@ -620,12 +705,7 @@ DECLARE
   v_head text;
   v_chain text;
 BEGIN
-  -- Every head of the call, created when missing and locked in tenant order, as receipt_append() does.
-  INSERT INTO receipt_heads (tenant_id)
-  SELECT DISTINCT x.tenant_id FROM json_to_recordset(p_items) AS x(tenant_id text) ORDER BY 1 ON CONFLICT DO NOTHING;
-  PERFORM 1
-  FROM (SELECT DISTINCT x.tenant_id FROM json_to_recordset(p_items) AS x(tenant_id text) ORDER BY 1) t
-  CROSS JOIN LATERAL (SELECT 1 FROM receipt_heads h WHERE h.tenant_id = t.tenant_id LIMIT 1 FOR UPDATE) h;
+  PERFORM receipt_heads_lock(ARRAY(SELECT x.tenant_id FROM json_to_recordset(p_items) AS x(tenant_id text)));
   -- One INSERT per event, in input order: each links to the head the one before it advanced.
   FOR it IN
     SELECT x.*

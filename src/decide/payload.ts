@@ -5,6 +5,13 @@ import { ProtectInput, type DraftRef, type PolicyRef } from "./policy.ts";
 
 export type PayloadKind = "simulation" | "protect" | "execute";
 
+/**
+ * An execute payload must follow its protect within this many minutes (by the two receipts' own
+ * timestamps). The rule is receipt_execute_window() in SQL; this names it in messages and docs,
+ * and test/db/append.sql.test.ts checks that the two agree.
+ */
+export const EXECUTE_WINDOW_MINUTES = 15;
+
 export type ResultPayload = {
   v: 2;
   kind: PayloadKind;

@@ -1,4 +1,4 @@
-// POST /v1/execute: binds an ALLOWED protect receipt (under 15 minutes old, of this tenant) to
+// POST /v1/execute: binds an ALLOWED protect receipt (within the execute window, of this tenant) to
 // its execution, once. The database decides every refusal (receipt_append()): WR002 -> 404,
 // WR003 -> 403 decision_denied, WR004 -> 400 token_expired, WR007 -> 409 already_executed.
 import type { Queryable } from "../db/index.ts";

@@ -5,6 +5,7 @@ import type { Deps } from "../app/deps.ts";
 import { withIdempotency } from "../http/idempotency.ts";
 import { requestId } from "../http/request-state.ts";
 import { assertVerdict } from "../plans/features.ts";
+import { EXECUTE_WINDOW_MINUTES } from "../decide/payload.ts";
 import { ProtectInput } from "../decide/policy.ts";
 import { execute } from "./execute.ts";
 import { ExecuteBody, ExecuteResult, ProtectResult, VerifyBody, VerifyResponse } from "./model.ts";
@@ -43,7 +44,7 @@ export function decisionsRoutes(deps: Deps) {
           body: ExecuteBody,
           parse: "json",
           response: { 200: ExecuteResult, ...errors, 404: ErrorResponse },
-          detail: { summary: "Execute an ALLOWED protect receipt under 15 minutes old, once (quota execute_per_day)", tags: ["decisions"], security },
+          detail: { summary: `Execute an ALLOWED protect receipt under ${EXECUTE_WINDOW_MINUTES} minutes old, once (quota execute_per_day)`, tags: ["decisions"], security },
         },
       )
       .post(

@@ -2,6 +2,7 @@
 // Code raises AppError; src/http/app.ts turns every failure into the contract's error body.
 import { t } from "elysia";
 import { DbError, DbUnavailableError } from "../db/index.ts";
+import { EXECUTE_WINDOW_MINUTES } from "../decide/payload.ts";
 
 export const ERROR_STATUS = {
   invalid_json: 400,
@@ -123,7 +124,7 @@ const BY_SQLSTATE: Record<string, [ErrorCode, string, Record<string, unknown>?]>
   WU005: ["quota_exceeded", "Your account made the most upgrade requests allowed today; try again after 00:00 UTC.", { limit: "upgrade_requests_per_day" }],
   WR002: ["not_found", "No protect receipt with this id."],
   WR003: ["decision_denied", "The protect decision was DENIED; it cannot be executed."],
-  WR004: ["token_expired", "The protect receipt is older than 15 minutes; ask /v1/protect again."],
+  WR004: ["token_expired", `The protect receipt is older than ${EXECUTE_WINDOW_MINUTES} minutes; ask /v1/protect again.`],
   WR007: ["already_executed", "This protect receipt has already been executed."],
   WQ001: ["quota_exceeded", "The daily protect quota of your plan is used up; it resets at 00:00 UTC.", { limit: "protect_per_day" }],
   WQ002: ["quota_exceeded", "The daily execute quota of your plan is used up; it resets at 00:00 UTC.", { limit: "execute_per_day" }],

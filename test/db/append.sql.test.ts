@@ -9,6 +9,7 @@ import { migrate } from "../../src/db/migrate.ts";
 import { newId } from "../../src/ids.ts";
 import { canonicalJson, sha256Hex } from "../../src/crypto/canonical.ts";
 import { chainHash } from "../../src/receipts/chain.ts";
+import { EXECUTE_WINDOW_MINUTES } from "../../src/decide/payload.ts";
 import { openTestDb } from "../helpers/service.ts";
 import { sqlTenant, testOne, testQuery } from "../helpers/sql.ts";
 
@@ -80,9 +81,15 @@ describe("receipt_append(json): accepted items", () => {
 });
 
 describe("receipt_append(json): refusals, answered per item", () => {
-  test("execute: WR002 for another tenant's, an unknown or a non-protect receipt; WR003 DENIED; WR004 15 minutes old", async () => {
+  test("the execute window is 15 minutes, in SQL and in the TypeScript that names it", async () => {
+    expect(EXECUTE_WINDOW_MINUTES).toBe(15);
+    expect(await testOne(db, "receipt_execute_window")).toEqual({ minutes: EXECUTE_WINDOW_MINUTES });
+  });
+
+  test("execute: WR002 for another tenant's, an unknown or a non-protect receipt; WR003 DENIED; WR004 as old as the window", async () => {
     const [a, other] = [await tenant(), await tenant()];
-    const old = new Date(Date.now() - 15 * 60_000);
+    const window = EXECUTE_WINDOW_MINUTES * 60_000;
+    const old = new Date(Date.now() - window);
     const [allowed, denied, stale, foreign] = [await item(a), await item(a, { decision: "DENIED" }), await item(a, { at: old }), await item(other)];
     await append([allowed, denied, stale, foreign]);
     const exec = await item(a, { kind: "execute", protectId: allowed.receipt_id });
@@ -96,8 +103,8 @@ describe("receipt_append(json): refusals, answered per item", () => {
     ]);
     expect(refusals(rows)).toEqual(["WR002", "WR002", "WR002", "WR003", "WR004"]);
     for (const r of rows) expect(r).toMatchObject({ seq: null, prev_hash: null, chain_hash: null, quota_limit: null, quota_used: null });
-    // Just under 15 minutes is still fine.
-    const young = await item(a, { at: new Date(Date.now() - 15 * 60_000 + 2000) });
+    // Just within the window is still fine.
+    const young = await item(a, { at: new Date(Date.now() - window + 2000) });
     await append([young]);
     expect(refusals(await append([await item(a, { kind: "execute", protectId: young.receipt_id })]))).toEqual([null]);
   });
