@@ -57,7 +57,7 @@ COMMENT ON FUNCTION tenant_signup(text, text, text, text, text, text, text, text
   'Creates a tenant on the free plan, the person who signed up as its owner, and its first active API key, labelled "default".';
 
 -- ---------------------------------------------------------------------------------------------
--- One-time tokens. Only the SHA-256 of a token is kept; the mail_outbox row holds it sealed by
+-- One-time tokens. Only the SHA-256 of a token is kept; the outbox row of its mail holds it sealed by
 -- the service until its message is sent.
 CREATE TABLE auth_tokens (
   token_hash   text PRIMARY KEY CHECK (token_hash ~ '^[0-9a-f]{64}$'),

@@ -210,7 +210,7 @@ COMMENT ON FUNCTION upgrade_request_reject(text, text, text) IS
 CREATE FUNCTION upgrade_request_notify(p_tenant_id text, p_email text, p_kind text, p_data jsonb) RETURNS void
 LANGUAGE plpgsql AS $$
 BEGIN
-  INSERT INTO mail_outbox (kind, to_email, tenant_id, data) VALUES (p_kind, p_email, p_tenant_id, p_data);
+  PERFORM mail_enqueue(p_kind, p_email, p_tenant_id, p_data);
 END $$;
 COMMENT ON FUNCTION upgrade_request_notify(text, text, text, jsonb) IS 'Queues a review email in the review''s own transaction.';
 

@@ -22,7 +22,7 @@ import { MAIL_TOKEN_PURPOSE, MailTemplates } from "../mail/templates.ts";
 import { ACCOUNT_MAIL } from "../accounts/mail.ts";
 import { MEMBER_MAIL } from "../members/mail.ts";
 import { PLAN_MAIL } from "../plans/mail.ts";
-import { pendingMailCount } from "../mail/outbox.ts";
+import { pendingCount } from "../outbox/queue.ts";
 import { Metrics } from "../observability/metrics.ts";
 import { Probes } from "../observability/probes.ts";
 import { startIdempotencySweeper } from "../http/idempotency.ts";
@@ -65,7 +65,7 @@ export async function createService(config: Config, opts: { db?: Db; log?: Logge
   const mail = startMailer({ db, log, transport: createTransport(config, log), templates, ctx: { publicUrl: config.publicUrl }, pollMs: config.mailPollMs, tokens: mailTokens });
   const sweeper = startIdempotencySweeper({ db, log }, IDEMPOTENCY_SWEEP_MS);
   const now = opts.now ?? (() => new Date());
-  const metrics = new Metrics({ mailOutboxPending: () => pendingMailCount(db) });
+  const metrics = new Metrics({ mailOutboxPending: () => pendingCount(db, "mail") });
   const audit = new AuditTrail(db, signer, now);
   const auditOutbox = startAuditOutbox({ db, audit, log, pollMs: AUDIT_OUTBOX_POLL_MS });
   const deps: Deps = {

@@ -361,41 +361,6 @@ export interface Queries {
       created_by: string | null;
     };
   };
-  "mail/attempt_failed": {
-    params: [number | string, string, boolean, number | string, number | string, number | string];
-    row: {
-      status: string | null;
-    };
-  };
-  "mail/claim": {
-    params: [number | string, number | string];
-    row: {
-      id: number;
-      kind: string;
-      to_email: string;
-      tenant_id: string | null;
-      data: unknown;
-      attempts: number;
-    };
-  };
-  "mail/enqueue": {
-    params: [string, string, string, unknown];
-    row: {
-      id: number;
-    };
-  };
-  "mail/pending_count": {
-    params: [];
-    row: {
-      pending: number;
-    };
-  };
-  "mail/sent": {
-    params: [number | string];
-    row: {
-      updated: boolean;
-    };
-  };
   "members/get": {
     params: [string, string];
     row: {
@@ -514,6 +479,41 @@ export interface Queries {
     params: [];
     row: {
       version: string;
+    };
+  };
+  "outbox/attempt_failed": {
+    params: [number | string, string, boolean, number | string, number | string, number | string];
+    row: {
+      status: string | null;
+    };
+  };
+  "outbox/claim": {
+    params: [string, number | string, number | string];
+    row: {
+      id: number;
+      kind: string;
+      recipient: string;
+      tenant_id: string | null;
+      data: unknown;
+      attempts: number;
+    };
+  };
+  "outbox/enqueue": {
+    params: [string, string, string, string, unknown];
+    row: {
+      id: number;
+    };
+  };
+  "outbox/pending_count": {
+    params: [string];
+    row: {
+      pending: number;
+    };
+  };
+  "outbox/sent": {
+    params: [number | string];
+    row: {
+      updated: boolean;
     };
   };
   "plans/catalog_features": {

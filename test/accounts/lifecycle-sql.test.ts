@@ -36,8 +36,8 @@ const sealed = (token: string) => `v1.AAAAAAAAAAAAAAAA.${token}`;
 
 /** The messages queued for an address, as the sender takes them (inside a rolled-back transaction). */
 async function queuedFor(q: Queryable, email: string): Promise<{ kind: string; data: Record<string, unknown> }[]> {
-  const claimed = await q.query("mail/claim", [100000, 60]);
-  return claimed.filter((m) => m.to_email === email) as { kind: string; data: Record<string, unknown> }[];
+  const claimed = await q.query("outbox/claim", ["mail", 100000, 60]);
+  return claimed.filter((m) => m.recipient === email) as { kind: string; data: Record<string, unknown> }[];
 }
 
 describe("tokens", () => {
@@ -92,8 +92,8 @@ describe("tokens", () => {
       for (const [i, token] of queued.entries()) await q.query("accounts/verification_issue", [u.accountId, token, sealed(token), at(i)]);
       expect((await queuedFor(q, u.email)).map((m) => [m.kind, m.data])).toEqual(queued.map((token) => ["verify_email", { token_sealed: sealed(token) }]));
       // And no writer can queue one as it is.
-      const raw = await q.query("mail/enqueue", ["verify_email", u.email, u.tenantId, { token: queued[0] }]).then(() => undefined, (e: DbError) => e);
-      expect([raw?.sqlstate, raw?.constraint]).toEqual(["23514", "mail_outbox_no_raw_token"]);
+      const raw = await q.query("outbox/enqueue", ["mail", "verify_email", u.email, u.tenantId, { token: queued[0] }]).then(() => undefined, (e: DbError) => e);
+      expect([raw?.sqlstate, raw?.constraint]).toEqual(["23514", "outbox_no_raw_token"]);
     });
   });
 

@@ -1,5 +1,5 @@
-// The mail outbox: file and SMTP delivery, retries with backoff, permanent failures, and the
-// SQL functions behind them. Each test starts and stops its own services, so no other worker
+// The mail channel of the outbox: file and SMTP delivery, retries with backoff, permanent
+// failures, and the SQL functions behind them. Each test starts and stops its own services, so no other worker
 // takes the rows it watches.
 import { describe, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
@@ -8,7 +8,9 @@ import { join } from "node:path";
 import { simpleParser } from "mailparser";
 import type { Service } from "../../src/app/service.ts";
 import { SecretBox } from "../../src/crypto/secret-box.ts";
-import { claimDue, enqueueMail, markFailedAttempt, markSent, RETRY } from "../../src/mail/outbox.ts";
+import type { Queryable } from "../../src/db/index.ts";
+import { MAIL } from "../../src/mail/outbox.ts";
+import { claimDue, enqueue, markFailedAttempt, markSent } from "../../src/outbox/queue.ts";
 import { MAIL_TOKEN_PURPOSE } from "../../src/mail/templates.ts";
 import { deadSmtpUrl, mailService, startInbox } from "../helpers/mail.ts";
 import { call, GOOD_PASSWORD, testConfig, testService, uniqueEmail } from "../helpers/service.ts";
@@ -50,6 +52,9 @@ async function withFileOutbox<T>(fn: (service: Service, dataDir: string) => Prom
   }
 }
 
+const RETRY = MAIL.retry;
+const enqueueMail = (q: Queryable, kind: string, to: string, data: Record<string, unknown>) => enqueue(q, "mail", kind, to, null, data);
+
 const secondsFromNow = (iso: string) => (Date.parse(iso) - Date.now()) / 1000;
 
 describe("file outbox (no SMTP_URL)", () => {
@@ -85,7 +90,7 @@ describe("sealed link tokens", () => {
     await withFileOutbox(async (service, dataDir) => {
       const email = uniqueEmail("sealed");
       const other = await SecretBox.derive("another service secret, 32 characters or more", MAIL_TOKEN_PURPOSE);
-      await enqueueMail(db, "verify_email", email, null, { token_sealed: await other.seal("a-token", "verify_email") });
+      await enqueueMail(db, "verify_email", email, { token_sealed: await other.seal("a-token", "verify_email") });
       service.deps.mail.nudge();
       const [row] = await until("the row failed", async () => {
         const rows = await outbox(email);
@@ -143,7 +148,7 @@ describe("retries", () => {
   test("an unknown kind is retried with a clear error, and fails once the attempts run out", async () => {
     const { db } = await testService();
     const email = uniqueEmail("unknown-kind");
-    const id = await enqueueMail(db, "no_such_template", email, null, { note: "kept until final" });
+    const id = await enqueueMail(db, "no_such_template", email, { note: "kept until final" });
     const inbox = await startInbox();
     try {
       await withService(await mailService(db, { smtpUrl: inbox.url }), async () => {
@@ -171,21 +176,21 @@ describe("outbox functions", () => {
   test("backoff doubles from the base and stops at the cap; the last attempt fails the row", async () => {
     const { db } = await testService();
     const email = uniqueEmail("backoff");
-    const id = await enqueueMail(db, "verify_email", email, null, { token_sealed: "x" });
+    const id = await enqueueMail(db, "verify_email", email, { token_sealed: "x" });
     for (const [attempts, seconds] of [[1, 30], [2, 60], [5, 480], [8, 3600], [9, 3600]] as const) {
       await testQuery(db, "mail_outbox_set_attempts", [id, attempts]);
-      expect(await markFailedAttempt(db, id, "boom", false)).toBe("pending");
+      expect(await markFailedAttempt(db, MAIL, id, "boom", false)).toBe("pending");
       const [row] = await outbox(email);
       expect(Math.abs(secondsFromNow(row.next_attempt_at) - seconds)).toBeLessThan(3);
       expect(row.last_error).toBe("boom");
     }
     await testQuery(db, "mail_outbox_set_attempts", [id, RETRY.maxAttempts]);
-    expect(await markFailedAttempt(db, id, "x".repeat(2000), false)).toBe("failed");
+    expect(await markFailedAttempt(db, MAIL, id, "x".repeat(2000), false)).toBe("failed");
     const [row] = await outbox(email);
     expect(row).toMatchObject({ status: "failed", data: {} });
     expect(row.last_error).toHaveLength(1000);
     // A finished row no longer moves.
-    expect(await markFailedAttempt(db, id, "again", false)).toBeNull();
+    expect(await markFailedAttempt(db, MAIL, id, "again", false)).toBeNull();
     await markSent(db, id);
     expect((await outbox(email))[0].status).toBe("failed");
   });
@@ -193,24 +198,24 @@ describe("outbox functions", () => {
   test("sent empties the data and records the time, once", async () => {
     const { db } = await testService();
     const email = uniqueEmail("sent");
-    const id = await enqueueMail(db, "reset_password", email, null, { token_sealed: "sealed-token-value" });
+    const id = await enqueueMail(db, "reset_password", email, { token_sealed: "sealed-token-value" });
     await markSent(db, id);
     const [row] = await outbox(email);
     expect(row).toMatchObject({ status: "sent", data: {}, last_error: null });
     expect(row.sent_at).toMatch(/Z$/);
-    expect(await db.one("mail/sent", [id])).toEqual({ updated: false });
+    expect(await db.one("outbox/sent", [id])).toEqual({ updated: false });
   });
 
   test("two parallel claims never take the same row", async () => {
     const { db } = await testService();
     const emails = Array.from({ length: 12 }, () => uniqueEmail("claim"));
-    for (const email of emails) await enqueueMail(db, "verify_email", email, null, { token_sealed: "x" });
-    const [a, b] = await Promise.all([claimDue(db, 50), claimDue(db, 50)]);
+    for (const email of emails) await enqueueMail(db, "verify_email", email, { token_sealed: "x" });
+    const [a, b] = await Promise.all([claimDue(db, MAIL, 50), claimDue(db, MAIL, 50)]);
     try {
       const ids = [...a, ...b].map((r) => r.id);
       expect(new Set(ids).size).toBe(ids.length);
       // A claimed row is leased: it is not due again at once.
-      const again = await claimDue(db, 1000);
+      const again = await claimDue(db, MAIL, 1000);
       await testQuery(db, "mail_outbox_release", [again.map((r) => r.id)]);
       expect(again.map((r) => r.id).filter((id) => ids.includes(id))).toEqual([]);
     } finally {
@@ -218,7 +223,7 @@ describe("outbox functions", () => {
     }
     for (const email of emails) {
       const [row] = await outbox(email);
-      await markFailedAttempt(db, row.id, "test row", true);
+      await markFailedAttempt(db, MAIL, row.id, "test row", true);
     }
   });
 });

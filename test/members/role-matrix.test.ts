@@ -38,7 +38,7 @@ beforeAll(async () => {
 /** The invitation's link token, as the mail worker would open it from the outbox. */
 async function invitationToken(service: Awaited<ReturnType<typeof testService>>["service"], invitationId: string): Promise<string> {
   void invitationId;
-  const rows = await service.deps.db.query("mail/claim", [50, 60]);
+  const rows = await service.deps.db.query("outbox/claim", ["mail", 50, 60]);
   const row = rows.filter((r) => r.kind === "member_invitation").pop();
   if (!row) throw new Error("no invitation mail in the outbox");
   return service.deps.mailTokens.open(String((row.data as { token_sealed: string }).token_sealed), "member_invitation");

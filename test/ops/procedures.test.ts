@@ -29,13 +29,13 @@ describe("operator procedures", () => {
   test("mail retry: a pending message becomes due with fresh attempts; a sent one or an unknown id is refused", async () => {
     const { db } = await testService();
     const to = uniqueEmail("retry");
-    const [{ id }] = (await db.query("mail/enqueue", ["upgrade_approved", to, null, { plan: "pro" }])) as { id: number }[];
+    const [{ id }] = (await db.query("outbox/enqueue", ["mail", "upgrade_approved", to, null, { plan: "pro" }])) as { id: number }[];
     const [row] = await runOpsScript<{ id: number; status: string; attempts: number }>(db, "ops/mail_retry", { id: String(id) });
     expect(row).toMatchObject({ id, status: "pending", attempts: 0 });
     const listed = await runOpsScript<{ id: number; to_email: string }>(db, "ops/mail_list", { status: "pending" });
     expect(listed.find((r) => Number(r.id) === Number(id))).toMatchObject({ to_email: to });
     expect(listed[0]).not.toHaveProperty("data");
-    await db.query("mail/sent", [id]);
+    await db.query("outbox/sent", [id]);
     expect((await refusal(runOpsScript(db, "ops/mail_retry", { id: String(id) }))).sqlstate).toBe("WM003");
     expect((await refusal(runOpsScript(db, "ops/mail_retry", { id: "999999999" }))).sqlstate).toBe("WM002");
     expect((await refusal(runOpsScript(db, "ops/mail_list", { status: "bogus" }))).sqlstate).toBe("WM001");

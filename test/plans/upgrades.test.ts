@@ -123,10 +123,10 @@ describe("operator review", () => {
     await approve((await requestUpgrade(a.token, "pro")).body.request_id);
     await reject((await requestUpgrade(b.token, "pro")).body.request_id, "Not yet.");
     const { db } = await testService();
-    const mailA = (await testQuery<{ kind: string; to_email: string; data: Record<string, unknown> }>(db, "mail_for_tenant", [a.tenantId])).filter((m) => m.kind.startsWith("upgrade_"));
-    const mailB = (await testQuery<{ kind: string; to_email: string; data: Record<string, unknown> }>(db, "mail_for_tenant", [b.tenantId])).filter((m) => m.kind.startsWith("upgrade_"));
-    expect(mailA).toEqual([{ kind: "upgrade_approved", to_email: a.email, data: expect.objectContaining({ plan: "pro" }) }]);
-    expect(mailB).toEqual([{ kind: "upgrade_rejected", to_email: b.email, data: expect.objectContaining({ plan: "pro", review_note: "Not yet." }) }]);
+    const mailA = (await testQuery<{ kind: string; recipient: string; data: Record<string, unknown> }>(db, "mail_for_tenant", [a.tenantId])).filter((m) => m.kind.startsWith("upgrade_"));
+    const mailB = (await testQuery<{ kind: string; recipient: string; data: Record<string, unknown> }>(db, "mail_for_tenant", [b.tenantId])).filter((m) => m.kind.startsWith("upgrade_"));
+    expect(mailA).toEqual([{ kind: "upgrade_approved", recipient: a.email, data: expect.objectContaining({ plan: "pro" }) }]);
+    expect(mailB).toEqual([{ kind: "upgrade_rejected", recipient: b.email, data: expect.objectContaining({ plan: "pro", review_note: "Not yet." }) }]);
   });
 
   test("terminal requests never move again, through the scripts", async () => {

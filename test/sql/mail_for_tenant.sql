@@ -1,2 +1,2 @@
--- Test only: the mail intents queued for a tenant, oldest first. $1 tenant_id
-SELECT kind, to_email, data FROM mail_outbox WHERE tenant_id = $1 ORDER BY id;
+-- Test only: the mail queued for a tenant, oldest first. $1 tenant_id
+SELECT kind, recipient, data FROM outbox WHERE channel = 'mail' AND tenant_id = $1 ORDER BY id;
