@@ -18,7 +18,7 @@ class WardenError extends Error {
   }
 }
 
-/** One call; a non-2xx answer becomes a WardenError carrying the contract's error code. */
+/** One call; a non-2xx answer becomes a WardenError carrying its error code (docs/api.md, Error codes). */
 async function call<T = any>(method: string, path: string, opts: { body?: unknown; token?: string; apiKey?: string; idempotencyKey?: string } = {}): Promise<T> {
   const headers: Record<string, string> = {};
   if (opts.body !== undefined) headers["content-type"] = "application/json";

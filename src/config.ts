@@ -1,4 +1,4 @@
-// Configuration from the environment (contract section 10), read once at start.
+// Configuration from the environment (README, Configuration), read once at start.
 import { availableParallelism } from "node:os";
 
 export interface Config {

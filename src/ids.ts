@@ -1,4 +1,4 @@
-// Identifiers and secrets: a prefix plus base62 of CSPRNG bytes (contract section 1).
+// Identifiers and secrets: a prefix plus base62 of CSPRNG bytes (docs/api.md, the introduction).
 export const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
 /** `length` base62 characters, each drawn without modulo bias. */
@@ -13,7 +13,7 @@ export function randomBase62(length: number): string {
   return out;
 }
 
-/** 22 base62 characters carry 130.9 bits, above the contract's 128. */
+/** 22 base62 characters carry 130.9 bits, above the 128 of ASVS 11.5.1 (docs/security.md). */
 export function newId(prefix: "cust_" | "acct_" | "mbr_" | "inv_" | "key_" | "upgr_" | "req_" | "rcpt_"): string {
   return prefix + randomBase62(22);
 }

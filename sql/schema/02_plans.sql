@@ -1,4 +1,4 @@
--- The plan and feature catalogs (contract section 5). One table drives both the public catalog
+-- The plan and feature catalogs (docs/api.md, Plans, usage and upgrades). One table drives both the public catalog
 -- and the checks, so they can never disagree.
 
 CREATE TABLE plans (

@@ -1,4 +1,4 @@
--- The receipt log (contract section 4): each tenant's decisions and audit events (docs/api.md,
+-- The receipt log (docs/api.md, Receipts and the receipt log): each tenant's decisions and audit events (docs/api.md,
 -- "The audit trail") as a hash chain, the keys that sign them, and the daily usage the plans'
 -- quotas count. Custom SQLSTATEs (docs/error_codes.md):
 --   WR001 receipts and heads are append-only   WR005 inserted rows do not continue the chain
@@ -76,7 +76,7 @@ COMMENT ON FUNCTION signing_key_revoke(text, timestamptz) IS
   'the mark and verifiers refuse the key''s signatures of that instant or later. An active key is retired at once (no key is then '
   'active: the service creates a new one when it next loads its key); a mark only ever moves earlier (the earlier time wins).';
 
--- chain_hash of contract section 4: SHA-256 of the JCS text of the receipt claims plus prev and seq,
+-- chain_hash (docs/api.md, Receipts and the receipt log): SHA-256 of the JCS text of the receipt claims plus prev and seq,
 -- {v: 2, receipt_id, tenant_id, key_id, kind, request_id, timestamp, content_hash, protect_receipt_id, prev, seq}.
 -- JCS sorts the keys (content_hash, key_id, kind, prev, protect_receipt_id, receipt_id, request_id,
 -- seq, tenant_id, timestamp, v) and escapes strings as JSON does; every string here is an id, hex,
@@ -102,7 +102,7 @@ LANGUAGE sql STABLE PARALLEL SAFE AS $$
 $$;
 COMMENT ON FUNCTION receipt_chain_hash(text, text, text, text, text, text, text, text, text, bigint) IS
   'chain_hash = "0x" + hex SHA-256 of JCS {v: 2, receipt_id, tenant_id, key_id, kind, request_id, timestamp, content_hash, '
-  'protect_receipt_id, prev, seq}: the signed receipt claims plus the link (contract section 4).';
+  'protect_receipt_id, prev, seq}: the signed receipt claims plus the link.';
 
 -- One row per tenant with a receipt: the size of its log, the last chain_hash and how many of
 -- the receipts are audit events (which the plans' receipts_stored does not count). Appends lock

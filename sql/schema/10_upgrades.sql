@@ -1,4 +1,4 @@
--- Plan upgrade requests and operator review (contract sections 5 and 6).
+-- Plan upgrade requests and operator review (docs/api.md, Plans, usage and upgrades; README, Operators).
 -- The database owns the state machine: pending -> approved | rejected | cancelled, terminal
 -- states never change, one pending request per tenant, plans only move up, and a tenant's plan
 -- changes only through an approved request. Custom SQLSTATEs (docs/error_codes.md):

@@ -48,7 +48,7 @@ function accountRoutes(deps: Deps) {
         }
         await deps.passwordRules.assertAcceptable(body.new_password);
         const newHash = await deps.passwords.hash(body.new_password, hashRequester(request));
-        // Every session ends, this one too; the caller gets a fresh one (an addition to the contract's {ok}).
+        // Every session ends, this one too; the caller gets a fresh one (docs/api.md: more than {ok}).
         const epoch = await changePassword(deps.db, account_id, current.password_hash, newHash, deps.now());
         securityEvent(deps, request, "auth.password_changed", { tenant_id, account_id });
         const { token, expires_at } = await openSession(deps, account_id, epoch, tenant_id);

@@ -1,4 +1,4 @@
-// Request and response shapes of the /auth routes (contract section 3).
+// Request and response shapes of the /auth routes (docs/api.md, Accounts and sessions).
 import { t } from "elysia";
 
 const strict = { additionalProperties: false } as const;
@@ -77,10 +77,10 @@ export const AccountResponse = t.Object({
   role: Role,
 });
 export const PasswordChangeBody = t.Object({ current_password: t.String(), new_password: t.String() }, strict);
-/** `{ok}` per the contract, plus a fresh session: the change ends every earlier one, the caller's too. */
+/** `{ok}`, plus a fresh session: the change ends every earlier one, the caller's too. */
 export const PasswordChangeResponse = t.Object({ ok: t.Literal(true), token: t.String(), expires_at: t.String({ format: "date-time" }) });
 
-// Sign-out and second factor (contract section 12).
+// Sign-out and second factor (docs/api.md, Accounts and sessions).
 /** Login with a second factor on: no session yet, a 5-minute challenge for /auth/mfa/verify. */
 export const LoginMfaResponse = t.Object({
   ok: t.Literal(true),

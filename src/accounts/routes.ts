@@ -1,4 +1,4 @@
-// /auth: signup and login (spec sections 3 to 5), and the verification and reset routes.
+// /auth: signup and login (the spec's Authentication; docs/api.md, Accounts and sessions), and the verification and reset routes.
 // Every /auth route counts against the per-address brute-force limit (./rate-limit.ts).
 import { Elysia, t } from "elysia";
 import type { Deps } from "../app/deps.ts";

@@ -1,4 +1,4 @@
-// One-time tokens for verification and reset links (spec 5.5, 5.7): 256 bits from the CSPRNG,
+// One-time tokens for verification and reset links (the spec's Authentication and Limits: 24 hours, stored as SHA-256): 256 bits from the CSPRNG,
 // base64url so they travel in a URL unescaped. The database keeps only their SHA-256
 // (auth_token_digest() in sql/schema), and decides validity, expiry and single use.
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bun
-// warden command line (contract section 7). Exit 0 on success, 1 on a failed check, 2 on bad usage.
+// warden command line (README, Command line). Exit 0 on success, 1 on a failed check, 2 on bad usage.
 // `warden help COMMAND` and `COMMAND --help` print a command's usage and exit 0.
 import { parseArgs } from "node:util";
 import { loadConfig } from "../config.ts";

@@ -1,4 +1,4 @@
-// `warden policy test|impact|publish|diff` (contract section 11). `test` runs offline with the
+// `warden policy test|impact|publish|diff` (README, Command line; docs/policy.md). `test` runs offline with the
 // service's own engine; the others call WARDEN_URL with WARDEN_TOKEN (a session JWT).
 import { readFile } from "node:fs/promises";
 import { Value } from "@sinclair/typebox/value";

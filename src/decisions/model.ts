@@ -1,4 +1,4 @@
-// Shapes of /v1/protect, /v1/execute and /v1/verify (contract sections 3 and 4).
+// Shapes of /v1/protect, /v1/execute and /v1/verify (docs/api.md, Decisions: protect, execute, verify).
 import { t } from "elysia";
 import { Receipt } from "../receipts/model.ts";
 import { ServedVerified } from "../simulation/model.ts";

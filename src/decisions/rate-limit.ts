@@ -1,4 +1,4 @@
-// RateLimit-Limit / -Remaining / -Reset on protect and execute responses (contract section 5):
+// RateLimit-Limit / -Remaining / -Reset on protect and execute responses (docs/api.md, the introduction):
 // the daily quota the endpoint counts against, and the seconds until it resets at 00:00 UTC.
 // Unlimited plans get no RateLimit headers: there is no limit to announce.
 

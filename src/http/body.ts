@@ -1,4 +1,4 @@
-// Request bodies: JSON only, at most 64 KiB, strict UTF-8 (contract section 1).
+// Request bodies: JSON only, at most 64 KiB, strict UTF-8 (docs/api.md, the introduction).
 import { AppError } from "./errors.ts";
 
 export const MAX_BODY_BYTES = 64 * 1024;

@@ -1,5 +1,5 @@
-// The closed error vocabulary of CONTRACT.md section 2, with one mapping to HTTP status.
-// Code raises AppError; src/http/app.ts turns every failure into the contract's error body.
+// The closed error vocabulary (docs/api.md, Error codes), with one mapping to HTTP status.
+// Code raises AppError; src/app/app.ts turns every failure into the error body.
 import { t } from "elysia";
 import { DbError, DbUnavailableError } from "../db/index.ts";
 import { EXECUTE_WINDOW_MINUTES } from "../decide/payload.ts";
@@ -82,7 +82,7 @@ export class AppError extends Error {
   }
 }
 
-/** The contract's error body. */
+/** The error body of every failure (docs/api.md, Error codes). */
 export function errorBody(err: AppError, requestId: string): Record<string, unknown> {
   return { ok: false, error: err.code, message: err.message, request_id: requestId, ...err.options.fields };
 }

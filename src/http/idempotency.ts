@@ -1,4 +1,4 @@
-// Idempotency-Key (contract section 3): the first response to a POST is stored in the database
+// Idempotency-Key (docs/api.md, the introduction): the first response to a POST is stored in the database
 // and replayed, byte for byte, to a retry with the same key and the same request for 24 hours.
 //
 //   return withIdempotency(deps, request, tenantId, body, async () => ({ status: 201, body: {...}, headers? }));

@@ -28,7 +28,7 @@ export interface TlsMaterial {
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 export async function loadTls(opts: LoadTlsOptions): Promise<TlsMaterial> {
-  // An empty environment variable counts as unset, like the other settings in section 10.
+  // An empty environment variable counts as unset, like the other settings (README, Configuration).
   const certFile = opts.certFile || undefined;
   const keyFile = opts.keyFile || undefined;
   if (certFile && keyFile) {

@@ -1,4 +1,4 @@
-// Shapes of the /customer/keys routes (contract section 3).
+// Shapes of the /customer/keys routes (docs/api.md, API keys).
 import { t } from "elysia";
 
 // 1 to 100 characters, no control characters (PostgreSQL text cannot hold NUL).

@@ -1,4 +1,4 @@
-// /customer/keys: API key management with the customer's JWT (contract section 3).
+// /customer/keys: API key management with the customer's JWT (docs/api.md, API keys).
 import { Elysia } from "elysia";
 import { ErrorResponse } from "../http/errors.ts";
 import type { Deps } from "../app/deps.ts";

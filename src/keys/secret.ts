@@ -1,5 +1,5 @@
 // API key secrets: `warden_live_` + 32 base62 + `_` + 6 base62 of the CRC-32 of what precedes
-// (contract section 3). The checksum lets secret scanners spot a key and lets the server refuse
+// (docs/api.md, API keys). The checksum lets secret scanners spot a key and lets the server refuse
 // a mistyped one before touching the database.
 import { randomBase62, toBase62 } from "../ids.ts";
 import { sha256PlainHexSync } from "../crypto/sync.ts";

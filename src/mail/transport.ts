@@ -39,7 +39,7 @@ function message(from: string, domain: string, mail: OutgoingMail) {
     subject: mail.subject,
     text: mail.text,
     html: mail.html,
-    // Stable per outbox row, and nothing in it looks like a token (contract section 8).
+    // Stable per outbox row, and nothing in it looks like a token (docs/security.md, Tokens).
     messageId: `<outbox.${mail.id}@${domain}>`,
   };
 }

@@ -1,6 +1,6 @@
 // The service's Prometheus metrics (prom-client), on a registry of its own made in the composition
 // root: prom-client's global registry would be module state. Every label value comes from a closed
-// set (route patterns, methods, the contract's error codes, decisions), never from a raw path or
+// set (route patterns, methods, the error codes of docs/api.md, decisions), never from a raw path or
 // an id, so the number of series stays bounded. Series handles are made once and looked up, so a
 // request builds no label string of its own.
 import { Counter, Gauge, Histogram, Registry } from "prom-client";

@@ -1,4 +1,4 @@
-// Shapes of /customer/policy and its versions, tests and impact (contract sections 3 and 11; the
+// Shapes of /customer/policy and its versions, tests and impact (docs/api.md, Policy; the
 // language: docs/policy.md).
 import { Type, type Static } from "@sinclair/typebox";
 import { t } from "elysia";

@@ -1,5 +1,5 @@
 // /customer/policy: the tenant's active policy, its immutable versions, its test suite, and what a
-// draft would decide (contract section 11). Writes need feature custom_policy; reads, tests and
+// draft would decide (docs/api.md, Policy). Writes need feature custom_policy; reads, tests and
 // impact work on every plan.
 import { Elysia, t } from "elysia";
 import { AppError, ErrorResponse } from "../http/errors.ts";

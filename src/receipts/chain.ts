@@ -1,4 +1,4 @@
-// The hash chain of a tenant's receipt log (contract section 4). The database computes the same
+// The hash chain of a tenant's receipt log (docs/api.md, Receipts and the receipt log). The database computes the same
 // value when it appends (receipt_chain_hash() in sql/schema); this copy serves checks
 // made outside it: `warden ops receipts check`, `warden verify --proof`, tests.
 import { canonicalJson, hexToBytes, sha256Hex } from "../crypto/canonical.ts";

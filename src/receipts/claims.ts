@@ -1,4 +1,4 @@
-// The receipt claims (contract section 4): what every result's signature covers and, with prev
+// The receipt claims (docs/api.md, POST /v1/simulate): what every result's signature covers and, with prev
 // and seq, what a stored receipt's chain_hash covers. Every verifier rebuilds them from the
 // result's own top-level fields, so changing any one field of a saved result breaks the check.
 // An audit event (docs/api.md, "The audit trail") is a stored receipt like a decision, signed by

@@ -1,4 +1,4 @@
-// Shapes of stored receipts and of the /customer/receipts routes (contract sections 3 and 4).
+// Shapes of stored receipts and of the /customer/receipts routes (docs/api.md, Receipts and the receipt log).
 import { Type } from "@sinclair/typebox";
 import { t } from "elysia";
 import { ResultPayload } from "../decide/payload.ts";

@@ -56,7 +56,7 @@ function saved(name: string, value: unknown): string {
   return file;
 }
 
-// content_hash as the contract defines it, built without the service's own code.
+// content_hash as docs/api.md defines it, built without the service's own code.
 function independentContentHash(payload: unknown): string {
   return "0x" + createHash("sha256").update(canonicalize(payload)!, "utf8").digest("hex");
 }

@@ -88,7 +88,7 @@ describe("pages", () => {
     expectErrorShape(await call("POST", "/console/nope", { headers: browser }), 404, "not_found");
   });
 
-  test("anything else under /console, for a client that does not ask for HTML, is the contract's JSON 404", async () => {
+  test("anything else under /console, for a client that does not ask for HTML, is the documented JSON 404", async () => {
     for (const path of ["/console/nope", "/console/keys/extra", "/console/receipts/not-a-receipt", "/console/assets/index-nothere.js", "/console/assets/", "/console/api/keys", "/consoles"]) {
       expectErrorShape(await call("GET", path), 404, "not_found");
     }

@@ -132,7 +132,7 @@ describe("policies", () => {
 });
 
 describe("receipt chain", () => {
-  test("appends get seq 0, 1, 2 with chain_hash as contract section 4 defines it", async () => {
+  test("appends get seq 0, 1, 2 with chain_hash as docs/api.md defines it", async () => {
     await rolledBack(async (q) => {
       const t = await tenant(q);
       let prev: string | null = null;

@@ -304,7 +304,7 @@ describe("buildPayload", () => {
   const policy = { policy_id: "pol_default", version: 1, hash: DEFAULT_POLICY_HASH };
   const input: ProtectInput = { action: "deploy", resource: "staging/web" };
 
-  test("has the contract's shape, with preset and principal only when given", () => {
+  test("has the documented shape, with preset and principal only when given", () => {
     const base = { input, policy, decision: "ALLOWED" as const, reasons: ["staging_deploy"], rule: "allow_staging_deploy" };
     expect(buildPayload({ ...base, kind: "protect" })).toEqual({ v: 2, kind: "protect", ...base });
     expect("preset" in buildPayload({ ...base, kind: "protect" })).toBe(false);

@@ -1,5 +1,5 @@
 // POST /v1/protect, /v1/execute and /v1/verify as a bot calls them: results, receipts, every
-// error of the contract for them, quotas and their headers.
+// error of docs/api.md for them, quotas and their headers.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import canonicalizeReference from "canonicalize";
 import { createHash } from "node:crypto";

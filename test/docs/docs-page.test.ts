@@ -1,5 +1,5 @@
-// /docs loads nothing from another origin and carries a Content-Security-Policy (contract section
-// 13): the page, its pinned Swagger UI copy served here, and, when Chromium is present, the page
+// /docs loads nothing from another origin and carries a Content-Security-Policy (docs/decisions.md,
+// /docs): the page, its pinned Swagger UI copy served here, and, when Chromium is present, the page
 // rendered in a real browser with every request it makes recorded.
 import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";

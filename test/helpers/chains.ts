@@ -1,5 +1,5 @@
 // A tenant's stored chain walked from seq 0, as an auditor would: every receipt links to the one
-// before it and its chain_hash is the hash of its link (contract section 4).
+// before it and its chain_hash is the hash of its link (docs/api.md, Receipts and the receipt log).
 import { expect } from "bun:test";
 import type { Db } from "../../src/db/index.ts";
 import { chainHash } from "../../src/receipts/chain.ts";

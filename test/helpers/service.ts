@@ -82,7 +82,7 @@ export async function signup(email = uniqueEmail(), password = GOOD_PASSWORD) {
   return { email, password, token: reply.body.token as string, tenantId: reply.body.tenant_id as string, memberId: reply.body.member_id as string, apiKey: reply.body.api_key as string };
 }
 
-/** The contract's error body shape, for any failure. */
+/** The error body's shape (docs/api.md, Error codes), for any failure. */
 export function expectErrorShape(reply: Reply, status: number, error: string): void {
   if (reply.status !== status || reply.body?.error !== error || reply.body?.ok !== false || typeof reply.body?.message !== "string" || typeof reply.body?.request_id !== "string") {
     throw new Error(`expected ${status} ${error}, got ${reply.status} ${reply.text}`);

@@ -1,4 +1,4 @@
-// No key secret is readable from the database (contract section 3): a stored response of key
+// No key secret is readable from the database (docs/api.md, API keys): a stored response of key
 // create or rotate is kept only sealed under the Idempotency-Key, which is kept only as a hash,
 // and every stored response goes away after 24 hours.
 import { describe, expect, test } from "bun:test";

@@ -1,4 +1,4 @@
-// Idempotency-Key on the POSTs that create or change something (contract section 3).
+// Idempotency-Key on the POSTs that create or change something (docs/api.md, the introduction).
 import { describe, expect, test } from "bun:test";
 import { idempotencyKeyHash, requestFingerprint } from "../../src/http/idempotency.ts";
 import { apiKey, bearer, execute, LARGE_PAYMENT, protect, setUsage, SMALL_PAYMENT } from "../helpers/customer.ts";

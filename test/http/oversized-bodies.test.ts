@@ -1,4 +1,4 @@
-// Bodies over 64 KiB get 413 payload_too_large on every route and method (contract section 1),
+// Bodies over 64 KiB get 413 payload_too_large on every route and method (docs/api.md, the introduction),
 // through the real server: the answer arrives on the socket, never a reset connection.
 import { afterAll, describe, test } from "bun:test";
 import { connect as tlsConnect } from "node:tls";

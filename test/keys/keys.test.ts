@@ -16,7 +16,7 @@ const revoke = (token: string, keyId: string, opts: { service?: Service } = {}) 
 const list = (token: string) => call("GET", "/customer/keys", { headers: bearer(token) });
 
 describe("POST /customer/keys", () => {
-  test("201 with the contract's fields; the secret works at once and is never shown again", async () => {
+  test("201 with the documented fields; the secret works at once and is never shown again", async () => {
     const a = await signup();
     const reply = await createKey(a.token, { label: "ci bot" });
     expect(reply.status).toBe(201);
@@ -118,7 +118,7 @@ describe("POST /customer/keys/{key_id}/rotate", () => {
 });
 
 describe("POST /customer/keys/{key_id}/revoke", () => {
-  test("200 with the contract's fields; the very next request with the key gets 401 key_revoked", async () => {
+  test("200 with the documented fields; the very next request with the key gets 401 key_revoked", async () => {
     const a = await signup();
     const [key] = (await list(a.token)).body.keys;
     expect((await protect(a.apiKey)).status).toBe(200);

@@ -39,7 +39,7 @@ describe("crc32", () => {
 });
 
 describe("newSecret", () => {
-  test("has the contract's shape and passes its own check", () => {
+  test("has the documented shape and passes its own check", () => {
     const secret = newSecret();
     expect(secret).toMatch(SHAPE);
     expect(secret.startsWith(SECRET_PREFIX)).toBe(true);

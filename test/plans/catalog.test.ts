@@ -6,7 +6,7 @@ import { approve, grant } from "../helpers/ops.ts";
 import { call, signup, testService } from "../helpers/service.ts";
 
 describe("GET /features/catalog", () => {
-  test("lists the plans with the contract's limits and every feature, without authentication", async () => {
+  test("lists the plans with the documented limits and every feature, without authentication", async () => {
     const reply = await call("GET", "/features/catalog");
     expect(reply.status).toBe(200);
     expect(reply.body.plans).toEqual([

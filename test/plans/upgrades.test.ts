@@ -18,7 +18,7 @@ async function refusal(promise: Promise<unknown>): Promise<DbError> {
 }
 
 describe("POST /customer/upgrades/request", () => {
-  test("creates a pending request with the contract's fields", async () => {
+  test("creates a pending request with the documented fields", async () => {
     const user = await signup();
     const reply = await requestUpgrade(user.token, "pro", "Launching next week");
     expect(reply.status).toBe(201);

@@ -1,5 +1,5 @@
 // Policy versions, restore, test runs, the stored suite that gates publishing, and the cap on
-// stored versions (contract section 11).
+// stored versions (docs/api.md, Policy).
 import { describe, expect, test } from "bun:test";
 import { DEFAULT_POLICY } from "../../src/decide/policy.ts";
 import { bearer, setPlan } from "../helpers/customer.ts";

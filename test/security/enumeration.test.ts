@@ -2,7 +2,7 @@
 // in the status, the body, the headers or the time of login, reset, verification and signup
 // answers. Timing: the medians of 50 interleaved calls of each kind within 10 ms.
 //
-// Signup is the one place the contract itself tells a taken address apart (409 email_taken); what
+// Signup is the one place docs/api.md itself tells a taken address apart (409 email_taken); what
 // it must not do is answer faster or differently for it in any other way: every refusal that
 // comes before the address is looked at is the same for a taken and a free address.
 import { beforeAll, describe, expect, test } from "bun:test";
@@ -64,7 +64,7 @@ describe(`timing and answers: ${CALLS} calls each, medians within ${WITHIN_MS} m
     expectMediansWithin("reset request", timed, WITHIN_MS);
   });
 
-  test("signup: a taken and a free address (409 by contract, but no faster and nothing more)", async () => {
+  test("signup: a taken and a free address (409 as documented, but no faster and nothing more)", async () => {
     const password = remember("a fresh signup passphrase");
     const timed = await timePair(
       CALLS,

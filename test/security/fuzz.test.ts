@@ -1,7 +1,7 @@
 // Property-based fuzzing (fast-check) of every route, in-process through `service.handle`:
 // wrong types, missing and extra fields, huge and deeply nested values, invalid UTF-8, control
 // characters, SQL and path-traversal strings, wrong methods, content types and credentials.
-// Whatever arrives: no 5xx, every error body is the contract's, the service stays up and its
+// Whatever arrives: no 5xx, every error body is the documented one (docs/api.md, Error codes), the service stays up and its
 // memory stays bounded. Seeded (FUZZ_SEED), so a failure reproduces; FUZZ_RUNS scales the count.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import fc from "fast-check";

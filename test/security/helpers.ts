@@ -1,5 +1,5 @@
 // Shared by the security suite: a real HTTPS server on the shared test database (for what only
-// the wire shows: paths as sent, query strings, the peer address), the contract's error-body check,
+// the wire shows: paths as sent, query strings, the peer address), the error-body check (docs/api.md, Error codes),
 // median timing, and the record of every secret a test used, to scan the logs for.
 import { expect } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -124,7 +124,7 @@ export function errorProblem(reply: { status: number; headers: Headers; body: an
   const b = reply.body;
   if (!b || typeof b !== "object") return "the error body is not JSON";
   if (b.ok !== false) return "ok is not false";
-  if (typeof b.error !== "string" || !(b.error in ERROR_STATUS)) return `error ${JSON.stringify(b.error)} is not in the contract's vocabulary`;
+  if (typeof b.error !== "string" || !(b.error in ERROR_STATUS)) return `error ${JSON.stringify(b.error)} is not in the vocabulary of docs/api.md`;
   // token_expired is 400 for links and 401 for a JWT; every other code has one status.
   const status = ERROR_STATUS[b.error as keyof typeof ERROR_STATUS];
   if (status !== reply.status && !(b.error === "token_expired" && reply.status === 401)) return `${b.error} came with status ${reply.status}, not ${status}`;

@@ -1,5 +1,5 @@
 // Races: 20 parallel attempts at something that may happen once, repeated, each round on fresh
-// state. Exactly one winner every time, the losers get the contract's refusal, and the state
+// state. Exactly one winner every time, the losers get the documented refusal, and the state
 // afterwards is the winner's.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { DbError } from "../../src/db/index.ts";

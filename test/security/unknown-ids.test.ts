@@ -1,5 +1,5 @@
-// An id that names nothing the caller owns is 404 not_found whatever its shape (contract section
-// 1, as Stripe answers); only a value of the wrong JSON type is 400 invalid_request.
+// An id that names nothing the caller owns is 404 not_found whatever its shape (docs/decisions.md,
+// Unknown ids; as Stripe answers); only a value of the wrong JSON type is 400 invalid_request.
 import { describe, expect, test } from "bun:test";
 import { call, expectErrorShape, signup } from "../helpers/service.ts";
 

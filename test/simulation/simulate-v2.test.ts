@@ -1,5 +1,5 @@
 // POST /v1/simulate, version 2: an input of the caller's own, a stored version of its tenant, and
-// (with a session) an unsaved draft (contract section 11).
+// (with a session) an unsaved draft (docs/api.md, Simulation).
 import { describe, expect, test } from "bun:test";
 import canonicalizeReference from "canonicalize";
 import { createHash } from "node:crypto";

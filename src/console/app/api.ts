@@ -1,4 +1,4 @@
-// The console's only way to the server: the public JSON API (CONTRACT.md section 3), same origin.
+// The console's only way to the server: the public JSON API (docs/api.md), same origin.
 // The session token lives in sessionStorage (this tab only, gone when it closes), never a cookie.
 const TOKEN = "warden.session";
 
@@ -26,7 +26,7 @@ export function onSessionChange(listener: (token: string | null) => void): () =>
   return () => listeners.delete(listener);
 }
 
-/** A refusal in the contract's error body: `error` is the code, `body` has any extra fields. */
+/** A refusal in the error body (docs/api.md, Error codes): `error` is the code, `body` has any extra fields. */
 export class ApiError extends Error {
   constructor(
     readonly status: number,
