@@ -28,16 +28,7 @@ export type ResultPayload = {
 
 // The deterministic part of a result (docs/api.md, POST /v1/simulate): content_hash covers exactly this, so
 // nothing per-request (request id, time, tenant) may enter it, nor the key unless it decided.
-export function buildPayload(args: {
-  kind: PayloadKind;
-  input: ProtectInput;
-  policy: PolicyRef | DraftRef;
-  decision: Decision;
-  reasons: string[];
-  rule: string | null;
-  principal?: { key_id: string | null };
-  preset?: string;
-}): ResultPayload {
+export function buildPayload(args: Omit<ResultPayload, "v">): ResultPayload {
   const { kind, input, policy, decision, reasons, rule, principal, preset } = args;
   // Copy only the three reference fields: a whole policy row must not leak into the hash.
   const ref = { policy_id: policy.policy_id, version: policy.version, hash: policy.hash } as PolicyRef | DraftRef;
