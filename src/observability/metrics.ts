@@ -1,9 +1,10 @@
-// The service's Prometheus metrics (prom-client), on a registry of its own made in the composition
-// root: prom-client's global registry would be module state. Every label value comes from a closed
-// set (route patterns, methods, the error codes of docs/api.md, decisions), never from a raw path or
-// an id, so the number of series stays bounded. Series handles are made once and looked up, so a
-// request builds no label string of its own.
-import { Counter, Gauge, Histogram, Registry } from "prom-client";
+// The service's Prometheus metrics, on a registry of its own made in the composition root
+// (prom-client's global registry would be module state). Every label value comes from a closed set
+// (route patterns, methods, the error codes of docs/api.md, decisions), never from a raw path or an
+// id, so the number of series stays bounded. Counters and histograms are ./series.ts's, whose
+// series are made once and kept here: a request hashes no label set.
+import { Gauge, Registry } from "prom-client";
+import { CounterFamily, type CounterSeries, HistogramFamily, type HistogramSeries } from "./series.ts";
 import { within } from "./within.ts";
 
 /** The route label of a request that matched no route (or was refused before routing). */
@@ -29,21 +30,21 @@ export interface MetricSources {
 }
 
 /** A series shown at 0 from the start, so that its first increment shows in rate(). */
-function zeroed(counter: Counter<string>, ...labels: string[]): Counter.Internal {
+function zeroed(counter: CounterFamily, ...labels: string[]): CounterSeries {
   const series = counter.labels(...labels);
-  series.inc(0);
+  series.show();
   return series;
 }
 
 /** The request counter and duration histogram of one route pattern. */
 class RouteSeries {
-  readonly duration: Histogram.Internal<"route">;
-  private readonly counts = new Map<string, Map<number, Counter.Internal>>();
+  readonly duration: HistogramSeries;
+  private readonly counts = new Map<string, Map<number, CounterSeries>>();
 
   constructor(
     readonly route: string,
-    private readonly requests: Counter<"method" | "route" | "status">,
-    durations: Histogram<"route">,
+    private readonly requests: CounterFamily,
+    durations: HistogramFamily,
   ) {
     this.duration = durations.labels(route);
   }
@@ -62,7 +63,7 @@ export class HttpMetrics {
   private readonly routes = new Map<string, RouteSeries>();
   private readonly unmatched: RouteSeries;
 
-  constructor(patterns: Iterable<string>, requests: Counter<"method" | "route" | "status">, durations: Histogram<"route">) {
+  constructor(patterns: Iterable<string>, requests: CounterFamily, durations: HistogramFamily) {
     // Only the app's own patterns become labels: anything else, whatever its path, is one series.
     for (const route of patterns) if (!this.routes.has(route)) this.routes.set(route, new RouteSeries(route, requests, durations));
     this.unmatched = new RouteSeries(UNMATCHED_ROUTE, requests, durations);
@@ -78,61 +79,37 @@ export class HttpMetrics {
 
 export class Metrics {
   readonly registry = new Registry();
-  private readonly requests: Counter<"method" | "route" | "status">;
-  private readonly durations: Histogram<"route">;
-  private readonly decisions: Record<DecisionKind, Record<string, Counter.Internal>>;
-  private readonly decisionCounter: Counter<"kind" | "decision">;
-  private readonly quotaRefusals: Counter<"limit">;
-  private readonly authFailures: Counter<"reason">;
-  private readonly batchSizes: Histogram;
-  private readonly lag: Histogram;
+  private readonly requests: CounterFamily;
+  private readonly durations: HistogramFamily;
+  private readonly decisions: Record<DecisionKind, Record<string, CounterSeries>>;
+  private readonly decisionCounter: CounterFamily;
+  private readonly quotaRefusals: CounterFamily;
+  private readonly authFailures: CounterFamily;
+  private readonly batchSizes: HistogramSeries;
+  private readonly lag: HistogramSeries;
   private lagTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(sources: MetricSources) {
-    const registers = [this.registry];
-    this.requests = new Counter({
-      name: "warden_http_requests_total",
-      help: "HTTPS requests answered, by method, route pattern and status.",
-      labelNames: ["method", "route", "status"] as const,
-      registers,
-    });
-    this.durations = new Histogram({
-      name: "warden_http_request_duration_seconds",
-      help: "Time from a request's arrival to its response, by route pattern.",
-      labelNames: ["route"] as const,
-      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-      registers,
-    });
-    this.decisionCounter = new Counter({
-      name: "warden_decisions_total",
-      help: "Decisions produced by protect, execute and simulate, by kind and decision.",
-      labelNames: ["kind", "decision"] as const,
-      registers,
-    });
+    const registry = this.registry;
+    this.requests = new CounterFamily("warden_http_requests_total", "HTTPS requests answered, by method, route pattern and status.", ["method", "route", "status"], registry);
+    this.durations = new HistogramFamily(
+      "warden_http_request_duration_seconds",
+      "Time from a request's arrival to its response, by route pattern.",
+      ["route"],
+      [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registry,
+    );
+    this.decisionCounter = new CounterFamily("warden_decisions_total", "Decisions produced by protect, execute and simulate, by kind and decision.", ["kind", "decision"], registry);
     this.decisions = { protect: {}, execute: {}, simulate: {} };
     for (const kind of DECISION_KINDS) {
       for (const decision of DECISIONS) this.decisions[kind][decision] = zeroed(this.decisionCounter, kind, decision);
     }
-    this.quotaRefusals = new Counter({
-      name: "warden_quota_refusals_total",
-      help: "Requests refused with 429 quota_exceeded, by the limit reached.",
-      labelNames: ["limit"] as const,
-      registers,
-    });
+    this.quotaRefusals = new CounterFamily("warden_quota_refusals_total", "Requests refused with 429 quota_exceeded, by the limit reached.", ["limit"], registry);
     for (const limit of QUOTA_LIMITS) zeroed(this.quotaRefusals, limit);
-    this.authFailures = new Counter({
-      name: "warden_auth_failures_total",
-      help: "Requests answered 401, by error code.",
-      labelNames: ["reason"] as const,
-      registers,
-    });
+    this.authFailures = new CounterFamily("warden_auth_failures_total", "Requests answered 401, by error code.", ["reason"], registry);
     for (const reason of AUTH_REASONS) zeroed(this.authFailures, reason);
-    this.batchSizes = new Histogram({
-      name: "warden_receipt_batch_size",
-      help: "Receipts appended per database statement (group commit).",
-      buckets: [1, 2, 5, 10, 20, 50, 100, 200],
-      registers,
-    });
+    this.batchSizes = new HistogramFamily("warden_receipt_batch_size", "Receipts appended per database statement (group commit).", [], [1, 2, 5, 10, 20, 50, 100, 200], registry).labels();
+    const registers = [registry];
     new Gauge({
       name: "warden_mail_outbox_pending",
       help: "Messages in the mail outbox not yet sent (read from the database at each scrape).",
@@ -153,12 +130,13 @@ export class Metrics {
         this.set(process.memoryUsage.rss());
       },
     });
-    this.lag = new Histogram({
-      name: "warden_event_loop_lag_seconds",
-      help: `How late a timer due every ${LAG_SAMPLE_MS} ms fired: time the event loop was busy with other work.`,
-      buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
-      registers,
-    });
+    this.lag = new HistogramFamily(
+      "warden_event_loop_lag_seconds",
+      `How late a timer due every ${LAG_SAMPLE_MS} ms fired: time the event loop was busy with other work.`,
+      [],
+      [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      registry,
+    ).labels();
     this.sampleLag();
   }
 
