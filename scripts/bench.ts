@@ -10,12 +10,12 @@
 //   BENCH_SECONDS=10 BENCH_CONNECTIONS=64 BENCH_ONLY=simulate,protect npm run bench
 //   BENCH_RATE_FRACTION=0.5 BENCH_RATE_SECONDS=12 BENCH_RATE_SCENARIOS=simulate,protect npm run bench
 //   SCALE_RECEIPTS=20000 npm run bench     # the receipt log at scale (scripts/bench/scale.ts); BENCH_SCALE=0 skips it
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fixedRate, type FixedRateResult } from "./bench/fixed-rate.ts";
 import { policyImpact, type ImpactResult } from "./bench/impact.ts";
-import { cpuSeconds, postgresCpuSeconds, rssMb } from "./bench/proc.ts";
+import { cpuSeconds, machineBusySeconds, postgresCpuSeconds, rssMb } from "./bench/proc.ts";
 import { scaleScenario, scaleTable, type ScaleResult } from "./bench/scale.ts";
 import { scenarios } from "./bench/scenarios.ts";
 import { cliOps, freshPostgresDatabase, insecure, type Account, startWithTenants, stopService } from "./bench/service.ts";
@@ -70,13 +70,6 @@ interface Ceiling {
 }
 
 const wrk = (url: string, shape: Shape, seconds: number) => runWrk(url, shape, { seconds, connections: CONNECTIONS, threads: THREADS });
-
-/** Busy CPU seconds of the whole machine so far (all cores; idle and iowait left out), from /proc/stat. */
-function machineBusySeconds(): number {
-  const [, ...ticks] = readFileSync("/proc/stat", "utf8").split("\n")[0].trim().split(/\s+/).map(Number);
-  const [user, nice, system, , , irq, softirq, steal] = ticks;
-  return (user + nice + system + irq + softirq + steal) / 100;
-}
 
 /** Cores as reported: two decimals. */
 const cores2 = (cores: number) => Math.round(cores * 100) / 100;

@@ -52,3 +52,10 @@ export function postgresCpuSeconds(): number {
 export function rssMb(pid: number): number {
   return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1]) / 1024;
 }
+
+/** Busy CPU seconds of the whole machine so far (all cores; idle and iowait left out), from /proc/stat. */
+export function machineBusySeconds(): number {
+  const [, ...ticks] = readFileSync("/proc/stat", "utf8").split("\n")[0].trim().split(/\s+/).map(Number);
+  const [user, nice, system, , , irq, softirq, steal] = ticks;
+  return (user + nice + system + irq + softirq + steal) / TICKS_PER_SECOND;
+}
