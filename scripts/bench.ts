@@ -10,12 +10,14 @@
 //   BENCH_SECONDS=10 BENCH_CONNECTIONS=64 BENCH_ONLY=simulate,protect npm run bench
 //   BENCH_RATE_FRACTION=0.5 BENCH_RATE_SECONDS=12 BENCH_RATE_SCENARIOS=simulate,protect npm run bench
 //   SCALE_RECEIPTS=20000 npm run bench     # the receipt log at scale (scripts/bench/scale.ts); BENCH_SCALE=0 skips it
+//   BENCH_PEERS=0 npm run bench            # without warden beside Cerbos, Cedar and Casbin (scripts/bench/peers.ts, last)
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fixedRate, type FixedRateResult } from "./bench/fixed-rate.ts";
 import { policyImpact, type ImpactResult } from "./bench/impact.ts";
 import { cpuSeconds, machineBusySeconds, postgresCpuSeconds, rssMb } from "./bench/proc.ts";
+import { peersOptions, type PeersResult, peersTable, runPeers } from "./bench/peers.ts";
 import { scaleScenario, scaleTable, type ScaleResult } from "./bench/scale.ts";
 import { scenarios } from "./bench/scenarios.ts";
 import { cliOps, freshPostgresDatabase, insecure, type Account, startWithTenants, stopService } from "./bench/service.ts";
@@ -32,6 +34,7 @@ const RATE_FRACTION = Number(process.env.BENCH_RATE_FRACTION ?? 0.5);
 const RATE_SECONDS = Number(process.env.BENCH_RATE_SECONDS ?? 12);
 const RATE_SCENARIOS = (process.env.BENCH_RATE_SCENARIOS ?? "simulate,protect").split(",");
 const SCALE = process.env.BENCH_SCALE !== "0";
+const PEERS = process.env.BENCH_PEERS !== "0" && (!ONLY || ONLY.includes("peers"));
 
 interface Row {
   database: string;
@@ -310,13 +313,16 @@ if (process.env.DATABASE_URL && DATABASES.includes("postgres")) {
   if (pg.scale) scale.postgres = pg.scale;
 }
 
+// Last, on the embedded database unless PEERS_DATABASE=postgres: a service of its own.
+const peers: PeersResult | undefined = PEERS ? await runPeers(peersOptions()) : undefined;
+
 const stamp = new Date().toISOString().replace(/[:]/g, "-").replace(/\..+/, "");
 // A partial run (some scenarios or databases only) is a working measurement: it goes to
 // bench/results/scratch/, which git ignores; full runs are the record.
 const partial = ONLY !== undefined || process.env.BENCH_DATABASES !== undefined;
 const resultsDir = join(ROOT, partial ? "bench/results/scratch" : "bench/results");
 mkdirSync(resultsDir, { recursive: true });
-const md = table(rows, fixed, impacts, ceiling, startups, checks, scale);
-writeFileSync(join(resultsDir, `${stamp}.json`), JSON.stringify({ date: new Date().toISOString(), connections: CONNECTIONS, threads: THREADS, seconds: SECONDS, ceiling, startup_ms: startups, correctness: checks, rows, fixed_rate: fixed, policy_impact: impacts, scale }, null, 2) + "\n");
+const md = table(rows, fixed, impacts, ceiling, startups, checks, scale) + (peers ? `\n\n${peersTable(peers)}` : "");
+writeFileSync(join(resultsDir, `${stamp}.json`), JSON.stringify({ date: new Date().toISOString(), connections: CONNECTIONS, threads: THREADS, seconds: SECONDS, ceiling, startup_ms: startups, correctness: checks, rows, fixed_rate: fixed, policy_impact: impacts, scale, peers }, null, 2) + "\n");
 writeFileSync(join(resultsDir, `${stamp}.md`), md + "\n");
 console.log("\n" + md);
