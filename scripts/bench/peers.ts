@@ -246,6 +246,8 @@ async function measure(t: Target, o: PeersOptions): Promise<Run> {
   };
 }
 
+const ms3 = (ms: number) => Math.round(ms * 1000) / 1000;
+
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
@@ -300,12 +302,12 @@ export async function runPeers(o: PeersOptions): Promise<PeersResult> {
         does: t.does,
         version: t.version,
         runs: rs,
-        rps: median(rs.map((r) => r.rps)),
+        rps: Math.round(median(rs.map((r) => r.rps))),
         errors: rs.reduce((a, r) => a + r.errors + r.one_caller_errors, 0),
-        server_us: median(rs.map((r) => r.server_us)),
-        machine_us: median(rs.map((r) => r.machine_us)),
-        p50_ms: median(rs.map((r) => r.p50_ms)),
-        p99_ms: median(rs.map((r) => r.p99_ms)),
+        server_us: Math.round(median(rs.map((r) => r.server_us))),
+        machine_us: Math.round(median(rs.map((r) => r.machine_us))),
+        p50_ms: ms3(median(rs.map((r) => r.p50_ms))),
+        p99_ms: ms3(median(rs.map((r) => r.p99_ms))),
       };
     });
     const [simulate, protect, ...peers] = rows;
@@ -351,8 +353,8 @@ export function peersTable(r: PeersResult): string {
       (row) => `| ${row.target} | ${row.does} | ${row.version} | ${row.runs.map((x) => x.rps).join(", ")} | ${row.rps} | ${row.server_us} / ${row.machine_us} | ${row.p50_ms} / ${row.p99_ms} | ${row.errors} |`,
     ),
     "",
-    `Warden's simulate ahead of every peer's throughput: ${r.goals.simulate_ahead_of_every_peer ? "met" : "not met"} (${peers.map((p) => `${ratio(simulate.rps, p.rps)} ${p.target}`).join(", ")}). ` +
-      `Protect within 2x of every peer: ${r.goals.protect_within_2x_of_every_peer ? "met" : "not met"} (${peers.map((p) => `${ratio(protect.rps, p.rps)} ${p.target}`).join(", ")}).`,
+    `Warden's simulate ahead of every peer's throughput: ${r.goals.simulate_ahead_of_every_peer ? "met" : "not met"} (simulate's req/s ${peers.map((p) => `${ratio(simulate.rps, p.rps)} ${p.target}'s`).join(", ")}). ` +
+      `Protect within 2x of every peer: ${r.goals.protect_within_2x_of_every_peer ? "met" : "not met"} (protect's req/s ${peers.map((p) => `${ratio(protect.rps, p.rps)} ${p.target}'s${protect.rps * 2 >= p.rps ? "" : ", beyond 2x"}`).join("; ")}).`,
   ].join("\n");
 }
 
