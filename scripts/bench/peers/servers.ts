@@ -25,8 +25,8 @@ export async function certificate(dir: string): Promise<{ cert: string; key: str
   return { cert: join(dir, "tls/dev-cert.pem"), key: join(dir, "tls/dev-key.pem") };
 }
 
-/** Cerbos's PDP on the policies of bench/peers/cerbos/policies, with its defaults otherwise (its request log included). */
-export async function startCerbos(peersDir: string, workDir: string): Promise<PeerServer> {
+/** Cerbos's PDP on the policies of bench/peers/cerbos/policies, with its defaults otherwise (its request log included); flags are added to `cerbos server`'s (a profile: `--debug-listen-addr`, then gops' CPU profile). */
+export async function startCerbos(peersDir: string, workDir: string, flags: string[] = []): Promise<PeerServer> {
   const tls = await certificate(workDir);
   const http = freePort();
   const config = join(workDir, "cerbos.yaml");
@@ -51,7 +51,7 @@ export async function startCerbos(peersDir: string, workDir: string): Promise<Pe
   );
   const binary = cerbosBinary(peersDir);
   const version = `Cerbos ${spawnSync(binary, ["--version"], { encoding: "utf8" }).stdout.trim().split("\n")[0]}`;
-  const proc = Bun.spawn([binary, "server", `--config=${config}`], { stdout: "ignore", stderr: "ignore", env: { ...process.env, CERBOS_NO_TELEMETRY: "1" } });
+  const proc = Bun.spawn([binary, "server", `--config=${config}`, ...flags], { stdout: "ignore", stderr: "ignore", env: { ...process.env, CERBOS_NO_TELEMETRY: "1" } });
   const url = `https://127.0.0.1:${http}`;
   const started = performance.now();
   while (!(await fetch(`${url}/_cerbos/health`, insecure).then((r) => r.ok, () => false))) {
