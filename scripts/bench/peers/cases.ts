@@ -2,7 +2,7 @@
 // at the payment-limit policy's edges, asked by each of its keys (the invoicing bot's, the
 // support bot's, and one it does not name); and how a warden input is asked of each peer.
 import { PRESETS } from "../../../src/simulation/presets.ts";
-import type { ProtectInput } from "../../../src/simulation/policy.ts";
+import type { ProtectInput } from "../../../src/decide/policy.ts";
 
 /** The keys of docs/policy.md's payment-limit policy, as its translations in bench/peers/ name them. */
 export const DOC_KEYS = { invoicing: "key_3kR8yZ0a1B2c3D4e5F6g7H", support: "key_9xQ2wE4r6T8y0U1i3O5p7A" } as const;
