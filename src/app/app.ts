@@ -16,6 +16,7 @@ import { policiesRoutes } from "../policies/routes.ts";
 import { consoleRoutes } from "../console/routes.ts";
 import { auditRoutes } from "../audit/routes.ts";
 import { mailRoutes } from "../mail/routes.ts";
+import { authzenRoutes } from "../authzen/routes.ts";
 import { systemRoutes } from "./system-routes.ts";
 import { docsRoutes } from "./docs-routes.ts";
 import { checkBodyHeaders, readJsonBody } from "../http/body.ts";
@@ -78,6 +79,8 @@ export function createApp(deps: Deps) {
           components: {
             securitySchemes: {
               apiKey: { type: "apiKey", in: "header", name: "X-API-Key" },
+              // The AuthZEN routes also take the API key as a bearer token (docs/authzen.md).
+              apiKeyBearer: { type: "http", scheme: "bearer", bearerFormat: "warden API key" },
               bearer: { type: "http", scheme: "bearer", bearerFormat: "JWT" },
             },
           },
@@ -116,6 +119,7 @@ export function createApp(deps: Deps) {
     .use(keysRoutes(deps))
     .use(policiesRoutes(deps))
     .use(decisionsRoutes(deps))
+    .use(authzenRoutes(deps))
     .use(catalogRoutes(deps))
     .use(plansRoutes(deps))
     .use(customerAccountRoutes(deps))

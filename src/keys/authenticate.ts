@@ -72,10 +72,13 @@ export class KeyAuthenticator {
     );
   }
 
-  /** The principal behind the request's X-API-Key (only the header counts: a query string ends up in logs). */
-  async require(request: Request): Promise<KeyPrincipal> {
-    const secret = request.headers.get("x-api-key");
-    if (!secret) throw new AppError("unauthorized", "Send X-API-Key: <key>.");
+  /**
+   * The principal behind the request's X-API-Key (only headers count: a query string ends up in
+   * logs); with `bearer`, also `Authorization: Bearer <key>`, where AuthZEN clients send theirs.
+   */
+  async require(request: Request, opts: { bearer?: boolean } = {}): Promise<KeyPrincipal> {
+    const secret = request.headers.get("x-api-key") ?? (opts.bearer ? /^Bearer\s+(\S+)$/i.exec(request.headers.get("authorization")?.trim() ?? "")?.[1] : undefined);
+    if (!secret) throw new AppError("unauthorized", opts.bearer ? "Send X-API-Key: <key> or Authorization: Bearer <key>." : "Send X-API-Key: <key>.");
     const principal = await this.authenticate(secret.trim());
     noteCaller(request, principal.tenant_id, principal.key_id);
     return principal;

@@ -26,6 +26,9 @@ const fixture = () =>
     };
   }));
 
+// The AuthZEN specification's request example.
+const AUTHZEN_EXAMPLE = { subject: { type: "user", id: "alice@example.com" }, resource: { type: "account", id: "123" }, action: { name: "can_read", properties: { method: "GET" } }, context: { time: "1985-10-26T01:22-07:00" } };
+
 const ROUTES: ProtectedRoute[] = [
   // Keys
   { method: "POST", path: () => "/customer/keys", auth: "jwt", json: () => ({ label: "suite" }) },
@@ -85,6 +88,9 @@ const ROUTES: ProtectedRoute[] = [
   { method: "POST", path: () => "/v1/protect", auth: "key", json: () => ({ action: "document.read" }) },
   { method: "POST", path: () => "/v1/execute", auth: "key", json: (f) => ({ receipt_id: f.ids.receipt }), owned: true },
   { method: "POST", path: () => "/v1/verify", auth: "key", json: () => ({ receipt: {} }) },
+  // AuthZEN (the well-known configuration is public)
+  { method: "POST", path: () => "/access/v1/evaluation", auth: "key", json: () => AUTHZEN_EXAMPLE },
+  { method: "POST", path: () => "/access/v1/evaluations", auth: "key", json: () => ({ ...AUTHZEN_EXAMPLE, evaluations: [{}, { action: { name: "can_edit" } }] }) },
 ];
 
 authSuite(ROUTES, fixture);

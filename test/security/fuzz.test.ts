@@ -34,6 +34,18 @@ const text = (max = 40) => fc.string({ maxLength: max });
 // Sometimes the same address again (409 email_taken), sometimes an acceptable password.
 const email = () => fc.oneof(fc.emailAddress(), fc.constantFrom("fuzz.same@example.com", "FUZZ.same@example.com "));
 const password = () => fc.oneof(text(300), fc.constantFrom("a fuzzing passphrase", "password123"));
+// AuthZEN entities: right-shaped with odd names, properties and values, or any JSON at all.
+const authzenFields = () => {
+  const properties = fc.dictionary(fc.oneof(fc.stringMatching(/^[a-z_.]{1,8}$/), text(70)), fc.jsonValue({ maxDepth: 3 }), { maxKeys: 40 });
+  const entity = fc.oneof(fc.record({ type: text(10), id: text(600), properties }, { requiredKeys: ["type", "id"] }), fc.jsonValue({ maxDepth: 2 }));
+  const actionProperties = fc.oneof(properties, fc.record({ amount: fc.oneof(fc.integer(), fc.double(), text()), currency: fc.constantFrom("USD", "usd", null) }, { requiredKeys: [] }));
+  return {
+    subject: entity,
+    resource: entity,
+    action: fc.oneof(fc.record({ name: fc.constantFrom("can_read", "payment.send", "read all", ""), properties: actionProperties }, { requiredKeys: ["name"] }), fc.jsonValue({ maxDepth: 2 })),
+    context: fc.oneof(properties, fc.jsonValue({ maxDepth: 2 })),
+  };
+};
 const ROUTES: Route[] = [
   { method: "GET", path: "/health", auth: "none" },
   { method: "GET", path: "/livez", auth: "none" },
@@ -78,6 +90,18 @@ const ROUTES: Route[] = [
   },
   { method: "POST", path: "/v1/execute", auth: "key", fields: { receipt_id: fc.constantFrom("rcpt_" + "A".repeat(22), "rcpt_x", "") } },
   { method: "POST", path: "/v1/verify", auth: "key", fields: { receipt: fc.jsonValue({ maxDepth: 4 }) } },
+  { method: "GET", path: "/.well-known/authzen-configuration", auth: "none" },
+  { method: "POST", path: "/access/v1/evaluation", auth: "key", fields: authzenFields() },
+  {
+    method: "POST",
+    path: "/access/v1/evaluations",
+    auth: "key",
+    fields: {
+      ...authzenFields(),
+      evaluations: fc.array(fc.record(authzenFields(), { requiredKeys: [] }), { maxLength: 4 }),
+      options: fc.record({ evaluations_semantic: fc.constantFrom("execute_all", "deny_on_first_deny", "permit_on_first_permit", "all"), other: text() }, { requiredKeys: [] }),
+    },
+  },
   { method: "GET", path: "/customer/receipts", auth: "jwt", query: ["limit", "cursor"] },
   { method: "GET", path: "/customer/receipts/checkpoint", auth: "jwt" },
   { method: "GET", path: "/customer/receipts/consistency", auth: "jwt", query: ["from", "to"] },

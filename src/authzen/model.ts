@@ -1,0 +1,94 @@
+// Shapes of the AuthZEN Authorization API 1.0 routes (docs/authzen.md): the evaluation request and
+// response, the batch, and the PDP metadata. The specification tells receivers to ignore unknown
+// fields, so these objects stay open, unlike the rest of the API.
+import { t } from "elysia";
+
+/** Request objects keep fields this version does not know (the body's top level too, which Elysia would otherwise close). */
+const open = { additionalProperties: true } as const;
+
+const Properties = t.Record(t.String(), t.Unknown(), { description: "Any attributes; mapped into the protect input's context (docs/authzen.md)" });
+
+export const Subject = t.Object(
+  {
+    type: t.String({ description: "the subject's type, e.g. user" }),
+    id: t.String({ description: "the subject's id, scoped to its type" }),
+    properties: t.Optional(Properties),
+  },
+  open,
+);
+export const Resource = t.Object(
+  {
+    type: t.String({ description: "the resource's type, e.g. document" }),
+    id: t.String({ description: "the resource's id, scoped to its type" }),
+    properties: t.Optional(Properties),
+  },
+  open,
+);
+export const Action = t.Object(
+  {
+    name: t.String({ description: "the protect input's action" }),
+    properties: t.Optional(t.Record(t.String(), t.Unknown(), { description: "`amount` and `currency` become the protect input's fields; the rest goes into its context" })),
+  },
+  open,
+);
+export const Context = t.Record(t.String(), t.Unknown(), { description: "The environment of the request; its scalars go into the protect input's context" });
+
+export const EvaluationRequest = t.Object({ subject: Subject, action: Action, resource: Resource, context: t.Optional(Context) }, open);
+export type EvaluationRequest = typeof EvaluationRequest.static;
+
+export const SEMANTICS = ["execute_all", "deny_on_first_deny", "permit_on_first_permit"] as const;
+export type Semantic = (typeof SEMANTICS)[number];
+
+/** Most evaluations one batch may hold: each is a protect, stored and counted. */
+export const MAX_EVALUATIONS = 100;
+
+/** One item of a batch: any entity it leaves out comes from the top level. */
+export const EvaluationItem = t.Object({ subject: t.Optional(Subject), action: t.Optional(Action), resource: t.Optional(Resource), context: t.Optional(Context) }, open);
+export type EvaluationItem = typeof EvaluationItem.static;
+
+export const EvaluationsRequest = t.Object(
+  {
+    subject: t.Optional(Subject),
+    action: t.Optional(Action),
+    resource: t.Optional(Resource),
+    context: t.Optional(Context),
+    evaluations: t.Optional(t.Array(EvaluationItem, { maxItems: MAX_EVALUATIONS })),
+    options: t.Optional(
+      t.Object(
+        {
+          evaluations_semantic: t.Optional(t.Union(SEMANTICS.map((s) => t.Literal(s)), { description: "execute_all (the default), deny_on_first_deny or permit_on_first_permit" })),
+        },
+        open,
+      ),
+    ),
+  },
+  open,
+);
+export type EvaluationsRequest = typeof EvaluationsRequest.static;
+
+/** What a decision carries: the signed protect receipt that records it, and the policy's reason. */
+const DecisionContext = t.Object({
+  receipt_id: t.String({ pattern: "^rcpt_", description: "the protect receipt that records this evaluation (GET /customer/receipts/{receipt_id})" }),
+  reason_user: t.String({ description: "the reason of the policy rule (or default) that decided" }),
+});
+/** An evaluation of a batch that could not be decided: closed, with the error that stopped it. */
+const ErrorContext = t.Object({
+  error: t.Object({
+    status: t.Integer({ description: "the HTTP status the same refusal has on POST /v1/protect" }),
+    code: t.String({ description: "the error code, e.g. quota_exceeded" }),
+    message: t.String(),
+    limit: t.Optional(t.String({ description: "for quota_exceeded: which limit" })),
+  }),
+});
+
+export const Decision = t.Object({ decision: t.Boolean({ description: "true if and only if warden's decision is ALLOWED" }), context: DecisionContext });
+export type Decision = typeof Decision.static;
+export const BatchDecision = t.Object({ decision: t.Boolean(), context: t.Union([DecisionContext, ErrorContext]) });
+export type BatchDecision = typeof BatchDecision.static;
+export const EvaluationsResponse = t.Union([t.Object({ evaluations: t.Array(BatchDecision) }), Decision]);
+
+export const PdpMetadata = t.Object({
+  policy_decision_point: t.String({ description: "this service's PUBLIC_URL" }),
+  access_evaluation_endpoint: t.String(),
+  access_evaluations_endpoint: t.String(),
+});

@@ -1,0 +1,78 @@
+// The AuthZEN Authorization API 1.0 (docs/authzen.md): warden as the policy decision point of API
+// gateways that speak it. Each evaluation is a protect of the calling key's tenant.
+import { Elysia } from "elysia";
+import type { Deps } from "../app/deps.ts";
+import { ErrorResponse } from "../http/errors.ts";
+import { withIdempotency } from "../http/idempotency.ts";
+import { requestId } from "../http/request-state.ts";
+import { assertVerdict } from "../plans/features.ts";
+import { evaluateBatch, evaluateOne } from "./evaluate.ts";
+import { planEvaluations, toProtectInput } from "./mapping.ts";
+import { EvaluationRequest, EvaluationsRequest, EvaluationsResponse, Decision, PdpMetadata } from "./model.ts";
+
+// An API key, as X-API-Key or (as AuthZEN clients send credentials) Authorization: Bearer.
+const security: Record<string, string[]>[] = [{ apiKey: [] }, { apiKeyBearer: [] }];
+// 409 and 422 also come from Idempotency-Key (in progress, mismatch).
+const errors = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 409: ErrorResponse, 422: ErrorResponse, 429: ErrorResponse };
+
+export function authzenRoutes(deps: Deps) {
+  const base = deps.config.publicUrl;
+  return new Elysia({ name: "authzen" })
+    .get(
+      "/.well-known/authzen-configuration",
+      ({ set }) => {
+        set.headers["cache-control"] = "public, max-age=300";
+        return { policy_decision_point: base, access_evaluation_endpoint: `${base}/access/v1/evaluation`, access_evaluations_endpoint: `${base}/access/v1/evaluations` };
+      },
+      {
+        response: { 200: PdpMetadata },
+        detail: { summary: "AuthZEN policy decision point metadata: where the evaluation endpoints are", tags: ["authzen"], security: [] },
+      },
+    )
+    .use(accessRoutes(deps));
+}
+
+function accessRoutes(deps: Deps) {
+  return (
+    new Elysia({ name: "authzen-access", prefix: "/access/v1" })
+      // Before body validation: a stranger learns nothing about the schema.
+      .derive(async ({ request }) => ({ principal: await deps.keys.require(request, { bearer: true }) }))
+      .post(
+        "/evaluation",
+        async ({ principal, body, request }) => {
+          assertVerdict("protect", principal.features.protect);
+          const input = toProtectInput(body);
+          return withIdempotency(deps, request, principal.tenant_id, body, () => evaluateOne(deps, principal, input, requestId(request)));
+        },
+        {
+          body: EvaluationRequest,
+          parse: "json",
+          response: { 200: Decision, ...errors },
+          detail: { summary: "AuthZEN access evaluation: a protect of {subject, action, resource, context}, stored as a signed receipt (quota protect_per_day)", tags: ["authzen"], security },
+        },
+      )
+      .post(
+        "/evaluations",
+        async ({ principal, body, request }) => {
+          assertVerdict("protect", principal.features.protect);
+          // Every evaluation is mapped before any is decided: a bad one stores nothing.
+          const plan = planEvaluations(body);
+          if (plan.kind === "single") {
+            const input = toProtectInput(plan.evaluation);
+            return withIdempotency(deps, request, principal.tenant_id, body, () => evaluateOne(deps, principal, input, requestId(request)));
+          }
+          const inputs = plan.evaluations.map((e, i) => toProtectInput(e, `/evaluations/${i}`));
+          return withIdempotency(deps, request, principal.tenant_id, body, async () => ({
+            status: 200,
+            body: { evaluations: await evaluateBatch(deps, principal, inputs, plan.semantic, requestId(request)) },
+          }));
+        },
+        {
+          body: EvaluationsRequest,
+          parse: "json",
+          response: { 200: EvaluationsResponse, ...errors },
+          detail: { summary: "AuthZEN access evaluations: a batch with top-level defaults and options.evaluations_semantic; each evaluation a protect receipt", tags: ["authzen"], security },
+        },
+      )
+  );
+}
