@@ -29,6 +29,7 @@ const TAGS: Record<string, string> = {
   keys: "API keys",
   simulation: "Simulation",
   decisions: "Decisions: protect, execute, verify",
+  authzen: "AuthZEN (OpenID Authorization API 1.0)",
   policy: "Policy",
   receipts: "Receipts and the receipt log",
   plans: "Plans, usage and upgrades",
@@ -37,6 +38,17 @@ const TAGS: Record<string, string> = {
 
 // A paragraph under a section's title, where its routes alone do not say what a client must know.
 const TAG_INTRO: Record<string, string> = {
+  authzen: `For API gateways and other policy enforcement points that speak the OpenID AuthZEN
+Authorization API 1.0. Each evaluation is a \`POST /v1/protect\` of the calling key's tenant: the
+same decision, a signed protect receipt in the log, the daily quota. \`action.name\` is the action,
+\`resource\` is \`type/id\`, \`action.properties.amount\` and \`.currency\` the amount and currency,
+and every other scalar goes into \`context\` under its path (\`subject.id\`,
+\`subject.properties.department\`, \`resource.type\`, \`action.properties.method\`, and the
+request's own context keys as they are); [authzen.md](authzen.md) has the whole mapping. The
+answer is \`{decision, context: {receipt_id, reason_user}}\`, \`decision\` true if and only if
+the protect was ALLOWED; a batch answers \`{evaluations: [...]}\` in order, an evaluation its
+daily quota refused as \`{decision: false, context: {error: {status: 429, code, message, limit}}}\`.
+Unlike the rest of the API, unknown fields are ignored, as the specification requires.`,
   audit: `Every change of who may do what is a signed receipt of \`kind: "event"\` in the tenant's receipt
 log: the same claims, hash chain and Merkle tree as decisions (\`key_id\`, \`decision\` and
 \`protect_receipt_id\` null), so \`GET /customer/receipts\` lists events among the decisions, and
@@ -167,7 +179,7 @@ function anchor(method: string, path: string): string {
 function auth(op: Operation): string {
   const schemes = (op.security ?? []).flatMap((s) => Object.keys(s));
   if (schemes.length === 0) return "none";
-  return schemes.map((s) => (s === "apiKey" ? "API key" : s === "bearer" ? "JWT" : s)).join(" or ");
+  return schemes.map((s) => (s === "apiKey" ? "API key" : s === "bearer" ? "JWT" : s === "apiKeyBearer" ? "API key as `Authorization: Bearer`" : s)).join(" or ");
 }
 
 function operation(method: string, path: string, op: Operation): string[] {
