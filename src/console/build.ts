@@ -12,13 +12,14 @@ const KEEP_OLD_MS = 60 * 60 * 1000;
 
 // The receipt checks the console shares with the CLI hash with WebCrypto; the synchronous Merkle
 // helpers beside them import node:crypto, which must not pull a 160 KB polyfill into the page.
-// Reaching them in the browser would be a bug, so the stand-in throws.
-const noNodeCrypto: BunPlugin = {
+// Reaching them in the browser would be a bug, so the stand-in throws. The SDK's bundle
+// (scripts/build-sdk.ts) uses it too.
+export const noNodeCrypto: BunPlugin = {
   name: "no-node-crypto",
   setup(build) {
     build.onResolve({ filter: /^(node:)?crypto$/ }, () => ({ path: "node-crypto", namespace: "console-stub" }));
     build.onLoad({ filter: /.*/, namespace: "console-stub" }, () => ({
-      contents: "export function createHash() { throw new Error('node:crypto is not available in the console'); }",
+      contents: "export function createHash() { throw new Error('node:crypto is not available in the browser'); }",
       loader: "js",
     }));
   },

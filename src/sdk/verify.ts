@@ -1,0 +1,73 @@
+// The SDK's offline checks of what warden signs (docs/sdk.md): the code `warden verify`,
+// `warden verify --proof` and the console run, behind types of the SDK's own, so that the
+// published declarations need nothing of the service's sources.
+import { verifyProofBundle as verifyBundle } from "../receipts/proof-bundle.ts";
+import { verifyResult as verifySigned } from "../receipts/verify.ts";
+
+/** A public key of `GET /.well-known/jwks.json` (Ed25519); other fields are ignored. */
+export interface Jwk {
+  kty?: string;
+  crv?: string;
+  x?: string;
+  kid?: string;
+  alg?: string;
+  use?: string;
+  /** The key was revoked as compromised: what it signed at or after this instant does not verify. */
+  compromised_since?: string;
+  [field: string]: unknown;
+}
+
+/** The body of `GET /.well-known/jwks.json` (its `ok` is not needed). */
+export interface Jwks {
+  keys: Jwk[];
+}
+
+export interface ResultVerification {
+  /** Every check holds. */
+  verified: boolean;
+  checks: {
+    /** The payload's RFC 8785 (JCS) SHA-256 is the result's content_hash, and the decision shown is the one hashed. */
+    content_hash: boolean;
+    /** The EdDSA signature covers exactly the claims the result shows, by a key of the JWKS not compromised at the signed time. */
+    signature: boolean;
+  };
+}
+
+export interface ProofBundleVerification {
+  verified: boolean;
+  checks: ResultVerification["checks"] & {
+    /** The receipt's chain_hash covers its claims, prev_hash and seq. */
+    chain_hash: boolean;
+    /** The RFC 9162 inclusion proof leads from the receipt's leaf to the checkpoint's root. */
+    inclusion: boolean;
+    /** The checkpoint (and its C2SP note, when present) is signed by the JWKS for the receipt's tenant. */
+    checkpoint: boolean;
+  };
+}
+
+/**
+ * A bundle as `fetchProofBundle()` or `warden proof` makes it: the bodies of
+ * `GET /customer/receipts/{id}` (or its `receipt`), `.../{id}/proof?tree_size=N` and
+ * `.../checkpoint` of size N.
+ */
+export interface ProofBundle {
+  receipt: unknown;
+  proof: unknown;
+  checkpoint: unknown;
+}
+
+/**
+ * Checks a protect, execute or simulation result (or a stored receipt) offline against the
+ * service's JWKS. Never throws: anything that is not a well-formed, untouched result fails a check.
+ */
+export function verifyResult(result: unknown, jwks: Jwks): Promise<ResultVerification> {
+  return verifySigned(result, jwks as { keys: JsonWebKey[] });
+}
+
+/**
+ * Checks offline that a receipt is in the log the service signed (`warden verify --proof`). Never
+ * throws: a bundle read from a file may be anything, and then fails a check.
+ */
+export function verifyProofBundle(bundle: ProofBundle, jwks: Jwks): Promise<ProofBundleVerification> {
+  return verifyBundle(bundle, jwks as { keys: JsonWebKey[] });
+}
