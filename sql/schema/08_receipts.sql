@@ -261,7 +261,7 @@ CREATE TABLE receipts (
   receipt_id          text PRIMARY KEY CHECK (length(receipt_id) = 27 AND receipt_id ~ '^rcpt_[0-9A-Za-z]+$'),
   tenant_id           text NOT NULL,
   seq                 bigint NOT NULL CHECK (seq >= 0),
-  kind                text NOT NULL CHECK (kind IN ('protect', 'execute', 'event')),
+  kind                text NOT NULL CHECK (kind IN ('protect', 'execute', 'event', 'vote', 'approval')),
   key_id              text,
   request_id          text NOT NULL CHECK (length(request_id) BETWEEN 1 AND 128 AND request_id ~ '^[\x21-\x7e]+$'),
   issued_at           timestamptz NOT NULL,
@@ -283,15 +283,18 @@ CREATE TABLE receipts (
   CONSTRAINT receipts_content_hash_matches_payload CHECK (content_hash = sha256_hex(payload)),
   -- "decision" is the first key of a decision's JCS payload, so this pins the column to what was hashed.
   CONSTRAINT receipts_decision_matches_payload CHECK (starts_with(payload, '{"decision":"' || decision || '",')),
-  -- A key asks for a decision; an event is the service's (or an operator's) and has neither.
-  CONSTRAINT receipts_decision_matches_kind CHECK ((kind = 'event') = (decision IS NULL) AND (kind = 'event') = (key_id IS NULL)),
+  -- A key asks for a decision (an approval's outcome names the key that asked); an event is the
+  -- service's (or an operator's) and a vote a member's: they have neither.
+  CONSTRAINT receipts_decision_matches_kind CHECK ((kind IN ('event', 'vote')) = (decision IS NULL) AND (kind IN ('event', 'vote')) = (key_id IS NULL)),
   -- An event's payload names the event, under kind "event" (see the column).
   CONSTRAINT receipts_event_matches_kind CHECK ((kind = 'event') = (event IS NOT NULL)),
-  CONSTRAINT receipts_execute_names_protect CHECK ((kind = 'execute') = (protect_receipt_id IS NOT NULL)),
+  -- An execute names the receipt it executes (a protect, or an approval's outcome); a vote and an
+  -- outcome name the protect receipt of their approval.
+  CONSTRAINT receipts_execute_names_protect CHECK ((kind IN ('execute', 'vote', 'approval')) = (protect_receipt_id IS NOT NULL)),
   CONSTRAINT receipts_prev_matches_seq CHECK ((seq = 0) = (prev_hash IS NULL))
 );
--- An allowed protect decision is executed at most once (partial: protects do not index a NULL).
-CREATE UNIQUE INDEX receipts_execute_once ON receipts (protect_receipt_id) WHERE protect_receipt_id IS NOT NULL;
+-- A decision is executed at most once (partial: only executes; votes and outcomes name their protect too).
+CREATE UNIQUE INDEX receipts_execute_once ON receipts (protect_receipt_id) WHERE kind = 'execute';
 -- A tenant's audit trail, newest first (GET /customer/audit), and the events among new receipts.
 CREATE INDEX receipts_events ON receipts (tenant_id, seq) WHERE kind = 'event';
 
@@ -360,7 +363,7 @@ BEGIN
     UPDATE receipt_heads h SET tree_size = h.tree_size + l.n, head_hash = l.chain_hash, event_count = h.event_count + l.events
     FROM (
       SELECT DISTINCT ON (a.tenant_id) a.tenant_id, a.chain_hash, count(*) OVER (PARTITION BY a.tenant_id) AS n,
-             count(*) FILTER (WHERE a.kind = 'event') OVER (PARTITION BY a.tenant_id) AS events
+             count(*) FILTER (WHERE a.kind IN ('event', 'vote', 'approval')) OVER (PARTITION BY a.tenant_id) AS events
       FROM added a ORDER BY a.tenant_id, a.seq DESC
     ) l
     WHERE h.tenant_id = l.tenant_id
@@ -400,7 +403,7 @@ BEGIN
     FROM receipts r WHERE r.tenant_id = NEW.tenant_id AND r.seq < NEW.tree_size ORDER BY r.seq DESC LIMIT 1;
     IF v_seq = NEW.tree_size - 1 AND v_chain = NEW.head_hash
        AND NEW.event_count = OLD.event_count + (SELECT count(*) FROM receipts r
-                                                WHERE r.tenant_id = NEW.tenant_id AND r.kind = 'event'
+                                                WHERE r.tenant_id = NEW.tenant_id AND r.kind IN ('event', 'vote', 'approval')
                                                   AND r.seq >= OLD.tree_size AND r.seq < NEW.tree_size) THEN
       RETURN NEW;
     END IF;
@@ -437,7 +440,7 @@ CREATE TABLE usage_daily (
 CREATE TYPE receipt_append_item AS (
   idx integer, receipt_id text, tenant_id text, key_id text, kind text, request_id text,
   ts text, issued_at timestamptz, day date, decision text, payload text, content_hash text,
-  signature text, protect_receipt_id text,
+  signature text, protect_receipt_id text, approval json,
   refusal text, quota_limit integer, quota_used integer, seq bigint, prev_hash text, chain_hash text
 );
 COMMENT ON TYPE receipt_append_item IS 'One decision inside receipt_append(): its input and what the call decided for it.';
@@ -459,14 +462,14 @@ DECLARE
 BEGIN
   SELECT array_agg(ROW((x.ord - 1)::integer, x.receipt_id, x.tenant_id, x.key_id, x.kind, x.request_id,
                        x."timestamp", x."timestamp"::timestamptz, (x."timestamp"::timestamptz AT TIME ZONE 'UTC')::date,
-                       x.decision, x.payload, x.content_hash, x.signature, x.protect_receipt_id,
+                       x.decision, x.payload, x.content_hash, x.signature, x.protect_receipt_id, x.approval,
                        NULL, NULL, NULL, NULL, NULL, NULL)::receipt_append_item ORDER BY x.ord)
   INTO v_items
   FROM ROWS FROM (json_to_recordset(p_items) AS (
          receipt_id text, tenant_id text, key_id text, kind text, request_id text, "timestamp" text, decision text,
-         payload text, content_hash text, signature text, protect_receipt_id text)) WITH ORDINALITY
+         payload text, content_hash text, signature text, protect_receipt_id text, approval json)) WITH ORDINALITY
        AS x(receipt_id, tenant_id, key_id, kind, request_id, "timestamp", decision, payload, content_hash, signature,
-            protect_receipt_id, ord);
+            protect_receipt_id, approval, ord);
   -- The chain hashes the timestamp text and stores the instant, so the two must be one: a text
   -- that iso_time() would not give back is the caller's bug, and the whole call fails.
   SELECT i.ts INTO v_bad FROM unnest(v_items) AS i WHERE iso_time(i.issued_at) IS DISTINCT FROM i.ts LIMIT 1;
@@ -513,9 +516,11 @@ BEGIN
       SELECT i.idx, i.kind, i.protect_receipt_id,
              CASE
                WHEN i.refusal IS NOT NULL OR i.kind <> 'execute' THEN NULL
-               WHEN p.tenant_id IS DISTINCT FROM i.tenant_id OR p.kind <> 'protect' THEN 'WR002'
+               WHEN p.tenant_id IS DISTINCT FROM i.tenant_id OR p.kind NOT IN ('protect', 'approval') THEN 'WR002'
                WHEN p.decision <> 'ALLOWED' THEN 'WR003'
-               WHEN i.issued_at - p.issued_at >= receipt_execute_window() THEN 'WR004'
+               -- An approved action is executed within its terms' execute_within of the approval.
+               WHEN p.kind = 'approval' AND (ap.execute_before IS NULL OR i.issued_at >= ap.execute_before) THEN 'WR004'
+               WHEN p.kind = 'protect' AND i.issued_at - p.issued_at >= receipt_execute_window() THEN 'WR004'
                WHEN d.executed THEN 'WR007'
              END AS refusal,
              i.refusal IS NULL AND i.kind = 'execute' AS candidate
@@ -524,8 +529,11 @@ BEGIN
         SELECT r.tenant_id, r.kind, r.decision, r.issued_at FROM receipts r WHERE r.receipt_id = i.protect_receipt_id LIMIT 1
       ) p ON true
       LEFT JOIN LATERAL (
-        SELECT true AS executed FROM receipts x WHERE x.protect_receipt_id = i.protect_receipt_id LIMIT 1
+        SELECT true AS executed FROM receipts x WHERE x.protect_receipt_id = i.protect_receipt_id AND x.kind = 'execute' LIMIT 1
       ) d ON true
+      LEFT JOIN LATERAL (
+        SELECT a.execute_before FROM approvals a WHERE a.outcome_receipt_id = i.protect_receipt_id AND p.kind = 'approval' LIMIT 1
+      ) ap ON true
     ), once AS (
       -- Of a batch's executes of one protect receipt that pass the checks above, the first goes on.
       SELECT c.idx,
@@ -541,8 +549,9 @@ BEGIN
   RETURN p_items;
 END $$;
 COMMENT ON FUNCTION receipt_execute_rules(receipt_append_item[]) IS
-  'The execute rules of receipt_append(): each execute not refused yet needs a stored ALLOWED protect receipt of its tenant (WR002, WR003) '
-  'younger than receipt_execute_window() (WR004) and not executed before, in the table or earlier in the call (WR007). Sets those refusals; '
+  'The execute rules of receipt_append(): each execute not refused yet needs a stored ALLOWED protect receipt of its tenant younger than '
+  'receipt_execute_window(), or an approved approval''s outcome receipt (kind approval, ALLOWED) before its execute_before (WR002, WR003, '
+  'WR004), not executed before, in the table or earlier in the call (WR007). Sets those refusals; '
   'other items are returned as they came.';
 
 CREATE FUNCTION receipt_quota_rules(p_items receipt_append_item[]) RETURNS receipt_append_item[]
@@ -666,6 +675,7 @@ BEGIN
   PERFORM receipt_heads_lock(ARRAY(SELECT i.tenant_id FROM unnest(v_items) AS i));
   v_items := receipt_execute_rules(v_items);
   v_items := receipt_quota_rules(v_items);
+  v_items := receipt_approval_rules(v_items);
   v_items := receipt_link(v_items);
 
   INSERT INTO receipts (receipt_id, tenant_id, seq, kind, key_id, request_id, issued_at, decision, payload,
@@ -675,6 +685,8 @@ BEGIN
   FROM unnest(v_items) AS i
   WHERE i.refusal IS NULL;
   PERFORM receipt_usage_add(v_items);
+  PERFORM receipt_approval_open(v_items);
+  PERFORM receipt_approval_executed(v_items);
 
   RETURN QUERY
     SELECT i.idx, i.seq, i.prev_hash, i.chain_hash, i.quota_limit, i.quota_used, i.refusal
@@ -683,9 +695,10 @@ BEGIN
 END $$;
 COMMENT ON FUNCTION receipt_append(json) IS
   'Stores a JSON array of decisions ({receipt_id, tenant_id, key_id, kind, request_id, timestamp, decision, payload, content_hash, '
-  'signature, protect_receipt_id}) as their tenants'' next receipts, in input order, and counts them against the plans; one row per item '
+  'signature, protect_receipt_id, approval}) as their tenants'' next receipts, in input order, and counts them against the plans; one row per item '
   '(idx 0-based). Per item, first refusal wins: receipt_execute_rules() (WR002, WR003, WR004, WR007), then receipt_quota_rules() '
-  '(WQ003, then WQ001 or WQ002). Refused items are not stored and count towards nothing. Raises 22007 for a timestamp not in iso_time() '
+  '(WQ003, then WQ001 or WQ002), then receipt_approval_rules() (WQ004); stored protects with approval terms open their approvals '
+  '(receipt_approval_open()) and executes of outcomes mark them executed (receipt_approval_executed()). Refused items are not stored and count towards nothing. Raises 22007 for a timestamp not in iso_time() '
   'form, 22023 for a kind other than protect or execute (receipt_append_parse()). Agrees with appending the items one by one, '
   'except that an execute never finds a protect receipt of the same call (WR002), and that a second execute of one protect '
   'receipt is WR007 even when the first was refused for storage or quota.';

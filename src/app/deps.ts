@@ -18,6 +18,8 @@ import type { Metrics } from "../observability/metrics.ts";
 import type { Probes } from "../observability/probes.ts";
 import type { AuditTrail } from "../audit/trail.ts";
 import type { AuditOutbox } from "../audit/outbox.ts";
+import type { Approvals } from "../approvals/approvals.ts";
+import type { ApprovalWaiters } from "../approvals/waiters.ts";
 
 export interface Deps {
   config: Config;
@@ -37,6 +39,10 @@ export interface Deps {
   audit: AuditTrail;
   /** Signs and appends the audit events operators' procedures queued (audit_outbox). */
   auditOutbox: AuditOutbox;
+  /** Approvals: votes, outcomes, cancel, expiry; every step a signed receipt (src/approvals/). */
+  approvals: Approvals;
+  /** Agents waiting on an approval, woken by the commit's notification (no database connection held). */
+  approvalWaiters: ApprovalWaiters;
   /** Checkpoints and proofs of one tenant take turns at a bounded rate, so a loop of them cannot crowd out other tenants. */
   logReads: TenantTurns;
   /**

@@ -21,6 +21,7 @@ import { startMailer } from "../mail/worker.ts";
 import { MAIL_TOKEN_PURPOSE, MailTemplates } from "../mail/templates.ts";
 import { ACCOUNT_MAIL } from "../accounts/mail.ts";
 import { MEMBER_MAIL } from "../members/mail.ts";
+import { APPROVAL_MAIL } from "../approvals/mail.ts";
 import { PLAN_MAIL } from "../plans/mail.ts";
 import { pendingCount } from "../outbox/queue.ts";
 import { Metrics } from "../observability/metrics.ts";
@@ -28,6 +29,8 @@ import { Probes } from "../observability/probes.ts";
 import { startIdempotencySweeper } from "../http/idempotency.ts";
 import { AuditTrail } from "../audit/trail.ts";
 import { startAuditOutbox } from "../audit/outbox.ts";
+import { Approvals } from "../approvals/approvals.ts";
+import { ApprovalWaiters, startApprovalSweeper } from "../approvals/waiters.ts";
 import { createApp, type App } from "./app.ts";
 import type { Deps } from "./deps.ts";
 import pkg from "../../package.json" with { type: "json" };
@@ -38,6 +41,8 @@ export const VERSION: string = pkg.version;
 const IDEMPOTENCY_SWEEP_MS = 10 * 60_000;
 /** How often operators' queued audit events are looked for (signed and appended): within a second of their commit. */
 const AUDIT_OUTBOX_POLL_MS = 1_000;
+/** How often pending approvals past their expiry are expired (with their signed outcome). */
+const APPROVAL_SWEEP_MS = 1_000;
 
 export interface Service extends App {
   deps: Deps;
@@ -61,13 +66,17 @@ export async function createService(config: Config, opts: { db?: Db; log?: Logge
   ]);
   // JWT_SECRET changed: what the previous one sealed moves under the new one before it is dropped.
   if (previous) log.info("totp_secrets_resealed", await resealTotpSecrets(db, totpSecrets));
-  const templates = new MailTemplates(ACCOUNT_MAIL, MEMBER_MAIL, PLAN_MAIL);
+  const templates = new MailTemplates(ACCOUNT_MAIL, MEMBER_MAIL, PLAN_MAIL, APPROVAL_MAIL);
   const mail = startMailer({ db, log, transport: createTransport(config, log), templates, ctx: { publicUrl: config.publicUrl }, pollMs: config.mailPollMs, tokens: mailTokens });
   const sweeper = startIdempotencySweeper({ db, log }, IDEMPOTENCY_SWEEP_MS);
   const now = opts.now ?? (() => new Date());
   const metrics = new Metrics({ mailOutboxPending: () => pendingCount(db, "mail") });
   const audit = new AuditTrail(db, signer, now);
   const auditOutbox = startAuditOutbox({ db, audit, log, pollMs: AUDIT_OUTBOX_POLL_MS });
+  const approvals = new Approvals({ db, signer, now, log });
+  const approvalWaiters = await ApprovalWaiters.open(db);
+  // Expiry happens on time even when nobody asks: each second, the due approvals expire.
+  const approvalSweeper = startApprovalSweeper(() => approvals.expireDue(), APPROVAL_SWEEP_MS, (err) => log.warn("approval_sweep_failed", { error: String(err) }));
   const deps: Deps = {
     config,
     db,
@@ -80,6 +89,8 @@ export async function createService(config: Config, opts: { db?: Db; log?: Logge
     receipts: new ReceiptAppender(db, signer, now, metrics),
     audit,
     auditOutbox,
+    approvals,
+    approvalWaiters,
     logReads: new TenantTurns(config.logReadsPerSecond),
     dummyPasswordHash,
     passwords: new PasswordHasher(config.bcryptCost, config.passwordHashConcurrency, config.passwordHashWaitMs),
@@ -96,7 +107,7 @@ export async function createService(config: Config, opts: { db?: Db; log?: Logge
   const app = createApp(deps);
   const close = async () => {
     // The mail worker first: it finishes its batch while the database is still open.
-    await Promise.all([mail.stop(), sweeper.stop(), auditOutbox.stop()]);
+    await Promise.all([mail.stop(), sweeper.stop(), auditOutbox.stop(), approvalSweeper.stop()]);
     metrics.close();
     if (!opts.db) await db.close();
   };

@@ -25,6 +25,12 @@ export interface Driver extends DriverSession {
    */
   listen?(channel: string, fn: (payload: string) => void): Promise<void>;
   /**
+   * Calls fn with the payload of each NOTIFY on channel, soon after the commit that sent it (on
+   * PostgreSQL through a connection of its own, so not before the committing statement's answer):
+   * for waking waiters, never for a freshness rule.
+   */
+  subscribe(channel: string, fn: (payload: string) => void): Promise<void>;
+  /**
    * The embedded database only: a gzipped tar of the data directory, taken inside one transaction
    * (so no other statement runs meanwhile) after `checkpoint` has written every change to the files.
    */

@@ -78,6 +78,8 @@ export interface Db extends Queryable {
   readonly pipeline: Queryable;
   /** The driver's listen(): the embedded database only (src/db/driver.ts). */
   listen?(channel: string, fn: (payload: string) => void): Promise<void>;
+  /** The driver's subscribe(): notifications soon after their commit, on both databases. */
+  subscribe(channel: string, fn: (payload: string) => void): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -163,6 +165,7 @@ export function wrapDriver(driver: Driver, sqlDir = SQL_DIR): Db {
       return sql;
     },
     listen: driver.listen?.bind(driver),
+    subscribe: (channel, fn) => driver.subscribe(channel, fn),
     close: () => driver.close(),
   };
 }

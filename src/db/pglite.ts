@@ -62,6 +62,12 @@ async function threadDriver(worker: Worker, dataDir: string | undefined, assets:
     waiting.clear();
   };
   const listeners = new Map<string, Set<(payload: string) => void>>();
+  const listen = async (channel: string, fn: (payload: string) => void) => {
+    const heard = listeners.get(channel);
+    if (heard) return void heard.add(fn);
+    listeners.set(channel, new Set([fn]));
+    await call({ op: "listen", channel });
+  };
   worker.onmessage = (ev: MessageEvent<ThreadReply>) => {
     const reply = ev.data;
     if ("channel" in reply) return listeners.get(reply.channel)?.forEach((fn) => fn(reply.payload));
@@ -113,12 +119,8 @@ async function threadDriver(worker: Worker, dataDir: string | undefined, assets:
       await ended;
       return result;
     },
-    async listen(channel, fn) {
-      const heard = listeners.get(channel);
-      if (heard) return void heard.add(fn);
-      listeners.set(channel, new Set([fn]));
-      await call({ op: "listen", channel });
-    },
+    listen,
+    subscribe: listen,
     async close() {
       try {
         await call({ op: "close" });
@@ -180,6 +182,7 @@ export function pgliteDriver(db: PGlite): Driver {
     pipeline: own,
     transaction: (fn) => db.transaction((tx) => fn(session(tx))),
     listen: async (channel, fn) => void (await db.listen(channel, fn)),
+    subscribe: async (channel, fn) => void (await db.listen(channel, fn)),
     dumpDataDir: (checkpoint) => dumpExclusive(db, checkpoint),
     close: () => db.close(),
   };

@@ -32,6 +32,8 @@ export async function openPostgres(url: string, opts: { max?: number } = {}): Pr
     ...session(sql),
     pipeline: session(lane),
     transaction: (fn) => sql.begin((tx) => fn(session(tx))) as Promise<never>,
+    // postgres.js listens on a connection of its own, and listens again after it reconnects.
+    subscribe: async (channel, fn) => void (await sql.listen(channel, fn)),
     close: async () => {
       await Promise.all([sql.end({ timeout: 5 }), lane === sql ? undefined : lane.end({ timeout: 5 })]);
     },

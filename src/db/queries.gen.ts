@@ -214,6 +214,112 @@ export interface Queries {
       verified_at: string | null;
     };
   };
+  "approvals/due": {
+    params: [number | string];
+    row: {
+      approval_id: string;
+      tenant_id: string;
+      protect_receipt_id: string;
+      key_id: string;
+      action_hash: string;
+      quorum: number;
+      roles: string[];
+      expires_in: number;
+      execute_within: number;
+      expires_at: string;
+    };
+  };
+  "approvals/get": {
+    params: [string, string];
+    row: {
+      approval_id: string;
+      tenant_id: string;
+      protect_receipt_id: string;
+      key_id: string;
+      key_created_by: string | null;
+      action_hash: string;
+      rule: string;
+      quorum: number;
+      roles: string[];
+      expires_in: number;
+      execute_within: number;
+      status: string;
+      created_at: string;
+      expires_at: string;
+      outcome_receipt_id: string | null;
+      decided_at: string;
+      execute_before: string;
+      execute_receipt_id: string | null;
+    };
+  };
+  "approvals/list": {
+    params: [string, string, Date | string, string, number | string];
+    row: {
+      approval_id: string;
+      tenant_id: string;
+      protect_receipt_id: string;
+      key_id: string;
+      key_created_by: string | null;
+      action_hash: string;
+      rule: string;
+      quorum: number;
+      roles: string[];
+      expires_in: number;
+      execute_within: number;
+      status: string;
+      created_at: string;
+      expires_at: string;
+      outcome_receipt_id: string | null;
+      decided_at: string;
+      execute_before: string;
+      execute_receipt_id: string | null;
+    };
+  };
+  "approvals/receipts": {
+    params: [string, string];
+    row: {
+      receipt_id: string;
+      tenant_id: string;
+      kind: string;
+      seq: number;
+      prev_hash: string | null;
+      chain_hash: string;
+      key_id: string | null;
+      protect_receipt_id: string | null;
+      decision: string | null;
+      request_id: string;
+      content_hash: string;
+      timestamp: string;
+      payload: string;
+      signature: string;
+    };
+  };
+  "approvals/settle": {
+    params: [string, string, unknown];
+    row: {
+      status: string;
+      decided_at: string;
+      execute_before: string;
+    };
+  };
+  "approvals/vote": {
+    params: [string, string, string, string, boolean, unknown];
+    row: {
+      approves: number;
+      denies: number;
+      quorum: number;
+      vote_receipt_ids: string[];
+    };
+  };
+  "approvals/votes": {
+    params: [string];
+    row: {
+      member_id: string;
+      vote: string;
+      at: string;
+      receipt_id: string;
+    };
+  };
   "audit/append": {
     params: [unknown];
     row: {
@@ -609,6 +715,7 @@ export interface Queries {
       receipt_id: string;
       key_id: string | null;
       payload: string;
+      timestamp: string;
     };
   };
   "policies/publish": {

@@ -1,9 +1,13 @@
-import type { Condition, Op, PolicyDocument, ProtectInput } from "./policy.ts";
+import { resolveTerms, type Condition, type Op, type PolicyDocument, type ProtectInput, type ResolvedTerms } from "./policy.ts";
 
 export type Decision = "ALLOWED" | "DENIED";
 
-/** What decided: the effect, its reason, and the id of the rule (null: the default effect). */
-export type Verdict = { decision: Decision; reasons: string[]; rule: string | null };
+/**
+ * What decided: the effect, its reason, and the id of the rule (null: the default effect). A
+ * require_approval rule decides DENIED, so a client that knows nothing of approvals fails closed,
+ * and names the terms under which people may approve the action instead (`approval`).
+ */
+export type Verdict = { decision: Decision; reasons: string[]; rule: string | null; approval?: ResolvedTerms };
 
 /** Who asked, as far as a policy may read it: the API key (null when a session asked). */
 export type Caller = { key_id: string | null };
@@ -15,6 +19,7 @@ type Value = string | number | boolean | undefined;
 export function decide(input: ProtectInput, policy: PolicyDocument, caller: Caller = { key_id: null }): Verdict {
   const rule = policy.rules.find((r) => matches(r.when, input, caller));
   if (!rule) return { decision: toDecision(policy.default_effect), reasons: [policy.default_reason], rule: null };
+  if (rule.effect === "require_approval") return { decision: "DENIED", reasons: [rule.reason], rule: rule.id, approval: resolveTerms(rule.approval) };
   return { decision: toDecision(rule.effect), reasons: [rule.reason], rule: rule.id };
 }
 

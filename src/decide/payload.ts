@@ -1,7 +1,7 @@
 // The payload of a decision: what content_hash covers, and its schema as responses show it.
 import { Type } from "@sinclair/typebox";
 import type { Decision } from "./engine.ts";
-import { ProtectInput, type DraftRef, type PolicyRef } from "./policy.ts";
+import { ApprovalTerms, ProtectInput, type DraftRef, type PolicyRef, type ResolvedTerms } from "./policy.ts";
 
 export type PayloadKind = "simulation" | "protect" | "execute";
 
@@ -24,18 +24,27 @@ export type ResultPayload = {
   /** The calling key, only when it was a fact of the decision (a rule with a `keys` condition). */
   principal?: { key_id: string | null };
   preset?: string;
+  /** The terms under which people may approve the action: the rule that decided is require_approval. */
+  requires_approval?: ResolvedTerms;
+  /** An execute of an approved action: the approval and its outcome receipt (ALLOWED). */
+  outcome?: { approval_id: string; receipt_id: string };
 };
 
 // The deterministic part of a result (docs/api.md, POST /v1/simulate): content_hash covers exactly this, so
 // nothing per-request (request id, time, tenant) may enter it, nor the key unless it decided.
 export function buildPayload(args: Omit<ResultPayload, "v">): ResultPayload {
-  const { kind, input, policy, decision, reasons, rule, principal, preset } = args;
+  const { kind, input, policy, decision, reasons, rule, principal, preset, requires_approval, outcome } = args;
   // Copy only the three reference fields: a whole policy row must not leak into the hash.
   const ref = { policy_id: policy.policy_id, version: policy.version, hash: policy.hash } as PolicyRef | DraftRef;
   const payload: ResultPayload = { v: 2, kind, input, policy: ref, decision, reasons, rule };
   // Absent rather than undefined or null, so the hash does not depend on how "none" is spelt.
   if (principal !== undefined) payload.principal = { key_id: principal.key_id };
   if (preset !== undefined) payload.preset = preset;
+  if (requires_approval !== undefined) {
+    const t = requires_approval;
+    payload.requires_approval = { quorum: t.quorum, roles: [...t.roles], expires_in: t.expires_in, execute_within: t.execute_within };
+  }
+  if (outcome !== undefined) payload.outcome = { approval_id: outcome.approval_id, receipt_id: outcome.receipt_id };
   return payload;
 }
 
@@ -60,4 +69,8 @@ export const ResultPayload = Type.Object({
     ),
   ),
   preset: Type.Optional(Type.String()),
+  requires_approval: Type.Optional(Type.Required(ApprovalTerms, { description: "the rule that decided holds the action for approval by people, under these terms (defaults filled in)" })),
+  outcome: Type.Optional(
+    Type.Object({ approval_id: Type.String({ pattern: "^apv_" }), receipt_id: Type.String({ pattern: "^rcpt_" }) }, { description: "an execute of an approved action: the approval and its outcome receipt" }),
+  ),
 });

@@ -25,6 +25,9 @@ export const ProtectInput = Type.Object(
 export type ProtectInput = Static<typeof ProtectInput>;
 
 const Effect = Type.Union([Type.Literal("allow"), Type.Literal("deny")]);
+// A rule may also hold the action for a person's approval (docs/policy.md, "Approvals"); the
+// policy's default may not: nothing is approvable unless a rule says so.
+const RuleEffect = Type.Union([Type.Literal("allow"), Type.Literal("deny"), Type.Literal("require_approval")]);
 const Reason = Type.String({ minLength: 1, maxLength: 200 });
 
 // `*` may only end an action pattern (prefix match); anywhere else it could never match an action.
@@ -90,16 +93,62 @@ export const Condition = Type.Object(
 );
 export type Condition = Static<typeof Condition>;
 
+/** The roles a tenant's members have (docs/api.md, "Teams"); the approvers' roles are named from them. */
+export const MEMBER_ROLES = ["owner", "admin", "developer", "approver", "viewer"] as const;
+const MemberRole = Type.Union([Type.Literal("owner"), Type.Literal("admin"), Type.Literal("developer"), Type.Literal("approver"), Type.Literal("viewer")]);
+
+/**
+ * The terms of a require_approval rule: how many distinct members must approve, which roles may
+ * vote, how long the request waits, and how long an approved action may then be executed. Every
+ * bound is checked when the document is; the defaults below fill what the rule leaves out.
+ */
+export const ApprovalTerms = Type.Object(
+  {
+    quorum: Type.Optional(Type.Integer({ minimum: 1, maximum: 5 })),
+    roles: Type.Optional(Type.Array(MemberRole, { minItems: 1, maxItems: 5, uniqueItems: true })),
+    expires_in: Type.Optional(Type.Integer({ minimum: 60, maximum: 604_800 })),
+    execute_within: Type.Optional(Type.Integer({ minimum: 60, maximum: 86_400 })),
+  },
+  { additionalProperties: false },
+);
+export type ApprovalTerms = Static<typeof ApprovalTerms>;
+export type ResolvedTerms = Required<ApprovalTerms>;
+
+export const APPROVAL_DEFAULTS: Readonly<ResolvedTerms> = deepFreeze<ResolvedTerms>({ quorum: 1, roles: ["owner", "admin", "approver"], expires_in: 3_600, execute_within: 900 });
+
+/** A rule's terms with the defaults filled in, roles in a fixed order: what receipts carry. */
+export function resolveTerms(terms: ApprovalTerms | undefined): ResolvedTerms {
+  const roles = terms?.roles ?? APPROVAL_DEFAULTS.roles;
+  return {
+    quorum: terms?.quorum ?? APPROVAL_DEFAULTS.quorum,
+    roles: MEMBER_ROLES.filter((r) => roles.includes(r)),
+    expires_in: terms?.expires_in ?? APPROVAL_DEFAULTS.expires_in,
+    execute_within: terms?.execute_within ?? APPROVAL_DEFAULTS.execute_within,
+  };
+}
+
 export const Rule = Type.Object(
   {
     id: Type.String({ pattern: "^[a-z0-9][a-z0-9_.-]{0,63}$" }),
-    effect: Effect,
+    effect: RuleEffect,
     reason: Reason,
     when: Condition,
+    approval: Type.Optional(ApprovalTerms),
   },
   { additionalProperties: false },
 );
 export type Rule = Static<typeof Rule>;
+
+/**
+ * What the schema cannot say: approval terms belong to a require_approval rule only. The JSON path
+ * under the document and a message, or undefined when the document is consistent.
+ */
+export function documentProblem(doc: PolicyDocument | undefined): { path: string; message: string } | undefined {
+  if (doc === undefined) return undefined;
+  const at = doc.rules.findIndex((r) => r.approval !== undefined && r.effect !== "require_approval");
+  if (at >= 0) return { path: `rules/${at}/approval`, message: 'approval terms belong to a rule whose effect is "require_approval"' };
+  return undefined;
+}
 
 export const PolicyDocument = Type.Object(
   {

@@ -7,20 +7,33 @@ import type { Outcome } from "../http/idempotency.ts";
 import type { KeyPrincipal } from "../keys/authenticate.ts";
 import { getReceiptRow } from "../receipts/store.ts";
 import { buildPayload, type ResultPayload } from "../decide/payload.ts";
+import type { OutcomePayload } from "../approvals/payload.ts";
 import { recordDecision, type Recording } from "./record.ts";
 
-/** A protect receipt of the tenant as stored (404 when there is none). */
+/**
+ * The decision an execute carries: a protect receipt of the tenant as stored, or an approval's
+ * outcome receipt, which carries the protect it approved with the approval named (404 when there
+ * is neither). Whether it may be executed (ALLOWED, in time, once) is receipt_append()'s check.
+ */
 async function storedProtect(db: Queryable, tenantId: string, receiptId: string): Promise<ResultPayload> {
   const row = await getReceiptRow(db, tenantId, receiptId);
-  if (!row || row.kind !== "protect") throw new AppError("not_found", "No protect receipt with this id.");
-  return JSON.parse(row.payload) as ResultPayload;
+  if (row?.kind === "protect") return JSON.parse(row.payload) as ResultPayload;
+  if (row?.kind === "approval") {
+    const outcome = JSON.parse(row.payload) as OutcomePayload;
+    const asked = await getReceiptRow(db, tenantId, outcome.protect_receipt_id);
+    if (asked?.kind !== "protect") throw new AppError("not_found", "No protect receipt with this id.");
+    const protect = JSON.parse(asked.payload) as ResultPayload;
+    // Approved: the action goes ahead as approved; any other outcome stays DENIED (403 on execute).
+    return { ...protect, decision: row.decision, outcome: { approval_id: outcome.outcome.approval_id, receipt_id: row.receipt_id } };
+  }
+  throw new AppError("not_found", "No protect receipt with this id.");
 }
 
 export async function execute(deps: Recording, principal: KeyPrincipal, protectReceiptId: string, requestId: string): Promise<Outcome> {
   const decided = deps.receipts.issuedProtect(principal.tenant_id, protectReceiptId) ?? (await storedProtect(deps.db, principal.tenant_id, protectReceiptId));
   // The execution carries the decision it executes: same input, policy version, reasons, rule and principal.
-  const { input, policy, decision, reasons, rule } = decided;
-  const payload = buildPayload({ kind: "execute", input, policy, decision, reasons, rule, principal: decided.principal });
+  const { input, policy, decision, reasons, rule, requires_approval, outcome } = decided;
+  const payload = buildPayload({ kind: "execute", input, policy, decision, reasons, rule, principal: decided.principal, requires_approval, outcome });
   return recordDecision(deps, { tenantId: principal.tenant_id, keyId: principal.key_id, requestId, payload, protectReceiptId }, (receipt) => ({
     ok: true,
     executed: true,

@@ -4,7 +4,7 @@ import type { Queryable } from "../db/index.ts";
 import { AppError, toAppError } from "../http/errors.ts";
 import type { Outcome } from "../http/idempotency.ts";
 import type { Metrics } from "../observability/metrics.ts";
-import type { ReceiptAppender } from "../receipts/append.ts";
+import type { OpenedApproval, ReceiptAppender } from "../receipts/append.ts";
 import { usageSummary, type DecisionReceiptView } from "../receipts/store.ts";
 import type { ResultPayload } from "../decide/payload.ts";
 import { rateLimitHeaders, utcDay } from "./rate-limit.ts";
@@ -19,7 +19,7 @@ export interface Recording {
 
 export async function recordDecision(
   deps: Recording,
-  args: { tenantId: string; keyId: string; requestId: string; payload: ResultPayload; protectReceiptId?: string },
+  args: { tenantId: string; keyId: string; requestId: string; payload: ResultPayload; protectReceiptId?: string; approval?: OpenedApproval },
   /** The response body around the stored receipt. */
   shape: (receipt: DecisionReceiptView) => Record<string, unknown>,
 ): Promise<Outcome> {

@@ -49,6 +49,17 @@ async function decisionHolds(db: Queryable, tenantId: string, receipt: unknown):
   if (receipt.kind === "event" || receipt.payload.kind === "event") {
     return receipt.kind === "event" && receipt.payload.kind === "event" && receipt.decision === null && !("decision" in receipt.payload);
   }
+  // A vote decides nothing; an approval's outcome says ALLOWED exactly when it approved.
+  if (receipt.kind === "vote" || receipt.payload.kind === "vote") {
+    return receipt.kind === "vote" && receipt.payload.kind === "vote" && receipt.decision === null && !("decision" in receipt.payload);
+  }
+  if (receipt.kind === "approval" || receipt.payload.kind === "approval") {
+    const outcome = receipt.payload.outcome;
+    return (
+      receipt.kind === "approval" && receipt.payload.kind === "approval" && isObject(outcome) && receipt.decision === receipt.payload.decision &&
+      (receipt.decision === "ALLOWED") === (outcome.status === "approved")
+    );
+  }
   const { input, policy, decision, reasons } = receipt.payload;
   if (!Value.Check(ProtectInput, input) || !isObject(policy)) return false;
   const { policy_id, version, hash } = policy;
@@ -61,7 +72,18 @@ async function decisionHolds(db: Queryable, tenantId: string, receipt: unknown):
   const again = decide(input, document, { key_id: keyId });
   // The rule named must be the one that decides again (payloads without one name none).
   const ruleHolds = again.rule === (receipt.payload.rule ?? null);
-  return again.decision === decision && receipt.decision === decision && canonicalJson(again.reasons) === canonicalJson(reasons) && ruleHolds;
+  // A require_approval rule names its terms; an execute of an approved action names the approval,
+  // whose stored outcome must be this tenant's ALLOWED one: then, and only then, ALLOWED holds.
+  const termsHold = canonicalJson(again.approval ?? null) === canonicalJson(receipt.payload.requires_approval ?? null);
+  let expected = again.decision;
+  const outcome = receipt.payload.outcome;
+  if (outcome !== undefined) {
+    if (receipt.payload.kind !== "execute" || !again.approval || !isObject(outcome) || typeof outcome.receipt_id !== "string") return false;
+    const stored = await getReceiptRow(db, tenantId, outcome.receipt_id);
+    if (stored?.kind !== "approval" || stored.decision !== "ALLOWED" || receipt.protect_receipt_id !== outcome.receipt_id) return false;
+    expected = "ALLOWED";
+  }
+  return expected === decision && receipt.decision === decision && canonicalJson(again.reasons) === canonicalJson(reasons) && ruleHolds && termsHold;
 }
 
 // The receipt is this tenant's and every field it shows is what the log holds.

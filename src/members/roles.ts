@@ -79,6 +79,11 @@ export const ROUTE_ROLES: Readonly<Record<string, Role>> = {
   "GET /customer/receipts/tile/*": "viewer",
   // The audit trail (events of the same log): everyone reads it.
   "GET /customer/audit": "viewer",
+  // Approvals: everyone reads them; who may vote is the rule's terms' to say (checked on the vote).
+  "GET /customer/approvals": "viewer",
+  "GET /customer/approvals/:approval_id": "viewer",
+  "POST /customer/approvals/:approval_id/votes": "viewer",
+  "GET /customer/approvals/:approval_id/bundle": "viewer",
 };
 
 /** The narrowest role a route admits; a route missing from the table admits owners only. */

@@ -8,6 +8,8 @@ export interface StoredDecision {
   receipt_id: string;
   key_id: string;
   payload: string;
+  /** When it was decided: the approvals the draft would have asked for are counted per UTC day. */
+  timestamp?: string;
 }
 
 type Outcome = { decision: Decision; reason: string };
@@ -26,11 +28,17 @@ export function impactOf(rows: readonly StoredDecision[], draft: PolicyDocument)
   let allowedToDenied = 0;
   let deniedToAllowed = 0;
   const examples: ImpactExample[] = [];
+  // Decisions a require_approval rule of the draft would have held for people, per UTC day.
+  const approvalDays = new Map<string, number>();
   for (const row of rows) {
     const payload = JSON.parse(row.payload) as { input: ProtectInput; decision: Decision; reasons: string[]; principal?: { key_id: string | null } };
     // The key that decided is the payload's principal when it names one; otherwise the caller's.
     const keyId = payload.principal ? payload.principal.key_id : row.key_id;
     const after = decide(payload.input, draft, { key_id: keyId });
+    if (after.approval) {
+      const day = (row.timestamp ?? "").slice(0, 10) || "unknown";
+      approvalDays.set(day, (approvalDays.get(day) ?? 0) + 1);
+    }
     const before = { decision: payload.decision, reason: payload.reasons[0] };
     if (after.decision === before.decision && after.reasons[0] === before.reason) {
       unchanged++;
@@ -48,6 +56,8 @@ export function impactOf(rows: readonly StoredDecision[], draft: PolicyDocument)
     changed: rows.length - unchanged,
     allowed_to_denied: allowedToDenied,
     denied_to_allowed: deniedToAllowed,
+    approval_required: [...approvalDays.values()].reduce((a, b) => a + b, 0),
+    approval_required_by_day: [...approvalDays.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([day, count]) => ({ day, count })),
     examples,
   };
 }

@@ -52,7 +52,15 @@ export const TestCase = t.Object(
     name: t.String({ minLength: 1, maxLength: 200 }),
     input: ProtectInput,
     key_id: t.Optional(t.String({ pattern: "^key_[A-Za-z0-9]{1,64}$" })),
-    expect: t.Object({ decision: Decision, reason: t.Optional(t.String({ minLength: 1, maxLength: 200 })), rule: t.Optional(RuleId) }, strict),
+    expect: t.Object(
+      {
+        decision: Decision,
+        reason: t.Optional(t.String({ minLength: 1, maxLength: 200 })),
+        rule: t.Optional(RuleId),
+        approval_required: t.Optional(t.Boolean({ description: "whether a require_approval rule decides (the decision is then DENIED)" })),
+      },
+      strict,
+    ),
   },
   strict,
 );
@@ -61,7 +69,7 @@ export const TestCases = t.Array(TestCase, { maxItems: MAX_CASES });
 
 export const TestBody = t.Object({ document: t.Optional(PolicyDocument), cases: TestCases }, strict);
 
-export const CaseResult = t.Object({ name: t.String(), passed: t.Boolean(), decision: Decision, reason: t.String(), rule: RuleId });
+export const CaseResult = t.Object({ name: t.String(), passed: t.Boolean(), decision: Decision, reason: t.String(), rule: RuleId, approval_required: t.Boolean() });
 export type CaseResult = Static<typeof CaseResult>;
 
 export const TestReport = t.Object({ ok: t.Literal(true), passed: Type.Integer(), failed: Type.Integer(), results: t.Array(CaseResult) });
@@ -82,5 +90,7 @@ export const ImpactReport = t.Object({
   changed: Type.Integer(),
   allowed_to_denied: Type.Integer(),
   denied_to_allowed: Type.Integer(),
+  approval_required: Type.Integer({ description: "how many of the decisions evaluated a require_approval rule of the draft would have held for people" }),
+  approval_required_by_day: t.Array(t.Object({ day: t.String({ description: "UTC day, YYYY-MM-DD" }), count: Type.Integer() })),
   examples: t.Array(t.Object({ receipt_id: t.String(), input: ProtectInput, before: Outcome, after: Outcome })),
 });

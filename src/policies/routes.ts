@@ -9,6 +9,7 @@ import { requireFeature } from "../plans/features.ts";
 import { decodeCursor, encodeCursor } from "../receipts/cursor.ts";
 import { ListQuery } from "../receipts/model.ts";
 import { impactOf, type StoredDecision } from "./impact.ts";
+import { documentProblem, type PolicyDocument } from "../decide/policy.ts";
 import {
   ImpactBody,
   ImpactReport,
@@ -38,6 +39,12 @@ function versionParam(text: string): number {
   return Number(text);
 }
 
+/** What the document's schema cannot say (approval terms on a rule that does not require approval): 400 with the JSON path. */
+function consistent(document: PolicyDocument | undefined): void {
+  const problem = documentProblem(document);
+  if (problem) throw new AppError("invalid_request", `body/document/${problem.path}: ${problem.message}`);
+}
+
 export function policiesRoutes(deps: Deps) {
   const found = async (tenantId: string, version: number) => {
     const policy = await policyVersion(deps.db, tenantId, version);
@@ -56,6 +63,7 @@ export function policiesRoutes(deps: Deps) {
         "",
         async ({ customer, body, request }) => {
           await requireFeature(deps.db, customer.tenant_id, "custom_policy");
+          consistent(body.document);
           return show(await publishPolicy(deps.audit, deps.db, byMember(customer, request), body.document));
         },
         {
@@ -114,6 +122,7 @@ export function policiesRoutes(deps: Deps) {
       .post(
         "/test",
         async ({ customer, body }) => {
+          consistent(body.document);
           const document = body.document ?? (await activePolicy(deps.db, customer.tenant_id)).document;
           return { ok: true as const, ...runCases(document, body.cases) };
         },
@@ -146,6 +155,7 @@ export function policiesRoutes(deps: Deps) {
         async ({ customer, body }) => {
           // Protect receipts always name their key (receipts_decision_matches_kind): only events have none.
           const rows = (await deps.db.query("policies/impact_receipts", [customer.tenant_id, body.limit ?? 1000])) as StoredDecision[];
+          consistent(body.document);
           return { ok: true as const, ...impactOf(rows, body.document) };
         },
         {

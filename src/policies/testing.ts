@@ -15,11 +15,13 @@ export function runCases(document: PolicyDocument, cases: readonly TestCase[]): 
   const results = cases.map((c): CaseResult => {
     const verdict = decide(c.input, document, { key_id: c.key_id ?? null });
     const reason = verdict.reasons[0];
+    const approvalRequired = verdict.approval !== undefined;
     const passed =
       verdict.decision === c.expect.decision &&
+      (c.expect.approval_required === undefined || c.expect.approval_required === approvalRequired) &&
       (c.expect.reason === undefined || c.expect.reason === reason) &&
       (c.expect.rule === undefined || c.expect.rule === verdict.rule);
-    return { name: c.name, passed, decision: verdict.decision, reason, rule: verdict.rule };
+    return { name: c.name, passed, decision: verdict.decision, reason, rule: verdict.rule, approval_required: approvalRequired };
   });
   const passed = results.filter((r) => r.passed).length;
   return { passed, failed: results.length - passed, results };

@@ -26,6 +26,19 @@ interface AppendItem {
   content_hash: string;
   signature: string;
   protect_receipt_id: string | null;
+  /** A protect that requires approval: the approval it opens (receipt_approval_open()). */
+  approval: OpenedApproval | null;
+}
+
+/** The approval a protect under a require_approval rule opens, with its terms and what its emails name. */
+export interface OpenedApproval {
+  approval_id: string;
+  quorum: number;
+  roles: string[];
+  expires_in: number;
+  execute_within: number;
+  rule: string;
+  action: string;
 }
 
 /** receipt_append()'s answer for one item: its link and quota, or the refusal's SQLSTATE. */
@@ -84,7 +97,7 @@ export class ReceiptAppender {
     return issued?.tenantId === tenantId ? issued.payload : undefined;
   }
 
-  async append(args: { tenantId: string; keyId: string; requestId: string; payload: ResultPayload; protectReceiptId?: string }): Promise<Appended> {
+  async append(args: { tenantId: string; keyId: string; requestId: string; payload: ResultPayload; protectReceiptId?: string; approval?: OpenedApproval }): Promise<Appended> {
     const { tenantId, keyId, requestId, payload } = args;
     const kind = payload.kind as "protect" | "execute";
     const at = this.now();
@@ -107,6 +120,7 @@ export class ReceiptAppender {
       content_hash,
       signature,
       protect_receipt_id,
+      approval: args.approval ?? null,
     });
     if (kind === "protect" && payload.decision === "ALLOWED") this.issued.set(receipt_id, { tenantId, payload });
     const receipt: DecisionReceiptView = {

@@ -2,8 +2,10 @@
 // and seq, what a stored receipt's chain_hash covers. Every verifier rebuilds them from the
 // result's own top-level fields, so changing any one field of a saved result breaks the check.
 // An audit event (docs/api.md, "The audit trail") is a stored receipt like a decision, signed by
-// the service for no key: receipt_id set, key_id and protect_receipt_id null.
-export type ReceiptKind = "simulation" | "protect" | "execute" | "event";
+// the service for no key: receipt_id set, key_id and protect_receipt_id null. An approval's vote
+// (a member's, no key) and its outcome (the key that asked) name the approval's protect receipt
+// (docs/api.md, "Approvals").
+export type ReceiptKind = "simulation" | "protect" | "execute" | "event" | "vote" | "approval";
 
 export interface ReceiptClaims {
   v: 2;
@@ -16,7 +18,7 @@ export interface ReceiptClaims {
   request_id: string;
   timestamp: string;
   content_hash: string;
-  /** The executed protect receipt; null except for execute. */
+  /** The executed receipt (execute), or the approval's protect receipt (vote, approval); null otherwise. */
   protect_receipt_id: string | null;
 }
 
@@ -26,7 +28,7 @@ export function receiptClaims(fields: Omit<ReceiptClaims, "v">): ReceiptClaims {
   return { v: 2, receipt_id, tenant_id, key_id, kind, request_id, timestamp, content_hash, protect_receipt_id };
 }
 
-const KINDS: readonly unknown[] = ["simulation", "protect", "execute", "event"];
+const KINDS: readonly unknown[] = ["simulation", "protect", "execute", "event", "vote", "approval"];
 const stringOrNull = (v: unknown): v is string | null => v === null || typeof v === "string";
 
 /**
@@ -38,7 +40,8 @@ export function claimsShown(result: Record<string, unknown>): ReceiptClaims | un
   const { receipt_id, tenant_id, key_id, kind, request_id, timestamp, content_hash, protect_receipt_id } = result;
   if (typeof tenant_id !== "string" || typeof request_id !== "string" || typeof timestamp !== "string" || typeof content_hash !== "string") return undefined;
   if (!stringOrNull(receipt_id) || !stringOrNull(key_id) || !stringOrNull(protect_receipt_id) || !KINDS.includes(kind)) return undefined;
-  if ((kind === "simulation") !== (receipt_id === null) || (kind === "execute") !== (protect_receipt_id !== null)) return undefined;
-  if (kind === "event" && key_id !== null) return undefined;
+  const namesProtect = kind === "execute" || kind === "vote" || kind === "approval";
+  if ((kind === "simulation") !== (receipt_id === null) || namesProtect !== (protect_receipt_id !== null)) return undefined;
+  if ((kind === "event" || kind === "vote") && key_id !== null) return undefined;
   return receiptClaims({ receipt_id, tenant_id, key_id, kind: kind as ReceiptKind, request_id, timestamp, content_hash, protect_receipt_id });
 }

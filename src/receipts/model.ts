@@ -2,6 +2,7 @@
 import { Type } from "@sinclair/typebox";
 import { t } from "elysia";
 import { ResultPayload } from "../decide/payload.ts";
+import { OutcomePayload, VotePayload } from "../approvals/payload.ts";
 
 const Hash = t.String({ pattern: "^0x[0-9a-f]{64}$" });
 const Decision = t.Union([t.Literal("ALLOWED"), t.Literal("DENIED")]);
@@ -57,8 +58,44 @@ export const EventReceipt = t.Object({
   signature: Signature,
 });
 
-/** Any receipt of the log: a decision or an audit event. */
-export const StoredReceipt = t.Union([Receipt, EventReceipt]);
+/** A member's vote on an approval (docs/api.md, "Approvals"): no key, no decision; names the approval's protect receipt. */
+export const VoteReceipt = t.Object({
+  receipt_id: t.String({ pattern: "^rcpt_" }),
+  tenant_id: t.String(),
+  kind: t.Literal("vote"),
+  seq: Type.Integer({ minimum: 0 }),
+  prev_hash: t.Union([Hash, t.Null()]),
+  chain_hash: ChainHash,
+  key_id: t.Null(),
+  protect_receipt_id: t.String({ pattern: "^rcpt_" }),
+  decision: t.Null(),
+  request_id: t.String(),
+  content_hash: Hash,
+  timestamp: t.String({ format: "date-time" }),
+  payload: VotePayload,
+  signature: Signature,
+});
+
+/** An approval's outcome: ALLOWED (approved) or DENIED (denied, expired, cancelled), for the key that asked. */
+export const OutcomeReceipt = t.Object({
+  receipt_id: t.String({ pattern: "^rcpt_" }),
+  tenant_id: t.String(),
+  kind: t.Literal("approval"),
+  seq: Type.Integer({ minimum: 0 }),
+  prev_hash: t.Union([Hash, t.Null()]),
+  chain_hash: ChainHash,
+  key_id: t.String(),
+  protect_receipt_id: t.String({ pattern: "^rcpt_" }),
+  decision: Decision,
+  request_id: t.String(),
+  content_hash: Hash,
+  timestamp: t.String({ format: "date-time" }),
+  payload: OutcomePayload,
+  signature: Signature,
+});
+
+/** Any receipt of the log: a decision, an audit event, or a step of an approval. */
+export const StoredReceipt = t.Union([Receipt, EventReceipt, VoteReceipt, OutcomeReceipt]);
 
 export const ReceiptList = t.Object({ ok: t.Literal(true), receipts: t.Array(StoredReceipt), next_cursor: t.Union([t.String(), t.Null()]) });
 export const OneReceipt = t.Object({ ok: t.Literal(true), receipt: StoredReceipt });

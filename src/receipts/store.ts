@@ -4,6 +4,7 @@ import type { Queryable, QueryRow } from "../db/index.ts";
 import { couldNameRow } from "../ids.ts";
 import type { ResultPayload } from "../decide/payload.ts";
 import type { EventPayload } from "./event.ts";
+import type { OutcomePayload, VotePayload } from "../approvals/payload.ts";
 
 type StoredRow = QueryRow<"receipts/get">;
 
@@ -14,7 +15,9 @@ type StoredRow = QueryRow<"receipts/get">;
  */
 export type ReceiptRow =
   | (StoredRow & { kind: "protect" | "execute"; key_id: string; decision: "ALLOWED" | "DENIED" })
-  | (StoredRow & { kind: "event"; key_id: null; decision: null; protect_receipt_id: null });
+  | (StoredRow & { kind: "event"; key_id: null; decision: null; protect_receipt_id: null })
+  | (StoredRow & { kind: "vote"; key_id: null; decision: null; protect_receipt_id: string })
+  | (StoredRow & { kind: "approval"; key_id: string; decision: "ALLOWED" | "DENIED"; protect_receipt_id: string });
 
 /** A stored decision as every route shows it. */
 export type DecisionReceiptView = Omit<StoredRow, "payload" | "kind" | "key_id" | "decision"> & {
@@ -34,7 +37,18 @@ export type EventReceiptView = Omit<StoredRow, "payload" | "kind" | "key_id" | "
   payload: EventPayload;
 };
 
-export type ReceiptView = DecisionReceiptView | EventReceiptView;
+/** A step of an approval (docs/api.md, "Approvals"): a member's vote, or the outcome for the key that asked. */
+export type ApprovalStepView =
+  | (Omit<StoredRow, "payload" | "kind" | "key_id" | "decision" | "protect_receipt_id"> & { kind: "vote"; key_id: null; decision: null; protect_receipt_id: string; payload: VotePayload })
+  | (Omit<StoredRow, "payload" | "kind" | "key_id" | "decision" | "protect_receipt_id"> & {
+      kind: "approval";
+      key_id: string;
+      decision: "ALLOWED" | "DENIED";
+      protect_receipt_id: string;
+      payload: OutcomePayload;
+    });
+
+export type ReceiptView = DecisionReceiptView | EventReceiptView | ApprovalStepView;
 
 export function toReceipt(row: ReceiptRow): ReceiptView {
   const { receipt_id, tenant_id, seq, prev_hash, chain_hash, protect_receipt_id, request_id, content_hash, timestamp, signature } = row;
@@ -42,6 +56,14 @@ export function toReceipt(row: ReceiptRow): ReceiptView {
     const payload = JSON.parse(row.payload) as EventPayload;
     const { kind, key_id, decision } = row;
     return { receipt_id, tenant_id, kind, seq, prev_hash, chain_hash, key_id, protect_receipt_id: null, decision, request_id, content_hash, timestamp, payload, signature };
+  }
+  if (row.kind === "vote") {
+    const { kind, key_id, decision } = row;
+    return { receipt_id, tenant_id, kind, seq, prev_hash, chain_hash, key_id, protect_receipt_id: row.protect_receipt_id, decision, request_id, content_hash, timestamp, payload: JSON.parse(row.payload) as VotePayload, signature };
+  }
+  if (row.kind === "approval") {
+    const { kind, key_id, decision } = row;
+    return { receipt_id, tenant_id, kind, seq, prev_hash, chain_hash, key_id, protect_receipt_id: row.protect_receipt_id, decision, request_id, content_hash, timestamp, payload: JSON.parse(row.payload) as OutcomePayload, signature };
   }
   const payload = JSON.parse(row.payload) as ResultPayload;
   const { kind, key_id, decision } = row;

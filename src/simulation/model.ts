@@ -33,6 +33,7 @@ export const SimulationResult = t.Object({
   timestamp: t.String({ format: "date-time" }),
   preset: t.Union([t.String(), t.Null()], { description: "the preset simulated; null for an input" }),
   reasons: t.Array(t.String()),
+  approval_required: t.Boolean({ description: "a require_approval rule decided: a protect would open an approval (docs/api.md, \"Approvals\")" }),
   payload: ResultPayload,
   // The signed claims the fields above do not already show, so a saved result verifies alone.
   tenant_id: t.String(),

@@ -7,7 +7,7 @@ import { requestId } from "../http/request-state.ts";
 import { PresetList, SimulateBody, SimulationResult } from "./model.ts";
 import { activePolicy, policyVersion } from "../policies/store.ts";
 import { assertVerdict, requireFeature } from "../plans/features.ts";
-import { policyHash, type SimulatedPolicy } from "../decide/policy.ts";
+import { documentProblem, policyHash, type SimulatedPolicy } from "../decide/policy.ts";
 import { PRESETS, presetNames } from "./presets.ts";
 import { simulate, type Subject } from "./simulate.ts";
 
@@ -36,6 +36,8 @@ export function simulationRoutes(deps: Deps) {
   };
 
   const run = async ({ body, request, caller }: { body: Body; request: Request; caller: Caller }) => {
+    const problem = documentProblem(body.document);
+    if (problem) throw new AppError("invalid_request", `body/document/${problem.path}: ${problem.message}`);
     if (body.document !== undefined && body.policy_version !== undefined) {
       throw new AppError("invalid_request", "body: send either policy_version or document, not both.");
     }

@@ -19,8 +19,8 @@ type Outcome = ReturnType<typeof outcome>;
  */
 function outcome(input: ProtectInput, policy: SimulatedPolicy, keyId: string | null, preset?: string) {
   const principal = payloadPrincipal(policy.document, keyId);
-  const { decision, reasons, rule } = decide(input, policy.document, { key_id: keyId });
-  const payload = buildPayload({ kind: "simulation", input, policy: policy.ref, decision, reasons, rule, principal, preset });
+  const { decision, reasons, rule, approval } = decide(input, policy.document, { key_id: keyId });
+  const payload = buildPayload({ kind: "simulation", input, policy: policy.ref, decision, reasons, rule, principal, preset, requires_approval: approval });
   return { decision, reasons, payload, content_hash: sha256HexSync(canonicalJson(payload)) };
 }
 
@@ -88,6 +88,8 @@ export async function simulate(args: {
     timestamp: args.timestamp,
     preset,
     reasons,
+    // The same decision a protect would answer (DENIED), saying that people could approve it.
+    approval_required: payload.requires_approval !== undefined,
     payload,
     tenant_id: claims.tenant_id,
     key_id: claims.key_id,

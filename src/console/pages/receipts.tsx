@@ -14,6 +14,14 @@ type Receipt = ReceiptView;
 
 const PAGE_SIZE = 20;
 
+/** What a row of the log is about: the action asked, the audit event, or the approval a step belongs to. */
+function actionOf(r: Receipt): string {
+  if (r.kind === "event") return r.payload.event;
+  if (r.kind === "vote") return `vote on ${r.payload.approval_id}`;
+  if (r.kind === "approval") return `approval ${r.payload.outcome.approval_id}`;
+  return r.payload.input?.action ?? "—";
+}
+
 export function ReceiptsPage({ session }: { session: Session }) {
   const pages = useCursorPages();
   const cursor = pages.cursor;
@@ -57,8 +65,8 @@ export function ReceiptsPage({ session }: { session: Session }) {
                     <When iso={r.timestamp} />
                   </td>
                   <td data-label="Kind">{r.kind}</td>
-                  <td class="mono" data-label="Action">{r.kind === "event" ? r.payload.event : (r.payload.input?.action ?? "—")}</td>
-                  <td data-label="Decision">{r.kind === "event" ? "—" : <span class={`badge ${r.decision.toLowerCase()}`}>{r.decision}</span>}</td>
+                  <td class="mono" data-label="Action">{actionOf(r)}</td>
+                  <td data-label="Decision">{r.decision === null ? "—" : <span class={`badge ${r.decision.toLowerCase()}`}>{r.decision}</span>}</td>
                   <td data-label="Receipt">
                     <Link href={`${BASE}/receipts/${r.receipt_id}`} class="mono">
                       {r.receipt_id}
@@ -154,6 +162,13 @@ export function ReceiptPage({ id }: { id: string }) {
             <dd>
               {receipt.kind === "event" ? (
                 <>none: an audit event, <span class="mono">{receipt.payload.event}</span></>
+              ) : receipt.kind === "vote" ? (
+                <>none: a vote ({receipt.payload.vote}) on approval <span class="mono">{receipt.payload.approval_id}</span></>
+              ) : receipt.kind === "approval" ? (
+                <>
+                  <span class={`badge ${receipt.decision.toLowerCase()}`}>{receipt.decision}</span> approval <span class="mono">{receipt.payload.outcome.approval_id}</span>{" "}
+                  {receipt.payload.outcome.status}
+                </>
               ) : (
                 <>
                   <span class={`badge ${receipt.decision.toLowerCase()}`}>{receipt.decision}</span> {receipt.reasons.join(", ")}
@@ -169,7 +184,7 @@ export function ReceiptPage({ id }: { id: string }) {
             <dt>Position in log</dt>
             <dd>seq {receipt.seq}</dd>
             <dt>Policy</dt>
-            <dd class="mono">{receipt.kind !== "event" && receipt.payload.policy ? `${receipt.payload.policy.policy_id} v${receipt.payload.policy.version}` : "—"}</dd>
+            <dd class="mono">{(receipt.kind === "protect" || receipt.kind === "execute") && receipt.payload.policy ? `${receipt.payload.policy.policy_id} v${receipt.payload.policy.version}` : "—"}</dd>
             <dt>API key</dt>
             <dd class="mono">{receipt.key_id ?? "—"}</dd>
             {receipt.protect_receipt_id && (

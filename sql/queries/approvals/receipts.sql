@@ -1,0 +1,12 @@
+-- Every receipt of an approval, in log order: the protect that opened it, its votes, its outcome
+-- and the execute of the outcome; each found by its id (primary key). $1 tenant_id, $2 approval_id
+SELECT r.receipt_id, r.tenant_id, r.kind, r.seq, r.prev_hash, r.chain_hash, r.key_id, r.protect_receipt_id, r.decision,
+       r.request_id, r.content_hash, iso_time(r.issued_at) AS timestamp, r.payload, r.signature
+FROM approvals a
+CROSS JOIN LATERAL (
+  SELECT a.protect_receipt_id AS id UNION ALL SELECT a.outcome_receipt_id UNION ALL SELECT a.execute_receipt_id
+  UNION ALL SELECT v.receipt_id FROM approval_votes v WHERE v.approval_id = a.approval_id
+) ids
+JOIN receipts r ON r.receipt_id = ids.id
+WHERE a.tenant_id = $1 AND a.approval_id = $2 AND r.tenant_id = $1
+ORDER BY r.seq;

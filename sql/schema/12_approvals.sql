@@ -1,0 +1,336 @@
+-- Human approval of risky actions (docs/api.md, "Approvals"). A protect decided by a
+-- require_approval rule is stored DENIED (a client that knows nothing of approvals fails closed)
+-- and opens an approval, bound to that receipt's content_hash (the action hash). Members whose role
+-- the rule's terms name vote; each vote, and the outcome, is a signed receipt of the tenant's log.
+-- The states, enforced here whoever writes:
+--   pending -> approved | denied | expired | cancelled,   approved -> executed.
+-- Nothing ever approves by default: expiry is a denial, and one deny vote denies.
+
+CREATE TABLE approvals (
+  approval_id         text PRIMARY KEY CHECK (approval_id ~ '^apv_[0-9A-Za-z]{22}$'),
+  tenant_id           text NOT NULL REFERENCES tenants (tenant_id),
+  protect_receipt_id  text NOT NULL UNIQUE REFERENCES receipts (receipt_id),
+  key_id              text NOT NULL REFERENCES api_keys (key_id),
+  -- The member who created the calling key: they may not approve their own bot's request.
+  key_created_by      text REFERENCES members (member_id),
+  action_hash         text NOT NULL CHECK (action_hash ~ '^0x[0-9a-f]{64}$'),
+  rule                text NOT NULL,
+  quorum              integer NOT NULL CHECK (quorum BETWEEN 1 AND 5),
+  roles               text[] NOT NULL CHECK (cardinality(roles) BETWEEN 1 AND 5
+                                             AND roles <@ ARRAY['owner', 'admin', 'developer', 'approver', 'viewer']),
+  execute_within      integer NOT NULL CHECK (execute_within BETWEEN 60 AND 86400),
+  created_at          timestamptz NOT NULL,
+  expires_at          timestamptz NOT NULL,
+  status              text NOT NULL DEFAULT 'pending'
+                      CHECK (status IN ('pending', 'approved', 'denied', 'expired', 'cancelled', 'executed')),
+  outcome_receipt_id  text UNIQUE REFERENCES receipts (receipt_id),
+  decided_at          timestamptz,
+  execute_before      timestamptz,
+  execute_receipt_id  text UNIQUE REFERENCES receipts (receipt_id),
+  CONSTRAINT approvals_expiry_in_terms CHECK (expires_at > created_at AND expires_at <= created_at + interval '604800 seconds'),
+  CONSTRAINT approvals_outcome_once CHECK ((status = 'pending') = (outcome_receipt_id IS NULL) AND (status = 'pending') = (decided_at IS NULL)),
+  CONSTRAINT approvals_execute_window CHECK ((status IN ('approved', 'executed')) = (execute_before IS NOT NULL)),
+  CONSTRAINT approvals_executed_once CHECK ((status = 'executed') = (execute_receipt_id IS NOT NULL))
+);
+-- The sweeper's due list, a tenant's pending count (the cap), and a tenant's list newest first.
+CREATE INDEX approvals_due ON approvals (expires_at) WHERE status = 'pending';
+CREATE INDEX approvals_tenant_pending ON approvals (tenant_id) WHERE status = 'pending';
+CREATE INDEX approvals_tenant_list ON approvals (tenant_id, created_at DESC, approval_id DESC);
+
+CREATE TABLE approval_votes (
+  approval_id  text NOT NULL REFERENCES approvals (approval_id),
+  member_id    text NOT NULL REFERENCES members (member_id),
+  vote         text NOT NULL CHECK (vote IN ('approve', 'deny')),
+  receipt_id   text NOT NULL UNIQUE REFERENCES receipts (receipt_id),
+  voted_at     timestamptz NOT NULL,
+  -- The vote's receipt says so when a single-member tenant's owner approved their own key's request.
+  self_approved boolean NOT NULL DEFAULT false,
+  PRIMARY KEY (approval_id, member_id)
+);
+
+CREATE FUNCTION approvals_pending_cap() RETURNS integer
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT 100 $$;
+COMMENT ON FUNCTION approvals_pending_cap() IS 'At most this many pending approvals per tenant (WQ004 beyond).';
+
+-- -------------------------------------------------------------------------------------------------
+-- The state machine. Any UPDATE goes through here: identity never changes, and only the moves of
+-- the header above, each with what justifies it. No approval is ever deleted.
+CREATE FUNCTION approvals_guard() RETURNS trigger
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_approves integer;
+  v_denies integer;
+BEGIN
+  IF TG_OP <> 'UPDATE' THEN
+    RAISE EXCEPTION 'approvals are never deleted' USING ERRCODE = 'WV007';
+  END IF;
+  IF (NEW.approval_id, NEW.tenant_id, NEW.protect_receipt_id, NEW.key_id, NEW.key_created_by, NEW.action_hash, NEW.rule, NEW.quorum,
+      NEW.roles, NEW.execute_within, NEW.created_at, NEW.expires_at)
+     IS DISTINCT FROM
+     (OLD.approval_id, OLD.tenant_id, OLD.protect_receipt_id, OLD.key_id, OLD.key_created_by, OLD.action_hash, OLD.rule, OLD.quorum,
+      OLD.roles, OLD.execute_within, OLD.created_at, OLD.expires_at) THEN
+    RAISE EXCEPTION 'an approval''s request and terms never change' USING ERRCODE = 'WV007';
+  END IF;
+  IF OLD.status = 'pending' AND NEW.status IN ('approved', 'denied', 'expired', 'cancelled') THEN
+    SELECT count(*) FILTER (WHERE v.vote = 'approve'), count(*) FILTER (WHERE v.vote = 'deny')
+      INTO v_approves, v_denies FROM approval_votes v WHERE v.approval_id = NEW.approval_id;
+    IF NEW.status = 'approved' AND (v_approves < NEW.quorum OR v_denies > 0 OR NEW.decided_at >= NEW.expires_at
+                                     OR NEW.execute_before IS DISTINCT FROM NEW.decided_at + make_interval(secs => NEW.execute_within)) THEN
+      RAISE EXCEPTION 'approved needs a quorum of approve votes, no deny, before expiry' USING ERRCODE = 'WV007';
+    ELSIF NEW.status = 'denied' AND v_denies = 0 THEN
+      RAISE EXCEPTION 'denied needs a deny vote' USING ERRCODE = 'WV007';
+    ELSIF NEW.status = 'expired' AND NEW.decided_at < NEW.expires_at THEN
+      RAISE EXCEPTION 'an approval expires only once its time is up' USING ERRCODE = 'WV007';
+    END IF;
+    RETURN NEW;
+  END IF;
+  IF OLD.status = 'approved' AND NEW.status = 'executed'
+     AND (OLD.outcome_receipt_id, OLD.decided_at, OLD.execute_before) IS NOT DISTINCT FROM (NEW.outcome_receipt_id, NEW.decided_at, NEW.execute_before) THEN
+    RETURN NEW;
+  END IF;
+  RAISE EXCEPTION 'an approval % cannot become %', OLD.status, NEW.status USING ERRCODE = 'WV002';
+END $$;
+COMMENT ON FUNCTION approvals_guard() IS
+  'The approvals'' state machine: pending -> approved (a quorum of approve votes, no deny, before expires_at; execute_before = decided_at + '
+  'execute_within) | denied (a deny vote) | expired (decided at or after expires_at) | cancelled; approved -> executed. The request and its '
+  'terms never change; nothing is deleted (WV007); any other move is WV002.';
+CREATE TRIGGER approvals_guard BEFORE UPDATE OR DELETE ON approvals FOR EACH ROW EXECUTE FUNCTION approvals_guard();
+
+-- A vote is accepted only while the approval is pending and unexpired, from an active member of
+-- the tenant whose role the terms name, once per member, never from the member who created the
+-- calling key (unless the tenant has that one member and its owner allowed self-approval), and
+-- only with the receipt that records it.
+CREATE FUNCTION approval_votes_guard() RETURNS trigger
+LANGUAGE plpgsql AS $$
+DECLARE
+  a approvals%ROWTYPE;
+  v_role text;
+  v_allow_self boolean;
+  v_members integer;
+  r record;
+BEGIN
+  IF TG_OP <> 'INSERT' THEN
+    RAISE EXCEPTION 'votes are never changed or deleted' USING ERRCODE = 'WV007';
+  END IF;
+  SELECT * INTO a FROM approvals WHERE approval_id = NEW.approval_id FOR UPDATE;
+  IF a.status <> 'pending' OR NEW.voted_at >= a.expires_at THEN
+    RAISE EXCEPTION 'the approval is not pending' USING ERRCODE = 'WV002';
+  END IF;
+  SELECT m.role INTO v_role FROM members m WHERE m.member_id = NEW.member_id AND m.tenant_id = a.tenant_id AND m.status = 'active';
+  IF v_role IS NULL OR NOT (v_role = ANY (a.roles)) THEN
+    RAISE EXCEPTION 'this member''s role may not vote on this approval' USING ERRCODE = 'WV006';
+  END IF;
+  IF NEW.member_id = a.key_created_by THEN
+    SELECT t.allow_self_approval INTO v_allow_self FROM tenants t WHERE t.tenant_id = a.tenant_id;
+    SELECT count(*) INTO v_members FROM members m WHERE m.tenant_id = a.tenant_id AND m.status = 'active';
+    IF NOT (v_allow_self AND v_members = 1 AND v_role = 'owner') OR NOT NEW.self_approved THEN
+      RAISE EXCEPTION 'the member who created the calling key may not vote on its request' USING ERRCODE = 'WV005';
+    END IF;
+  ELSIF NEW.self_approved THEN
+    RAISE EXCEPTION 'only the key''s creator approves their own request' USING ERRCODE = 'WV007';
+  END IF;
+  IF EXISTS (SELECT 1 FROM approval_votes v WHERE v.approval_id = NEW.approval_id AND v.member_id = NEW.member_id) THEN
+    RAISE EXCEPTION 'this member has voted already' USING ERRCODE = 'WV003';
+  END IF;
+  SELECT x.kind, x.tenant_id, x.protect_receipt_id, x.payload::jsonb AS p INTO r FROM receipts x WHERE x.receipt_id = NEW.receipt_id;
+  IF r.kind IS DISTINCT FROM 'vote' OR r.tenant_id <> a.tenant_id OR r.protect_receipt_id <> a.protect_receipt_id
+     OR r.p ->> 'approval_id' IS DISTINCT FROM a.approval_id OR r.p ->> 'action_hash' IS DISTINCT FROM a.action_hash
+     OR r.p ->> 'member_id' IS DISTINCT FROM NEW.member_id OR r.p ->> 'vote' IS DISTINCT FROM NEW.vote THEN
+    RAISE EXCEPTION 'a vote needs the receipt that records exactly it' USING ERRCODE = 'WV007';
+  END IF;
+  RETURN NEW;
+END $$;
+COMMENT ON FUNCTION approval_votes_guard() IS
+  'A vote: the approval pending and not expired (WV002), the member active in the tenant with a role the terms name (WV006), not the '
+  'creator of the calling key unless the tenant has that one member, its owner, with allow_self_approval (then self_approved; WV005), one '
+  'per member (WV003), recorded by its vote receipt (kind vote, same approval, action hash, member and vote; WV007). Votes never change.';
+CREATE TRIGGER approval_votes_guard BEFORE INSERT OR UPDATE OR DELETE ON approval_votes FOR EACH ROW EXECUTE FUNCTION approval_votes_guard();
+
+-- -------------------------------------------------------------------------------------------------
+-- Receipts of an approval (votes and outcomes) join the log one at a time, under the tenant's
+-- locked head, like audit events: they count toward no quota and not toward storage.
+CREATE FUNCTION receipt_append_one(p_item json) RETURNS TABLE (seq bigint, prev_hash text, chain_hash text)
+LANGUAGE plpgsql AS $$
+#variable_conflict use_column
+DECLARE
+  i record;
+  v_size bigint;
+  v_head text;
+  v_chain text;
+BEGIN
+  SELECT * INTO i FROM json_to_record(p_item) AS x(receipt_id text, tenant_id text, key_id text, kind text, request_id text, "timestamp" text,
+                                                   decision text, payload text, content_hash text, signature text, protect_receipt_id text);
+  IF i.kind NOT IN ('vote', 'approval') THEN
+    RAISE EXCEPTION 'receipt_append_one() stores votes and approval outcomes, not %', i.kind USING ERRCODE = '22023';
+  END IF;
+  IF iso_time(i."timestamp"::timestamptz) IS DISTINCT FROM i."timestamp" THEN
+    RAISE EXCEPTION 'timestamp % is not in the canonical form', i."timestamp" USING ERRCODE = '22007';
+  END IF;
+  PERFORM receipt_heads_lock(ARRAY[i.tenant_id]);
+  SELECT h.tree_size, h.head_hash INTO v_size, v_head FROM receipt_heads h WHERE h.tenant_id = i.tenant_id;
+  v_chain := receipt_chain_hash(i.receipt_id, i.tenant_id, i.key_id, i.kind, i.request_id, i."timestamp", i.content_hash, i.protect_receipt_id, v_head, v_size);
+  INSERT INTO receipts (receipt_id, tenant_id, seq, kind, key_id, request_id, issued_at, decision, payload,
+                        content_hash, signature, prev_hash, chain_hash, protect_receipt_id)
+  VALUES (i.receipt_id, i.tenant_id, v_size, i.kind, i.key_id, i.request_id, i."timestamp"::timestamptz, i.decision, i.payload,
+          i.content_hash, i.signature, v_head, v_chain, i.protect_receipt_id);
+  seq := v_size;
+  prev_hash := v_head;
+  chain_hash := v_chain;
+  RETURN NEXT;
+END $$;
+COMMENT ON FUNCTION receipt_append_one(json) IS
+  'Stores one signed receipt of kind vote or approval ({receipt_id, tenant_id, key_id, kind, request_id, timestamp, decision, payload, '
+  'content_hash, signature, protect_receipt_id}) as its tenant''s next, under the locked head; answers its link. Counts toward no quota.';
+
+-- Every change of an approval's state is announced (channel approval, payload tenant:approval), so
+-- that agents waiting on it wake without polling the database.
+CREATE FUNCTION approvals_announce() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM pg_notify('approval', NEW.tenant_id || ':' || NEW.approval_id);
+  RETURN NULL;
+END $$;
+COMMENT ON FUNCTION approvals_announce() IS 'Announces every new approval and every change of one on channel approval (tenant_id:approval_id).';
+CREATE TRIGGER approvals_announce AFTER INSERT OR UPDATE ON approvals FOR EACH ROW EXECUTE FUNCTION approvals_announce();
+
+-- -------------------------------------------------------------------------------------------------
+-- The pieces receipt_append() runs for approvals (sql/schema/08_receipts.sql).
+
+-- Before linking: a protect that would open an approval is refused when its tenant has the most
+-- pending approvals it may (counting the earlier ones of the same call).
+CREATE FUNCTION receipt_approval_rules(p_items receipt_append_item[]) RETURNS receipt_append_item[]
+LANGUAGE plpgsql AS $$
+DECLARE
+  v record;
+BEGIN
+  FOR v IN
+    SELECT i.idx
+    FROM (
+      SELECT i.idx, i.tenant_id,
+             row_number() OVER (PARTITION BY i.tenant_id ORDER BY i.idx) AS place
+      FROM unnest(p_items) AS i
+      WHERE i.refusal IS NULL AND i.approval IS NOT NULL
+    ) i
+    CROSS JOIN LATERAL (SELECT count(*) AS pending FROM approvals a WHERE a.tenant_id = i.tenant_id AND a.status = 'pending') p
+    WHERE p.pending + i.place > approvals_pending_cap()
+  LOOP
+    p_items[v.idx + 1].refusal := 'WQ004';
+  END LOOP;
+  RETURN p_items;
+END $$;
+COMMENT ON FUNCTION receipt_approval_rules(receipt_append_item[]) IS
+  'The approval rules of receipt_append(): a protect that opens an approval (approval not NULL) is refused (WQ004) when its tenant would '
+  'have more than approvals_pending_cap() pending approvals. Other items are returned as they came.';
+
+-- After the insert: each stored protect that requires approval opens its approval, bound to its
+-- content_hash; each eligible member is told by email (the link leads to the console; nothing
+-- approves from the email).
+CREATE FUNCTION receipt_approval_open(p_items receipt_append_item[]) RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+  i record;
+  t record;
+BEGIN
+  FOR i IN SELECT * FROM unnest(p_items) AS x WHERE x.refusal IS NULL AND x.approval IS NOT NULL ORDER BY x.idx LOOP
+    SELECT (i.approval ->> 'approval_id') AS approval_id, (i.approval ->> 'quorum')::integer AS quorum,
+           ARRAY(SELECT json_array_elements_text(i.approval -> 'roles')) AS roles,
+           (i.approval ->> 'expires_in')::integer AS expires_in, (i.approval ->> 'execute_within')::integer AS execute_within,
+           i.approval ->> 'rule' AS rule, i.approval ->> 'action' AS action
+      INTO t;
+    INSERT INTO approvals (approval_id, tenant_id, protect_receipt_id, key_id, key_created_by, action_hash, rule, quorum, roles,
+                           execute_within, created_at, expires_at)
+    SELECT t.approval_id, i.tenant_id, i.receipt_id, i.key_id, k.created_by, i.content_hash, t.rule, t.quorum, t.roles,
+           t.execute_within, i.issued_at, i.issued_at + make_interval(secs => t.expires_in)
+    FROM api_keys k WHERE k.key_id = i.key_id;
+    PERFORM mail_enqueue('approval_requested', a.email, i.tenant_id,
+                         jsonb_build_object('approval_id', t.approval_id, 'action', t.action, 'rule', t.rule,
+                                            'expires_at', iso_time(i.issued_at + make_interval(secs => t.expires_in))))
+    FROM members m JOIN accounts a ON a.account_id = m.account_id
+    WHERE m.tenant_id = i.tenant_id AND m.status = 'active' AND m.role = ANY (t.roles)
+    ORDER BY m.joined_at, m.member_id;
+  END LOOP;
+END $$;
+COMMENT ON FUNCTION receipt_approval_open(receipt_append_item[]) IS
+  'After receipt_append() stored its items: opens the approval of each stored protect whose item carries approval terms ({approval_id, '
+  'quorum, roles, expires_in, execute_within, rule, action}), bound to its content_hash and calling key, expiring expires_in after the '
+  'receipt, and queues an approval_requested email to each active member whose role may vote.';
+
+-- After the insert: an execute of an approved approval's outcome receipt moves it to executed.
+CREATE FUNCTION receipt_approval_executed(p_items receipt_append_item[]) RETURNS void
+LANGUAGE sql AS $$
+  UPDATE approvals a SET status = 'executed', execute_receipt_id = i.receipt_id
+  FROM unnest(p_items) AS i
+  WHERE i.refusal IS NULL AND i.kind = 'execute' AND a.outcome_receipt_id = i.protect_receipt_id
+$$;
+COMMENT ON FUNCTION receipt_approval_executed(receipt_append_item[]) IS
+  'After receipt_append() stored its items: the approval whose outcome receipt a stored execute names becomes executed.';
+
+-- -------------------------------------------------------------------------------------------------
+-- A vote: its receipt (signed by the service) and its row, in one transaction; the answer says
+-- where the approval stands so the caller can settle it when the vote decided it.
+CREATE FUNCTION approval_vote(p_approval_id text, p_member_id text, p_vote text, p_action_hash text, p_self boolean, p_receipt json)
+RETURNS TABLE (approves integer, denies integer, quorum integer, vote_receipt_ids text[])
+LANGUAGE plpgsql AS $$
+#variable_conflict use_column
+DECLARE
+  a approvals%ROWTYPE;
+BEGIN
+  PERFORM receipt_heads_lock(ARRAY[p_receipt ->> 'tenant_id']);
+  SELECT * INTO a FROM approvals x WHERE x.approval_id = p_approval_id AND x.tenant_id = p_receipt ->> 'tenant_id' FOR UPDATE;
+  IF NOT FOUND THEN
+    RAISE EXCEPTION 'no such approval' USING ERRCODE = 'WV001';
+  END IF;
+  IF a.status <> 'pending' OR (p_receipt ->> 'timestamp')::timestamptz >= a.expires_at THEN
+    RAISE EXCEPTION 'the approval is not pending' USING ERRCODE = 'WV002';
+  END IF;
+  IF p_action_hash IS DISTINCT FROM a.action_hash THEN
+    RAISE EXCEPTION 'the action changed since it was shown' USING ERRCODE = 'WV004';
+  END IF;
+  IF EXISTS (SELECT 1 FROM approval_votes v WHERE v.approval_id = p_approval_id AND v.member_id = p_member_id) THEN
+    RAISE EXCEPTION 'this member has voted already' USING ERRCODE = 'WV003';
+  END IF;
+  PERFORM receipt_append_one(p_receipt);
+  INSERT INTO approval_votes (approval_id, member_id, vote, receipt_id, voted_at, self_approved)
+  VALUES (p_approval_id, p_member_id, p_vote, p_receipt ->> 'receipt_id', (p_receipt ->> 'timestamp')::timestamptz, p_self);
+  RETURN QUERY
+    SELECT count(*) FILTER (WHERE v.vote = 'approve')::integer, count(*) FILTER (WHERE v.vote = 'deny')::integer, a.quorum,
+           array_agg(v.receipt_id ORDER BY v.voted_at, v.receipt_id)
+    FROM approval_votes v WHERE v.approval_id = p_approval_id;
+END $$;
+COMMENT ON FUNCTION approval_vote(text, text, text, text, boolean, json) IS
+  'Records a member''s vote with its signed receipt (kind vote): WV001 no such approval of the receipt''s tenant, WV002 not pending or '
+  'expired, WV004 the action hash shown is not the approval''s, WV003 voted already; approval_votes_guard() checks the role (WV006) and '
+  'self-approval (WV005). Answers the tally and the votes'' receipt ids in order.';
+
+-- The outcome: its receipt (kind approval; ALLOWED for approved, DENIED otherwise) and the move.
+CREATE FUNCTION approval_settle(p_approval_id text, p_status text, p_receipt json)
+RETURNS TABLE (status text, decided_at text, execute_before text)
+LANGUAGE plpgsql AS $$
+#variable_conflict use_column
+DECLARE
+  a approvals%ROWTYPE;
+  v_at timestamptz := (p_receipt ->> 'timestamp')::timestamptz;
+BEGIN
+  PERFORM receipt_heads_lock(ARRAY[p_receipt ->> 'tenant_id']);
+  SELECT * INTO a FROM approvals x WHERE x.approval_id = p_approval_id AND x.tenant_id = p_receipt ->> 'tenant_id' FOR UPDATE;
+  IF NOT FOUND THEN
+    RAISE EXCEPTION 'no such approval' USING ERRCODE = 'WV001';
+  END IF;
+  IF a.status <> 'pending' THEN
+    RAISE EXCEPTION 'the approval is not pending' USING ERRCODE = 'WV002';
+  END IF;
+  IF (p_status = 'approved') <> (p_receipt ->> 'decision' = 'ALLOWED') OR p_receipt ->> 'kind' <> 'approval'
+     OR p_receipt ->> 'protect_receipt_id' IS DISTINCT FROM a.protect_receipt_id THEN
+    RAISE EXCEPTION 'an outcome needs its receipt: kind approval, ALLOWED exactly when approved, naming the protect' USING ERRCODE = 'WV007';
+  END IF;
+  PERFORM receipt_append_one(p_receipt);
+  UPDATE approvals x SET status = p_status, outcome_receipt_id = p_receipt ->> 'receipt_id', decided_at = v_at,
+                         execute_before = CASE WHEN p_status = 'approved' THEN v_at + make_interval(secs => a.execute_within) END
+  WHERE x.approval_id = p_approval_id;
+  RETURN QUERY SELECT p_status, iso_time(v_at),
+                      CASE WHEN p_status = 'approved' THEN iso_time(v_at + make_interval(secs => a.execute_within)) END;
+END $$;
+COMMENT ON FUNCTION approval_settle(text, text, json) IS
+  'Ends a pending approval as approved, denied, expired or cancelled with its signed outcome receipt (kind approval, ALLOWED exactly when '
+  'approved, naming the protect receipt; WV007 otherwise); approvals_guard() checks that the votes or the clock justify it. WV001 no such '
+  'approval of the receipt''s tenant, WV002 not pending.';

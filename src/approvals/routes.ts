@@ -1,0 +1,150 @@
+// /v1/approvals/{id} (the agent's key: read, wait, cancel) and /customer/approvals (people: the
+// inbox, one approval with its exact input and receipts, votes, the offline-checkable bundle).
+// docs/api.md, "Approvals".
+import { Elysia } from "elysia";
+import type { Deps } from "../app/deps.ts";
+import { AppError, ErrorResponse } from "../http/errors.ts";
+import { requestId } from "../http/request-state.ts";
+import { receiptProof, signedCheckpoint } from "../receipts/checkpoint.ts";
+import { logLeaf, toReceipt, type ReceiptRow } from "../receipts/store.ts";
+import type { ResultPayload } from "../decide/payload.ts";
+import { ApprovalDetail, ApprovalList, ApprovalParams, ApprovalResponse, Bundle, ListQuery, VoteBody, WaitQuery } from "./model.ts";
+import type { ApprovalView } from "./approvals.ts";
+
+const keySecurity = [{ apiKey: [] as string[] }];
+const security = [{ bearer: [] as string[] }];
+const errors = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 429: ErrorResponse };
+
+const shown = (a: ApprovalView) => {
+  const { tenant_id: _tenant, ...rest } = a;
+  return { ok: true as const, ...rest };
+};
+
+// A page cursor: the last approval's creation time and id, opaque to clients.
+const encode = (a: ApprovalView) => Buffer.from(`${a.created_at}|${a.approval_id}`, "utf8").toString("base64url");
+function decode(cursor: string): [string, string] | undefined {
+  const [at, id] = Buffer.from(cursor, "base64url").toString("utf8").split("|");
+  return at && id && !Number.isNaN(Date.parse(at)) && /^apv_[0-9A-Za-z]{22}$/.test(id) ? [at, id] : undefined;
+}
+
+export function approvalsRoutes(deps: Deps) {
+  return new Elysia({ name: "approvals-all" }).use(agentRoutes(deps)).use(peopleRoutes(deps));
+}
+
+/** What the agent's key may do: read (and wait for) its tenant's approvals, and withdraw one. */
+function agentRoutes(deps: Deps) {
+  return (
+    new Elysia({ name: "approvals-agent", prefix: "/v1/approvals" })
+      // Elysia derives before it validates the body: without a key the answer is 401, never 400.
+      .derive(async ({ request }) => ({ principal: await deps.keys.require(request) }))
+      .get(
+        "/:approval_id",
+        async ({ principal, params, query, request }) => {
+          const tenant = principal.tenant_id;
+          let approval = await deps.approvals.get(tenant, params.approval_id);
+          const wait = Math.min(30, Math.max(0, query.wait ?? 0));
+          // Wait while nothing moved: the commit that changes it wakes us (no polling per waiter).
+          if (wait > 0 && approval.status === "pending") {
+            const started = approval.status;
+            const changed = await deps.approvalWaiters.until(tenant, approval.approval_id, wait * 1000, request.signal);
+            if (changed || Date.now() >= Date.parse(approval.expires_at)) approval = await deps.approvals.get(tenant, params.approval_id);
+            void started;
+          }
+          return shown(approval);
+        },
+        {
+          params: ApprovalParams,
+          query: WaitQuery,
+          response: { 200: ApprovalResponse, ...errors },
+          detail: { summary: "An approval of the key's tenant; ?wait=N (0 to 30 s) answers as soon as its status changes", tags: ["approvals"], security: keySecurity },
+        },
+      )
+      .post(
+        "/:approval_id/cancel",
+        async ({ principal, params, request }) => shown(await deps.approvals.cancel(principal.tenant_id, params.approval_id, requestId(request))),
+        {
+          params: ApprovalParams,
+          response: { 200: ApprovalResponse, ...errors },
+          detail: { summary: "Withdraw a pending approval: cancelled, with its DENIED outcome receipt (409 not_pending once decided)", tags: ["approvals"], security: keySecurity },
+        },
+      )
+  );
+}
+
+/** What people do: the inbox, one approval in full, votes, the bundle that proves the outcome. */
+function peopleRoutes(deps: Deps) {
+  return (
+    new Elysia({ name: "approvals-people", prefix: "/customer/approvals" })
+      .derive(async ({ request, route }) => ({ customer: await deps.sessions.require(request, route) }))
+      .get(
+        "",
+        async ({ customer, query }) => {
+          const limit = query.limit ?? 50;
+          const after = query.cursor === undefined ? undefined : decode(query.cursor);
+          if (query.cursor !== undefined && !after) throw new AppError("invalid_request", "query/cursor: not a cursor this service gave out.");
+          const rows = await deps.db.query("approvals/list", [customer.tenant_id, query.status ?? null, after?.[0] ?? null, after?.[1] ?? null, limit + 1]);
+          const page = await Promise.all(rows.slice(0, limit).map((r) => deps.approvals.view(r)));
+          return { ok: true as const, approvals: page.map((a) => shown(a)), next_cursor: rows.length > limit ? encode(page[page.length - 1]) : null };
+        },
+        {
+          query: ListQuery,
+          response: { 200: ApprovalList, ...errors },
+          detail: { summary: "The tenant's approvals, newest first (?status=pending for the inbox)", tags: ["approvals"], security },
+        },
+      )
+      .get(
+        "/:approval_id",
+        async ({ customer, params }) => {
+          const approval = await deps.approvals.get(customer.tenant_id, params.approval_id);
+          const rows = (await deps.db.query("approvals/receipts", [customer.tenant_id, approval.approval_id])) as ReceiptRow[];
+          const receipts = rows.map(toReceipt);
+          const protect = receipts.find((r) => r.receipt_id === approval.protect_receipt_id)!.payload as ResultPayload;
+          return { ...shown(approval), input: protect.input, policy: protect.policy, reason: protect.reasons[0], receipts };
+        },
+        {
+          params: ApprovalParams,
+          response: { 200: ApprovalDetail, ...errors },
+          detail: { summary: "One approval: the exact input from the signed protect receipt, the key, the rule and terms, every receipt of it", tags: ["approvals"], security },
+        },
+      )
+      .post(
+        "/:approval_id/votes",
+        async ({ customer, params, body, request }) => {
+          const voter = { tenant_id: customer.tenant_id, member_id: customer.member_id, role: customer.role, mfa_active: customer.mfa_active, request_id: requestId(request) };
+          return shown(await deps.approvals.vote(voter, params.approval_id, body.vote, body.action_hash, body.comment));
+        },
+        {
+          params: ApprovalParams,
+          body: VoteBody,
+          parse: "json",
+          response: { 200: ApprovalResponse, ...errors },
+          detail: { summary: "Vote approve or deny on the action shown (its action_hash); a quorum of approvals, or one deny, decides", tags: ["approvals"], security },
+        },
+      )
+      .get(
+        "/:approval_id/bundle",
+        async ({ customer, params }) => {
+          const approval = await deps.approvals.get(customer.tenant_id, params.approval_id);
+          return deps.logReads.run(customer.tenant_id, async () => {
+            const rows = (await deps.db.query("approvals/receipts", [customer.tenant_id, approval.approval_id])) as ReceiptRow[];
+            const checkpoint = await signedCheckpoint(deps, customer.tenant_id);
+            const proofs = [];
+            for (const row of rows) {
+              const leaf = (await logLeaf(deps.db, customer.tenant_id, row.receipt_id))!;
+              proofs.push(await receiptProof(deps.db, customer.tenant_id, leaf, checkpoint.tree_size));
+            }
+            return { ok: true as const, receipts: rows.map(toReceipt), proofs, checkpoint };
+          });
+        },
+        {
+          params: ApprovalParams,
+          response: { 200: Bundle, ...errors },
+          detail: {
+            summary: "Every receipt of the approval with its inclusion proof and a checkpoint: `warden verify --proof` checks offline that a quorum of distinct eligible members approved this exact action under the terms",
+            tags: ["approvals"],
+            security,
+          },
+        },
+      )
+  );
+}

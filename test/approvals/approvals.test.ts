@@ -1,0 +1,140 @@
+// Human approval end to end through HTTP (docs/api.md, "Approvals"): a require_approval rule holds
+// a protect (DENIED, with a pending approval bound to its content_hash); members vote; the outcome
+// is a signed receipt the agent executes once, within the terms.
+import { beforeAll, describe, expect, test } from "bun:test";
+import { bearer } from "../helpers/accounts.ts";
+import { execute, protect, setPlan } from "../helpers/customer.ts";
+import { addMember, type Member } from "../helpers/members.ts";
+import { call, expectErrorShape, signup } from "../helpers/service.ts";
+
+const REFUND = { action: "refund.issue", amount: 250, currency: "EUR" };
+
+export const APPROVAL_POLICY = {
+  default_effect: "deny",
+  default_reason: "no_rule_matched",
+  rules: [
+    { id: "refund_needs_two", effect: "require_approval", reason: "refund_over_100", when: { actions: ["refund.issue"], amount: { gt: 100 } }, approval: { quorum: 2, expires_in: 600, execute_within: 300 } },
+    { id: "small_refunds", effect: "allow", reason: "small_refund", when: { actions: ["refund.issue"] } },
+  ],
+};
+
+type Tenant = Awaited<ReturnType<typeof signup>>;
+let owner: Tenant;
+let alice: Member;
+let bob: Member;
+let carol: Member;
+let dev: Member;
+
+beforeAll(async () => {
+  owner = await signup();
+  await setPlan(owner.tenantId, "pro");
+  [alice, bob, carol, dev] = await Promise.all([addMember(owner.token, "approver"), addMember(owner.token, "approver"), addMember(owner.token, "admin"), addMember(owner.token, "developer")]);
+  const published = await call("PUT", "/customer/policy", { json: { document: APPROVAL_POLICY }, headers: bearer(owner.token) });
+  expect(published.status).toBe(200);
+});
+
+const vote = (who: { token: string }, id: string, v: "approve" | "deny", actionHash: string) =>
+  call("POST", `/customer/approvals/${id}/votes`, { json: { vote: v, action_hash: actionHash }, headers: bearer(who.token) });
+
+describe("a protect under require_approval", () => {
+  test("answers DENIED at once with a pending approval bound to the receipt's content_hash", async () => {
+    const reply = await protect(owner.apiKey, REFUND);
+    expect(reply.status).toBe(200);
+    expect(reply.body.decision).toBe("DENIED");
+    expect(reply.body.reasons).toEqual(["refund_over_100"]);
+    expect(reply.body.payload.requires_approval).toEqual({ quorum: 2, roles: ["owner", "admin", "approver"], expires_in: 600, execute_within: 300 });
+    expect(reply.body.approval).toEqual({ approval_id: expect.stringMatching(/^apv_/), status: "pending", expires_at: expect.any(String), action_hash: reply.body.content_hash });
+    expect(Date.parse(reply.body.approval.expires_at) - Date.parse(reply.body.timestamp)).toBe(600_000);
+    // The protect itself cannot be executed: it is DENIED.
+    expectErrorShape(await execute(owner.apiKey, reply.body.receipt_id), 403, "decision_denied");
+    const seen = await call("GET", `/v1/approvals/${reply.body.approval.approval_id}`, { headers: { "x-api-key": owner.apiKey } });
+    expect(seen.body).toMatchObject({ ok: true, status: "pending", quorum: 2, votes: [], protect_receipt_id: reply.body.receipt_id, outcome_receipt_id: null });
+  });
+
+  test("two approvals make the quorum: approved, with an ALLOWED outcome receipt the agent executes once", async () => {
+    const asked = await protect(owner.apiKey, REFUND);
+    const { approval_id, action_hash } = asked.body.approval;
+    const first = await vote(alice, approval_id, "approve", action_hash);
+    expect(first.status).toBe(200);
+    expect(first.body.status).toBe("pending");
+    expectErrorShape(await vote(alice, approval_id, "approve", action_hash), 409, "already_voted");
+    const second = await vote(bob, approval_id, "approve", action_hash);
+    expect(second.body.status).toBe("approved");
+    expect(second.body.votes.map((v: { member_id: string }) => v.member_id)).toEqual([alice.memberId, bob.memberId]);
+    const outcome = second.body.outcome_receipt_id as string;
+    const receipt = await call("GET", `/customer/receipts/${outcome}`, { headers: bearer(owner.token) });
+    expect(receipt.body.receipt).toMatchObject({ kind: "approval", decision: "ALLOWED", protect_receipt_id: asked.body.receipt_id });
+    expect(receipt.body.receipt.payload.outcome).toMatchObject({ approval_id, action_hash, status: "approved", votes: second.body.votes.map((v: { receipt_id: string }) => v.receipt_id) });
+
+    const executed = await execute(owner.apiKey, outcome);
+    expect(executed.status).toBe(200);
+    expect(executed.body.decision).toBe("ALLOWED");
+    expect(executed.body.payload.outcome).toEqual({ approval_id, receipt_id: outcome });
+    expectErrorShape(await execute(owner.apiKey, outcome), 409, "already_executed");
+    const after = await call("GET", `/v1/approvals/${approval_id}`, { headers: { "x-api-key": owner.apiKey } });
+    expect(after.body.status).toBe("executed");
+    // Each step verifies: the decision is decided again under the policy version.
+    for (const r of [asked.body, executed.body]) {
+      const v = await call("POST", "/v1/verify", { json: { receipt: r }, headers: { "x-api-key": owner.apiKey } });
+      expect(v.body.checks).toEqual({ content_hash: true, signature: true, decision: true, stored: true });
+    }
+  });
+
+  test("one deny denies; the outcome receipt is DENIED and cannot be executed", async () => {
+    const asked = await protect(owner.apiKey, REFUND);
+    const { approval_id, action_hash } = asked.body.approval;
+    const denied = await vote(carol, approval_id, "deny", action_hash);
+    expect(denied.body.status).toBe("denied");
+    expectErrorShape(await execute(owner.apiKey, denied.body.outcome_receipt_id), 403, "decision_denied");
+    expectErrorShape(await vote(alice, approval_id, "approve", action_hash), 409, "not_pending");
+  });
+
+  test("votes: a wrong hash, a role the terms do not name, the key's creator, a stranger's id", async () => {
+    const asked = await protect(owner.apiKey, REFUND);
+    const { approval_id, action_hash } = asked.body.approval;
+    expectErrorShape(await vote(alice, approval_id, "approve", "0x" + "0".repeat(64)), 409, "action_changed");
+    const byDev = await vote(dev, approval_id, "approve", action_hash);
+    expectErrorShape(byDev, 403, "forbidden_role");
+    expect(byDev.body.required_role).toBe("approver");
+    // The owner created the key that asked: not theirs to approve.
+    expectErrorShape(await vote(owner, approval_id, "approve", action_hash), 403, "self_approval");
+    const stranger = await signup();
+    expectErrorShape(await vote(stranger, approval_id, "approve", action_hash), 404, "not_found");
+    expectErrorShape(await call("GET", `/v1/approvals/${approval_id}`, { headers: { "x-api-key": stranger.apiKey } }), 404, "not_found");
+    expectErrorShape(await call("GET", "/v1/approvals/apv_nope", { headers: { "x-api-key": owner.apiKey } }), 404, "not_found");
+  });
+
+  test("the agent cancels; cancelling again is 409 not_pending", async () => {
+    const asked = await protect(owner.apiKey, REFUND);
+    const { approval_id } = asked.body.approval;
+    const cancelled = await call("POST", `/v1/approvals/${approval_id}/cancel`, { headers: { "x-api-key": owner.apiKey } });
+    expect(cancelled.body.status).toBe("cancelled");
+    expectErrorShape(await call("POST", `/v1/approvals/${approval_id}/cancel`, { headers: { "x-api-key": owner.apiKey } }), 409, "not_pending");
+  });
+
+  test("an agent waiting with ?wait= is answered as soon as the status changes", async () => {
+    const asked = await protect(owner.apiKey, REFUND);
+    const { approval_id, action_hash } = asked.body.approval;
+    const started = Date.now();
+    const waiting = call("GET", `/v1/approvals/${approval_id}?wait=20`, { headers: { "x-api-key": owner.apiKey } });
+    await Bun.sleep(200);
+    await vote(alice, approval_id, "approve", action_hash);
+    await vote(bob, approval_id, "approve", action_hash);
+    const answered = await waiting;
+    expect(answered.body.status).not.toBe("pending");
+    expect(Date.now() - started).toBeLessThan(15_000);
+  });
+
+  test("10 concurrent votes with quorum 2 give exactly one outcome", async () => {
+    const asked = await protect(owner.apiKey, REFUND);
+    const { approval_id, action_hash } = asked.body.approval;
+    const voters = [alice, bob, carol, ...(await Promise.all(Array.from({ length: 7 }, () => addMember(owner.token, "approver"))))];
+    const replies = await Promise.all(voters.map((m) => vote(m, approval_id, "approve", action_hash)));
+    // Two votes count (the quorum); every later one finds the approval decided.
+    expect(replies.filter((r) => r.status === 200)).toHaveLength(2);
+    expect(replies.filter((r) => r.status === 409 && r.body.error === "not_pending")).toHaveLength(8);
+    const receipts = await call("GET", `/customer/approvals/${approval_id}`, { headers: bearer(owner.token) });
+    expect(receipts.body.receipts.filter((r: { kind: string }) => r.kind === "approval")).toHaveLength(1);
+    expect(receipts.body.receipts.filter((r: { kind: string }) => r.kind === "vote")).toHaveLength(2);
+  });
+});
