@@ -149,7 +149,7 @@ export class Approvals {
    * the sweeper every second, so expiry happens on time even when nobody asks. Answers how many.
    */
   async expireDue(limit = 100): Promise<number> {
-    const due = await this.deps.db.query("approvals/due", [limit]);
+    const due = await this.deps.db.query("approvals/due", [limit, this.deps.now().toISOString()]);
     let expired = 0;
     for (const row of due) {
       try {

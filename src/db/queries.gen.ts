@@ -215,18 +215,10 @@ export interface Queries {
     };
   };
   "approvals/due": {
-    params: [number | string];
+    params: [number | string, Date | string];
     row: {
       approval_id: string;
       tenant_id: string;
-      protect_receipt_id: string;
-      key_id: string;
-      action_hash: string;
-      quorum: number;
-      roles: string[];
-      expires_in: number;
-      execute_within: number;
-      expires_at: string;
     };
   };
   "approvals/get": {

@@ -2,10 +2,11 @@
 // a protect (DENIED, with a pending approval bound to its content_hash); members vote; the outcome
 // is a signed receipt the agent executes once, within the terms.
 import { beforeAll, describe, expect, test } from "bun:test";
-import { bearer } from "../helpers/accounts.ts";
+import { bearer, laterService } from "../helpers/accounts.ts";
 import { execute, protect, setPlan } from "../helpers/customer.ts";
 import { addMember, type Member } from "../helpers/members.ts";
 import { call, expectErrorShape, signup } from "../helpers/service.ts";
+import { verifyApprovalBundle } from "../../src/approvals/bundle.ts";
 
 const REFUND = { action: "refund.issue", amount: 250, currency: "EUR" };
 
@@ -136,5 +137,80 @@ describe("a protect under require_approval", () => {
     const receipts = await call("GET", `/customer/approvals/${approval_id}`, { headers: bearer(owner.token) });
     expect(receipts.body.receipts.filter((r: { kind: string }) => r.kind === "approval")).toHaveLength(1);
     expect(receipts.body.receipts.filter((r: { kind: string }) => r.kind === "vote")).toHaveLength(2);
+  });
+
+  test("the bundle proves offline that a quorum of distinct eligible members approved this exact action, and tampering shows", async () => {
+    const asked = await protect(owner.apiKey, REFUND);
+    const { approval_id, action_hash } = asked.body.approval;
+    await vote(alice, approval_id, "approve", action_hash);
+    const approved = await vote(carol, approval_id, "approve", action_hash);
+    await execute(owner.apiKey, approved.body.outcome_receipt_id);
+    const bundle = (await call("GET", `/customer/approvals/${approval_id}/bundle`, { headers: bearer(owner.token) })).body;
+    expect(bundle.receipts.map((r: { kind: string }) => r.kind)).toEqual(["protect", "vote", "vote", "approval", "execute"]);
+    const jwks = (await call("GET", "/.well-known/jwks.json")).body;
+    const checked = await verifyApprovalBundle(bundle, jwks);
+    expect(checked).toEqual({
+      verified: true,
+      checks: { receipts_in_log: true, protect: true, votes: true, outcome: true, execute: true },
+      approval_id,
+      status: "approved",
+      approvers: [alice.memberId, carol.memberId],
+    });
+    // A vote left out: the outcome names a vote the bundle lacks.
+    const withoutVote = { ...bundle, receipts: bundle.receipts.filter((_: unknown, i: number) => i !== 1), proofs: bundle.proofs.filter((_: unknown, i: number) => i !== 1) };
+    expect((await verifyApprovalBundle(withoutVote, jwks)).checks.outcome).toBe(false);
+    // A vote's role changed to one the terms do not name: its content hash no longer holds.
+    const forged = structuredClone(bundle);
+    forged.receipts[1].payload.role = "viewer";
+    const forgedCheck = await verifyApprovalBundle(forged, jwks);
+    expect(forgedCheck.verified).toBe(false);
+    expect(forgedCheck.checks.receipts_in_log).toBe(false);
+    expect(forgedCheck.checks.votes).toBe(false);
+  });
+
+  test("expiry: after expires_in a vote is refused, and the sweeper expires it with a DENIED outcome, nobody asking", async () => {
+    const asked = await protect(owner.apiKey, REFUND);
+    const { approval_id, action_hash } = asked.body.approval;
+    const later = await laterService(601_000);
+    try {
+      expectErrorShape(await call("POST", `/customer/approvals/${approval_id}/votes`, { json: { vote: "approve", action_hash }, headers: bearer(alice.token), service: later }), 409, "not_pending");
+      expect(await later.deps.approvals.expireDue()).toBeGreaterThanOrEqual(1);
+    } finally {
+      await later.close();
+    }
+    const seen = await call("GET", `/v1/approvals/${approval_id}`, { headers: { "x-api-key": owner.apiKey } });
+    expect(seen.body.status).toBe("expired");
+    expectErrorShape(await execute(owner.apiKey, seen.body.outcome_receipt_id), 403, "decision_denied");
+    const bundle = (await call("GET", `/customer/approvals/${approval_id}/bundle`, { headers: bearer(owner.token) })).body;
+    const checked = await verifyApprovalBundle(bundle, (await call("GET", "/.well-known/jwks.json")).body);
+    expect(checked).toMatchObject({ verified: true, status: "expired", approvers: [] });
+  });
+
+  test("an approved action is executed within execute_within, not after", async () => {
+    const asked = await protect(owner.apiKey, REFUND);
+    const { approval_id, action_hash } = asked.body.approval;
+    await vote(alice, approval_id, "approve", action_hash);
+    const approved = await vote(bob, approval_id, "approve", action_hash);
+    const later = await laterService(301_000);
+    try {
+      expectErrorShape(await execute(owner.apiKey, approved.body.outcome_receipt_id, { service: later }), 400, "token_expired");
+    } finally {
+      await later.close();
+    }
+  });
+
+  test("more than 100 pending approvals in a tenant: 429 quota_exceeded, limit approvals_pending, nothing stored", async () => {
+    const busy = await signup();
+    await setPlan(busy.tenantId, "pro");
+    await call("PUT", "/customer/policy", { json: { document: APPROVAL_POLICY }, headers: bearer(busy.token) });
+    const replies = [];
+    for (let i = 0; i < 101; i++) replies.push(await protect(busy.apiKey, REFUND));
+    expect(replies.slice(0, 100).every((r) => r.status === 200)).toBe(true);
+    const refused = replies[100];
+    expectErrorShape(refused, 429, "quota_exceeded");
+    expect(refused.body.limit).toBe("approvals_pending");
+    const pending = await call("GET", "/customer/approvals?status=pending&limit=100", { headers: bearer(busy.token) });
+    expect(pending.body.approvals).toHaveLength(100);
+    expect(pending.body.next_cursor).toBeNull();
   });
 });
