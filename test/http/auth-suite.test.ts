@@ -5,6 +5,7 @@ import { expect, test } from "bun:test";
 import { authSuite, makeFixture, PLACEHOLDER, type Fixture, type ProtectedRoute } from "../helpers/auth-suite.ts";
 import { DEFAULT_POLICY } from "../../src/decide/policy.ts";
 import { call, subjectOf, uniqueEmail } from "../helpers/service.ts";
+import { setPlan } from "../helpers/customer.ts";
 
 let shared: Promise<Fixture> | undefined;
 const fixture = () =>
@@ -15,12 +16,18 @@ const fixture = () =>
     const [toRotate, toRevoke] = await Promise.all(["rotate me", "revoke me"].map((label) => call("POST", "/customer/keys", { json: { label }, headers: jwt })));
     const upgrade = await call("POST", "/customer/upgrades/request", { json: { requested_plan: "enterprise", reason: "suite" }, headers: jwt });
     const invitation = await call("POST", "/customer/members/invitations", { json: { email: uniqueEmail("suite"), role: "viewer" }, headers: jwt });
+    // A pending approval: the owner's tenant on pro with a rule that holds every refund for people.
+    await setPlan(f.owner.tenantId, "pro");
+    const held = { default_effect: "deny", default_reason: "no", rules: [{ id: "held", effect: "require_approval", reason: "held", when: { actions: ["refund.issue"] } }, ...DEFAULT_POLICY.rules] };
+    expect((await call("PUT", "/customer/policy", { json: { document: held }, headers: jwt })).status).toBe(200);
+    const asked = await call("POST", "/v1/protect", { json: { action: "refund.issue" }, headers: { "x-api-key": f.owner.apiKey } });
     return {
       receipt: receipt.body.receipt_id,
       rotate: toRotate.body.key_id,
       revoke: toRevoke.body.key_id,
       upgrade: upgrade.body.request_id,
       invitation: invitation.body.invitation_id,
+      approval: asked.body.approval.approval_id,
       // The owner is the tenant's only owner: removing or demoting them is refused (409), nothing changes.
       member: subjectOf(f.owner.token).member_id,
     };
@@ -58,6 +65,13 @@ const ROUTES: ProtectedRoute[] = [
   { method: "POST", path: () => "/api/simulate", auth: "either", json: () => ({ preset: "small_payment" }) },
   // The audit trail
   { method: "GET", path: () => "/customer/audit", auth: "jwt" },
+  // Approvals: the agent's key reads and cancels, people read, vote and take the bundle
+  { method: "GET", path: (f) => `/v1/approvals/${f.ids.approval}`, auth: "key", owned: true },
+  { method: "POST", path: (f) => `/v1/approvals/${f.ids.approval}/cancel`, auth: "key", owned: true },
+  { method: "GET", path: () => "/customer/approvals", auth: "jwt" },
+  { method: "GET", path: (f) => `/customer/approvals/${f.ids.approval}`, auth: "jwt", owned: true },
+  { method: "POST", path: (f) => `/customer/approvals/${f.ids.approval}/votes`, auth: "jwt", json: () => ({ vote: "approve", action_hash: `0x${"0".repeat(64)}` }), owned: true },
+  { method: "GET", path: (f) => `/customer/approvals/${f.ids.approval}/bundle`, auth: "jwt", owned: true },
   // Members, invitations, settings, tenants
   { method: "GET", path: () => "/customer/members", auth: "jwt" },
   { method: "POST", path: () => "/customer/members/invitations", auth: "jwt", json: () => ({ email: uniqueEmail("suite"), role: "viewer" }) },
