@@ -34,10 +34,31 @@ const TAGS: Record<string, string> = {
   receipts: "Receipts and the receipt log",
   plans: "Plans, usage and upgrades",
   audit: "The audit trail",
+  approvals: "Approvals",
 };
 
 // A paragraph under a section's title, where its routes alone do not say what a client must know.
 const TAG_INTRO: Record<string, string> = {
+  approvals: `A rule with \`effect: "require_approval"\` ([policy.md](policy.md#approvals-require_approval))
+holds an action for people. \`POST /v1/protect\` answers DENIED at once (a client that knows
+nothing of approvals fails closed) with \`approval: {approval_id, status: "pending", expires_at,
+action_hash}\`, where \`action_hash\` is the protect receipt's \`content_hash\`. States, kept by the
+database: \`pending -> approved | denied | expired | cancelled\`, then \`approved -> executed\`. A
+quorum of distinct members of the terms' roles approves; one deny denies; \`expired\` (a denial)
+happens on time, nobody asking. Every step is a signed receipt in the tenant's log: the protect,
+each vote (\`kind: "vote"\`, payload \`{v, kind, approval_id, action_hash, vote, member_id, role,
+comment_hash, mfa, self_approval?, at}\`), the outcome (\`kind: "approval"\`, ALLOWED exactly when
+approved, payload \`{decision, kind, outcome: {approval_id, action_hash, status, votes, terms,
+expires_at}, protect_receipt_id, v}\`) and the execute of the outcome (its payload names
+\`outcome: {approval_id, receipt_id}\`). The agent waits with \`GET /v1/approvals/{id}?wait=30\`
+(answered as soon as the status changes), then executes \`outcome_receipt_id\` once within
+\`execute_within\`. \`GET /customer/approvals/{id}/bundle\` saved to a file is checked offline by
+\`warden verify --proof FILE\`: every receipt in the log, a quorum of distinct eligible members
+on this exact action before expiry and before the outcome, the outcome naming exactly those votes.
+Votes: 409 \`action_changed\` (the hash shown is not the approval's), \`already_voted\`,
+\`not_pending\`; 403 \`forbidden_role\` (a role the terms do not name), \`self_approval\` (the
+calling key's creator). At most 100 pending approvals per tenant (429 \`quota_exceeded\`, \`limit:
+"approvals_pending"\`).`,
   authzen: `For API gateways and other policy enforcement points that speak the OpenID AuthZEN
 Authorization API 1.0. Each evaluation is a \`POST /v1/protect\` of the calling key's tenant: the
 same decision, a signed protect receipt in the log, the daily quota. \`action.name\` is the action,

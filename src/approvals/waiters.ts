@@ -48,7 +48,7 @@ export class ApprovalWaiters {
   }
 }
 
-/** Expires due approvals every `everyMs` (the sweeper); stop() waits for a sweep in flight. */
+/** Expires due approvals every `everyMs` (the sweeper); stop() waits for a sweep in flight, up to 2 s. */
 export function startApprovalSweeper(expireDue: () => Promise<number>, everyMs: number, onError: (err: unknown) => void): { stop(): Promise<void> } {
   let running: Promise<unknown> = Promise.resolve();
   let busy = false;
@@ -65,7 +65,8 @@ export function startApprovalSweeper(expireDue: () => Promise<number>, everyMs: 
   return {
     async stop() {
       clearInterval(timer);
-      await running;
+      // A sweep stuck on a database that hangs must not hold the shutdown: wait a little, then go.
+      await Promise.race([running, new Promise((resolve) => setTimeout(resolve, 2_000).unref?.())]);
     },
   };
 }

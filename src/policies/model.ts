@@ -69,7 +69,14 @@ export const TestCases = t.Array(TestCase, { maxItems: MAX_CASES });
 
 export const TestBody = t.Object({ document: t.Optional(PolicyDocument), cases: TestCases }, strict);
 
-export const CaseResult = t.Object({ name: t.String(), passed: t.Boolean(), decision: Decision, reason: t.String(), rule: RuleId, approval_required: t.Boolean() });
+export const CaseResult = t.Object({
+  name: t.String(),
+  passed: t.Boolean(),
+  decision: Decision,
+  reason: t.String(),
+  rule: RuleId,
+  approval_required: t.Optional(t.Literal(true, { description: "present when a require_approval rule decided the case" })),
+});
 export type CaseResult = Static<typeof CaseResult>;
 
 export const TestReport = t.Object({ ok: t.Literal(true), passed: Type.Integer(), failed: Type.Integer(), results: t.Array(CaseResult) });

@@ -21,7 +21,8 @@ export function runCases(document: PolicyDocument, cases: readonly TestCase[]): 
       (c.expect.approval_required === undefined || c.expect.approval_required === approvalRequired) &&
       (c.expect.reason === undefined || c.expect.reason === reason) &&
       (c.expect.rule === undefined || c.expect.rule === verdict.rule);
-    return { name: c.name, passed, decision: verdict.decision, reason, rule: verdict.rule, approval_required: approvalRequired };
+    // Absent rather than false: the results of policies without approvals read as they always did.
+    return { name: c.name, passed, decision: verdict.decision, reason, rule: verdict.rule, ...(approvalRequired ? { approval_required: true as const } : {}) };
   });
   const passed = results.filter((r) => r.passed).length;
   return { passed, failed: results.length - passed, results };

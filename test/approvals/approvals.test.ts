@@ -7,6 +7,8 @@ import { execute, protect, setPlan } from "../helpers/customer.ts";
 import { addMember, type Member } from "../helpers/members.ts";
 import { call, expectErrorShape, signup } from "../helpers/service.ts";
 import { verifyApprovalBundle } from "../../src/approvals/bundle.ts";
+import { APPROVAL_MAIL } from "../../src/approvals/mail.ts";
+import { testService } from "../helpers/service.ts";
 
 const REFUND = { action: "refund.issue", amount: 250, currency: "EUR" };
 
@@ -212,5 +214,26 @@ describe("a protect under require_approval", () => {
     const pending = await call("GET", "/customer/approvals?status=pending&limit=100", { headers: bearer(busy.token) });
     expect(pending.body.approvals).toHaveLength(100);
     expect(pending.body.next_cursor).toBeNull();
+  });
+
+  test("each member who may vote is emailed a link to the approval in the console, and no one else", async () => {
+    const asked = await protect(owner.apiKey, REFUND);
+    const { approval_id } = asked.body.approval;
+    const { service } = await testService();
+    const mails = [];
+    for (let i = 0; i < 50 && mails.length < 4; i++) {
+      for (const r of await service.deps.db.query("outbox/claim", ["mail", 500, 60])) {
+        if (r.kind === "approval_requested" && (r.data as { approval_id: string }).approval_id === approval_id) mails.push(r);
+      }
+      if (mails.length < 4) await Bun.sleep(20);
+    }
+    // Terms' default roles: owner, admin, approver; the developer is not told.
+    const recipients = mails.map((m) => m.recipient);
+    for (const eligible of [owner.email, alice.email, bob.email, carol.email]) expect(recipients).toContain(eligible);
+    expect(recipients).not.toContain(dev.email);
+    expect(new Set(recipients).size).toBe(recipients.length);
+    const message = APPROVAL_MAIL.approval_requested(mails[0].data as Record<string, unknown>, { publicUrl: "https://warden.example" });
+    expect(message.text).toContain(`https://warden.example/console/approvals/${approval_id}`);
+    expect(message.text).toContain("refund.issue");
   });
 });

@@ -48,7 +48,7 @@ describe("POST /customer/policy/impact", () => {
     const [a, b] = await Promise.all([signup(), signup()]);
     await protect(a.apiKey, SMALL_PAYMENT);
     const reply = await impact(b.token, { document: FLIPPED });
-    expect(reply.body).toEqual({ ok: true, evaluated: 0, unchanged: 0, changed: 0, allowed_to_denied: 0, denied_to_allowed: 0, examples: [] });
+    expect(reply.body).toEqual({ ok: true, evaluated: 0, unchanged: 0, changed: 0, allowed_to_denied: 0, denied_to_allowed: 0, approval_required: 0, approval_required_by_day: [], examples: [] });
   });
 
   test("limit 1 to 10,000; the document is required and validated", async () => {
