@@ -259,7 +259,8 @@ describe("receipt chain", () => {
     expect((await failure(testQuery(db, "receipt_delete", [r.receiptId]))).sqlstate).toBe("WR001");
     expect((await failure(testQuery(db, "receipt_heads_rewind", [t.tenantId]))).sqlstate).toBe("WR001");
     await committed(async (q) => {
-      expect((await failure(testQuery(q, "receipts_truncate"))).sqlstate).toBe("WR001");
+      // Refused by the trigger, or first by the approvals' foreign keys to receipts (0A000): either way nothing goes.
+      expect(["WR001", "0A000"]).toContain((await failure(testQuery(q, "receipts_truncate"))).sqlstate);
     });
     expect(await db.query("receipts/get", [t.tenantId, r.receiptId])).toHaveLength(1);
   });

@@ -90,6 +90,8 @@ const ROUTES: Route[] = [
   },
   { method: "POST", path: "/v1/execute", auth: "key", fields: { receipt_id: fc.constantFrom("rcpt_" + "A".repeat(22), "rcpt_x", "") } },
   { method: "POST", path: "/v1/verify", auth: "key", fields: { receipt: fc.jsonValue({ maxDepth: 4 }) } },
+  { method: "GET", path: "/v1/approvals/:approval_id", auth: "key", query: ["wait"] },
+  { method: "POST", path: "/v1/approvals/:approval_id/cancel", auth: "key" },
   { method: "GET", path: "/.well-known/authzen-configuration", auth: "none" },
   { method: "POST", path: "/access/v1/evaluation", auth: "key", fields: authzenFields() },
   {
@@ -145,6 +147,10 @@ const ROUTES: Route[] = [
   { method: "DELETE", path: "/customer/members/:member_id", auth: "jwt" },
   { method: "GET", path: "/customer/settings", auth: "jwt" },
   { method: "GET", path: "/customer/audit", auth: "jwt", query: ["limit", "cursor", "event"] },
+  { method: "GET", path: "/customer/approvals", auth: "jwt", query: ["status", "limit", "cursor"] },
+  { method: "GET", path: "/customer/approvals/:approval_id", auth: "jwt" },
+  { method: "POST", path: "/customer/approvals/:approval_id/votes", auth: "jwt", fields: { vote: fc.constantFrom("approve", "deny", "maybe", ""), action_hash: text(), comment: text() } },
+  { method: "GET", path: "/customer/approvals/:approval_id/bundle", auth: "jwt" },
   // After every other session route: a tenant that comes to require a second factor answers them 403.
   { method: "PUT", path: "/customer/settings", auth: "jwt", fields: { require_mfa: fc.boolean(), allow_self_approval: fc.boolean() } },
   // Last of the API routes: signing out ends the fuzzer's own sessions for the routes after it.

@@ -48,7 +48,7 @@ describe("POST /v1/simulate", () => {
       expect(reply.status).toBe(200);
       const r = reply.body;
       expect(Object.keys(r).sort()).toEqual([
-        "content_hash", "decision", "key_id", "kind", "ok", "payload", "preset", "protect_receipt_id", "reasons", "receipt_id", "request_id", "signature", "tenant_id", "timestamp", "verified",
+        "approval_required", "content_hash", "decision", "key_id", "kind", "ok", "payload", "preset", "protect_receipt_id", "reasons", "receipt_id", "request_id", "signature", "tenant_id", "timestamp", "verified",
       ]);
       expect(r).toMatchObject({ tenant_id: user.tenantId, receipt_id: null, protect_receipt_id: null, kind: "simulation" });
       expect(r.key_id).toMatch(/^key_/);
