@@ -5,7 +5,8 @@
 import { beforeAll, describe, expect, test } from "bun:test";
 import { ROLES, ROUTE_ROLES, roleAtLeast, type Role } from "../../src/members/roles.ts";
 import { bearer } from "../helpers/accounts.ts";
-import { call, GOOD_PASSWORD, signup, testService, uniqueEmail } from "../helpers/service.ts";
+import { call, signup } from "../helpers/service.ts";
+import { addMember } from "../helpers/members.ts";
 
 interface Operation { method: string; path: string; route: string }
 
@@ -21,28 +22,10 @@ beforeAll(async () => {
     }
   }
   // One tenant with a member of each role, each invited by its owner and accepted from the link's token.
-  const { service } = await testService();
   const owner = await signup();
   tokens.set("owner", owner.token);
-  for (const role of ROLES.filter((r) => r !== "owner")) {
-    const email = uniqueEmail(role);
-    const invited = await call("POST", "/customer/members/invitations", { json: { email, role }, headers: bearer(owner.token) });
-    expect(invited.status).toBe(201);
-    const token = await invitationToken(service, invited.body.invitation_id);
-    const accepted = await call("POST", "/auth/invitations/accept", { json: { token, password: GOOD_PASSWORD } });
-    expect(accepted.body.role).toBe(role);
-    tokens.set(role, accepted.body.token);
-  }
+  for (const role of ROLES.filter((r) => r !== "owner")) tokens.set(role, (await addMember(owner.token, role)).token);
 });
-
-/** The invitation's link token, as the mail worker would open it from the outbox. */
-async function invitationToken(service: Awaited<ReturnType<typeof testService>>["service"], invitationId: string): Promise<string> {
-  void invitationId;
-  const rows = await service.deps.db.query("outbox/claim", ["mail", 50, 60]);
-  const row = rows.filter((r) => r.kind === "member_invitation").pop();
-  if (!row) throw new Error("no invitation mail in the outbox");
-  return service.deps.mailTokens.open(String((row.data as { token_sealed: string }).token_sealed), "member_invitation");
-}
 
 describe("the role matrix", () => {
   test("every session route of the OpenAPI document has an entry in the roles table, and every entry a route", () => {
