@@ -440,7 +440,7 @@ CREATE TABLE usage_daily (
 CREATE TYPE receipt_append_item AS (
   idx integer, receipt_id text, tenant_id text, key_id text, kind text, request_id text,
   ts text, issued_at timestamptz, day date, decision text, payload text, content_hash text,
-  signature text, protect_receipt_id text, approval json,
+  signature text, protect_receipt_id text, approval json, usage_add json,
   refusal text, quota_limit integer, quota_used integer, seq bigint, prev_hash text, chain_hash text
 );
 COMMENT ON TYPE receipt_append_item IS 'One decision inside receipt_append(): its input and what the call decided for it.';
@@ -462,14 +462,14 @@ DECLARE
 BEGIN
   SELECT array_agg(ROW((x.ord - 1)::integer, x.receipt_id, x.tenant_id, x.key_id, x.kind, x.request_id,
                        x."timestamp", x."timestamp"::timestamptz, (x."timestamp"::timestamptz AT TIME ZONE 'UTC')::date,
-                       x.decision, x.payload, x.content_hash, x.signature, x.protect_receipt_id, x.approval,
+                       x.decision, x.payload, x.content_hash, x.signature, x.protect_receipt_id, x.approval, x.usage_add,
                        NULL, NULL, NULL, NULL, NULL, NULL)::receipt_append_item ORDER BY x.ord)
   INTO v_items
   FROM ROWS FROM (json_to_recordset(p_items) AS (
          receipt_id text, tenant_id text, key_id text, kind text, request_id text, "timestamp" text, decision text,
-         payload text, content_hash text, signature text, protect_receipt_id text, approval json)) WITH ORDINALITY
+         payload text, content_hash text, signature text, protect_receipt_id text, approval json, usage_add json)) WITH ORDINALITY
        AS x(receipt_id, tenant_id, key_id, kind, request_id, "timestamp", decision, payload, content_hash, signature,
-            protect_receipt_id, approval, ord);
+            protect_receipt_id, approval, usage_add, ord);
   -- The chain hashes the timestamp text and stores the instant, so the two must be one: a text
   -- that iso_time() would not give back is the caller's bug, and the whole call fails.
   SELECT i.ts INTO v_bad FROM unnest(v_items) AS i WHERE iso_time(i.issued_at) IS DISTINCT FROM i.ts LIMIT 1;
@@ -685,6 +685,7 @@ BEGIN
   FROM unnest(v_items) AS i
   WHERE i.refusal IS NULL;
   PERFORM receipt_usage_add(v_items);
+  PERFORM receipt_usage_counters_add(v_items);
   PERFORM receipt_approval_open(v_items);
   PERFORM receipt_approval_executed(v_items);
 

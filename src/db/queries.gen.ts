@@ -920,6 +920,35 @@ export interface Queries {
       value: string;
     };
   };
+  "usage/list": {
+    params: [string, Date | string];
+    row: {
+      counter: string;
+      scope: string;
+      window_start: string;
+      total: number;
+    };
+  };
+  "usage/peek": {
+    params: [unknown];
+    row: {
+      tenant_id: string;
+      counter: string;
+      scope: string;
+      window_start: string;
+      total: number;
+    };
+  };
+  "usage/read": {
+    params: [readonly string[], unknown];
+    row: {
+      tenant_id: string;
+      counter: string;
+      scope: string;
+      window_start: string;
+      total: number;
+    };
+  };
 }
 
 export type QueryName = keyof Queries;

@@ -1,4 +1,6 @@
-import { resolveTerms, type Condition, type Op, type PolicyDocument, type ProtectInput, type ResolvedTerms } from "./policy.ts";
+import { canonicalJson } from "../crypto/canonical.ts";
+import { sha256HexSync } from "../crypto/sync.ts";
+import { resolveTerms, type Condition, type Op, type PolicyDocument, type ProtectInput, type ResolvedTerms, type Rule, type UsageOp } from "./policy.ts";
 
 export type Decision = "ALLOWED" | "DENIED";
 
@@ -7,7 +9,13 @@ export type Decision = "ALLOWED" | "DENIED";
  * require_approval rule decides DENIED, so a client that knows nothing of approvals fails closed,
  * and names the terms under which people may approve the action instead (`approval`).
  */
-export type Verdict = { decision: Decision; reasons: string[]; rule: string | null; approval?: ResolvedTerms };
+export type Verdict = { decision: Decision; reasons: string[]; rule: string | null; approval?: ResolvedTerms; usage?: UsageFact[] };
+
+/** A fact a usage condition read: its rule, the window it counted, and the total before this request. */
+export type UsageFact = { rule: string; window_start: string; before: number };
+
+/** The usage facts a decision may read, by rule id (a rule without one counts from 0). */
+export type UsageFacts = ReadonlyMap<string, { window_start: string; before: number }>;
 
 /** Who asked, as far as a policy may read it: the API key (null when a session asked). */
 export type Caller = { key_id: string | null };
@@ -16,11 +24,68 @@ type Value = string | number | boolean | undefined;
 
 // Receipts promise that the same input under the same policy gives the same answer, so this
 // module reads only its arguments: no clock, no I/O, no randomness, no mutation.
-export function decide(input: ProtectInput, policy: PolicyDocument, caller: Caller = { key_id: null }): Verdict {
-  const rule = policy.rules.find((r) => matches(r.when, input, caller));
-  if (!rule) return { decision: toDecision(policy.default_effect), reasons: [policy.default_reason], rule: null };
-  if (rule.effect === "require_approval") return { decision: "DENIED", reasons: [rule.reason], rule: rule.id, approval: resolveTerms(rule.approval) };
-  return { decision: toDecision(rule.effect), reasons: [rule.reason], rule: rule.id };
+export function decide(input: ProtectInput, policy: PolicyDocument, caller: Caller = { key_id: null }, facts?: UsageFacts): Verdict {
+  // Each usage condition reached is a fact of the decision: named in the payload, so the decision
+  // stays a pure function of it.
+  const read: UsageFact[] = [];
+  const rule = policy.rules.find((r) => {
+    if (!matches(r.when, input, caller)) return false;
+    if (!r.when.usage) return true;
+    const fact = facts?.get(r.id) ?? { window_start: "", before: 0 };
+    read.push({ rule: r.id, window_start: fact.window_start, before: fact.before });
+    return usageHolds(r.when.usage, fact.before + usageOf(r.when.usage, input));
+  });
+  const usage = read.length > 0 ? { usage: read } : {};
+  if (!rule) return { decision: toDecision(policy.default_effect), reasons: [policy.default_reason], rule: null, ...usage };
+  if (rule.effect === "require_approval") return { decision: "DENIED", reasons: [rule.reason], rule: rule.id, approval: resolveTerms(rule.approval), ...usage };
+  return { decision: toDecision(rule.effect), reasons: [rule.reason], rule: rule.id, ...usage };
+}
+
+/** What this request adds to a usage condition's total: 1, or its amount. */
+export function usageOf(op: UsageOp, input: ProtectInput): number {
+  return op.sum === "count" ? 1 : (input.amount ?? 0);
+}
+
+function usageHolds(op: UsageOp, total: number): boolean {
+  if (op.gt !== undefined && !(total > op.gt)) return false;
+  if (op.gte !== undefined && !(total >= op.gte)) return false;
+  if (op.lt !== undefined && !(total < op.lt)) return false;
+  if (op.lte !== undefined && !(total <= op.lte)) return false;
+  return true;
+}
+
+/** Where a usage window starts (UTC) for an instant: the minute, hour, day or month it falls in. */
+export function windowStart(window: UsageOp["window"], at: string): string {
+  const d = new Date(at);
+  const parts = [d.getUTCFullYear(), d.getUTCMonth(), window === "month" ? 1 : d.getUTCDate(), window === "hour" || window === "minute" ? d.getUTCHours() : 0, window === "minute" ? d.getUTCMinutes() : 0] as const;
+  return new Date(Date.UTC(parts[0], parts[1], parts[2], parts[3], parts[4])).toISOString();
+}
+
+/** One counter a protect reads and, when ALLOWED, adds to: a usage rule whose other conditions hold. */
+export interface UsageNeed {
+  rule: string;
+  /** The counter's identity: the rule's id and a hash of its conditions and usage measure (not its bound, so a changed budget keeps counting). */
+  counter: string;
+  /** The calling key (per key) or "*" (per tenant). */
+  scope: string;
+  window_start: string;
+  add: number;
+}
+
+/** Every usage rule of the policy whose other conditions hold for this input, at this instant. */
+export function usageNeeds(input: ProtectInput, policy: PolicyDocument, caller: Caller, at: string): UsageNeed[] {
+  const needs: UsageNeed[] = [];
+  for (const r of policy.rules) {
+    const u = r.when.usage;
+    if (!u || !matches(r.when, input, caller)) continue;
+    needs.push({ rule: r.id, counter: counterOf(r), scope: u.per === "key" ? (caller.key_id ?? "*session") : "*", window_start: windowStart(u.window, at), add: usageOf(u, input) });
+  }
+  return needs;
+}
+
+function counterOf(r: Rule): string {
+  const { gt: _gt, gte: _gte, lt: _lt, lte: _lte, ...measure } = r.when.usage!;
+  return `${r.id}:${sha256HexSync(canonicalJson({ when: { ...r.when, usage: measure } })).slice(2, 18)}`;
 }
 
 const toDecision = (effect: "allow" | "deny"): Decision => (effect === "allow" ? "ALLOWED" : "DENIED");

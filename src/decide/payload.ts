@@ -28,12 +28,14 @@ export type ResultPayload = {
   requires_approval?: ResolvedTerms;
   /** An execute of an approved action: the approval and its outcome receipt (ALLOWED). */
   outcome?: { approval_id: string; receipt_id: string };
+  /** The usage facts the decision read (docs/policy.md, "Budgets and rate windows"): deciding again with them gives the same answer. */
+  usage?: { rule: string; window_start: string; before: number }[];
 };
 
 // The deterministic part of a result (docs/api.md, POST /v1/simulate): content_hash covers exactly this, so
 // nothing per-request (request id, time, tenant) may enter it, nor the key unless it decided.
 export function buildPayload(args: Omit<ResultPayload, "v">): ResultPayload {
-  const { kind, input, policy, decision, reasons, rule, principal, preset, requires_approval, outcome } = args;
+  const { kind, input, policy, decision, reasons, rule, principal, preset, requires_approval, outcome, usage } = args;
   // Copy only the three reference fields: a whole policy row must not leak into the hash.
   const ref = { policy_id: policy.policy_id, version: policy.version, hash: policy.hash } as PolicyRef | DraftRef;
   const payload: ResultPayload = { v: 2, kind, input, policy: ref, decision, reasons, rule };
@@ -45,6 +47,7 @@ export function buildPayload(args: Omit<ResultPayload, "v">): ResultPayload {
     payload.requires_approval = { quorum: t.quorum, roles: [...t.roles], expires_in: t.expires_in, execute_within: t.execute_within };
   }
   if (outcome !== undefined) payload.outcome = { approval_id: outcome.approval_id, receipt_id: outcome.receipt_id };
+  if (usage !== undefined && usage.length > 0) payload.usage = usage.map((u) => ({ rule: u.rule, window_start: u.window_start, before: u.before }));
   return payload;
 }
 
@@ -70,6 +73,11 @@ export const ResultPayload = Type.Object({
   ),
   preset: Type.Optional(Type.String()),
   requires_approval: Type.Optional(Type.Required(ApprovalTerms, { description: "the rule that decided holds the action for approval by people, under these terms (defaults filled in)" })),
+  usage: Type.Optional(
+    Type.Array(Type.Object({ rule: Type.String(), window_start: Type.String(), before: Type.Number() }), {
+      description: "the usage facts the decision read: each usage condition reached, its window and the total before this request",
+    }),
+  ),
   outcome: Type.Optional(
     Type.Object({ approval_id: Type.String({ pattern: "^apv_" }), receipt_id: Type.String({ pattern: "^rcpt_" }) }, { description: "an execute of an approved action: the approval and its outcome receipt" }),
   ),

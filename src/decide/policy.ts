@@ -74,6 +74,26 @@ export const CurrencyOp = operators(Currency, Prefix);
 export const ContextOp = operators(ContextValue, { ...Bounds, ...Prefix });
 export type Op = Static<typeof ContextOp>;
 
+/**
+ * A usage condition (docs/policy.md, "Budgets and rate windows"): the count, or the sum of the
+ * amount, of the ALLOWED protects of the tenant (per key: of the calling key) in the current UTC
+ * window whose input satisfies every other condition of the same `when`, counting this request,
+ * within the bounds.
+ */
+export const UsageOp = Type.Object(
+  {
+    sum: Type.Union([Type.Literal("amount"), Type.Literal("count")]),
+    per: Type.Union([Type.Literal("key"), Type.Literal("tenant")]),
+    window: Type.Union([Type.Literal("minute"), Type.Literal("hour"), Type.Literal("day"), Type.Literal("month")]),
+    gt: Type.Optional(Type.Number({ minimum: 0, maximum: 1e15 })),
+    gte: Type.Optional(Type.Number({ minimum: 0, maximum: 1e15 })),
+    lt: Type.Optional(Type.Number({ minimum: 0, maximum: 1e15 })),
+    lte: Type.Optional(Type.Number({ minimum: 0, maximum: 1e15 })),
+  },
+  { additionalProperties: false, minProperties: 4 },
+);
+export type UsageOp = Static<typeof UsageOp>;
+
 export const Condition = Type.Object(
   {
     actions: Type.Optional(Type.Array(ActionPattern, { minItems: 1, maxItems: 50 })),
@@ -88,6 +108,7 @@ export const Condition = Type.Object(
         additionalProperties: false,
       }),
     ),
+    usage: Type.Optional(UsageOp),
   },
   { additionalProperties: false },
 );
@@ -145,6 +166,17 @@ export type Rule = Static<typeof Rule>;
  */
 export function documentProblem(doc: PolicyDocument | undefined): { path: string; message: string } | undefined {
   if (doc === undefined) return undefined;
+  for (const [i, r] of doc.rules.entries()) {
+    const u = r.when.usage;
+    if (!u) continue;
+    if (u.gt === undefined && u.gte === undefined && u.lt === undefined && u.lte === undefined) {
+      return { path: `rules/${i}/when/usage`, message: "a usage condition needs a bound: gt, gte, lt or lte" };
+    }
+    // A sum of amounts in several currencies means nothing: the rule must pin one.
+    if (u.sum === "amount" && r.when.currency?.eq === undefined) {
+      return { path: `rules/${i}/when/usage/sum`, message: 'a sum over amount needs a currency condition with eq in the same when ("currency": {"eq": "EUR"})' };
+    }
+  }
   const at = doc.rules.findIndex((r) => r.approval !== undefined && r.effect !== "require_approval");
   if (at >= 0) return { path: `rules/${at}/approval`, message: 'approval terms belong to a rule whose effect is "require_approval"' };
   return undefined;

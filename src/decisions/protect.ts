@@ -1,32 +1,56 @@
 // POST /v1/protect: the pure decision under the tenant's active policy, stored as a receipt. Under
 // a require_approval rule the receipt is DENIED and opens an approval bound to its content_hash
-// (docs/api.md, "Approvals"), which the answer names.
+// (docs/api.md, "Approvals"), which the answer names. Under usage rules (docs/policy.md, "Budgets
+// and rate windows") the decision waits for the counters, read under the tenant's lock in the
+// transaction that stores it, and names the facts it read.
 import type { Outcome } from "../http/idempotency.ts";
 import type { KeyPrincipal } from "../keys/authenticate.ts";
-import { decide } from "../decide/engine.ts";
-import { buildPayload } from "../decide/payload.ts";
-import { payloadPrincipal, type ProtectInput } from "../decide/policy.ts";
+import { decide, usageNeeds, type UsageFacts } from "../decide/engine.ts";
+import { buildPayload, type ResultPayload } from "../decide/payload.ts";
+import { payloadPrincipal, type ProtectInput, type PolicyDocument, type PolicyRef } from "../decide/policy.ts";
 import type { PolicyVersions } from "../policies/store.ts";
+import type { OpenedApproval } from "../receipts/append.ts";
+import type { DecisionReceiptView } from "../receipts/store.ts";
 import { newId } from "../ids.ts";
 import { recordDecision, type Recording } from "./record.ts";
 
+/** The decision, its payload and the approval it opens, with the usage facts given (none: no usage rule). */
+function decided(input: ProtectInput, policy: { ref: PolicyRef; document: PolicyDocument }, keyId: string, facts?: UsageFacts): { payload: ResultPayload; approval?: OpenedApproval } {
+  const { decision, reasons, rule, approval: terms, usage } = decide(input, policy.document, { key_id: keyId }, facts);
+  const caller = payloadPrincipal(policy.document, keyId);
+  const payload = buildPayload({ kind: "protect", input, policy: policy.ref, decision, reasons, rule, principal: caller, requires_approval: terms, usage });
+  const approval = terms && rule !== null ? { approval_id: newId("apv_"), ...terms, roles: [...terms.roles], rule, action: input.action } : undefined;
+  return { payload, approval };
+}
+
 export async function protect(deps: Recording & { policies: PolicyVersions }, principal: KeyPrincipal, input: ProtectInput, requestId: string): Promise<Outcome> {
   const policy = await deps.policies.forRef(principal.tenant_id, principal.policy);
-  const { decision, reasons, rule, approval: terms } = decide(input, policy.document, { key_id: principal.key_id });
-  const caller = payloadPrincipal(policy.document, principal.key_id);
-  const payload = buildPayload({ kind: "protect", input, policy: policy.ref, decision, reasons, rule, principal: caller, requires_approval: terms });
-  const approval = terms && rule !== null ? { approval_id: newId("apv_"), ...terms, roles: [...terms.roles], rule, action: input.action } : undefined;
-  return recordDecision(deps, { tenantId: principal.tenant_id, keyId: principal.key_id, requestId, payload, approval }, (receipt) => ({
+  const at = deps.now();
+  const needs = usageNeeds(input, policy.document, { key_id: principal.key_id }, at.toISOString());
+  let opened: OpenedApproval | undefined;
+  const shape = (receipt: DecisionReceiptView) => ({
     ok: true,
     verified: false,
     ...receipt,
-    ...(approval && {
+    ...(opened && {
       approval: {
-        approval_id: approval.approval_id,
+        approval_id: opened.approval_id,
         status: "pending",
-        expires_at: new Date(Date.parse(receipt.timestamp) + approval.expires_in * 1000).toISOString(),
+        expires_at: new Date(Date.parse(receipt.timestamp) + opened.expires_in * 1000).toISOString(),
         action_hash: receipt.content_hash,
       },
     }),
-  }));
+  });
+  const args = { tenantId: principal.tenant_id, keyId: principal.key_id, requestId };
+  if (needs.length === 0) {
+    const { payload, approval } = decided(input, policy, principal.key_id);
+    opened = approval;
+    return recordDecision(deps, { ...args, payload, approval }, shape);
+  }
+  const make = (facts: UsageFacts) => {
+    const made = decided(input, policy, principal.key_id, facts);
+    opened = made.approval;
+    return made;
+  };
+  return recordDecision(deps, { ...args, payload: decided(input, policy, principal.key_id).payload, usage: { at, needs, make } }, shape);
 }

@@ -4,7 +4,7 @@ import type { Queryable } from "../db/index.ts";
 import { AppError, toAppError } from "../http/errors.ts";
 import type { Outcome } from "../http/idempotency.ts";
 import type { Metrics } from "../observability/metrics.ts";
-import type { OpenedApproval, ReceiptAppender } from "../receipts/append.ts";
+import type { OpenedApproval, ReceiptAppender, UsageDecision } from "../receipts/append.ts";
 import { usageSummary, type DecisionReceiptView } from "../receipts/store.ts";
 import type { ResultPayload } from "../decide/payload.ts";
 import { rateLimitHeaders, utcDay } from "./rate-limit.ts";
@@ -19,12 +19,24 @@ export interface Recording {
 
 export async function recordDecision(
   deps: Recording,
-  args: { tenantId: string; keyId: string; requestId: string; payload: ResultPayload; protectReceiptId?: string; approval?: OpenedApproval },
+  args: {
+    tenantId: string;
+    keyId: string;
+    requestId: string;
+    /** The payload; under usage rules, the one without facts (only its kind is read, for a 429's headers). */
+    payload: ResultPayload;
+    protectReceiptId?: string;
+    approval?: OpenedApproval;
+    /** Usage rules apply: decided on counters read under the tenant's lock (ReceiptAppender.appendDecided). */
+    usage?: Pick<UsageDecision, "at" | "needs" | "make">;
+  },
   /** The response body around the stored receipt. */
   shape: (receipt: DecisionReceiptView) => Record<string, unknown>,
 ): Promise<Outcome> {
   try {
-    const { receipt, quota, at } = await deps.receipts.append(args);
+    const { receipt, quota, at } = args.usage
+      ? await deps.receipts.appendDecided({ tenantId: args.tenantId, keyId: args.keyId, requestId: args.requestId, ...args.usage })
+      : await deps.receipts.append(args);
     deps.metrics.decision(receipt.kind, receipt.decision);
     return { status: 200, body: shape(receipt), headers: rateLimitHeaders(quota.limit, quota.used, at) };
   } catch (err) {

@@ -69,7 +69,12 @@ async function decisionHolds(db: Queryable, tenantId: string, receipt: unknown):
   // Under a version with a keys condition the payload names the key that asked, and that key decides again.
   const principal = receipt.payload.principal;
   const keyId = isObject(principal) && typeof principal.key_id === "string" ? principal.key_id : null;
-  const again = decide(input, document, { key_id: keyId });
+  // Usage conditions decide on the facts the payload names (the counters' totals it read).
+  const facts = Array.isArray(receipt.payload.usage)
+    ? new Map((receipt.payload.usage as unknown[]).filter(isObject).map((u) => [String(u.rule), { window_start: String(u.window_start), before: Number(u.before) }]))
+    : undefined;
+  const again = decide(input, document, { key_id: keyId }, facts);
+  if (canonicalJson(again.usage ?? null) !== canonicalJson(receipt.payload.usage ?? null)) return false;
   // The rule named must be the one that decides again (payloads without one name none).
   const ruleHolds = again.rule === (receipt.payload.rule ?? null);
   // A require_approval rule names its terms; an execute of an approved action names the approval,

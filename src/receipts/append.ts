@@ -8,6 +8,7 @@ import { canonicalJson } from "../crypto/canonical.ts";
 import { sha256HexSync } from "../crypto/sync.ts";
 import { newId } from "../ids.ts";
 import type { ResultPayload } from "../decide/payload.ts";
+import type { UsageFacts, UsageNeed } from "../decide/engine.ts";
 import { receiptClaims } from "./claims.ts";
 import type { ReceiptSigner } from "./signer.ts";
 import type { Metrics } from "../observability/metrics.ts";
@@ -28,6 +29,24 @@ interface AppendItem {
   protect_receipt_id: string | null;
   /** A protect that requires approval: the approval it opens (receipt_approval_open()). */
   approval: OpenedApproval | null;
+  /** An ALLOWED protect under usage rules: what it adds to their counters (receipt_usage_counters_add()). */
+  usage_add: { counter: string; scope: string; window_start: string; add: number }[] | null;
+}
+
+/**
+ * A protect under a policy with usage rules (docs/policy.md, "Budgets and rate windows"): decided
+ * only once its counters are read under its tenant's locked log head, in the transaction that
+ * stores it, so that no concurrent request, on any instance, can slip past a limit.
+ */
+export interface UsageDecision {
+  tenantId: string;
+  keyId: string;
+  requestId: string;
+  /** The receipt's time, which the usage windows of `needs` were computed for. */
+  at: Date;
+  needs: UsageNeed[];
+  /** The payload (and the approval it opens, if any) decided with the totals read. */
+  make: (facts: UsageFacts) => { payload: ResultPayload; approval?: OpenedApproval };
 }
 
 /** The approval a protect under a require_approval rule opens, with its terms and what its emails name. */
@@ -63,6 +82,8 @@ export class ReceiptAppender {
    * answered only after its batch committed.
    */
   private readonly batches: Coalescer<AppendItem, AppendRow>;
+  /** The same for protects with usage rules: read, decide, sign and append in one transaction per batch. */
+  private readonly decided: Coalescer<UsageDecision, { row: AppendRow; item: AppendItem; payload: ResultPayload }>;
   /**
    * The ALLOWED protects this process stored lately, by receipt_id, for the execute that usually
    * follows within milliseconds. Freshness: stored receipts never change (receipts_append_only),
@@ -89,6 +110,95 @@ export class ReceiptAppender {
       },
       { maxBatch: MAX_BATCH, maxInFlight: 2 },
     );
+    this.decided = new Coalescer(
+      (batch) =>
+        db.tx(async (q) => {
+          metrics.receiptBatch(batch.length);
+          const key = (tenant: string, n: UsageNeed) => `${tenant}\u0000${n.counter}\u0000${n.scope}\u0000${n.window_start}`;
+          const asked = new Map<string, { tenant_id: string; counter: string; scope: string; window_start: string }>();
+          for (const d of batch) for (const n of d.needs) asked.set(key(d.tenantId, n), { tenant_id: d.tenantId, counter: n.counter, scope: n.scope, window_start: n.window_start });
+          const tenants = [...new Set(batch.map((d) => d.tenantId))].sort();
+          const totals = new Map<string, number>();
+          for (const r of await q.query("usage/read", [tenants, [...asked.values()]])) totals.set(`${r.tenant_id}\u0000${r.counter}\u0000${r.scope}\u0000${new Date(r.window_start).toISOString()}`, r.total);
+          // In input order, each decision sees the ones before it in the batch.
+          const items: AppendItem[] = [];
+          const payloads: ResultPayload[] = [];
+          for (const d of batch) {
+            const facts = new Map(d.needs.map((n) => [n.rule, { window_start: n.window_start, before: totals.get(key(d.tenantId, n)) ?? 0 }]));
+            const { payload, approval } = d.make(facts);
+            const allowed = payload.decision === "ALLOWED";
+            if (allowed) for (const n of d.needs) totals.set(key(d.tenantId, n), (totals.get(key(d.tenantId, n)) ?? 0) + n.add);
+            items.push({
+              ...(await this.signed({ tenantId: d.tenantId, keyId: d.keyId, requestId: d.requestId, payload, at: d.at, approval })),
+              usage_add: allowed ? d.needs.map((n) => ({ counter: n.counter, scope: n.scope, window_start: n.window_start, add: n.add })) : null,
+            });
+            payloads.push(payload);
+          }
+          const rows = await q.query("receipts/append", [items]);
+          const byIndex = new Map(rows.map((r) => [r.idx, r]));
+          return batch.map((_, i) => {
+            const row = byIndex.get(i);
+            if (!row) return new Error("receipt_append returned no row for an item");
+            return row.refusal ? new DbError(row.refusal, undefined, "receipt refused", "receipts/append") : { row, item: items[i], payload: payloads[i] };
+          });
+        }),
+      { maxBatch: MAX_BATCH, maxInFlight: 1 },
+    );
+  }
+
+  /** A protect decided on usage counters read under its tenant's lock (see UsageDecision). */
+  async appendDecided(d: UsageDecision): Promise<Appended & { payload: ResultPayload }> {
+    const { row, item, payload } = await this.decided.submit(d);
+    if (payload.decision === "ALLOWED") this.issued.set(item.receipt_id, { tenantId: d.tenantId, payload });
+    return { ...this.appended(item, row, payload), payload };
+  }
+
+  /** An item as receipt_append() takes it: the payload hashed and its claims signed. */
+  private async signed(args: { tenantId: string; keyId: string; requestId: string; payload: ResultPayload; at: Date; protectReceiptId?: string; approval?: OpenedApproval }): Promise<AppendItem> {
+    const kind = args.payload.kind as "protect" | "execute";
+    const timestamp = args.at.toISOString();
+    const text = canonicalJson(args.payload);
+    const content_hash = sha256HexSync(text);
+    const receipt_id = newId("rcpt_");
+    const protect_receipt_id = args.protectReceiptId ?? null;
+    const claims = receiptClaims({ receipt_id, tenant_id: args.tenantId, key_id: args.keyId, kind, request_id: args.requestId, timestamp, content_hash, protect_receipt_id });
+    const signature = await this.signer.sign(claims);
+    return {
+      receipt_id,
+      tenant_id: args.tenantId,
+      key_id: args.keyId,
+      kind,
+      request_id: args.requestId,
+      timestamp,
+      decision: args.payload.decision,
+      payload: text,
+      content_hash,
+      signature,
+      protect_receipt_id,
+      approval: args.approval ?? null,
+      usage_add: null,
+    };
+  }
+
+  private appended(item: AppendItem, row: AppendRow, payload: ResultPayload): Appended {
+    const receipt: DecisionReceiptView = {
+      receipt_id: item.receipt_id,
+      tenant_id: item.tenant_id,
+      kind: item.kind,
+      seq: Number(row.seq),
+      prev_hash: row.prev_hash,
+      chain_hash: row.chain_hash!,
+      key_id: item.key_id,
+      protect_receipt_id: item.protect_receipt_id,
+      decision: payload.decision,
+      request_id: item.request_id,
+      content_hash: item.content_hash,
+      timestamp: item.timestamp,
+      reasons: payload.reasons,
+      payload,
+      signature: item.signature,
+    };
+    return { receipt, quota: { limit: row.quota_limit, used: row.quota_used ?? 0 }, at: new Date(item.timestamp) };
   }
 
   /** The payload of an ALLOWED protect receipt of this tenant that this process stored lately, if any. */
@@ -121,6 +231,7 @@ export class ReceiptAppender {
       signature,
       protect_receipt_id,
       approval: args.approval ?? null,
+      usage_add: null,
     });
     if (kind === "protect" && payload.decision === "ALLOWED") this.issued.set(receipt_id, { tenantId, payload });
     const receipt: DecisionReceiptView = {

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
-import { setUsage, SMALL_PAYMENT } from "../helpers/customer.ts";
+import { setPlan, setUsage, SMALL_PAYMENT } from "../helpers/customer.ts";
 import { uniqueEmail } from "../helpers/service.ts";
 
 const ROOT = join(import.meta.dir, "..", "..");
@@ -136,6 +136,26 @@ describe.skipIf(!DATABASE_URL)("two instances on one PostgreSQL database", () =>
     expect(remaining.sort((x, y) => x - y)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
     const dashboard = await send(a, "GET", "/customer/dashboard", { headers: { authorization: `Bearer ${user.token}` } });
     expect(dashboard.body.usage).toMatchObject({ protect_today: 1000, receipts_stored: 10 });
+  });
+
+  test("a usage limit in the policy holds exactly under a burst alternating between instances: 50 against 10, 10 ALLOWED", async () => {
+    const user = await signup(a);
+    await setPlan(user.tenantId, "pro");
+    const capped = {
+      default_effect: "deny",
+      default_reason: "no_rule_matched",
+      rules: [
+        { id: "cap", effect: "deny", reason: "too_many", when: { actions: ["email.send"], usage: { sum: "count", per: "tenant", window: "day", gt: 10 } } },
+        { id: "emails", effect: "allow", reason: "ok", when: { actions: ["email.send"] } },
+      ],
+    };
+    expect((await send(b, "PUT", "/customer/policy", { json: { document: capped }, headers: { authorization: `Bearer ${user.token}` } })).status).toBe(200);
+    const replies = await Promise.all(Array.from({ length: 50 }, (_, i) => protect(nth(i), user.apiKey, { action: "email.send" })));
+    expect(replies.every((r) => r.status === 200)).toBe(true);
+    expect(replies.filter((r) => r.body.decision === "ALLOWED")).toHaveLength(10);
+    // Each ALLOWED read its own "before": 0 to 9, every one exactly once.
+    const before = replies.filter((r) => r.body.decision === "ALLOWED").map((r) => r.body.payload.usage[0].before);
+    expect(before.sort((x, y) => x - y)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
   });
 
   test("the daily execute quota holds exactly too, and a receipt executes once across instances", async () => {

@@ -1,0 +1,83 @@
+// Usage limits in policies (docs/policy.md, "Budgets and rate windows"): exact under concurrency,
+// provable (the payload names the facts it read, and the decision verifies again), refused when
+// malformed.
+import { beforeAll, describe, expect, test } from "bun:test";
+import { bearer } from "../helpers/accounts.ts";
+import { protect, setPlan } from "../helpers/customer.ts";
+import { call, expectErrorShape, signup } from "../helpers/service.ts";
+
+const CAPPED = (limit: number, per: "tenant" | "key" = "tenant") => ({
+  default_effect: "deny",
+  default_reason: "no_rule_matched",
+  rules: [
+    { id: "email_cap", effect: "deny", reason: "too_many_emails", when: { actions: ["email.send"], usage: { sum: "count", per, window: "day", gt: limit } } },
+    { id: "emails", effect: "allow", reason: "ok", when: { actions: ["email.send"] } },
+    { id: "eur_budget", effect: "deny", reason: "daily_budget", when: { actions: ["payment.*"], currency: { eq: "EUR" }, usage: { sum: "amount", per: "key", window: "day", gt: 500 } } },
+    { id: "payments", effect: "allow", reason: "ok", when: { actions: ["payment.*"] } },
+  ],
+});
+
+async function tenantWith(document: unknown) {
+  const t = await signup();
+  await setPlan(t.tenantId, "pro");
+  const reply = await call("PUT", "/customer/policy", { json: { document }, headers: bearer(t.token) });
+  expect(reply.status).toBe(200);
+  return t;
+}
+
+describe("a usage condition", () => {
+  test("50 concurrent protects against a limit of 10 give exactly 10 ALLOWED", async () => {
+    const t = await tenantWith(CAPPED(10));
+    const replies = await Promise.all(Array.from({ length: 50 }, () => protect(t.apiKey, { action: "email.send" })));
+    expect(replies.every((r) => r.status === 200)).toBe(true);
+    expect(replies.filter((r) => r.body.decision === "ALLOWED")).toHaveLength(10);
+    expect(replies.filter((r) => r.body.reasons[0] === "too_many_emails")).toHaveLength(40);
+  });
+
+  test("the payload names the facts it read, and the decision verifies again under them", async () => {
+    const t = await tenantWith(CAPPED(2));
+    const first = await protect(t.apiKey, { action: "email.send" });
+    const second = await protect(t.apiKey, { action: "email.send" });
+    const third = await protect(t.apiKey, { action: "email.send" });
+    const day = `${new Date().toISOString().slice(0, 10)}T00:00:00.000Z`;
+    expect(first.body.payload.usage).toEqual([{ rule: "email_cap", window_start: day, before: 0 }]);
+    expect(second.body.payload.usage).toEqual([{ rule: "email_cap", window_start: day, before: 1 }]);
+    expect(third.body.decision).toBe("DENIED");
+    expect(third.body.payload.usage).toEqual([{ rule: "email_cap", window_start: day, before: 2 }]);
+    for (const r of [first.body, second.body, third.body]) {
+      const v = await call("POST", "/v1/verify", { json: { receipt: r }, headers: { "x-api-key": t.apiKey } });
+      expect(v.body.checks).toEqual({ content_hash: true, signature: true, decision: true, stored: true });
+    }
+    // A fact changed: the content hash breaks; a payload re-signed with other facts would decide otherwise.
+    const forged = structuredClone(third.body);
+    forged.payload.usage[0].before = 0;
+    expect((await call("POST", "/v1/verify", { json: { receipt: forged }, headers: { "x-api-key": t.apiKey } })).body.verified).toBe(false);
+  });
+
+  test("a sum over amount per key: 500 EUR a day, and the other key counts apart; denied requests count nothing", async () => {
+    const t = await tenantWith(CAPPED(100));
+    const other = await call("POST", "/customer/keys", { json: { label: "second bot" }, headers: bearer(t.token) });
+    const pay = (key: string, amount: number) => protect(key, { action: "payment.send", amount, currency: "EUR" });
+    expect((await pay(t.apiKey, 300)).body.decision).toBe("ALLOWED");
+    expect((await pay(t.apiKey, 250)).body.decision).toBe("DENIED");
+    expect((await pay(t.apiKey, 200)).body.decision).toBe("ALLOWED");
+    expect((await pay(t.apiKey, 1)).body.decision).toBe("DENIED");
+    expect((await pay(other.body.secret, 500)).body.decision).toBe("ALLOWED");
+  });
+
+  test("bad input: no bound, an unknown window or measure, a sum over amount without a currency eq", async () => {
+    const t = await signup();
+    await setPlan(t.tenantId, "pro");
+    const rule = (usage: unknown, extra: Record<string, unknown> = {}) => ({ default_effect: "deny", default_reason: "x", rules: [{ id: "r", effect: "deny", reason: "x", when: { actions: ["a"], usage, ...extra } }] });
+    const refused = async (doc: unknown, path: string) => {
+      const reply = await call("PUT", "/customer/policy", { json: { document: doc }, headers: bearer(t.token) });
+      expectErrorShape(reply, 400, "invalid_request");
+      expect(reply.body.message).toStartWith(path);
+    };
+    await refused(rule({ sum: "count", per: "key", window: "day" }), "body/document/rules/0/when/usage");
+    await refused(rule({ sum: "count", per: "key", window: "week", gt: 1 }), "body/document/rules/0/when/usage/window");
+    await refused(rule({ sum: "calls", per: "key", window: "day", gt: 1 }), "body/document/rules/0/when/usage/sum");
+    await refused(rule({ sum: "amount", per: "key", window: "day", gt: 1 }), "body/document/rules/0/when/usage/sum");
+    await refused(rule({ sum: "amount", per: "key", window: "day", gt: 1 }, { currency: { in: ["EUR", "USD"] } }), "body/document/rules/0/when/usage/sum");
+  });
+});
