@@ -7,6 +7,7 @@ import { accountsRoutes } from "../accounts/routes.ts";
 import { customerAccountRoutes } from "../accounts/customer-routes.ts";
 import { tenantRoutes } from "../accounts/tenant-routes.ts";
 import { approvalsRoutes } from "../approvals/routes.ts";
+import { usageRoutes } from "../usage/routes.ts";
 import { membersRoutes } from "../members/routes.ts";
 import { receiptsRoutes } from "../receipts/routes.ts";
 import { catalogRoutes, plansRoutes } from "../plans/routes.ts";
@@ -127,6 +128,7 @@ export function createApp(deps: Deps) {
     .use(membersRoutes(deps))
     .use(tenantRoutes(deps))
     .use(approvalsRoutes(deps))
+    .use(usageRoutes(deps))
     .use(mailRoutes(deps))
     .use(consoleRoutes(deps));
   const http = deps.metrics.http(app.routes.map((r) => r.path));

@@ -83,7 +83,8 @@ export function usageNeeds(input: ProtectInput, policy: PolicyDocument, caller: 
   return needs;
 }
 
-function counterOf(r: Rule): string {
+/** The counter of a usage rule: its id and a hash of its conditions and measure (not its bound). */
+export function counterOf(r: Rule): string {
   const { gt: _gt, gte: _gte, lt: _lt, lte: _lte, ...measure } = r.when.usage!;
   return `${r.id}:${sha256HexSync(canonicalJson({ when: { ...r.when, usage: measure } })).slice(2, 18)}`;
 }

@@ -54,6 +54,7 @@ export const ROUTE_ROLES: Readonly<Record<string, Role>> = {
   "POST /customer/keys/:key_id/revoke": "developer",
   // Plans and upgrades.
   "GET /customer/dashboard": "viewer",
+  "GET /customer/usage": "viewer",
   "GET /customer/upgrades": "viewer",
   "POST /customer/upgrades/request": "owner",
   "POST /customer/upgrades/:id/cancel": "owner",

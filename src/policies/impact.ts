@@ -1,6 +1,6 @@
 // What a draft policy would change: the inputs of stored protect receipts decided again. Pure over
 // the rows it is given; nothing is stored.
-import { decide, type Decision } from "../decide/engine.ts";
+import { decide, usageNeeds, type Decision } from "../decide/engine.ts";
 import type { PolicyDocument, ProtectInput } from "../decide/policy.ts";
 
 /** A stored protect receipt as the impact replay reads it (policies/impact_receipts.sql). */
@@ -30,11 +30,18 @@ export function impactOf(rows: readonly StoredDecision[], draft: PolicyDocument)
   const examples: ImpactExample[] = [];
   // Decisions a require_approval rule of the draft would have held for people, per UTC day.
   const approvalDays = new Map<string, number>();
-  for (const row of rows) {
+  // Replayed oldest first: the draft's usage limits count the traffic as it came, from zero, and
+  // an action the draft denies counts toward nothing (so a lowered budget shows what it would have denied).
+  const counters = new Map<string, number>();
+  for (const row of [...rows].reverse()) {
     const payload = JSON.parse(row.payload) as { input: ProtectInput; decision: Decision; reasons: string[]; principal?: { key_id: string | null } };
     // The key that decided is the payload's principal when it names one; otherwise the caller's.
     const keyId = payload.principal ? payload.principal.key_id : row.key_id;
-    const after = decide(payload.input, draft, { key_id: keyId });
+    const needs = row.timestamp ? usageNeeds(payload.input, draft, { key_id: keyId }, row.timestamp) : [];
+    const slot = (n: (typeof needs)[number]) => `${n.counter}\u0000${n.scope}\u0000${n.window_start}`;
+    const facts = new Map(needs.map((n) => [n.rule, { window_start: n.window_start, before: counters.get(slot(n)) ?? 0 }]));
+    const after = decide(payload.input, draft, { key_id: keyId }, facts);
+    if (after.decision === "ALLOWED") for (const n of needs) counters.set(slot(n), (counters.get(slot(n)) ?? 0) + n.add);
     if (after.approval) {
       const day = (row.timestamp ?? "").slice(0, 10) || "unknown";
       approvalDays.set(day, (approvalDays.get(day) ?? 0) + 1);
@@ -46,9 +53,9 @@ export function impactOf(rows: readonly StoredDecision[], draft: PolicyDocument)
     }
     if (before.decision === "ALLOWED" && after.decision === "DENIED") allowedToDenied++;
     if (before.decision === "DENIED" && after.decision === "ALLOWED") deniedToAllowed++;
-    if (examples.length < MAX_EXAMPLES) {
-      examples.push({ receipt_id: row.receipt_id, input: payload.input, before, after: { decision: after.decision, reason: after.reasons[0] } });
-    }
+    // Oldest first here: the newest MAX_EXAMPLES are kept, and shown newest first below.
+    examples.push({ receipt_id: row.receipt_id, input: payload.input, before, after: { decision: after.decision, reason: after.reasons[0] } });
+    if (examples.length > MAX_EXAMPLES) examples.shift();
   }
   return {
     evaluated: rows.length,
@@ -58,6 +65,6 @@ export function impactOf(rows: readonly StoredDecision[], draft: PolicyDocument)
     denied_to_allowed: deniedToAllowed,
     approval_required: [...approvalDays.values()].reduce((a, b) => a + b, 0),
     approval_required_by_day: [...approvalDays.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([day, count]) => ({ day, count })),
-    examples,
+    examples: examples.reverse(),
   };
 }

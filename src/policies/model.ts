@@ -52,6 +52,12 @@ export const TestCase = t.Object(
     name: t.String({ minLength: 1, maxLength: 200 }),
     input: ProtectInput,
     key_id: t.Optional(t.String({ pattern: "^key_[A-Za-z0-9]{1,64}$" })),
+    usage: t.Optional(
+      t.Record(t.String({ pattern: "^[a-z0-9][a-z0-9_.-]{0,63}$" }), t.Number({ minimum: 0, maximum: 1e15 }), {
+        maxProperties: 50,
+        description: "a usage rule's total in its window before the case (by rule id; 0 when left out)",
+      }),
+    ),
     expect: t.Object(
       {
         decision: Decision,

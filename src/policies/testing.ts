@@ -13,7 +13,8 @@ export interface TestRun {
 /** A case passes when the decision matches and so do `reason` and `rule` where the case names them. */
 export function runCases(document: PolicyDocument, cases: readonly TestCase[]): TestRun {
   const results = cases.map((c): CaseResult => {
-    const verdict = decide(c.input, document, { key_id: c.key_id ?? null });
+    const facts = c.usage ? new Map(Object.entries(c.usage).map(([rule, before]) => [rule, { window_start: "", before: before as number }])) : undefined;
+    const verdict = decide(c.input, document, { key_id: c.key_id ?? null }, facts);
     const reason = verdict.reasons[0];
     const approvalRequired = verdict.approval !== undefined;
     const passed =

@@ -9,6 +9,7 @@ import { activePolicy, policyVersion } from "../policies/store.ts";
 import { assertVerdict, requireFeature } from "../plans/features.ts";
 import { documentProblem, policyHash, type SimulatedPolicy } from "../decide/policy.ts";
 import { PRESETS, presetNames } from "./presets.ts";
+import { usageNeeds, type UsageFacts } from "../decide/engine.ts";
 import { simulate, type Subject } from "./simulate.ts";
 
 type Body = Static<typeof SimulateBody>;
@@ -61,15 +62,25 @@ export function simulationRoutes(deps: Deps) {
       else policy = await activePolicy(deps.db, tenantId);
     }
     const subject = subjectOf(body);
+    const timestamp = deps.now().toISOString();
+    // Usage rules: the counters as committed, read without a lock; a simulation counts nothing.
+    const input = "preset" in subject ? PRESETS[subject.preset]?.input : subject.input;
+    const needs = input ? usageNeeds(input, policy.document, { key_id: keyId }, timestamp) : [];
+    let usage: UsageFacts | undefined;
+    if (needs.length > 0) {
+      const rows = await deps.db.query("usage/peek", [needs.map((n) => ({ tenant_id: tenantId, counter: n.counter, scope: n.scope, window_start: n.window_start }))]);
+      usage = new Map(needs.map((n, i) => [n.rule, { window_start: n.window_start, before: rows[i]?.total ?? 0 }]));
+    }
     const result = await simulate({
       subject,
       policy,
       requestId: requestId(request),
       tenantId,
       keyId,
-      timestamp: deps.now().toISOString(),
+      timestamp,
       signer: deps.signer,
       outcomes: deps.presetOutcomes,
+      usage,
     });
     deps.metrics.decision("simulate", result.decision);
     return result;

@@ -6,7 +6,7 @@ import { sha256HexSync } from "../crypto/sync.ts";
 import { receiptClaims } from "../receipts/claims.ts";
 import type { ReceiptSigner } from "../receipts/signer.ts";
 import { AppError } from "../http/errors.ts";
-import { decide } from "../decide/engine.ts";
+import { decide, type UsageFacts } from "../decide/engine.ts";
 import { buildPayload } from "../decide/payload.ts";
 import { payloadPrincipal, readsKeys, type ProtectInput, type SimulatedPolicy } from "../decide/policy.ts";
 import { PRESETS } from "./presets.ts";
@@ -17,10 +17,10 @@ type Outcome = ReturnType<typeof outcome>;
  * An input's decision, payload and content_hash under a policy (preset: the input is that
  * preset's). The key is a fact of the decision, and enters the payload, only when a rule reads it.
  */
-function outcome(input: ProtectInput, policy: SimulatedPolicy, keyId: string | null, preset?: string) {
+function outcome(input: ProtectInput, policy: SimulatedPolicy, keyId: string | null, preset?: string, facts?: UsageFacts) {
   const principal = payloadPrincipal(policy.document, keyId);
-  const { decision, reasons, rule, approval } = decide(input, policy.document, { key_id: keyId });
-  const payload = buildPayload({ kind: "simulation", input, policy: policy.ref, decision, reasons, rule, principal, preset, requires_approval: approval });
+  const { decision, reasons, rule, approval, usage } = decide(input, policy.document, { key_id: keyId }, facts);
+  const payload = buildPayload({ kind: "simulation", input, policy: policy.ref, decision, reasons, rule, principal, preset, requires_approval: approval, usage });
   return { decision, reasons, payload, content_hash: sha256HexSync(canonicalJson(payload)) };
 }
 
@@ -55,6 +55,8 @@ export async function simulate(args: {
   timestamp: string;
   signer: ReceiptSigner;
   outcomes: PresetOutcomes;
+  /** The usage facts read for the policy's usage rules (none: no usage rule applies). */
+  usage?: UsageFacts;
 }) {
   const { subject } = args;
   let preset: string | null = null;
@@ -62,9 +64,10 @@ export async function simulate(args: {
   if ("preset" in subject) {
     if (!Object.hasOwn(PRESETS, subject.preset)) throw new AppError("invalid_preset", "Unknown preset; GET /v1/presets lists them.");
     preset = subject.preset;
-    result = args.outcomes.of(subject.preset, args.policy, args.keyId);
+    // Under usage facts the outcome depends on the counters, not only on the preset and version: not memoised.
+    result = args.usage ? outcome(PRESETS[subject.preset].input, args.policy, args.keyId, subject.preset, args.usage) : args.outcomes.of(subject.preset, args.policy, args.keyId);
   } else {
-    result = outcome(subject.input, args.policy, args.keyId);
+    result = outcome(subject.input, args.policy, args.keyId, undefined, args.usage);
   }
   const { decision, reasons, payload, content_hash } = result;
   // A simulation is never stored: no receipt id, no executed protect.

@@ -98,6 +98,7 @@ const ROUTES: ProtectedRoute[] = [
   { method: "GET", path: () => "/customer/upgrades", auth: "jwt" },
   { method: "POST", path: (f) => `/customer/upgrades/${f.ids.upgrade}/cancel`, auth: "jwt", owned: true },
   { method: "GET", path: () => "/customer/dashboard", auth: "jwt" },
+  { method: "GET", path: () => "/customer/usage", auth: "jwt" },
   // Decisions
   { method: "POST", path: () => "/v1/protect", auth: "key", json: () => ({ action: "document.read" }) },
   { method: "POST", path: () => "/v1/execute", auth: "key", json: (f) => ({ receipt_id: f.ids.receipt }), owned: true },

@@ -147,6 +147,7 @@ const ROUTES: Route[] = [
   { method: "DELETE", path: "/customer/members/:member_id", auth: "jwt" },
   { method: "GET", path: "/customer/settings", auth: "jwt" },
   { method: "GET", path: "/customer/audit", auth: "jwt", query: ["limit", "cursor", "event"] },
+  { method: "GET", path: "/customer/usage", auth: "jwt" },
   { method: "GET", path: "/customer/approvals", auth: "jwt", query: ["status", "limit", "cursor"] },
   { method: "GET", path: "/customer/approvals/:approval_id", auth: "jwt" },
   { method: "POST", path: "/customer/approvals/:approval_id/votes", auth: "jwt", fields: { vote: fc.constantFrom("approve", "deny", "maybe", ""), action_hash: text(), comment: text() } },

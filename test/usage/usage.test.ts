@@ -81,3 +81,41 @@ describe("a usage condition", () => {
     await refused(rule({ sum: "amount", per: "key", window: "day", gt: 1 }, { currency: { in: ["EUR", "USD"] } }), "body/document/rules/0/when/usage/sum");
   });
 });
+
+describe("seen and simulated", () => {
+  test("GET /customer/usage shows each limit's use in the current window; simulate shows what it read and counts nothing", async () => {
+    const t = await tenantWith(CAPPED(3));
+    for (let i = 0; i < 2; i++) await protect(t.apiKey, { action: "email.send" });
+    await protect(t.apiKey, { action: "payment.send", amount: 120, currency: "EUR" });
+    const before = await call("GET", "/customer/usage", { headers: bearer(t.token) });
+    expect(before.body.limits.map((l: { rule: string; usage: unknown }) => [l.rule, l.usage])).toEqual([
+      ["email_cap", [{ key_id: null, total: 2 }]],
+      ["eur_budget", [{ key_id: expect.stringMatching(/^key_/), total: 120 }]],
+    ]);
+    expect(before.body.limits[1]).toMatchObject({ sum: "amount", per: "key", window: "day", bound: { gt: 500 }, currency: "EUR" });
+    for (let i = 0; i < 3; i++) {
+      const sim = await call("POST", "/v1/simulate", { json: { input: { action: "email.send" } }, headers: { "x-api-key": t.apiKey } });
+      expect(sim.body.decision).toBe("ALLOWED");
+      expect(sim.body.payload.usage[0].before).toBe(2);
+    }
+    const after = await call("GET", "/customer/usage", { headers: bearer(t.token) });
+    expect(after.body.limits[0].usage).toEqual([{ key_id: null, total: 2 }]);
+  });
+
+  test("a policy test case may set a starting usage", async () => {
+    const t = await tenantWith(CAPPED(3));
+    const cases = [
+      { name: "fresh", input: { action: "email.send" }, expect: { decision: "ALLOWED" } },
+      { name: "at the cap", input: { action: "email.send" }, usage: { email_cap: 3 }, expect: { decision: "DENIED", reason: "too_many_emails" } },
+    ];
+    const reply = await call("POST", "/customer/policy/test", { json: { cases }, headers: bearer(t.token) });
+    expect(reply.body).toMatchObject({ passed: 2, failed: 0 });
+  });
+
+  test("impact replays the recorded traffic in order under a draft's lower budget", async () => {
+    const t = await tenantWith(CAPPED(100));
+    for (let i = 0; i < 5; i++) expect((await protect(t.apiKey, { action: "email.send" })).body.decision).toBe("ALLOWED");
+    const reply = await call("POST", "/customer/policy/impact", { json: { document: CAPPED(2) }, headers: bearer(t.token) });
+    expect(reply.body).toMatchObject({ evaluated: 5, allowed_to_denied: 3, unchanged: 2 });
+  });
+});
