@@ -19,7 +19,7 @@ import { policyImpact, type ImpactResult } from "./bench/impact.ts";
 import { cpuSeconds, machineBusySeconds, postgresCpuSeconds, rssMb } from "./bench/proc.ts";
 import { peersOptions, type PeersResult, peersTable, runPeers } from "./bench/peers.ts";
 import { scaleScenario, scaleTable, type ScaleResult } from "./bench/scale.ts";
-import { scenarios } from "./bench/scenarios.ts";
+import { BUDGET_POLICY, scenarios } from "./bench/scenarios.ts";
 import { cliOps, freshPostgresDatabase, insecure, type Account, startWithTenants, stopService } from "./bench/service.ts";
 import { ensureWrk, type Shape, wrk as runWrk } from "./bench/wrk.ts";
 
@@ -105,13 +105,17 @@ async function benchDatabase(
   // tenant, kept out of the other scenarios, holds the scale scenario's big log.
   const password = "bench passphrase, long enough";
   const flags = process.env.BENCH_BUN_FLAGS?.split(" ").filter(Boolean) ?? [];
-  const started = await startWithTenants(ROOT, env, { tenants: TENANTS + (SCALE ? 1 : 0), name: "bench", password, flags });
+  const started = await startWithTenants(ROOT, env, { tenants: TENANTS + 1 + (SCALE ? 1 : 0), name: "bench", password, flags });
   const { service, startup_ms } = started;
   const accounts = started.accounts.slice(0, TENANTS);
   const { proc, url } = service;
+  // One more tenant, with a per-key daily budget that never binds: protect_budget beside protect_one_tenant.
+  const budget = started.accounts[TENANTS + (SCALE ? 1 : 0)];
+  const published = await fetch(`${url}/customer/policy`, { ...insecure, method: "PUT", headers: { "content-type": "application/json", authorization: `Bearer ${budget.token}` }, body: JSON.stringify({ document: BUDGET_POLICY }) });
+  if (!published.ok) throw new Error(`the budget policy: ${published.status} ${await published.text()}`);
   const rows: Row[] = [];
   const fixed: FixedRateRow[] = [];
-  for (const [name, shape] of Object.entries(scenarios(accounts, password))) {
+  for (const [name, shape] of Object.entries(scenarios(accounts, password, budget))) {
     if (ONLY && !ONLY.includes(name)) continue;
     await wrk(url, shape, WARMUP); // warm-up, not counted
     const cpu0 = { service: cpuSeconds(proc.pid), pg: postgresCpuSeconds(), machine: machineBusySeconds() };

@@ -3,7 +3,17 @@
 import type { Account } from "./service.ts";
 import type { Shape } from "./wrk.ts";
 
-export function scenarios(accounts: Account[], password: string): Record<string, Shape> {
+/** A budget that never binds: what a usage rule costs a protect (docs/policy.md, "Budgets and rate windows"). */
+export const BUDGET_POLICY = {
+  default_effect: "deny",
+  default_reason: "no_rule_matched",
+  rules: [
+    { id: "budget", effect: "deny", reason: "daily_budget", when: { actions: ["payment.*"], currency: { eq: "USD" }, usage: { sum: "amount", per: "key", window: "day", gt: 1e14 } } },
+    { id: "payments", effect: "allow", reason: "ok", when: { actions: ["payment.*"] } },
+  ],
+};
+
+export function scenarios(accounts: Account[], password: string, budget?: Account): Record<string, Shape> {
   const account = accounts[0];
   const key = { "X-API-Key": account.api_key };
   // Many tenants, as in service: each request takes the next tenant's key (round robin).
@@ -13,6 +23,8 @@ export function scenarios(accounts: Account[], password: string): Record<string,
     simulate: { path: "/v1/simulate", method: "POST", body: { preset: "small_payment" }, headers: key },
     protect: { path: "/v1/protect", method: "POST", body: payment, keys },
     protect_one_tenant: { path: "/v1/protect", method: "POST", body: payment, headers: key },
+    // One tenant whose policy holds a per-key daily budget (BUDGET_POLICY): beside protect_one_tenant.
+    ...(budget ? { protect_budget: { path: "/v1/protect", method: "POST", body: payment, headers: { "X-API-Key": budget.api_key } } } : {}),
     protect_execute: { path: "/v1/protect", method: "POST", body: { action: "document.read", resource: "docs/handbook.pdf" }, keys, pair: true },
     key_list: { path: "/customer/keys", method: "GET", headers: { Authorization: `Bearer ${account.token}` } },
     // One caller, one request at a time: the latency a bot sees when warden is not busy.
