@@ -1,11 +1,13 @@
 // The console's client-side pages. Shared by the server, which answers index.html for exactly
 // these paths under /console (anything else there is a JSON 404), and the browser's router.
 export const PUBLIC_PAGES = ["login", "signup", "forgot", "reset", "verify", "invitation"] as const;
-export const PRIVATE_PAGES = ["dashboard", "keys", "receipts", "policy", "plan", "members", "audit", "account", "mailbox"] as const;
+export const PRIVATE_PAGES = ["dashboard", "keys", "receipts", "approvals", "policy", "plan", "members", "audit", "account", "mailbox"] as const;
 
-export type Page = (typeof PUBLIC_PAGES)[number] | (typeof PRIVATE_PAGES)[number] | "home" | "receipt";
+export type Page = (typeof PUBLIC_PAGES)[number] | (typeof PRIVATE_PAGES)[number] | "home" | "receipt" | "approval";
 
 const RECEIPT = /^receipts\/(rcpt_[A-Za-z0-9]{1,100})$/;
+// The approval email's link (src/approvals/mail.ts) lands here.
+const APPROVAL = /^approvals\/(apv_[A-Za-z0-9]{1,100})$/;
 const NAMED: ReadonlySet<string> = new Set<string>([...PUBLIC_PAGES, ...PRIVATE_PAGES]);
 
 /** The page that `rest` (the path after "/console/", or "" for /console) names; undefined when none. */
@@ -14,7 +16,9 @@ export function pageOf(rest: string): { page: Page; id?: string } | undefined {
   if (path === "") return { page: "home" };
   if (NAMED.has(path)) return { page: path as Page };
   const receipt = RECEIPT.exec(path);
-  return receipt ? { page: "receipt", id: receipt[1] } : undefined;
+  if (receipt) return { page: "receipt", id: receipt[1] };
+  const approval = APPROVAL.exec(path);
+  return approval ? { page: "approval", id: approval[1] } : undefined;
 }
 
 export function isPublicPage(page: Page): boolean {

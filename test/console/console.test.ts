@@ -25,7 +25,7 @@ beforeAll(async () => {
 }, 60_000);
 
 describe("pages", () => {
-  const paths = ["/console", "/console/", ...[...PUBLIC_PAGES, ...PRIVATE_PAGES].map((p) => `/console/${p}`), "/console/receipts/rcpt_0123456789abcdefghijkl", "/console/verify?token=abc", "/console/reset?token=abc"];
+  const paths = ["/console", "/console/", ...[...PUBLIC_PAGES, ...PRIVATE_PAGES].map((p) => `/console/${p}`), "/console/receipts/rcpt_0123456789abcdefghijkl", "/console/approvals/apv_0123456789abcdefghijkl", "/console/verify?token=abc", "/console/reset?token=abc"];
 
   test("every page path answers index.html with the console's security headers", async () => {
     for (const path of paths) {
@@ -201,6 +201,7 @@ describe("client helpers", () => {
     expect(pageOf("keys")).toEqual({ page: "keys" });
     expect(pageOf("keys/")).toEqual({ page: "keys" });
     expect(pageOf("receipts/rcpt_abc123")).toEqual({ page: "receipt", id: "rcpt_abc123" });
-    for (const bad of ["assets", "keys/x", "receipts/abc", "receipts/rcpt_../x", "../keys", "Keys", "constructor", "__proto__"]) expect(pageOf(bad)).toBeUndefined();
+    expect(pageOf("approvals/apv_abc123")).toEqual({ page: "approval", id: "apv_abc123" });
+    for (const bad of ["assets", "keys/x", "receipts/abc", "receipts/rcpt_../x", "approvals/rcpt_abc", "approvals/apv_../x", "../keys", "Keys", "constructor", "__proto__"]) expect(pageOf(bad)).toBeUndefined();
   });
 });

@@ -15,6 +15,8 @@ import { DevMailboxLink, MailboxPage } from "../pages/mailbox.tsx";
 import { MembersPage } from "../pages/members.tsx";
 import { AuditPage } from "../pages/audit.tsx";
 import { InvitationPage } from "../pages/invitation.tsx";
+import { ApprovalsPage } from "../pages/approvals.tsx";
+import { ApprovalPage } from "../pages/approval.tsx";
 import { requiredRole, roleAtLeast, type Role } from "../../members/roles.ts";
 import { TenantSwitcher } from "./tenants.tsx";
 
@@ -54,6 +56,7 @@ const NAV: { page: Page; label: string }[] = [
   { page: "dashboard", label: "Dashboard" },
   { page: "keys", label: "Keys" },
   { page: "receipts", label: "Receipts" },
+  { page: "approvals", label: "Approvals" },
   { page: "policy", label: "Policy" },
   { page: "plan", label: "Plan" },
   { page: "members", label: "Members" },
@@ -110,6 +113,10 @@ export function App() {
     announce("You are logged out.");
   };
 
+  // One receipt or approval is a page of its list's section.
+  const section = route.page === "receipt" ? "receipts" : route.page === "approval" ? "approvals" : route.page;
+  const pending = usePendingCount(token && account ? account.member_id : null, route.page);
+
   const signedIn: Session | null =
     token && account ? { account, refreshAccount, firstKey, clearFirstKey: () => setFirstKey(null), can: (route) => roleCan(account.role, route) } : null;
 
@@ -126,6 +133,8 @@ export function App() {
   else if (route.page === "keys") content = <KeysPage session={signedIn} />;
   else if (route.page === "receipts") content = <ReceiptsPage session={signedIn} />;
   else if (route.page === "receipt") content = <ReceiptPage id={route.id!} />;
+  else if (route.page === "approvals") content = <ApprovalsPage session={signedIn} />;
+  else if (route.page === "approval") content = <ApprovalPage id={route.id!} session={signedIn} onChanged={pending.reload} />;
   else if (route.page === "policy") content = <PolicyPage session={signedIn} />;
   else if (route.page === "plan") content = <PlanPage session={signedIn} />;
   else if (route.page === "members") content = <MembersPage session={signedIn} />;
@@ -148,8 +157,9 @@ export function App() {
             <ul>
               {NAV.map((item) => (
                 <li key={item.page}>
-                  <Link href={`${BASE}/${item.page}`} aria-current={route.page === item.page || (item.page === "receipts" && route.page === "receipt") ? "page" : undefined}>
+                  <Link href={`${BASE}/${item.page}`} aria-current={item.page === section ? "page" : undefined}>
                     {item.label}
+                    {item.page === "approvals" && <PendingCount count={pending.count} />}
                   </Link>
                 </li>
               ))}
@@ -168,6 +178,40 @@ export function App() {
       <main id="main" tabIndex={-1} key={signedIn ? signedIn.account.member_id : "signed-out"}>
         {content}
       </main>
+    </>
+  );
+}
+
+/**
+ * How many approvals wait for a decision, for the navigation: one indexed read, again on each
+ * page change and after a vote (a tenant holds at most 100 pending, one page).
+ */
+function usePendingCount(member: string | null, page: string) {
+  const [count, setCount] = useState<number | null>(null);
+  const [tick, setTick] = useState(0);
+  useEffect(() => {
+    if (!member) return setCount(null);
+    let live = true;
+    api<{ approvals: unknown[] }>("GET", "/customer/approvals?status=pending&limit=100").then(
+      (list) => live && setCount(list.approvals.length),
+      () => live && setCount(null),
+    );
+    return () => {
+      live = false;
+    };
+  }, [member, page, tick]);
+  return { count, reload: () => setTick((t) => t + 1) };
+}
+
+function PendingCount({ count }: { count: number | null }) {
+  if (!count) return null;
+  return (
+    <>
+      {" "}
+      <span class="count" aria-hidden="true" data-testid="pending-count">
+        {count}
+      </span>
+      <span class="visually-hidden">, {count} pending</span>
     </>
   );
 }

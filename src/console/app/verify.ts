@@ -26,3 +26,41 @@ export async function verifyInBrowser(receipt: { receipt_id: string }): Promise<
   const kids = jwks.keys.map((k) => (k as { kid?: string }).kid ?? "").filter(Boolean);
   return { verified, checks, tree_size: checkpoint.tree_size, root_hash: checkpoint.root_hash, kids };
 }
+
+/** One receipt of an approval's bundle, checked like any receipt. */
+export interface BundleReceiptCheck {
+  receipt_id: string;
+  kind: string;
+  seq: number;
+  verified: boolean;
+  checks: ProofChecks;
+}
+
+export interface BundleVerification {
+  verified: boolean;
+  receipts: BundleReceiptCheck[];
+  tree_size: number;
+  root_hash: string;
+}
+
+/**
+ * An approval's bundle (GET /customer/approvals/{id}/bundle: every receipt of it, a proof of each,
+ * one checkpoint), each receipt checked here with its proof against that checkpoint and the JWKS.
+ */
+export async function verifyApprovalBundleInBrowser(approvalId: string): Promise<BundleVerification> {
+  const [jwks, bundle] = await Promise.all([
+    api<{ keys: JsonWebKey[] }>("GET", "/.well-known/jwks.json", { auth: false }),
+    api<{ receipts: { receipt_id: string; kind: string; seq: number }[]; proofs: unknown[]; checkpoint: { tree_size: number; root_hash: string } }>(
+      "GET",
+      `/customer/approvals/${encodeURIComponent(approvalId)}/bundle`,
+    ),
+  ]);
+  const receipts: BundleReceiptCheck[] = [];
+  for (const [i, receipt] of bundle.receipts.entries()) {
+    const { verified, checks } = await verifyProofBundle({ receipt, proof: bundle.proofs[i], checkpoint: bundle.checkpoint }, jwks);
+    receipts.push({ receipt_id: receipt.receipt_id, kind: receipt.kind, seq: receipt.seq, verified, checks });
+  }
+  // A bundle without receipts proves nothing; one proof short leaves a receipt unchecked (failed above).
+  const verified = receipts.length > 0 && bundle.proofs.length === receipts.length && receipts.every((r) => r.verified);
+  return { verified, receipts, tree_size: bundle.checkpoint.tree_size, root_hash: bundle.checkpoint.root_hash };
+}

@@ -163,10 +163,12 @@ export function ReceiptPage({ id }: { id: string }) {
               {receipt.kind === "event" ? (
                 <>none: an audit event, <span class="mono">{receipt.payload.event}</span></>
               ) : receipt.kind === "vote" ? (
-                <>none: a vote ({receipt.payload.vote}) on approval <span class="mono">{receipt.payload.approval_id}</span></>
+                <>
+                  none: a vote ({receipt.payload.vote}) on approval <ApprovalLink id={receipt.payload.approval_id} />
+                </>
               ) : receipt.kind === "approval" ? (
                 <>
-                  <span class={`badge ${receipt.decision.toLowerCase()}`}>{receipt.decision}</span> approval <span class="mono">{receipt.payload.outcome.approval_id}</span>{" "}
+                  <span class={`badge ${receipt.decision.toLowerCase()}`}>{receipt.decision}</span> approval <ApprovalLink id={receipt.payload.outcome.approval_id} />{" "}
                   {receipt.payload.outcome.status}
                 </>
               ) : (
@@ -189,7 +191,7 @@ export function ReceiptPage({ id }: { id: string }) {
             <dd class="mono">{receipt.key_id ?? "—"}</dd>
             {receipt.protect_receipt_id && (
               <>
-                <dt>Executes</dt>
+                <dt>{receipt.kind === "execute" ? "Executes" : "Request"}</dt>
                 <dd>
                   <Link href={`${BASE}/receipts/${receipt.protect_receipt_id}`} class="mono">
                     {receipt.protect_receipt_id}
@@ -227,6 +229,14 @@ export function ReceiptPage({ id }: { id: string }) {
         </>
       )}
     </section>
+  );
+}
+
+function ApprovalLink({ id }: { id: string }) {
+  return (
+    <Link href={`${BASE}/approvals/${id}`} class="mono">
+      {id}
+    </Link>
   );
 }
 
