@@ -221,13 +221,23 @@ export function Loading({ what }: { what: string }) {
  * A button that asks first, in a modal dialog (native <dialog>: focus stays inside, Escape cancels,
  * focus returns to the button).
  */
-export function ConfirmButton(props: { label: string; title: string; body: ComponentChildren; confirm: string; onConfirm: () => void; danger?: boolean; disabled?: boolean; describedBy?: string }) {
+export function ConfirmButton(props: {
+  label: string;
+  title: string;
+  body: ComponentChildren;
+  confirm: string;
+  onConfirm: () => void;
+  danger?: boolean;
+  primary?: boolean;
+  disabled?: boolean;
+  describedBy?: string;
+}) {
   const dialog = useRef<HTMLDialogElement>(null);
   const titleId = useId();
   const close = () => dialog.current?.close();
   return (
     <>
-      <button type="button" class={props.danger ? "danger" : undefined} disabled={props.disabled} aria-describedby={props.describedBy} onClick={() => dialog.current?.showModal()}>
+      <button type="button" class={props.danger ? "danger" : props.primary ? "primary" : undefined} disabled={props.disabled} aria-describedby={props.describedBy} onClick={() => dialog.current?.showModal()}>
         {props.label}
       </button>
       <dialog ref={dialog} aria-labelledby={`d${titleId}`}>

@@ -273,11 +273,12 @@ function VotePanel(props: { approval: ApprovalDetail; session: Session; bound: b
             maxLength={1000}
             value={comment}
             onInput={(e) => setComment((e.currentTarget as HTMLTextAreaElement).value)}
-            hint="Kept by warden with your vote; your vote's signed receipt holds its SHA-256."
+            hint="Stored by warden with your vote; the vote's signed receipt holds its SHA-256, not the text."
           />
           <div class="actions">
             <ConfirmButton
               label={state.busy ? "Voting…" : "Approve"}
+              primary
               title="Approve this request?"
               body={<VoteSummary approval={approval} choice="approve" />}
               confirm="Approve request"
@@ -353,7 +354,7 @@ function Timeline({ approval, who, keyName }: { approval: ApprovalDetail; who: (
       const p = r.payload;
       return (
         <>
-          {who(p.member_id)} ({p.role}) voted <strong>{p.vote}</strong>
+          {capitalized(who(p.member_id))} ({p.role}) voted <strong>{p.vote}</strong>
           {p.mfa ? ", with a second factor" : ""}
           {p.comment_hash ? ", with a comment" : ""}
           {p.self_approval ? ", approving their own key's request (allowed by the tenant's settings)" : ""}.
@@ -392,6 +393,9 @@ function Timeline({ approval, who, keyName }: { approval: ApprovalDetail; who: (
   );
 }
 
+// "you" starts a sentence; an email address stays as it is.
+const capitalized = (name: string) => (name === "you" ? "You" : name);
+
 const CHECKS: [keyof ProofChecks, string][] = [
   ["content_hash", "hash"],
   ["signature", "signature"],
@@ -419,7 +423,7 @@ function BundlePanel({ approvalId }: { approvalId: string }) {
       <p>
         Checks every receipt of this approval here, in your browser, with the public keys at <code>/.well-known/jwks.json</code>: its hash, its signature, its chain hash,
         and its inclusion in your log under one signed checkpoint. <code>warden verify --proof</code> checks the same bundle offline (
-        <code>GET /customer/approvals/{approvalId}/bundle</code>).
+        <code class="wrap">GET /customer/approvals/{approvalId}/bundle</code>).
       </p>
       <button type="button" class="primary" onClick={verify} disabled={result.busy}>
         {result.busy ? "Verifying…" : "Verify the bundle in this browser"}

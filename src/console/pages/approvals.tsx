@@ -33,8 +33,9 @@ export function ApprovalsPage({ session }: { session: Session }) {
   const keyName = useKeyNames();
   // Soonest to expire first: that is the one to decide now.
   const waiting = [...(pending.data?.approvals ?? [])].sort((a, b) => Date.parse(a.expires_at) - Date.parse(b.expires_at));
-  // In the mixed view the pending ones are above: the rest skips them.
-  const others = (rest.data?.approvals ?? []).filter((a) => status !== "" || a.status !== "pending");
+  // In the mixed view the pending ones are above: the rest skips them. (While another status
+  // loads, the rows of the last one that do not fit it stay hidden.)
+  const others = (rest.data?.approvals ?? []).filter((a) => (status === "" ? a.status !== "pending" : a.status === status));
   const inputs = useRequestInputs([...waiting, ...others]);
   const rowProps = { inputs, keyName, who };
 
