@@ -133,6 +133,10 @@ describe.skipIf(!chromiumAvailable)("approvals in the console", () => {
       expect(await alicePage.getByTestId("terms-roles").textContent()).toBe("owner, admin, approver");
       expect(await alicePage.getByTestId("countdown").first().textContent()).toMatch(/^1[45] min \d\d s left$/);
       expect(await alicePage.getByTestId("timeline").locator("li").evaluateAll((items) => items.map((li) => li.getAttribute("data-kind")))).toEqual(["protect"]);
+      // Pending: each receipt verifies; the votes and outcome are checked once it is decided.
+      await alicePage.getByRole("button", { name: "Verify the bundle in this browser" }).click();
+      await alicePage.getByTestId("bundle-pending").waitFor();
+      expect(await alicePage.getByTestId("bundle-result").getAttribute("data-verified")).toBe("true");
       await shot(alicePage, "01-approval-pending");
     },
     STEP_MS,
@@ -208,6 +212,28 @@ describe.skipIf(!chromiumAvailable)("approvals in the console", () => {
       await result.waitFor();
       expect(await result.getAttribute("data-verified")).toBe("true");
       expect(await result.locator('tbody tr[data-verified="true"]').count()).toBe(4);
+      // The approval itself: distinct eligible members approved this exact action in time, and the execute followed.
+      const approvalChecks = result.getByTestId("bundle-approval-checks").locator("li");
+      expect(await approvalChecks.evaluateAll((items) => items.map((li) => [li.getAttribute("data-check"), li.getAttribute("data-passed")]))).toEqual([
+        ["receipts_in_log", "true"],
+        ["protect", "true"],
+        ["votes", "true"],
+        ["outcome", "true"],
+        ["execute", "true"],
+      ]);
+      expect(await result.getByTestId("bundle-approvers").textContent()).toBe("Approved by you.");
+      // A bundle whose vote was edited on its way (said deny, not approve) fails, and says where.
+      await alicePage.route("**/customer/approvals/*/bundle", async (route) => {
+        const bundle = await (await route.fetch()).json();
+        const vote = bundle.receipts.find((r: { kind: string }) => r.kind === "vote");
+        vote.payload.vote = "deny";
+        await route.fulfill({ json: bundle });
+      });
+      await alicePage.getByRole("button", { name: "Verify the bundle in this browser" }).click();
+      await result.and(alicePage.locator('[data-verified="false"]')).waitFor();
+      expect(await result.locator("tbody tr").evaluateAll((rows) => rows.map((tr) => tr.getAttribute("data-verified")))).toEqual(["true", "false", "true", "true"]);
+      expect(await result.locator('li[data-passed="false"]').evaluateAll((items) => items.map((li) => li.getAttribute("data-check")))).toEqual(["receipts_in_log", "outcome"]);
+      await alicePage.unroute("**/customer/approvals/*/bundle");
       await shot(alicePage, "04-approved-executed-verified");
 
       // The owner's view names the approver; each step opens as a receipt that verifies on its own.
@@ -259,6 +285,10 @@ describe.skipIf(!chromiumAvailable)("approvals in the console", () => {
 
       await vote(bob, "Deny");
       await bob.getByTestId("approval-status").filter({ hasText: "denied" }).waitFor();
+      await bob.getByRole("button", { name: "Verify the bundle in this browser" }).click();
+      await bob.getByTestId("bundle-approval-checks").waitFor();
+      expect(await bob.getByTestId("bundle-result").getAttribute("data-verified")).toBe("true");
+      expect(await bob.getByTestId("bundle-result").textContent()).toContain("they prove the outcome (denied)");
       const seen = await request("GET", `/v1/approvals/${second.approval_id}`, { key: botKey });
       expect(seen.body.status).toBe("denied");
       expect((await request("POST", "/v1/execute", { key: botKey }, { receipt_id: seen.body.outcome_receipt_id })).body.error).toBe("decision_denied");

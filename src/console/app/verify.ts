@@ -3,9 +3,10 @@
 // (src/receipts/proof-bundle.ts): content_hash (JCS + SHA-256), the Ed25519 signature, the
 // chain_hash, the inclusion proof against the signed checkpoint, and the checkpoint's signature and C2SP note.
 import { verifyProofBundle, type ProofChecks } from "../../receipts/proof-bundle.ts";
+import { verifyApprovalBundle, type ApprovalBundleChecks } from "../../approvals/bundle.ts";
 import { api } from "./api.ts";
 
-export type { ProofChecks };
+export type { ApprovalBundleChecks, ProofChecks };
 
 export interface BrowserVerification {
   verified: boolean;
@@ -39,15 +40,22 @@ export interface BundleReceiptCheck {
 export interface BundleVerification {
   verified: boolean;
   receipts: BundleReceiptCheck[];
+  /**
+   * The approval's own checks (src/approvals/bundle.ts, as `warden verify --proof` runs them): a
+   * quorum of distinct eligible members approved this exact action within the terms. Only once it
+   * is decided: a pending approval has no outcome in the log yet.
+   */
+  approval?: { checks: ApprovalBundleChecks; status: string | null; approvers: string[] };
   tree_size: number;
   root_hash: string;
 }
 
 /**
  * An approval's bundle (GET /customer/approvals/{id}/bundle: every receipt of it, a proof of each,
- * one checkpoint), each receipt checked here with its proof against that checkpoint and the JWKS.
+ * one checkpoint): each receipt checked here with its proof against that checkpoint and the JWKS,
+ * and, once `decided`, the approval itself.
  */
-export async function verifyApprovalBundleInBrowser(approvalId: string): Promise<BundleVerification> {
+export async function verifyApprovalBundleInBrowser(approvalId: string, decided: boolean): Promise<BundleVerification> {
   const [jwks, bundle] = await Promise.all([
     api<{ keys: JsonWebKey[] }>("GET", "/.well-known/jwks.json", { auth: false }),
     api<{ receipts: { receipt_id: string; kind: string; seq: number }[]; proofs: unknown[]; checkpoint: { tree_size: number; root_hash: string } }>(
@@ -61,6 +69,13 @@ export async function verifyApprovalBundleInBrowser(approvalId: string): Promise
     receipts.push({ receipt_id: receipt.receipt_id, kind: receipt.kind, seq: receipt.seq, verified, checks });
   }
   // A bundle without receipts proves nothing; one proof short leaves a receipt unchecked (failed above).
-  const verified = receipts.length > 0 && bundle.proofs.length === receipts.length && receipts.every((r) => r.verified);
-  return { verified, receipts, tree_size: bundle.checkpoint.tree_size, root_hash: bundle.checkpoint.root_hash };
+  const inLog = receipts.length > 0 && bundle.proofs.length === receipts.length && receipts.every((r) => r.verified);
+  const approval = decided ? await verifyApprovalBundle(bundle, jwks) : undefined;
+  return {
+    verified: inLog && (approval?.verified ?? true),
+    receipts,
+    approval: approval && { checks: approval.checks, status: approval.status, approvers: approval.approvers },
+    tree_size: bundle.checkpoint.tree_size,
+    root_hash: bundle.checkpoint.root_hash,
+  };
 }

@@ -12,7 +12,7 @@ import { Countdown, StatusBadge, useKeyNames, type ApprovalDetail, type KeyName 
 import { useMemberNames } from "../app/names.ts";
 import { BASE, Link } from "../app/router.tsx";
 import { announce, ConfirmButton, ErrorNotice, Field, Loading, Notice, PageTitle, useLoad, When } from "../app/ui.tsx";
-import { verifyApprovalBundleInBrowser, type BundleVerification, type ProofChecks } from "../app/verify.ts";
+import { verifyApprovalBundleInBrowser, type ApprovalBundleChecks, type BundleVerification, type ProofChecks } from "../app/verify.ts";
 import { contentHash } from "../../crypto/canonical.ts";
 import type { ReceiptView } from "../../receipts/store.ts";
 
@@ -61,7 +61,7 @@ export function ApprovalPage({ id, session, onChanged }: { id: string; session: 
           <TermsPanel approval={approval} keyName={keyName(approval.key_id)} who={who} />
           <VotePanel approval={approval} session={session} bound={bound} keyName={keyName(approval.key_id)} onVoted={reload} />
           <Timeline approval={approval} who={who} keyName={keyName} />
-          <BundlePanel approvalId={approval.approval_id} />
+          <BundlePanel approval={approval} who={who} />
         </>
       )}
     </section>
@@ -404,12 +404,22 @@ const CHECKS: [keyof ProofChecks, string][] = [
   ["checkpoint", "checkpoint"],
 ];
 
-function BundlePanel({ approvalId }: { approvalId: string }) {
+const APPROVAL_CHECKS: [keyof ApprovalBundleChecks, string][] = [
+  ["receipts_in_log", "Every receipt is signed and in your log under the checkpoint"],
+  ["protect", "The request: one protect receipt, held (DENIED) by a require_approval rule that carries the terms"],
+  ["votes", "The votes: on this approval and this exact action hash, by distinct members of roles the terms name, before the expiry and the outcome"],
+  ["outcome", "The outcome: names exactly those votes, which (or the clock) justify its status; ALLOWED only when approved"],
+  ["execute", "The execute, if any: of the approved outcome, within the execute window, for the same input"],
+];
+
+function BundlePanel({ approval, who }: { approval: ApprovalDetail; who: (id: string | null) => string }) {
+  const approvalId = approval.approval_id;
+  const decided = approval.status !== "pending";
   const [result, setResult] = useState<{ busy: boolean; outcome?: BundleVerification; error?: unknown }>({ busy: false });
   const verify = async () => {
     setResult({ busy: true });
     try {
-      const outcome = await verifyApprovalBundleInBrowser(approvalId);
+      const outcome = await verifyApprovalBundleInBrowser(approvalId, decided);
       setResult({ busy: false, outcome });
       announce(outcome.verified ? "Bundle verified in your browser: every receipt passed every check." : "Bundle not verified: see which receipt failed which check.");
     } catch (error) {
@@ -422,7 +432,8 @@ function BundlePanel({ approvalId }: { approvalId: string }) {
       <h2 id="bundle-title">Proof</h2>
       <p>
         Checks every receipt of this approval here, in your browser, with the public keys at <code>/.well-known/jwks.json</code>: its hash, its signature, its chain hash,
-        and its inclusion in your log under one signed checkpoint. <code>warden verify --proof</code> checks the same bundle offline (
+        and its inclusion in your log under one signed checkpoint; once decided, that the votes of distinct members whose roles the terms name made the outcome, on this
+        exact action, in time. <code>warden verify --proof</code> checks the same bundle offline (
         <code class="wrap">GET /customer/approvals/{approvalId}/bundle</code>).
       </p>
       <button type="button" class="primary" onClick={verify} disabled={result.busy}>
@@ -432,7 +443,13 @@ function BundlePanel({ approvalId }: { approvalId: string }) {
       {outcome && (
         <div class={`notice ${outcome.verified ? "success" : "error"}`} data-testid="bundle-result" data-verified={String(outcome.verified)}>
           <p>
-            <strong>{outcome.verified ? `Verified: all ${outcome.receipts.length} receipts passed every check.` : "Not verified: a check failed."}</strong>
+            <strong>
+              {!outcome.verified
+                ? "Not verified: a check failed."
+                : outcome.approval
+                  ? `Verified: all ${outcome.receipts.length} receipts passed every check, and they prove the outcome (${outcome.approval.status}).`
+                  : `Verified: all ${outcome.receipts.length} receipts passed every check.`}
+            </strong>
           </p>
           <div class="table-wrap">
             <table class="stack">
@@ -462,6 +479,24 @@ function BundlePanel({ approvalId }: { approvalId: string }) {
               </tbody>
             </table>
           </div>
+          {outcome.approval ? (
+            <>
+              <ul class="checks" data-testid="bundle-approval-checks">
+                {APPROVAL_CHECKS.map(([key, text]) => (
+                  <li key={key} class={outcome.approval!.checks[key] ? "pass" : "fail"} data-check={key} data-passed={String(outcome.approval!.checks[key])}>
+                    <span aria-hidden="true">{outcome.approval!.checks[key] ? "✓" : "✗"}</span> {text}: {outcome.approval!.checks[key] ? "passed" : "failed"}
+                  </li>
+                ))}
+              </ul>
+              {outcome.approval.status === "approved" && (
+                <p data-testid="bundle-approvers">Approved by {outcome.approval.approvers.map((m) => who(m)).join(", ")}.</p>
+              )}
+            </>
+          ) : (
+            <p class="small" data-testid="bundle-pending">
+              The approval is pending: no outcome is in the log yet, so each receipt is checked, and the votes and outcome once it is decided.
+            </p>
+          )}
           <p class="small">
             Checked against the tree of {outcome.tree_size} receipts with root <span class="mono wrap">{outcome.root_hash}</span>.
           </p>
