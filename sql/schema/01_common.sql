@@ -21,3 +21,30 @@ CREATE TABLE server_secrets (
   value       text NOT NULL,
   created_at  timestamptz NOT NULL DEFAULT now()
 );
+
+-- Ids minted inside the database (a webhook delivery queued by a procedure): base62 characters
+-- from the server's strong random source, as src/ids.ts makes them in the service. Each
+-- gen_random_uuid() gives 14 bytes with no fixed bits (bytes 6 and 8 carry the version and variant).
+CREATE FUNCTION random_base62(p_length integer) RETURNS text
+LANGUAGE plpgsql VOLATILE STRICT PARALLEL SAFE AS $$
+DECLARE
+  v_alphabet CONSTANT text := '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+  v_out text := '';
+  v_bytes bytea;
+  v_byte integer;
+BEGIN
+  WHILE char_length(v_out) < p_length LOOP
+    v_bytes := uuid_send(gen_random_uuid());
+    FOR i IN 0..15 LOOP
+      CONTINUE WHEN i IN (6, 8);
+      v_byte := get_byte(v_bytes, i);
+      -- 248 = 4 * 62: bytes at or above it would favour the first characters.
+      IF v_byte < 248 AND char_length(v_out) < p_length THEN
+        v_out := v_out || substr(v_alphabet, v_byte % 62 + 1, 1);
+      END IF;
+    END LOOP;
+  END LOOP;
+  RETURN v_out;
+END $$;
+COMMENT ON FUNCTION random_base62(integer) IS
+  'p_length base62 characters drawn without modulo bias from gen_random_uuid()''s random bytes; 22 of them carry 130.9 bits (ids minted in SQL, like src/ids.ts''s).';

@@ -1,4 +1,4 @@
--- The outbox: one row per delivery to make on a channel (mail; webhooks will be another), written
+-- The outbox: one row per delivery to make on a channel (mail, webhooks), written
 -- in the same transaction as the change that causes it and delivered by the service's worker for
 -- that channel (src/outbox/worker.ts). Each channel's worker claims only its own rows and brings
 -- its own retry policy; claiming, leases, backoff and the end states are the same for every
@@ -7,11 +7,12 @@
 CREATE TABLE outbox (
   id               bigserial PRIMARY KEY,
   -- Whose worker delivers it.
-  channel          text NOT NULL CHECK (channel IN ('mail')),
-  -- What to deliver, within the channel: for mail the template (src/mail/templates.ts). A kind
-  -- the worker does not know is retried (another instance may know it), then ends as 'failed'.
-  kind             text NOT NULL CHECK (kind ~ '^[a-z][a-z0-9_]{0,62}$'),
-  -- Where to: for mail the address.
+  channel          text NOT NULL CHECK (channel IN ('mail', 'webhook')),
+  -- What to deliver, within the channel: for mail the template (src/mail/templates.ts), for a
+  -- webhook the event's type (approval.requested). A mail kind the worker does not know is retried
+  -- (another instance may know it), then ends as 'failed'.
+  kind             text NOT NULL CHECK (kind ~ '^[a-z][a-z0-9_.]{0,62}$'),
+  -- Where to: for mail the address, for a webhook the endpoint's id (12_webhooks.sql).
   recipient        text NOT NULL CHECK (char_length(recipient) BETWEEN 1 AND 2048),
   tenant_id        text REFERENCES tenants (tenant_id),
   -- What the delivery needs (for mail the template's variables). For verification, reset and
@@ -28,7 +29,8 @@ CREATE TABLE outbox (
   CONSTRAINT outbox_data_only_while_pending CHECK (status = 'pending' OR data = '{}'::jsonb),
   -- A link's token waits only sealed (token_sealed), never as it is (src/mail/worker.ts opens it).
   CONSTRAINT outbox_no_raw_token CHECK (NOT (data ? 'token')),
-  CONSTRAINT outbox_mail_address CHECK (channel <> 'mail' OR (char_length(recipient) BETWEEN 3 AND 254 AND position('@' IN recipient) > 1))
+  CONSTRAINT outbox_mail_address CHECK (channel <> 'mail' OR (char_length(recipient) BETWEEN 3 AND 254 AND position('@' IN recipient) > 1)),
+  CONSTRAINT outbox_webhook_endpoint CHECK (channel <> 'webhook' OR recipient ~ '^whk_[0-9A-Za-z]{22}$')
 );
 CREATE INDEX outbox_due_idx ON outbox (channel, next_attempt_at, id) WHERE status = 'pending';
 

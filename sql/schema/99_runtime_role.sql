@@ -30,3 +30,11 @@ REVOKE UPDATE, DELETE ON receipts, receipt_tree_nodes, policies FROM warden_runt
 -- appended_at) and changes nothing else of it, nor deletes it (audit_outbox_guard refuses it too).
 REVOKE UPDATE, DELETE ON audit_outbox FROM warden_runtime;
 GRANT UPDATE (receipt_id, appended_at) ON audit_outbox TO warden_runtime;
+-- Webhook endpoints are never deleted (their status becomes deleted), and the service changes
+-- only their state and secrets, never what an endpoint is (url, events, tenant, creation); a
+-- delivery's log row changes only in its last status code (webhooks_guard and
+-- webhook_deliveries_guard refuse the rest too).
+REVOKE UPDATE, DELETE ON webhooks, webhook_deliveries FROM warden_runtime;
+GRANT UPDATE (status, secret_sealed, previous_secret_sealed, previous_secret_until, disabled_at, disabled_reason, deleted_at, deleted_by)
+  ON webhooks TO warden_runtime;
+GRANT UPDATE (last_status_code) ON webhook_deliveries TO warden_runtime;

@@ -949,6 +949,98 @@ export interface Queries {
       total: number;
     };
   };
+  "webhooks/attempted": {
+    params: [number | string, number | string];
+    row: {
+      recorded: boolean;
+    };
+  };
+  "webhooks/create": {
+    params: [string, string, string, string, readonly string[], string, string];
+    row: {
+      webhook_id: string;
+      url: string;
+      events: string[];
+      description: string | null;
+      status: string;
+      created_at: string;
+    };
+  };
+  "webhooks/delete": {
+    params: [string, string, string];
+    row: {
+      webhook_id: string;
+      url: string;
+    };
+  };
+  "webhooks/deliveries": {
+    params: [string, string, number | string, number | string];
+    row: {
+      delivery_id: string;
+      event: string;
+      status: string;
+      attempts: number;
+      last_status_code: number | null;
+      next_attempt_at: string | null;
+      created_at: string;
+      page_position: number;
+    };
+  };
+  "webhooks/disable": {
+    params: [string, string, number | string];
+    row: {
+      disabled: boolean;
+    };
+  };
+  "webhooks/for_delivery": {
+    params: [string];
+    row: {
+      webhook_id: string;
+      tenant_id: string;
+      url: string;
+      status: string;
+      secret_sealed: string | null;
+      previous_secret_sealed: string | null;
+    };
+  };
+  "webhooks/list": {
+    params: [string];
+    row: {
+      webhook_id: string;
+      url: string;
+      events: string[];
+      description: string | null;
+      status: string;
+      created_at: string;
+    };
+  };
+  "webhooks/reseal": {
+    params: [string, string, string, string, string];
+    row: {
+      resealed: boolean;
+    };
+  };
+  "webhooks/rotate_secret": {
+    params: [string, string, string, string];
+    row: {
+      webhook_id: string;
+      previous_secret_until: string;
+    };
+  };
+  "webhooks/sealed_page": {
+    params: [string, number | string];
+    row: {
+      webhook_id: string;
+      secret_sealed: string | null;
+      previous_secret_sealed: string | null;
+    };
+  };
+  "webhooks/test": {
+    params: [string, string, string];
+    row: {
+      delivery_id: string;
+    };
+  };
 }
 
 export type QueryName = keyof Queries;

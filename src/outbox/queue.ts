@@ -1,9 +1,9 @@
 // Typed wrappers of the outbox's queries (sql/queries/outbox/, functions in sql/schema/04_outbox.sql):
-// one table of deliveries to make, for every channel (mail; webhooks will be another).
+// one table of deliveries to make, for every channel (mail, webhooks).
 import type { Db, Queryable, QueryRow } from "../db/index.ts";
 
 /** Whose worker delivers a row (the outbox table's CHECK lists the same). */
-export type Channel = "mail";
+export type Channel = "mail" | "webhook";
 
 /** How one channel's deliveries are claimed and retried. */
 export interface ChannelPolicy {
@@ -14,6 +14,18 @@ export interface ChannelPolicy {
   leaseSeconds: number;
   /** Rows claimed at once. */
   batch: number;
+  /** The name of a row's id in the worker's log lines; `<channel>_id` when not given. */
+  logIdField?: string;
+}
+
+/** Seconds from failed attempt number `attempt` (1 for the first) to the next, as outbox_attempt_failed() waits them. */
+export function retryDelaySeconds(retry: ChannelPolicy["retry"], attempt: number): number {
+  return Math.min(retry.capSeconds, retry.baseSeconds * 2 ** Math.max(attempt - 1, 0));
+}
+
+/** The waits between a row's attempts, first to last, when every attempt fails: maxAttempts - 1 of them. */
+export function retrySchedule(retry: ChannelPolicy["retry"]): number[] {
+  return Array.from({ length: retry.maxAttempts - 1 }, (_, i) => retryDelaySeconds(retry, i + 1));
 }
 
 /** A row due for delivery; data is the object enqueue() stored. */

@@ -24,7 +24,7 @@ function describe(err: unknown): string {
   return String((err as Error)?.message ?? err).slice(0, 500);
 }
 
-/** Log lines are `<channel>.sent`, `.retry`, `.failed`, `.record_failed` and `.claim_failed`, naming the row as `<channel>_id`. */
+/** Log lines are `<channel>.sent`, `.retry`, `.failed`, `.record_failed` and `.claim_failed`, naming the row as `<channel>_id` (or the policy's logIdField). */
 export function startOutboxWorker(opts: { db: Db; log: Logger; policy: ChannelPolicy; pollMs: number } & Deliverer): OutboxWorker {
   const { db, log, policy } = opts;
   const { channel } = policy;
@@ -33,7 +33,7 @@ export function startOutboxWorker(opts: { db: Db; log: Logger; policy: ChannelPo
   let stopped = false;
 
   async function deliver(row: Delivery): Promise<void> {
-    const fields = { [`${channel}_id`]: row.id, kind: row.kind, tenant_id: row.tenant_id, attempts: row.attempts };
+    const fields = { [policy.logIdField ?? `${channel}_id`]: row.id, kind: row.kind, tenant_id: row.tenant_id, attempts: row.attempts };
     try {
       await opts.deliver(row);
     } catch (err) {
