@@ -6,6 +6,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ERROR_STATUS, type ErrorCode } from "../src/http/errors.ts";
 import { EVENTS } from "../src/audit/events.ts";
+import { WEBHOOK_EVENTS } from "../src/webhooks/events.ts";
 
 export const API_DOC = join(import.meta.dir, "..", "docs", "api.md");
 
@@ -35,6 +36,7 @@ const TAGS: Record<string, string> = {
   plans: "Plans, usage and upgrades",
   audit: "The audit trail",
   approvals: "Approvals",
+  webhooks: "Webhooks",
 };
 
 // A paragraph under a section's title, where its routes alone do not say what a client must know.
@@ -86,6 +88,29 @@ starting state. The events (\`mfa.*\` go into the log of every tenant the person
 | family | events |
 |---|---|
 ${[...new Set(EVENTS.map((e) => e.split(".")[0]!))].map((family) => `| \`${family}\` | ${EVENTS.filter((e) => e.startsWith(`${family}.`)).map((e) => `\`${e}\``).join(", ")} |`).join("\n")}`,
+  webhooks: `An endpoint receives the tenant's events as they happen: a POST of
+\`{type, timestamp, data}\` (JSON; \`data\` holds the ids and the signed receipts the event is about,
+so a receiver can verify them offline) with the headers of Standard Webhooks
+(standardwebhooks.com): \`webhook-id\` (the delivery's \`dlv_\` id, the same on every retry: use it
+to drop duplicates), \`webhook-timestamp\` (the attempt's, Unix seconds) and \`webhook-signature\`:
+\`v1,\` and the base64 HMAC-SHA256, keyed with the base64-decoded part of the secret after
+\`whsec_\`, of \`\${webhook-id}.\${webhook-timestamp}.\${body}\`. For 24 hours after a rotation the
+header holds two signatures, space-separated (new secret, then old); any Standard Webhooks library
+verifies either (\`new Webhook(secret).verify(body, headers)\`).
+Events: ${WEBHOOK_EVENTS.map((e) => `\`${e}\``).join(", ")}, or \`"*"\`
+for all; \`webhook.test\` is sent only by the test route.
+
+A delivery is committed with the change it tells of and leaves from an outbox: a 2xx answer ends
+it; any other answer (a redirect too: none is followed), or none within 10 seconds, is retried
+after 1 minute, 2, 4, ... doubling up to 8 hours, 18 attempts over about three days, then the
+delivery is \`failed\`. A \`410 Gone\` disables the endpoint at once (its pending deliveries fail;
+delete it and create another). At most 64 KiB of an answer is read. Targets must be \`https\` (at
+most 2,000 characters, no user name or password in the URL); a host that resolves to a loopback,
+private, link-local, carrier-grade NAT, multicast, documentation or otherwise non-public address
+is refused (400 \`invalid_request\`, the message says why) when the endpoint is created, and again
+at every attempt, which connects to the address it checked and follows no redirect; the operator
+may allow private targets (\`WEBHOOK_ALLOW_PRIVATE=1\`). The secret is kept sealed, never in the
+clear. Creating, rotating and deleting an endpoint are events of the audit trail.`,
 };
 
 // What each error code means; the status comes from src/http/errors.ts. A code missing here
@@ -121,6 +146,7 @@ const ERROR_MEANING: Record<ErrorCode, string> = {
   upgrade_pending: "a pending upgrade request already exists",
   not_pending: "cancel of a request, invitation or approval that is no longer pending; a vote on an approval that was decided or has expired",
   key_not_active: "rotate or revoke of a key that is not active",
+  webhook_disabled: "a test event to a webhook endpoint that was disabled (it answered 410 Gone): delete it and create another",
   already_executed: "execute twice on one protect receipt",
   already_voted: "a second vote on one approval by the same member",
   action_changed: "a vote whose action_hash is not the approval's: the action shown is not the one to decide",
@@ -131,7 +157,7 @@ const ERROR_MEANING: Record<ErrorCode, string> = {
   idempotency_mismatch: "the same `Idempotency-Key` with a different body",
   policy_tests_failed: "publishing (or restoring) a policy under which a stored test case fails; the body has `results`, nothing is published",
   rate_limited: "too many attempts; `retry_after` (seconds) in the body, `Retry-After` header",
-  quota_exceeded: "daily quota or receipt storage used up; `limit` is `protect_per_day`, `execute_per_day`, `receipts_stored` or `policy_versions`",
+  quota_exceeded: "daily quota or receipt storage used up, or a cap reached; `limit` names it: `protect_per_day`, `execute_per_day`, `receipts_stored`, `policy_versions`, `webhooks` (10 endpoints) and others",
   internal_error: "anything unexpected (quote the `request_id`)",
   unavailable: "the database cannot be reached; `Retry-After` header",
 };
@@ -141,7 +167,7 @@ const INTRO = `Every request and response body is JSON; a POST body of another t
 \`{ "ok": false, "error": "<code>", "message": "...", "request_id": "..." }\` plus the fields
 named under [Error codes](#error-codes). Every response carries \`X-Request-ID\` (yours, when you
 send one of 1 to 128 visible ASCII characters). Timestamps are ISO 8601 UTC with milliseconds;
-ids are a prefix (\`cust_\`, \`key_\`, \`upgr_\`, \`req_\`, \`rcpt_\`) and 22 random base62 characters.
+ids are a prefix (\`cust_\`, \`key_\`, \`upgr_\`, \`req_\`, \`rcpt_\`, \`whk_\`, \`dlv_\`) and 22 random base62 characters.
 
 Authentication: **JWT** is \`Authorization: Bearer <token>\` from signup or login (24 hours);
 **API key** is \`X-API-Key: warden_live_...\`. Every POST that creates or changes something

@@ -40,6 +40,12 @@ export interface Config {
   passwordHashWaitMs: number;
   /** Receipt-log reads (checkpoints, proofs) per tenant per second, after a burst of as many; beyond, they wait their turn. */
   logReadsPerSecond: number;
+  /** WEBHOOK_ALLOW_PRIVATE=1: webhooks may go to loopback, private and other non-public addresses (development). */
+  webhookAllowPrivate: boolean;
+  /** WEBHOOK_DELIVERY=0: this instance queues webhook deliveries but leaves them to instances that deliver. */
+  webhookDelivery: boolean;
+  /** NODE_EXTRA_CA_CERTS: a PEM file of certificate authorities webhook deliveries trust beside the runtime's. */
+  extraCaCerts?: string;
 }
 
 /** At most `limit` hits per fixed window of `windowSeconds`. */
@@ -103,6 +109,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     passwordHashConcurrency: intFrom(env.PASSWORD_HASH_CONCURRENCY, 2 * availableParallelism(), "PASSWORD_HASH_CONCURRENCY", 1, 1024),
     passwordHashWaitMs: intFrom(env.PASSWORD_HASH_WAIT_MS, 2000, "PASSWORD_HASH_WAIT_MS", 0, 30_000),
     logReadsPerSecond: intFrom(env.LOG_READS_PER_SECOND, 100, "LOG_READS_PER_SECOND", 1, 1_000_000),
+    webhookAllowPrivate: flag(env.WEBHOOK_ALLOW_PRIVATE, false, "WEBHOOK_ALLOW_PRIVATE"),
+    webhookDelivery: flag(env.WEBHOOK_DELIVERY, true, "WEBHOOK_DELIVERY"),
+    extraCaCerts: env.NODE_EXTRA_CA_CERTS || undefined,
   };
 }
 
@@ -112,6 +121,14 @@ function previousSecret(previous: string | undefined, current: string | undefine
   if (previous.length < 32) throw new Error("JWT_SECRET_PREVIOUS must be at least 32 characters");
   if (previous === current) throw new Error("JWT_SECRET_PREVIOUS must differ from JWT_SECRET");
   return previous;
+}
+
+/** 1 or true, 0 or false; unset: the default. */
+function flag(raw: string | undefined, fallback: boolean, name: string): boolean {
+  if (raw === undefined || raw === "") return fallback;
+  if (raw === "1" || raw === "true") return true;
+  if (raw === "0" || raw === "false") return false;
+  throw new Error(`${name} must be 1 or 0`);
 }
 
 function intFrom(raw: string | undefined, fallback: number, name: string, min: number, max: number): number {

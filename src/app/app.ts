@@ -19,6 +19,7 @@ import { consoleRoutes } from "../console/routes.ts";
 import { auditRoutes } from "../audit/routes.ts";
 import { mailRoutes } from "../mail/routes.ts";
 import { authzenRoutes } from "../authzen/routes.ts";
+import { webhooksRoutes } from "../webhooks/routes.ts";
 import { systemRoutes } from "./system-routes.ts";
 import { docsRoutes } from "./docs-routes.ts";
 import { checkBodyHeaders, readJsonBody } from "../http/body.ts";
@@ -130,6 +131,7 @@ export function createApp(deps: Deps) {
     .use(approvalsRoutes(deps))
     .use(usageRoutes(deps))
     .use(mailRoutes(deps))
+    .use(webhooksRoutes(deps))
     .use(consoleRoutes(deps));
   const http = deps.metrics.http(app.routes.map((r) => r.path));
 

@@ -20,6 +20,8 @@ import type { AuditTrail } from "../audit/trail.ts";
 import type { AuditOutbox } from "../audit/outbox.ts";
 import type { Approvals } from "../approvals/approvals.ts";
 import type { ApprovalWaiters } from "../approvals/waiters.ts";
+import type { WebhookTargets } from "../webhooks/target.ts";
+import type { WebhookWorker } from "../webhooks/worker.ts";
 
 export interface Deps {
   config: Config;
@@ -65,6 +67,12 @@ export interface Deps {
   now: () => Date;
   /** The mail outbox worker: nudge it after committing an enqueue. */
   mail: Mailer;
+  /** Seals and opens webhook signing secrets (key derived from the service secret). */
+  webhookSecrets: SecretBox;
+  /** Where a webhook may go: the URL's form and its host's addresses (WEBHOOK_ALLOW_PRIVATE). */
+  webhookTargets: WebhookTargets;
+  /** The webhook outbox worker: nudge it after committing a delivery. */
+  webhooks: WebhookWorker;
   /** Prometheus metrics, on a registry of this service's own (src/observability/metrics.ts). */
   metrics: Metrics;
   /** /livez and /readyz; drain() when a graceful stop begins. */

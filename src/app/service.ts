@@ -31,6 +31,10 @@ import { AuditTrail } from "../audit/trail.ts";
 import { startAuditOutbox } from "../audit/outbox.ts";
 import { Approvals } from "../approvals/approvals.ts";
 import { ApprovalWaiters, startApprovalSweeper } from "../approvals/waiters.ts";
+import { resealWebhookSecrets } from "../webhooks/manage.ts";
+import { trustedAuthorities, type PostLimits } from "../webhooks/post.ts";
+import { systemLookup, WebhookTargets, type Lookup } from "../webhooks/target.ts";
+import { NO_WEBHOOK_WORKER, startWebhookWorker } from "../webhooks/worker.ts";
 import { createApp, type App } from "./app.ts";
 import type { Deps } from "./deps.ts";
 import pkg from "../../package.json" with { type: "json" };
@@ -43,6 +47,10 @@ const IDEMPOTENCY_SWEEP_MS = 10 * 60_000;
 const AUDIT_OUTBOX_POLL_MS = 1_000;
 /** How often pending approvals past their expiry are expired (with their signed outcome). */
 const APPROVAL_SWEEP_MS = 1_000;
+/** How often due webhook deliveries are looked for (retries, and events other instances or procedures queued). */
+const WEBHOOK_POLL_MS = 1_000;
+/** The HKDF purpose of the key that seals webhook signing secrets (src/crypto/secret-box.ts). */
+const WEBHOOK_SECRET_PURPOSE = "warden webhook secret v1";
 
 export interface Service extends App {
   deps: Deps;
@@ -50,7 +58,14 @@ export interface Service extends App {
 }
 
 /** Opens (or takes) the database, applies migrations and wires the app. */
-export async function createService(config: Config, opts: { db?: Db; log?: Logger; now?: () => Date } = {}): Promise<Service> {
+/**
+ * Tests also pass `webhookLookup` (host names to addresses, instead of the system's resolver) and
+ * `webhookLimits` (an attempt's deadline and answer cap).
+ */
+export async function createService(
+  config: Config,
+  opts: { db?: Db; log?: Logger; now?: () => Date; webhookLookup?: Lookup; webhookLimits?: PostLimits } = {},
+): Promise<Service> {
   const log = opts.log ?? createLogger(config.logLevel, undefined, config.logFormat);
   const db = opts.db ?? (await openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.databasePoolSize }));
   const applied = await migrate(db);
@@ -58,19 +73,37 @@ export async function createService(config: Config, opts: { db?: Db; log?: Logge
   const dummyPasswordHash = hashPassword(randomBase62(24), config.bcryptCost);
   const [secret, keys] = await Promise.all([serviceSecret(db, config.jwtSecret), KeyAuthenticator.open(db)]);
   const previous = config.jwtSecretPrevious;
-  const [sessions, totpSecrets, mailTokens, signer] = await Promise.all([
+  const [sessions, totpSecrets, mailTokens, webhookSecrets, signer] = await Promise.all([
     Sessions.open(db, secret, previous),
     SecretBox.derive(secret, TOTP_SECRET_PURPOSE, previous),
     SecretBox.derive(secret, MAIL_TOKEN_PURPOSE, previous),
+    SecretBox.derive(secret, WEBHOOK_SECRET_PURPOSE, previous),
     signingKeyBox(secret, previous).then((box) => ReceiptSigner.open(db, box, log)),
   ]);
   // JWT_SECRET changed: what the previous one sealed moves under the new one before it is dropped.
-  if (previous) log.info("totp_secrets_resealed", await resealTotpSecrets(db, totpSecrets));
+  if (previous) {
+    log.info("totp_secrets_resealed", await resealTotpSecrets(db, totpSecrets));
+    log.info("webhook_secrets_resealed", await resealWebhookSecrets(db, webhookSecrets));
+  }
   const templates = new MailTemplates(ACCOUNT_MAIL, MEMBER_MAIL, PLAN_MAIL, APPROVAL_MAIL);
   const mail = startMailer({ db, log, transport: createTransport(config, log), templates, ctx: { publicUrl: config.publicUrl }, pollMs: config.mailPollMs, tokens: mailTokens });
   const sweeper = startIdempotencySweeper({ db, log }, IDEMPOTENCY_SWEEP_MS);
   const now = opts.now ?? (() => new Date());
-  const metrics = new Metrics({ mailOutboxPending: () => pendingCount(db, "mail") });
+  const webhookTargets = new WebhookTargets(opts.webhookLookup ?? systemLookup, config.webhookAllowPrivate);
+  const webhooks = config.webhookDelivery
+    ? startWebhookWorker({
+        db,
+        log,
+        targets: webhookTargets,
+        secrets: webhookSecrets,
+        pollMs: WEBHOOK_POLL_MS,
+        now,
+        ca: trustedAuthorities(config.extraCaCerts),
+        limits: opts.webhookLimits,
+        userAgent: `warden-webhooks/${VERSION}`,
+      })
+    : NO_WEBHOOK_WORKER;
+  const metrics = new Metrics({ mailOutboxPending: () => pendingCount(db, "mail"), webhookOutboxPending: () => pendingCount(db, "webhook") });
   const audit = new AuditTrail(db, signer, now);
   const auditOutbox = startAuditOutbox({ db, audit, log, pollMs: AUDIT_OUTBOX_POLL_MS });
   const approvals = new Approvals({ db, signer, now, log });
@@ -101,13 +134,16 @@ export async function createService(config: Config, opts: { db?: Db; log?: Logge
     version: VERSION,
     now,
     mail,
+    webhookSecrets,
+    webhookTargets,
+    webhooks,
     metrics,
     probes: new Probes(() => db.query("system/ping")),
   };
   const app = createApp(deps);
   const close = async () => {
-    // The mail worker first: it finishes its batch while the database is still open.
-    await Promise.all([mail.stop(), sweeper.stop(), auditOutbox.stop(), approvalSweeper.stop()]);
+    // The outbox workers first: each finishes its batch while the database is still open.
+    await Promise.all([mail.stop(), webhooks.stop(), sweeper.stop(), auditOutbox.stop(), approvalSweeper.stop()]);
     metrics.close();
     if (!opts.db) await db.close();
   };

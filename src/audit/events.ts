@@ -26,6 +26,9 @@ export const EVENTS = [
   "mfa.disabled",
   "settings.changed",
   "sessions.ended",
+  "webhook.created",
+  "webhook.secret_rotated",
+  "webhook.deleted",
 ] as const;
 
 export type EventName = (typeof EVENTS)[number];

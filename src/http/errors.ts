@@ -36,6 +36,7 @@ export const ERROR_STATUS = {
   not_pending: 409,
   mfa_enabled: 409,
   key_not_active: 409,
+  webhook_disabled: 409,
   already_executed: 409,
   already_voted: 409,
   action_changed: 409,
@@ -140,6 +141,9 @@ const BY_SQLSTATE: Record<string, [ErrorCode, string, Record<string, unknown>?]>
   WV005: ["self_approval", "You created the key that asked: someone else must approve its request."],
   WV006: ["forbidden_role", "Your role may not vote on this approval."],
   WQ003: ["quota_exceeded", "Receipt storage of your plan is full; nothing is deleted. Upgrade to store more.", { limit: "receipts_stored" }],
+  WH002: ["quota_exceeded", "This tenant has the most webhook endpoints it may (10); delete one first.", { limit: "webhooks" }],
+  WH003: ["webhook_disabled", "This endpoint was disabled after it answered 410 Gone; delete it and create another."],
+  WH004: ["not_found", "No such webhook."],
   WI002: ["quota_exceeded", "Too many Idempotency-Key records are kept for your account; retry without the header or after older keys expire (24 h).", { limit: "idempotency_keys" }],
   // PostgreSQL text and jsonb cannot hold U+0000; only a caller's string can carry one there.
   "22021": ["invalid_request", "A string in the request contains U+0000 (NUL), which is not accepted."],

@@ -85,6 +85,13 @@ export const ROUTE_ROLES: Readonly<Record<string, Role>> = {
   "GET /customer/approvals/:approval_id": "viewer",
   "POST /customer/approvals/:approval_id/votes": "viewer",
   "GET /customer/approvals/:approval_id/bundle": "viewer",
+  // Webhooks: reads for all, endpoints and their secrets for admins.
+  "GET /customer/webhooks": "viewer",
+  "POST /customer/webhooks": "admin",
+  "POST /customer/webhooks/:id/rotate-secret": "admin",
+  "DELETE /customer/webhooks/:id": "admin",
+  "POST /customer/webhooks/:id/test": "admin",
+  "GET /customer/webhooks/:id/deliveries": "viewer",
 };
 
 /** The narrowest role a route admits; a route missing from the table admits owners only. */

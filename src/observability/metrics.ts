@@ -27,6 +27,8 @@ const SOURCE_TIMEOUT_MS = 2000;
 export interface MetricSources {
   /** Messages in the mail outbox still to be sent; read at each scrape. */
   mailOutboxPending(): Promise<number>;
+  /** Webhook deliveries not yet made (due or waiting for a retry); read at each scrape. */
+  webhookOutboxPending(): Promise<number>;
 }
 
 /** A series shown at 0 from the start, so that its first increment shows in rate(). */
@@ -117,6 +119,15 @@ export class Metrics {
       async collect() {
         // A database that does not answer leaves the last value: /metrics itself still answers.
         const pending = await within(sources.mailOutboxPending(), SOURCE_TIMEOUT_MS);
+        if (pending !== undefined) this.set(pending);
+      },
+    });
+    new Gauge({
+      name: "warden_webhook_outbox_pending",
+      help: "Webhook deliveries not yet made, due or waiting for a retry (read from the database at each scrape).",
+      registers,
+      async collect() {
+        const pending = await within(sources.webhookOutboxPending(), SOURCE_TIMEOUT_MS);
         if (pending !== undefined) this.set(pending);
       },
     });

@@ -18,7 +18,8 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     RATE_LIMIT_AUTH_NETWORK: "1000000/60", RATE_LIMIT_LOGIN_PAIR: "1000000/60", PASSWORD_HASH_CONCURRENCY: "1024",
     LOG_READS_PER_SECOND: "1000000" };
   // No metrics listener unless a test asks for one: many services run side by side.
-  return { ...loadConfig({ BCRYPT_COST: "4", LOG_LEVEL: "info", DATA_DIR: "memory://", METRICS_ADDR: "off", ...generous }), ...overrides };
+  // No webhook deliveries unless a test asks for them: a worker of each service would take the rows of the others on a shared database.
+  return { ...loadConfig({ BCRYPT_COST: "4", LOG_LEVEL: "info", DATA_DIR: "memory://", METRICS_ADDR: "off", WEBHOOK_DELIVERY: "0", ...generous }), ...overrides };
 }
 
 export function openTestDb(): Promise<Db> {

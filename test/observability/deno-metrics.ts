@@ -2,7 +2,7 @@
 import { Metrics } from "../../src/observability/metrics.ts";
 import { parseExposition, valueOf } from "../helpers/metrics.ts";
 
-const metrics = new Metrics({ mailOutboxPending: async () => 7 });
+const metrics = new Metrics({ mailOutboxPending: async () => 7, webhookOutboxPending: async () => 0 });
 metrics.http(["/v1/protect"]).record("POST", "/v1/protect", 200, 0.003);
 metrics.decision("protect", "ALLOWED");
 metrics.receiptBatch(3);

@@ -123,7 +123,7 @@ function requests(metrics: Metrics): void {
 
 describe("Metrics", () => {
   test("a sequence of requests reads as it did with prom-client's own counters and histograms", async () => {
-    const metrics = new Metrics({ mailOutboxPending: async () => 7 });
+    const metrics = new Metrics({ mailOutboxPending: async () => 7, webhookOutboxPending: async () => 3 });
     metrics.close(); // no lag sample: its values depend on the machine
     requests(metrics);
     const { text } = await metrics.scrape();
