@@ -68,6 +68,31 @@ describe.skipIf(!DATABASE_URL)("the service's runtime role on PostgreSQL", async
     ]);
   });
 
+  test("cannot delete webhook endpoints or their deliveries, nor change what an endpoint is; the webhook routes and the worker's writes work", async () => {
+    const user = await signup();
+    const as = { service };
+    const jwt = bearer(user.token);
+    const made = await call("POST", "/customer/webhooks", { json: { url: "https://93.184.215.14/rt", events: ["*"] }, headers: jwt, ...as });
+    expect(made.status).toBe(201);
+    const id = made.body.webhook_id as string;
+    expect((await call("POST", `/customer/webhooks/${id}/rotate-secret`, { headers: jwt, ...as })).status).toBe(200);
+    const queued = await call("POST", `/customer/webhooks/${id}/test`, { headers: jwt, ...as });
+    expect(queued.status).toBe(202);
+    expect((await call("GET", `/customer/webhooks/${id}/deliveries`, { headers: jwt, ...as })).body.deliveries).toHaveLength(1);
+    await refused("webhook_delete_raw", [id]);
+    await refused("webhook_set_url", [id, "https://93.184.215.15/elsewhere"]);
+    await refused("webhook_delivery_delete", [queued.body.delivery_id]);
+    await refused("webhook_delivery_update", [queued.body.delivery_id, "approval.denied"]);
+    expect(await testQuery(owner, "webhook_privileges")).toEqual([
+      { delete_webhook: false, delete_delivery: false, update_url: false, update_events: false, update_tenant: false, update_status: true, update_secret: true, update_delivery_event: false, update_delivery_status: true },
+    ]);
+    // What the delivery worker writes: an attempt's status code, a disable (a 410) and its failed deliveries.
+    const [row] = await testQuery<{ id: number }>(runtime, "webhook_outbox", [id]);
+    expect(await runtime.query("webhooks/attempted", [row!.id, 410])).toEqual([{ recorded: true }]);
+    expect(await runtime.query("webhooks/disable", [id, "the endpoint answered 410 Gone", row!.id])).toEqual([{ disabled: true }]);
+    expect((await call("DELETE", `/customer/webhooks/${id}`, { headers: jwt, ...as })).status).toBe(200);
+  });
+
   test("the whole service works under it", async () => {
     const as = { service };
     const email = uniqueEmail("runtime");

@@ -21,6 +21,8 @@ const fixture = () =>
     const held = { default_effect: "deny", default_reason: "no", rules: [{ id: "held", effect: "require_approval", reason: "held", when: { actions: ["refund.issue"] } }, ...DEFAULT_POLICY.rules] };
     expect((await call("PUT", "/customer/policy", { json: { document: held }, headers: jwt })).status).toBe(200);
     const asked = await call("POST", "/v1/protect", { json: { action: "refund.issue" }, headers: { "x-api-key": f.owner.apiKey } });
+    // A public address literal: accepted without DNS; the shared service delivers nothing.
+    const webhook = await call("POST", "/customer/webhooks", { json: { url: "https://93.184.215.14/suite", events: ["*"] }, headers: jwt });
     return {
       receipt: receipt.body.receipt_id,
       rotate: toRotate.body.key_id,
@@ -28,6 +30,7 @@ const fixture = () =>
       upgrade: upgrade.body.request_id,
       invitation: invitation.body.invitation_id,
       approval: asked.body.approval.approval_id,
+      webhook: webhook.body.webhook_id,
       // The owner is the tenant's only owner: removing or demoting them is refused (409), nothing changes.
       member: subjectOf(f.owner.token).member_id,
     };
@@ -72,6 +75,13 @@ const ROUTES: ProtectedRoute[] = [
   { method: "GET", path: (f) => `/customer/approvals/${f.ids.approval}`, auth: "jwt", owned: true },
   { method: "POST", path: (f) => `/customer/approvals/${f.ids.approval}/votes`, auth: "jwt", json: () => ({ vote: "approve", action_hash: `0x${"0".repeat(64)}` }), owned: true },
   { method: "GET", path: (f) => `/customer/approvals/${f.ids.approval}/bundle`, auth: "jwt", owned: true },
+  // Webhooks (the owner's delete runs last in its describe: the other routes of the endpoint come first)
+  { method: "POST", path: () => "/customer/webhooks", auth: "jwt", json: () => ({ url: "https://93.184.215.14/suite-2", events: ["*"] }) },
+  { method: "GET", path: () => "/customer/webhooks", auth: "jwt" },
+  { method: "POST", path: (f) => `/customer/webhooks/${f.ids.webhook}/rotate-secret`, auth: "jwt", owned: true },
+  { method: "POST", path: (f) => `/customer/webhooks/${f.ids.webhook}/test`, auth: "jwt", owned: true },
+  { method: "GET", path: (f) => `/customer/webhooks/${f.ids.webhook}/deliveries`, auth: "jwt", owned: true },
+  { method: "DELETE", path: (f) => `/customer/webhooks/${f.ids.webhook}`, auth: "jwt", owned: true },
   // Members, invitations, settings, tenants
   { method: "GET", path: () => "/customer/members", auth: "jwt" },
   { method: "POST", path: () => "/customer/members/invitations", auth: "jwt", json: () => ({ email: uniqueEmail("suite"), role: "viewer" }) },
