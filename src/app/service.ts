@@ -31,7 +31,7 @@ import { AuditTrail } from "../audit/trail.ts";
 import { startAuditOutbox } from "../audit/outbox.ts";
 import { Approvals } from "../approvals/approvals.ts";
 import { ApprovalWaiters, startApprovalSweeper } from "../approvals/waiters.ts";
-import { resealWebhookSecrets } from "../webhooks/manage.ts";
+import { resealWebhookSecrets, WEBHOOK_SECRET_PURPOSE } from "../webhooks/manage.ts";
 import { trustedAuthorities, type PostLimits } from "../webhooks/post.ts";
 import { systemLookup, WebhookTargets, type Lookup } from "../webhooks/target.ts";
 import { NO_WEBHOOK_WORKER, startWebhookWorker } from "../webhooks/worker.ts";
@@ -49,8 +49,6 @@ const AUDIT_OUTBOX_POLL_MS = 1_000;
 const APPROVAL_SWEEP_MS = 1_000;
 /** How often due webhook deliveries are looked for (retries, and events other instances or procedures queued). */
 const WEBHOOK_POLL_MS = 1_000;
-/** The HKDF purpose of the key that seals webhook signing secrets (src/crypto/secret-box.ts). */
-const WEBHOOK_SECRET_PURPOSE = "warden webhook secret v1";
 
 export interface Service extends App {
   deps: Deps;

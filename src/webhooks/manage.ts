@@ -14,6 +14,9 @@ import type { DeliveryList, WebhookList } from "./model.ts";
 import { newWebhookSecret } from "./signature.ts";
 import { TargetRefused, type WebhookTargets } from "./target.ts";
 
+/** The HKDF purpose of the key that seals webhook signing secrets (src/crypto/secret-box.ts). */
+export const WEBHOOK_SECRET_PURPOSE = "warden webhook secret v1";
+
 /** What the writes need: the audit trail (which holds the database), the secrets' box, the URL check. */
 export interface WebhookWrites {
   audit: AuditTrail;

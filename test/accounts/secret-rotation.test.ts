@@ -1,7 +1,7 @@
 // Changing JWT_SECRET without downtime (docs/deployment.md): the new secret in JWT_SECRET, the old
 // one in JWT_SECRET_PREVIOUS. Sessions signed with either are accepted; TOTP secrets sealed under
 // the old one are sealed again under the new one at start; a signing key the old one sealed is
-// retired for a new one, and what it signed still verifies. Then the old secret is dropped: its
+// retired for a new one, and what it signed still verifies; so are webhook signing secrets. Then the old secret is dropped: its
 // sessions end, and second factors keep working.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { generate } from "otplib";
@@ -13,6 +13,7 @@ import { SecretBox } from "../../src/crypto/secret-box.ts";
 import type { Db } from "../../src/db/index.ts";
 import { createLogger } from "../../src/log.ts";
 import { ReceiptSigner, signingKeyBox } from "../../src/receipts/signer.ts";
+import { WEBHOOK_SECRET_PURPOSE } from "../../src/webhooks/manage.ts";
 import { bearer } from "../helpers/accounts.ts";
 import { SMALL_PAYMENT } from "../helpers/customer.ts";
 import { call, GOOD_PASSWORD, openTestDb, subjectOf, testConfig, uniqueEmail } from "../helpers/service.ts";
@@ -94,6 +95,23 @@ describe("JWT_SECRET changed with JWT_SECRET_PREVIOUS", () => {
     const login = await loginWithCode(after, email, secret);
     expect(login.status).toBe(200);
     expect((await verify(after)).body).toMatchObject({ verified: true, checks: { signature: true } });
+  });
+
+  test("webhook signing secrets, the current and the rotated one, are sealed again under the new secret", async () => {
+    const before = await start(OLD);
+    const signup = await post(before, "/auth/signup", { email: uniqueEmail("hooks"), password: GOOD_PASSWORD });
+    const hook = await post(before, "/customer/webhooks", { url: "https://93.184.215.14/rotation", events: ["*"] }, signup.body.token);
+    expect(hook.status).toBe(201);
+    const rotated = await post(before, `/customer/webhooks/${hook.body.webhook_id}/rotate-secret`, {}, signup.body.token);
+    expect(rotated.status).toBe(200);
+
+    await start(NEW, OLD);
+    const events = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(events).toContainEqual(expect.objectContaining({ event: "webhook_secrets_resealed", resealed: 1 }));
+    const stored = (await testOne<{ secret_sealed: string; previous_secret_sealed: string }>(db, "webhook_row", [hook.body.webhook_id]))!;
+    const box = await SecretBox.derive(NEW, WEBHOOK_SECRET_PURPOSE);
+    expect(await box.open(stored.secret_sealed, hook.body.webhook_id)).toBe(rotated.body.secret);
+    expect(await box.open(stored.previous_secret_sealed, hook.body.webhook_id)).toBe(hook.body.secret);
   });
 
   test("without JWT_SECRET_PREVIOUS a changed secret ends sessions, and a TOTP code is refused (401, not 500); a recovery code still works", async () => {

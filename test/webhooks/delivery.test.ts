@@ -247,6 +247,20 @@ describe("private targets at the moment of delivery", () => {
   });
 });
 
+describe("TLS", () => {
+  test("a receiver whose certificate no trusted authority vouches for gets nothing: the attempt fails and is retried", async () => {
+    // Without NODE_EXTRA_CA_CERTS the dev certificate is a stranger.
+    await withService(await webhookService({ config: { extraCaCerts: undefined } }), async (service) => {
+      const { user, hook } = await endpoint(service, "/ok?untrusted");
+      await sendTest(service, user.token, hook.webhook_id);
+      const done = await attempted(service, user.token, hook.webhook_id);
+      expect(done).toMatchObject({ status: "pending", attempts: 1, last_status_code: null });
+      expect((await outbox(hook.webhook_id))[0]!.last_error).toMatch(/certificate|verify/i);
+      expect(receiver.to("/ok?untrusted")).toEqual([]);
+    });
+  });
+});
+
 describe("endpoints that take nothing more", () => {
   test("a delivery whose endpoint was deleted meanwhile ends without a request", async () => {
     await withService(await webhookService({ config: { webhookDelivery: false } }), async (service) => {
