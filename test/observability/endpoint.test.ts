@@ -24,6 +24,7 @@ const REQUIRED = [
   "warden_auth_failures_total",
   "warden_receipt_batch_size",
   "warden_mail_outbox_pending",
+  "warden_webhook_outbox_pending",
   "process_resident_memory_bytes",
   "warden_event_loop_lag_seconds",
 ];
