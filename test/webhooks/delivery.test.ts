@@ -1,11 +1,12 @@
 // Webhook deliveries over the wire, to a real HTTPS receiver on loopback (test/helpers/webhooks.ts):
-// signed as Standard Webhooks (checked by its reference library), the rotated secret's overlap,
+// signed as Standard Webhooks (checked by its reference library and the SDK's verifier), the rotated secret's overlap,
 // 2xx, 410 (disables), a redirect (not followed), a slow receiver (deadline), an endless answer
 // (cap), retries with backoff, and the private-address rule at the moment of delivery. Each test
 // runs its own delivering service and closes it, so no other worker takes its rows.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Webhook } from "standardwebhooks";
 import type { Service } from "../../src/app/service.ts";
+import { verifyWebhook } from "../../src/sdk/webhook.ts";
 import { WEBHOOK } from "../../src/webhooks/outbox.ts";
 import type { Lookup } from "../../src/webhooks/target.ts";
 import { bearer } from "../helpers/customer.ts";
@@ -72,6 +73,8 @@ describe("a delivery", () => {
       const payload = new Webhook(hook.secret).verify(received.body, headerBag(received.headers));
       expect(payload).toEqual({ type: "webhook.test", timestamp: expect.stringMatching(/Z$/), data: { webhook_id: hook.webhook_id } });
       expect(Object.keys(JSON.parse(received.body))).toEqual(["type", "timestamp", "data"]);
+      // The SDK's verifier (src/sdk/webhook.ts) takes the delivery as it arrived too.
+      expect(await verifyWebhook<unknown>(hook.secret, received.body, received.headers)).toEqual(payload);
       const done = await attempted(service, user.token, hook.webhook_id);
       expect(done).toEqual({ delivery_id: deliveryId, event: "webhook.test", status: "delivered", attempts: 1, last_status_code: 204, next_attempt_at: null, created_at: expect.any(String) });
       // Delivered: the body left the database with the delivery.
@@ -98,7 +101,10 @@ describe("a delivery", () => {
       await sendTest(service, user.token, hook.webhook_id);
       const [during] = await receiver.waitFor("/ok?rotated");
       expect(during!.headers["webhook-signature"]!.split(" ")).toHaveLength(2);
-      for (const secret of [rotated.body.secret, hook.secret]) expect(new Webhook(secret).verify(during!.body, headerBag(during!.headers))).toMatchObject({ type: "webhook.test" });
+      for (const secret of [rotated.body.secret, hook.secret]) {
+        expect(new Webhook(secret).verify(during!.body, headerBag(during!.headers))).toMatchObject({ type: "webhook.test" });
+        expect(await verifyWebhook(secret, during!.body, during!.headers)).toMatchObject({ type: "webhook.test" });
+      }
 
       await testQuery((await testService()).db, "webhook_expire_previous", [hook.webhook_id]);
       await sendTest(service, user.token, hook.webhook_id);
