@@ -98,7 +98,7 @@ to drop duplicates), \`webhook-timestamp\` (the attempt's, Unix seconds) and \`w
 header holds two signatures, space-separated (new secret, then old); any Standard Webhooks library
 verifies either (\`new Webhook(secret).verify(body, headers)\`).
 Events: ${WEBHOOK_EVENTS.map((e) => `\`${e}\``).join(", ")}, or \`"*"\`
-for all; \`webhook.test\` is sent only by the test route.
+for all; \`webhook.test\` is sent only by the test route (at most 60 an hour per endpoint).
 
 A delivery is committed with the change it tells of and leaves from an outbox: a 2xx answer ends
 it; any other answer (a redirect too: none is followed), or none within 10 seconds, is retried

@@ -8,7 +8,8 @@
 -- nothing comes back. A deleted endpoint keeps its row (its deliveries name it) without its secrets.
 -- Refusals (docs/error_codes.md): WH001 a move these rules forbid, WH002 one endpoint beyond
 -- webhooks_cap(), WH003 a test of a disabled endpoint, WH004 the deliveries of an endpoint that is
--- not the tenant's, WH005 a delivery's log row changed other than by its last status code.
+-- not the tenant's, WH005 a delivery's log row changed other than by its last status code, WH006
+-- one test event too many for an endpoint within an hour.
 
 -- What a subscription names: an event's type (family.name) or "*" for every type.
 CREATE FUNCTION webhook_event_type_valid(p_type text) RETURNS boolean
@@ -133,6 +134,8 @@ CREATE TABLE webhook_deliveries (
   CONSTRAINT webhook_deliveries_webhook_fkey FOREIGN KEY (tenant_id, webhook_id) REFERENCES webhooks (tenant_id, webhook_id)
 );
 CREATE INDEX webhook_deliveries_page_idx ON webhook_deliveries (webhook_id, outbox_id);
+-- The test events of the last hour, counted for webhook_tests_cap().
+CREATE INDEX webhook_deliveries_tests_idx ON webhook_deliveries (webhook_id, created_at) WHERE event = 'webhook.test';
 
 CREATE FUNCTION webhook_deliveries_guard() RETURNS trigger
 LANGUAGE plpgsql AS $$
@@ -200,26 +203,39 @@ COMMENT ON FUNCTION webhook_emit(text, text, jsonb) IS
   'The body is {type, timestamp, data}, timestamp the transaction''s time; the service''s worker signs each attempt (Standard Webhooks) and '
   'retries with backoff for about three days. Nudge the worker after the commit, or it finds the rows within its poll interval.';
 
+CREATE FUNCTION webhook_tests_cap() RETURNS integer LANGUAGE sql IMMUTABLE AS $$ SELECT 60 $$;
+COMMENT ON FUNCTION webhook_tests_cap() IS 'Most webhook.test events one endpoint is sent within an hour (WH006 beyond): a test is a row kept like any delivery.';
+
 CREATE FUNCTION webhook_test(p_tenant_id text, p_actor text, p_webhook_id text)
 RETURNS TABLE (delivery_id text)
 LANGUAGE plpgsql AS $$
 DECLARE
   v_status text;
+  v_recent integer;
 BEGIN
   PERFORM member_actor_check(p_tenant_id, p_actor, 'admin');
+  -- Tests of one endpoint take turns until their transaction ends: two cannot both pass at cap - 1.
   SELECT w.status INTO v_status FROM webhooks w
-   WHERE w.tenant_id = p_tenant_id AND w.webhook_id = p_webhook_id AND w.status <> 'deleted' FOR SHARE;
+   WHERE w.tenant_id = p_tenant_id AND w.webhook_id = p_webhook_id AND w.status <> 'deleted' FOR NO KEY UPDATE;
   IF NOT FOUND THEN
     RETURN; -- unknown, deleted or another tenant's: the caller answers 404
   END IF;
   IF v_status = 'disabled' THEN
     RAISE EXCEPTION 'webhook % is disabled', p_webhook_id USING ERRCODE = 'WH003';
   END IF;
+  SELECT count(*) INTO v_recent FROM (
+    SELECT 1 FROM webhook_deliveries d
+     WHERE d.webhook_id = p_webhook_id AND d.event = 'webhook.test' AND d.created_at > now() - interval '1 hour'
+     LIMIT webhook_tests_cap()) recent;
+  IF v_recent >= webhook_tests_cap() THEN
+    RAISE EXCEPTION 'webhook % was sent % test events within the hour', p_webhook_id, v_recent USING ERRCODE = 'WH006';
+  END IF;
   RETURN QUERY SELECT webhook_enqueue(p_webhook_id, p_tenant_id, 'webhook.test', jsonb_build_object('webhook_id', p_webhook_id));
 END $$;
 COMMENT ON FUNCTION webhook_test(text, text, text) IS
   'An admin (or owner) of the tenant queues a webhook.test event ({webhook_id}) to one of its endpoints, whatever it subscribes to; returns '
-  'the delivery id. No row: not this tenant''s live endpoint. WH003: the endpoint is disabled; WT021: the role.';
+  'the delivery id. No row: not this tenant''s live endpoint. WH003: the endpoint is disabled; WH006: webhook_tests_cap() tests within the '
+  'last hour; WT021: the role.';
 
 -- Endpoints -----------------------------------------------------------------------------------
 

@@ -79,7 +79,7 @@ export async function deleteWebhook(audit: AuditTrail, by: ByMember, webhookId: 
   return { ok: true as const };
 }
 
-/** Queues a webhook.test event to the endpoint and wakes the worker; 409 webhook_disabled (WH003) for a disabled one. */
+/** Queues a webhook.test event to the endpoint and wakes the worker; 409 webhook_disabled (WH003) for a disabled one, 429 beyond 60 an hour (WH006). */
 export async function testWebhook(db: Db, worker: OutboxWorker, by: ByMember, webhookId: string) {
   if (!couldNameRow(webhookId)) throw notFound();
   const row = await db.one("webhooks/test", [by.tenantId, by.actor.member_id, webhookId]);

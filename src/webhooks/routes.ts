@@ -57,8 +57,12 @@ export function webhooksRoutes(deps: Deps) {
           withIdempotency(deps, request, customer.tenant_id, null, async () => ({ status: 202, body: await testWebhook(deps.db, deps.webhooks, byMember(customer, request), params.id) })),
         {
           params: WebhookParams,
-          response: { 202: TestQueued, ...errors },
-          detail: { summary: "Send the endpoint a webhook.test event, whatever it subscribes to (409 webhook_disabled once it was disabled)", tags: ["webhooks"], security },
+          response: { 202: TestQueued, ...errors, 429: ErrorResponse },
+          detail: {
+            summary: "Send the endpoint a webhook.test event, whatever it subscribes to (409 webhook_disabled once it was disabled; at most 60 an hour)",
+            tags: ["webhooks"],
+            security,
+          },
         },
       )
       .get("/:id/deliveries", ({ customer, params, query }) => listDeliveries(deps.db, customer.tenant_id, params.id, query.limit ?? 50, query.cursor), {

@@ -80,6 +80,16 @@ describe("an endpoint's states (procedures, rolled back)", () => {
     })).toBe("WH004");
   });
 
+  test("the 61st test event of an endpoint within an hour is WH006; another endpoint has its own 60", async () => {
+    expect(await refusal(async (q, e) => {
+      for (let i = 0; i < 60; i++) await q.query("webhooks/test", [e.tenantId, null, e.webhookId]);
+      const other = newId("whk_");
+      await q.query("webhooks/create", [other, e.tenantId, null, URL, ["*"], null, SEALED]);
+      expect(await q.query("webhooks/test", [e.tenantId, null, other])).toHaveLength(1);
+      return q.query("webhooks/test", [e.tenantId, null, e.webhookId]);
+    })).toBe("WH006");
+  });
+
   test("the 11th live endpoint of a tenant is WH002; a deleted one does not count", async () => {
     expect(await refusal(async (q, e) => {
       for (let i = 1; i < 10; i++) await q.query("webhooks/create", [newId("whk_"), e.tenantId, null, URL, ["*"], null, SEALED]);

@@ -46,6 +46,15 @@ const authzenFields = () => {
     context: fc.oneof(properties, fc.jsonValue({ maxDepth: 2 })),
   };
 };
+// Webhook targets: public and private address literals, localhost, other schemes, nonsense, too long.
+const webhookUrl = () =>
+  fc.oneof(
+    fc.constantFrom("https://93.184.215.14/in", "https://127.0.0.1/in", "https://[::1]:8443/in", "https://169.254.169.254/latest", "https://10.0.0.1/",
+      "https://[::ffff:10.0.0.1]/", "https://0x7f.1/", "https://localhost/in", "http://93.184.215.14/in", "file:///etc/passwd", "https://u:p@93.184.215.14/",
+      "gopher://127.0.0.1:6379/", "https://93.184.215.14:0/", "https://93.184.215.14:99999/", `https://93.184.215.14/${"a".repeat(2000)}`),
+    fc.webUrl().map((u) => u.replace(/^https?:\/\/[^/?#]*/, "https://93.184.215.14")),
+    text(100),
+  );
 const ROUTES: Route[] = [
   { method: "GET", path: "/health", auth: "none" },
   { method: "GET", path: "/livez", auth: "none" },
@@ -152,6 +161,13 @@ const ROUTES: Route[] = [
   { method: "GET", path: "/customer/approvals/:approval_id", auth: "jwt" },
   { method: "POST", path: "/customer/approvals/:approval_id/votes", auth: "jwt", fields: { vote: fc.constantFrom("approve", "deny", "maybe", ""), action_hash: text(), comment: text() } },
   { method: "GET", path: "/customer/approvals/:approval_id/bundle", auth: "jwt" },
+  // Address literals and localhost only: a name would wait on DNS.
+  { method: "POST", path: "/customer/webhooks", auth: "jwt", fields: { url: webhookUrl(), events: fc.oneof(fc.array(fc.constantFrom("*", "approval.requested", "approval.denied", "key.created", "", "*.*"), { maxLength: 22 }), fc.jsonValue({ maxDepth: 2 })), description: text(300) } },
+  { method: "GET", path: "/customer/webhooks", auth: "jwt" },
+  { method: "POST", path: "/customer/webhooks/:id/rotate-secret", auth: "jwt" },
+  { method: "POST", path: "/customer/webhooks/:id/test", auth: "jwt" },
+  { method: "GET", path: "/customer/webhooks/:id/deliveries", auth: "jwt", query: ["limit", "cursor"] },
+  { method: "DELETE", path: "/customer/webhooks/:id", auth: "jwt" },
   // After every other session route: a tenant that comes to require a second factor answers them 403.
   { method: "PUT", path: "/customer/settings", auth: "jwt", fields: { require_mfa: fc.boolean(), allow_self_approval: fc.boolean() } },
   // Last of the API routes: signing out ends the fuzzer's own sessions for the routes after it.
@@ -398,11 +414,13 @@ beforeAll(async () => {
   const otherUpgrade = (await call("POST", "/customer/upgrades/request", { json: { requested_plan: "pro", reason: "fuzz" }, headers: bearer(other.token) })).body.request_id;
   const invitation = (await call("POST", "/customer/members/invitations", { json: { email: "fuzz.invited@example.com", role: "developer" }, headers: bearer(free.token) })).body.invitation_id;
   const otherInvitation = (await call("POST", "/customer/members/invitations", { json: { email: "fuzz.invited@example.com", role: "viewer" }, headers: bearer(other.token) })).body.invitation_id;
+  const webhooks = await Promise.all([free, other].map(async (t) => (await call("POST", "/customer/webhooks", { json: { url: "https://93.184.215.14/fuzz", events: ["*"] }, headers: bearer(t.token) })).body));
+  for (const w of webhooks) remember(w.secret);
   fx = {
     jwts: [free.token, pro.token],
     keys: [free.apiKey, pro.apiKey],
     ids: { receipts: [receipt, otherReceipt], keys: spare.map((k) => k.key_id), upgrades: [upgrade, otherUpgrade], invitations: [invitation, otherInvitation],
-      members: [free.memberId, pro.memberId, other.memberId], tiles: ["0/000.p/1", "entries/000.p/1", "1/000", "0/x001/000"] },
+      members: [free.memberId, pro.memberId, other.memberId], webhooks: webhooks.map((w) => w.webhook_id), tiles: ["0/000.p/1", "entries/000.p/1", "1/000", "0/x001/000"] },
   };
   // Warm up, then take the baseline.
   for (let i = 0; i < 50; i++) await call("GET", "/health");

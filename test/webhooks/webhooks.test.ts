@@ -239,6 +239,16 @@ describe("one endpoint's routes", () => {
     expect(after.body.deliveries[0]).toMatchObject({ status: "failed", next_attempt_at: null });
   });
 
+  test("at most 60 test events an endpoint an hour: then 429 quota_exceeded (limit webhook_tests_per_hour)", async () => {
+    const user = await signup();
+    const hook = await created(user.token);
+    for (let i = 0; i < 60; i++) expect((await call("POST", `/customer/webhooks/${hook.webhook_id}/test`, { headers: bearer(user.token) })).status).toBe(202);
+    const refused = await call("POST", `/customer/webhooks/${hook.webhook_id}/test`, { headers: bearer(user.token) });
+    expectErrorShape(refused, 429, "quota_exceeded");
+    expect(refused.body.limit).toBe("webhook_tests_per_hour");
+    expect(await outbox(hook.webhook_id)).toHaveLength(60);
+  });
+
   test("deliveries come in pages, newest first; a cursor not of ours is 400", async () => {
     const user = await signup();
     const hook = await created(user.token);
