@@ -34,7 +34,7 @@ $$;
 COMMENT ON FUNCTION webhook_sealed_valid(text) IS 'Whether a text is a secret sealed by the service (v1.<iv>.<ciphertext>, base64url): never a secret in the clear.';
 
 CREATE TABLE webhooks (
-  webhook_id              text PRIMARY KEY CHECK (webhook_id ~ '^whk_[0-9A-Za-z]{22}$'),
+  webhook_id              text NOT NULL CHECK (webhook_id ~ '^whk_[0-9A-Za-z]{22}$'),
   tenant_id               text NOT NULL REFERENCES tenants (tenant_id),
   -- Checked by the service before it gets here (an https URL whose host resolves to public addresses).
   url                     text NOT NULL CHECK (char_length(url) <= 2000 AND url ~ '^https://[^\s/?#]+'),
@@ -52,6 +52,8 @@ CREATE TABLE webhooks (
   disabled_reason         text CHECK (char_length(disabled_reason) BETWEEN 1 AND 200),
   deleted_at              timestamptz,
   deleted_by              text,
+  -- Keys lead with the tenant, as distribution by tenant_id wants (docs/scaling.md); ids are random.
+  PRIMARY KEY (tenant_id, webhook_id),
   CONSTRAINT webhooks_created_by_fkey FOREIGN KEY (tenant_id, created_by) REFERENCES members (tenant_id, member_id),
   CONSTRAINT webhooks_deleted_by_fkey FOREIGN KEY (tenant_id, deleted_by) REFERENCES members (tenant_id, member_id),
   -- A live endpoint has its secret; a deleted one has none, not even the previous one.
@@ -64,8 +66,6 @@ CREATE TABLE webhooks (
     OR (status = 'disabled' AND disabled_at IS NOT NULL AND disabled_reason IS NOT NULL)
     OR status = 'deleted')
 );
--- Lets the deliveries' foreign key name the endpoint together with its tenant.
-CREATE UNIQUE INDEX webhooks_tenant_webhook_key ON webhooks (tenant_id, webhook_id);
 CREATE INDEX webhooks_tenant_live_idx ON webhooks (tenant_id, created_at) WHERE status <> 'deleted';
 
 CREATE FUNCTION webhooks_cap() RETURNS integer LANGUAGE sql IMMUTABLE AS $$ SELECT 10 $$;
@@ -123,19 +123,21 @@ CREATE TRIGGER webhooks_no_truncate BEFORE TRUNCATE ON webhooks
 -- sent, failed; attempts; when next) is the outbox row's; this row adds what the outbox does not
 -- keep: the event's type and id for the list, and the status code of the last attempt.
 CREATE TABLE webhook_deliveries (
-  delivery_id       text PRIMARY KEY CHECK (delivery_id ~ '^dlv_[0-9A-Za-z]{22}$'),
-  outbox_id         bigint NOT NULL UNIQUE REFERENCES outbox (id),
+  delivery_id       text NOT NULL CHECK (delivery_id ~ '^dlv_[0-9A-Za-z]{22}$'),
+  outbox_id         bigint NOT NULL REFERENCES outbox (id),
   tenant_id         text NOT NULL,
   webhook_id        text NOT NULL,
   event             text NOT NULL CHECK (webhook_event_type_valid(event)),
   -- The HTTP status of the last attempt; NULL before one, and after one that got no answer.
   last_status_code  integer CHECK (last_status_code BETWEEN 100 AND 599),
   created_at        timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (tenant_id, delivery_id),
+  CONSTRAINT webhook_deliveries_outbox_key UNIQUE (tenant_id, outbox_id),
   CONSTRAINT webhook_deliveries_webhook_fkey FOREIGN KEY (tenant_id, webhook_id) REFERENCES webhooks (tenant_id, webhook_id)
 );
-CREATE INDEX webhook_deliveries_page_idx ON webhook_deliveries (webhook_id, outbox_id);
+CREATE INDEX webhook_deliveries_page_idx ON webhook_deliveries (tenant_id, webhook_id, outbox_id);
 -- The test events of the last hour, counted for webhook_tests_cap().
-CREATE INDEX webhook_deliveries_tests_idx ON webhook_deliveries (webhook_id, created_at) WHERE event = 'webhook.test';
+CREATE INDEX webhook_deliveries_tests_idx ON webhook_deliveries (tenant_id, webhook_id, created_at) WHERE event = 'webhook.test';
 
 CREATE FUNCTION webhook_deliveries_guard() RETURNS trigger
 LANGUAGE plpgsql AS $$
@@ -225,7 +227,7 @@ BEGIN
   END IF;
   SELECT count(*) INTO v_recent FROM (
     SELECT 1 FROM webhook_deliveries d
-     WHERE d.webhook_id = p_webhook_id AND d.event = 'webhook.test' AND d.created_at > now() - interval '1 hour'
+     WHERE d.tenant_id = p_tenant_id AND d.webhook_id = p_webhook_id AND d.event = 'webhook.test' AND d.created_at > now() - interval '1 hour'
      LIMIT webhook_tests_cap()) recent;
   IF v_recent >= webhook_tests_cap() THEN
     RAISE EXCEPTION 'webhook % was sent % test events within the hour', p_webhook_id, v_recent USING ERRCODE = 'WH006';
@@ -273,18 +275,18 @@ COMMENT ON FUNCTION webhook_rotate_secret(text, text, text, text) IS
 
 -- Ends the pending deliveries of an endpoint that will take no more (deleted, or disabled by a 410),
 -- but the one in the caller's hands, which its worker records itself.
-CREATE FUNCTION webhook_deliveries_abandon(p_webhook_id text, p_reason text, p_except_outbox_id bigint) RETURNS integer
+CREATE FUNCTION webhook_deliveries_abandon(p_tenant_id text, p_webhook_id text, p_reason text, p_except_outbox_id bigint) RETURNS integer
 LANGUAGE sql AS $$
   WITH ended AS (
     UPDATE outbox o SET status = 'failed', data = '{}'::jsonb, last_error = p_reason
      WHERE o.status = 'pending' AND o.channel = 'webhook'
-       AND o.id IN (SELECT d.outbox_id FROM webhook_deliveries d WHERE d.webhook_id = p_webhook_id)
+       AND o.id IN (SELECT d.outbox_id FROM webhook_deliveries d WHERE d.tenant_id = p_tenant_id AND d.webhook_id = p_webhook_id)
        AND o.id IS DISTINCT FROM p_except_outbox_id
     RETURNING o.id
   )
   SELECT count(*)::integer FROM ended
 $$;
-COMMENT ON FUNCTION webhook_deliveries_abandon(text, text, bigint) IS
+COMMENT ON FUNCTION webhook_deliveries_abandon(text, text, text, bigint) IS
   'Fails every pending delivery of an endpoint (its outbox rows, data emptied) but p_except_outbox_id; returns how many.';
 
 CREATE FUNCTION webhook_delete(p_tenant_id text, p_actor text, p_webhook_id text)
@@ -300,25 +302,25 @@ BEGIN
      WHERE w.tenant_id = p_tenant_id AND w.webhook_id = p_webhook_id AND w.status <> 'deleted'
     RETURNING w.webhook_id, w.url;
   IF FOUND THEN
-    PERFORM webhook_deliveries_abandon(p_webhook_id, 'the endpoint was deleted', NULL);
+    PERFORM webhook_deliveries_abandon(p_tenant_id, p_webhook_id, 'the endpoint was deleted', NULL);
   END IF;
 END $$;
 COMMENT ON FUNCTION webhook_delete(text, text, text) IS
   'An admin (or owner) deletes an endpoint: status deleted, its secrets erased, its pending deliveries failed. No row: not this tenant''s live '
   'endpoint (already deleted included); WT021 the role.';
 
-CREATE FUNCTION webhook_disable(p_webhook_id text, p_reason text, p_outbox_id bigint) RETURNS boolean
+CREATE FUNCTION webhook_disable(p_tenant_id text, p_webhook_id text, p_reason text, p_outbox_id bigint) RETURNS boolean
 LANGUAGE plpgsql AS $$
 BEGIN
   UPDATE webhooks w SET status = 'disabled', disabled_at = now(), disabled_reason = left(p_reason, 200)
-   WHERE w.webhook_id = p_webhook_id AND w.status = 'active';
+   WHERE w.tenant_id = p_tenant_id AND w.webhook_id = p_webhook_id AND w.status = 'active';
   IF NOT FOUND THEN
     RETURN false;
   END IF;
-  PERFORM webhook_deliveries_abandon(p_webhook_id, 'the endpoint was disabled: ' || left(p_reason, 200), p_outbox_id);
+  PERFORM webhook_deliveries_abandon(p_tenant_id, p_webhook_id, 'the endpoint was disabled: ' || left(p_reason, 200), p_outbox_id);
   RETURN true;
 END $$;
-COMMENT ON FUNCTION webhook_disable(text, text, bigint) IS
+COMMENT ON FUNCTION webhook_disable(text, text, text, bigint) IS
   'The worker disables an active endpoint that answered 410 Gone (delivery p_outbox_id, which the worker records itself) and fails its other '
   'pending deliveries; false when it was not active.';
 
@@ -335,25 +337,25 @@ $$;
 COMMENT ON FUNCTION webhooks_list(text) IS 'The tenant''s live endpoints (active and disabled; at most webhooks_cap()), newest first; never a secret.';
 
 -- What an attempt needs; the previous secret only while it still signs.
-CREATE FUNCTION webhook_for_delivery(p_webhook_id text)
+CREATE FUNCTION webhook_for_delivery(p_tenant_id text, p_webhook_id text)
 RETURNS TABLE (webhook_id text, tenant_id text, url text, status text, secret_sealed text, previous_secret_sealed text)
 LANGUAGE sql STABLE AS $$
   SELECT w.webhook_id, w.tenant_id, w.url, w.status, w.secret_sealed,
          CASE WHEN w.previous_secret_until > now() THEN w.previous_secret_sealed END
   FROM webhooks w
-  WHERE w.webhook_id = p_webhook_id
+  WHERE w.tenant_id = p_tenant_id AND w.webhook_id = p_webhook_id
 $$;
-COMMENT ON FUNCTION webhook_for_delivery(text) IS
+COMMENT ON FUNCTION webhook_for_delivery(text, text) IS
   'An endpoint as the worker needs it for one attempt: url, status, sealed secret, and the previous sealed secret while it still signs (else NULL).';
 
-CREATE FUNCTION webhook_delivery_attempted(p_outbox_id bigint, p_status_code integer) RETURNS boolean
+CREATE FUNCTION webhook_delivery_attempted(p_tenant_id text, p_outbox_id bigint, p_status_code integer) RETURNS boolean
 LANGUAGE sql AS $$
   WITH done AS (
-    UPDATE webhook_deliveries SET last_status_code = p_status_code WHERE outbox_id = p_outbox_id RETURNING 1
+    UPDATE webhook_deliveries SET last_status_code = p_status_code WHERE tenant_id = p_tenant_id AND outbox_id = p_outbox_id RETURNING 1
   )
   SELECT EXISTS (SELECT 1 FROM done)
 $$;
-COMMENT ON FUNCTION webhook_delivery_attempted(bigint, integer) IS
+COMMENT ON FUNCTION webhook_delivery_attempted(text, bigint, integer) IS
   'Records the HTTP status of a delivery''s latest attempt (NULL: it got no answer: refused, unreachable, timed out); false when no delivery has that outbox row.';
 
 CREATE FUNCTION webhook_deliveries_page(p_tenant_id text, p_webhook_id text, p_before bigint, p_limit integer)
@@ -373,7 +375,7 @@ BEGIN
            iso_time(d.created_at), d.outbox_id
     FROM webhook_deliveries d
     JOIN outbox o ON o.id = d.outbox_id
-    WHERE d.webhook_id = p_webhook_id AND d.tenant_id = p_tenant_id AND (p_before IS NULL OR d.outbox_id < p_before)
+    WHERE d.tenant_id = p_tenant_id AND d.webhook_id = p_webhook_id AND (p_before IS NULL OR d.outbox_id < p_before)
     ORDER BY d.outbox_id DESC
     LIMIT p_limit;
 END $$;
@@ -383,27 +385,27 @@ COMMENT ON FUNCTION webhook_deliveries_page(text, text, bigint, integer) IS
   'tenant''s live endpoint.';
 
 -- JWT_SECRET changed (JWT_SECRET_PREVIOUS set): the service seals each secret again under the new one.
-CREATE FUNCTION webhooks_sealed_page(p_after text, p_limit integer)
-RETURNS TABLE (webhook_id text, secret_sealed text, previous_secret_sealed text)
+CREATE FUNCTION webhooks_sealed_page(p_after_tenant text, p_after_webhook text, p_limit integer)
+RETURNS TABLE (tenant_id text, webhook_id text, secret_sealed text, previous_secret_sealed text)
 LANGUAGE sql STABLE AS $$
-  SELECT w.webhook_id, w.secret_sealed, w.previous_secret_sealed
+  SELECT w.tenant_id, w.webhook_id, w.secret_sealed, w.previous_secret_sealed
   FROM webhooks w
-  WHERE w.status <> 'deleted' AND w.webhook_id > p_after
-  ORDER BY w.webhook_id
+  WHERE w.status <> 'deleted' AND (w.tenant_id, w.webhook_id) > (p_after_tenant, p_after_webhook)
+  ORDER BY w.tenant_id, w.webhook_id
   LIMIT p_limit
 $$;
-COMMENT ON FUNCTION webhooks_sealed_page(text, integer) IS 'Live endpoints'' sealed secrets after a webhook id, in id order, for the reseal at start.';
+COMMENT ON FUNCTION webhooks_sealed_page(text, text, integer) IS 'Live endpoints'' sealed secrets after a (tenant, webhook id) position, in key order, for the reseal at start.';
 
-CREATE FUNCTION webhook_reseal(p_webhook_id text, p_old text, p_old_previous text, p_new text, p_new_previous text) RETURNS boolean
+CREATE FUNCTION webhook_reseal(p_tenant_id text, p_webhook_id text, p_old text, p_old_previous text, p_new text, p_new_previous text) RETURNS boolean
 LANGUAGE sql AS $$
   WITH done AS (
     UPDATE webhooks w SET secret_sealed = p_new, previous_secret_sealed = p_new_previous
-     WHERE w.webhook_id = p_webhook_id AND w.status <> 'deleted'
+     WHERE w.tenant_id = p_tenant_id AND w.webhook_id = p_webhook_id AND w.status <> 'deleted'
        AND w.secret_sealed = p_old AND w.previous_secret_sealed IS NOT DISTINCT FROM p_old_previous
     RETURNING 1
   )
   SELECT EXISTS (SELECT 1 FROM done)
 $$;
-COMMENT ON FUNCTION webhook_reseal(text, text, text, text, text) IS
+COMMENT ON FUNCTION webhook_reseal(text, text, text, text, text, text) IS
   'Replaces an endpoint''s sealed secrets by the same secrets sealed under the new service secret, only if they are still the ones read (a '
   'rotation meanwhile wins); true when replaced.';

@@ -950,7 +950,7 @@ export interface Queries {
     };
   };
   "webhooks/attempted": {
-    params: [number | string, number | string];
+    params: [string, number | string, number | string];
     row: {
       recorded: boolean;
     };
@@ -987,13 +987,13 @@ export interface Queries {
     };
   };
   "webhooks/disable": {
-    params: [string, string, number | string];
+    params: [string, string, string, number | string];
     row: {
       disabled: boolean;
     };
   };
   "webhooks/for_delivery": {
-    params: [string];
+    params: [string, string];
     row: {
       webhook_id: string;
       tenant_id: string;
@@ -1015,7 +1015,7 @@ export interface Queries {
     };
   };
   "webhooks/reseal": {
-    params: [string, string, string, string, string];
+    params: [string, string, string, string, string, string];
     row: {
       resealed: boolean;
     };
@@ -1028,8 +1028,9 @@ export interface Queries {
     };
   };
   "webhooks/sealed_page": {
-    params: [string, number | string];
+    params: [string, string, number | string];
     row: {
+      tenant_id: string;
       webhook_id: string;
       secret_sealed: string | null;
       previous_secret_sealed: string | null;

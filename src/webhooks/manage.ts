@@ -108,11 +108,11 @@ export async function listDeliveries(db: Queryable, tenantId: string, webhookId:
  */
 export async function resealWebhookSecrets(db: Queryable, box: SecretBox): Promise<{ resealed: number; unreadable: number }> {
   const PAGE = 500;
-  let after = "";
+  let after = { tenantId: "", webhookId: "" };
   let resealed = 0;
   let unreadable = 0;
   for (;;) {
-    const rows = await db.query("webhooks/sealed_page", [after, PAGE]);
+    const rows = await db.query("webhooks/sealed_page", [after.tenantId, after.webhookId, PAGE]);
     for (const row of rows) {
       const [current, previous] = await Promise.all([row.secret_sealed, row.previous_secret_sealed].map((s) => (s === null ? null : box.unseal(s, row.webhook_id))));
       if ((row.secret_sealed !== null && current === null) || (row.previous_secret_sealed !== null && previous === null)) unreadable++;
@@ -120,10 +120,11 @@ export async function resealWebhookSecrets(db: Queryable, box: SecretBox): Promi
       if (!current) continue;
       const fresh = await box.seal(current.secret, row.webhook_id);
       const freshPrevious = previous ? await box.seal(previous.secret, row.webhook_id) : row.previous_secret_sealed;
-      const [done] = await db.query("webhooks/reseal", [row.webhook_id, row.secret_sealed!, row.previous_secret_sealed, fresh, freshPrevious]);
+      const [done] = await db.query("webhooks/reseal", [row.tenant_id, row.webhook_id, row.secret_sealed!, row.previous_secret_sealed, fresh, freshPrevious]);
       if (done?.resealed) resealed++;
     }
     if (rows.length < PAGE) return { resealed, unreadable };
-    after = rows[rows.length - 1]!.webhook_id;
+    const last = rows[rows.length - 1]!;
+    after = { tenantId: last.tenant_id, webhookId: last.webhook_id };
   }
 }

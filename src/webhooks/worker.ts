@@ -72,7 +72,7 @@ export function startWebhookWorker(opts: WebhookWorkerOptions): WebhookWorker {
 
   /** One attempt; the HTTP status it got, or null for none (recorded either way). */
   async function attempt(row: Delivery): Promise<void> {
-    const endpoint = await db.one("webhooks/for_delivery", [row.recipient]);
+    const endpoint = await db.one("webhooks/for_delivery", [row.tenant_id, row.recipient]);
     if (endpoint?.status !== "active") throw new AttemptFailed(`the endpoint is ${endpoint?.status ?? "gone"}`, true);
     const data = row.data as unknown as DeliveryData;
     const keys = await signingSecrets(endpoint.webhook_id, [endpoint.secret_sealed, endpoint.previous_secret_sealed]);
@@ -88,11 +88,11 @@ export function startWebhookWorker(opts: WebhookWorkerOptions): WebhookWorker {
     } catch (err) {
       throw new AttemptFailed((err as Error).message);
     } finally {
-      await db.query("webhooks/attempted", [row.id, status]).catch((err: unknown) => log.warn("webhook.record_failed", { outbox_id: row.id, error: String((err as Error)?.message ?? err) }));
+      await db.query("webhooks/attempted", [endpoint.tenant_id, row.id, status]).catch((err: unknown) => log.warn("webhook.record_failed", { outbox_id: row.id, error: String((err as Error)?.message ?? err) }));
     }
     if (status !== null && status >= 200 && status < 300) return;
     if (status === 410) {
-      await db.query("webhooks/disable", [endpoint.webhook_id, "the endpoint answered 410 Gone", row.id]);
+      await db.query("webhooks/disable", [endpoint.tenant_id, endpoint.webhook_id, "the endpoint answered 410 Gone", row.id]);
       log.warn("webhook.endpoint_disabled", { webhook_id: endpoint.webhook_id, tenant_id: endpoint.tenant_id });
       throw new AttemptFailed("HTTP 410: the endpoint is gone and now disabled", true);
     }

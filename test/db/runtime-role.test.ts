@@ -88,8 +88,8 @@ describe.skipIf(!DATABASE_URL)("the service's runtime role on PostgreSQL", async
     ]);
     // What the delivery worker writes: an attempt's status code, a disable (a 410) and its failed deliveries.
     const [row] = await testQuery<{ id: number }>(runtime, "webhook_outbox", [id]);
-    expect(await runtime.query("webhooks/attempted", [row!.id, 410])).toEqual([{ recorded: true }]);
-    expect(await runtime.query("webhooks/disable", [id, "the endpoint answered 410 Gone", row!.id])).toEqual([{ disabled: true }]);
+    expect(await runtime.query("webhooks/attempted", [user.tenantId, row!.id, 410])).toEqual([{ recorded: true }]);
+    expect(await runtime.query("webhooks/disable", [user.tenantId, id, "the endpoint answered 410 Gone", row!.id])).toEqual([{ disabled: true }]);
     expect((await call("DELETE", `/customer/webhooks/${id}`, { headers: jwt, ...as })).status).toBe(200);
   });
 

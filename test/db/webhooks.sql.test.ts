@@ -44,19 +44,19 @@ describe("an endpoint's states (procedures, rolled back)", () => {
   test("active -> disabled (a 410) -> deleted; disabling twice, or a deleted one, answers false", async () => {
     await rolledBack(async (q) => {
       const e = await withEndpoint(q);
-      expect(await q.query("webhooks/disable", [e.webhookId, "the endpoint answered 410 Gone", null])).toEqual([{ disabled: true }]);
-      expect(await q.query("webhooks/disable", [e.webhookId, "again", null])).toEqual([{ disabled: false }]);
+      expect(await q.query("webhooks/disable", [e.tenantId, e.webhookId, "the endpoint answered 410 Gone", null])).toEqual([{ disabled: true }]);
+      expect(await q.query("webhooks/disable", [e.tenantId, e.webhookId, "again", null])).toEqual([{ disabled: false }]);
       expect(await q.query("webhooks/list", [e.tenantId])).toEqual([expect.objectContaining({ webhook_id: e.webhookId, status: "disabled" })]);
       // A disabled endpoint can still have its secret rotated, and be deleted.
       expect(await q.query("webhooks/rotate_secret", [e.tenantId, null, e.webhookId, OTHER_SEALED])).toHaveLength(1);
       expect(await q.query("webhooks/delete", [e.tenantId, null, e.webhookId])).toEqual([{ webhook_id: e.webhookId, url: URL }]);
       expect(await q.query("webhooks/list", [e.tenantId])).toEqual([]);
-      expect(await q.query("webhooks/disable", [e.webhookId, "again", null])).toEqual([{ disabled: false }]);
+      expect(await q.query("webhooks/disable", [e.tenantId, e.webhookId, "again", null])).toEqual([{ disabled: false }]);
       // Deleted is final: no second delete, no rotation, no test; its secrets are gone.
       expect(await q.query("webhooks/delete", [e.tenantId, null, e.webhookId])).toEqual([]);
       expect(await q.query("webhooks/rotate_secret", [e.tenantId, null, e.webhookId, SEALED])).toEqual([]);
       expect(await q.query("webhooks/test", [e.tenantId, null, e.webhookId])).toEqual([]);
-      expect(await q.query("webhooks/for_delivery", [e.webhookId])).toEqual([
+      expect(await q.query("webhooks/for_delivery", [e.tenantId, e.webhookId])).toEqual([
         { webhook_id: e.webhookId, tenant_id: e.tenantId, url: URL, status: "deleted", secret_sealed: null, previous_secret_sealed: null },
       ]);
     });
@@ -64,7 +64,7 @@ describe("an endpoint's states (procedures, rolled back)", () => {
 
   test("a test of a disabled endpoint is WH003; another tenant's endpoint is no row (404); its deliveries WH004", async () => {
     expect(await refusal(async (q, e) => {
-      await q.query("webhooks/disable", [e.webhookId, "gone", null]);
+      await q.query("webhooks/disable", [e.tenantId, e.webhookId, "gone", null]);
       return q.query("webhooks/test", [e.tenantId, null, e.webhookId]);
     })).toBe("WH003");
     await rolledBack(async (q) => {
@@ -93,7 +93,7 @@ describe("an endpoint's states (procedures, rolled back)", () => {
   test("the 11th live endpoint of a tenant is WH002; a deleted one does not count", async () => {
     expect(await refusal(async (q, e) => {
       for (let i = 1; i < 10; i++) await q.query("webhooks/create", [newId("whk_"), e.tenantId, null, URL, ["*"], null, SEALED]);
-      await q.query("webhooks/disable", [e.webhookId, "gone", null]);
+      await q.query("webhooks/disable", [e.tenantId, e.webhookId, "gone", null]);
       return q.query("webhooks/create", [newId("whk_"), e.tenantId, null, URL, ["*"], null, SEALED]);
     })).toBe("WH002");
     await rolledBack(async (q) => {
@@ -134,10 +134,10 @@ describe("an endpoint's states (procedures, rolled back)", () => {
       const e = await withEndpoint(q);
       const [rotated] = await q.query("webhooks/rotate_secret", [e.tenantId, null, e.webhookId, OTHER_SEALED]);
       expect((Date.parse(rotated!.previous_secret_until) - Date.now()) / 3_600_000).toBeCloseTo(24, 1);
-      expect(await q.query("webhooks/for_delivery", [e.webhookId])).toEqual([expect.objectContaining({ secret_sealed: OTHER_SEALED, previous_secret_sealed: SEALED })]);
+      expect(await q.query("webhooks/for_delivery", [e.tenantId, e.webhookId])).toEqual([expect.objectContaining({ secret_sealed: OTHER_SEALED, previous_secret_sealed: SEALED })]);
       const third = "v1.CCCCCCCCCCCCCCCC.dGhpcmQ";
       await q.query("webhooks/rotate_secret", [e.tenantId, null, e.webhookId, third]);
-      expect(await q.query("webhooks/for_delivery", [e.webhookId])).toEqual([expect.objectContaining({ secret_sealed: third, previous_secret_sealed: OTHER_SEALED })]);
+      expect(await q.query("webhooks/for_delivery", [e.tenantId, e.webhookId])).toEqual([expect.objectContaining({ secret_sealed: third, previous_secret_sealed: OTHER_SEALED })]);
     });
   });
 
@@ -192,7 +192,7 @@ describe("the guards, against statements made by hand", () => {
     expect(await refusedBy("webhook_delivery_update", [queued!.delivery_id, "approval.approved"])).toBe("WH005");
     expect(await refusedBy("webhook_delivery_delete", [queued!.delivery_id])).toBe("WH005");
     const [row] = await testQuery<{ id: number }>(await db(), "webhook_outbox", [e.webhookId]);
-    expect(await (await db()).query("webhooks/attempted", [row!.id, 503])).toEqual([{ recorded: true }]);
+    expect(await (await db()).query("webhooks/attempted", [e.tenantId, row!.id, 503])).toEqual([{ recorded: true }]);
     expect(await testQuery(await db(), "webhook_outbox", [e.webhookId])).toEqual([expect.objectContaining({ delivery_id: queued!.delivery_id, last_status_code: 503 })]);
   });
 });
@@ -229,7 +229,7 @@ describe("webhook_emit() and the deliveries it queues", () => {
       const [second] = await q.query("webhooks/test", [e.tenantId, null, e.webhookId]);
       const page = await q.query("webhooks/deliveries", [e.tenantId, e.webhookId, null, 10]);
       const held = page.find((d) => d.delivery_id === first!.delivery_id)!.page_position;
-      expect(await q.query("webhooks/disable", [e.webhookId, "the endpoint answered 410 Gone", held])).toEqual([{ disabled: true }]);
+      expect(await q.query("webhooks/disable", [e.tenantId, e.webhookId, "the endpoint answered 410 Gone", held])).toEqual([{ disabled: true }]);
       const after = await q.query("webhooks/deliveries", [e.tenantId, e.webhookId, null, 10]);
       expect(after.map((d) => [d.delivery_id, d.status])).toEqual([
         [second!.delivery_id, "failed"],

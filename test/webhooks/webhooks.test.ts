@@ -231,7 +231,7 @@ describe("one endpoint's routes", () => {
     expect(queued).toMatchObject({ kind: "webhook.test", recipient: hook.webhook_id, data: { delivery_id: reply.body.delivery_id, data: { webhook_id: hook.webhook_id } } });
 
     const { db } = await testService();
-    expect(await db.query("webhooks/disable", [hook.webhook_id, "the endpoint answered 410 Gone", null])).toEqual([{ disabled: true }]);
+    expect(await db.query("webhooks/disable", [user.tenantId, hook.webhook_id, "the endpoint answered 410 Gone", null])).toEqual([{ disabled: true }]);
     expectErrorShape(await call("POST", `/customer/webhooks/${hook.webhook_id}/test`, { headers: bearer(user.token) }), 409, "webhook_disabled");
     // Disabled: still listed (so the tenant sees why nothing arrives), its waiting delivery failed.
     expect((await call("GET", "/customer/webhooks", { headers: bearer(user.token) })).body.webhooks[0].status).toBe("disabled");
@@ -285,7 +285,7 @@ describe("webhook_emit(): an event to the tenant's subscribed endpoints, in the 
     const disabled = await created(user.token, { url: PUBLIC_URL, events: ["*"] });
     const deleted = await created(user.token, { url: PUBLIC_URL, events: ["*"] });
     const foreign = await created(other.token, { url: PUBLIC_URL, events: ["*"] });
-    await db.query("webhooks/disable", [disabled.webhook_id, "the endpoint answered 410 Gone", null]);
+    await db.query("webhooks/disable", [user.tenantId, disabled.webhook_id, "the endpoint answered 410 Gone", null]);
     expect((await call("DELETE", `/customer/webhooks/${deleted.webhook_id}`, { headers: bearer(user.token) })).status).toBe(200);
 
     const data = { approval_id: "apv_1", receipt: { receipt_id: "rcpt_1", signature: "sig" } };

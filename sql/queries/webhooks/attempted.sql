@@ -1,3 +1,3 @@
 -- The HTTP status of a delivery's latest attempt (NULL: no answer).
--- $1 outbox id, $2 status code or NULL
-SELECT webhook_delivery_attempted($1::bigint, $2::integer) AS recorded;
+-- $1 tenant_id, $2 outbox id, $3 status code or NULL
+SELECT webhook_delivery_attempted($1, $2::bigint, $3::integer) AS recorded;

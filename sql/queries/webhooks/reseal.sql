@@ -1,3 +1,3 @@
 -- Replaces an endpoint's sealed secrets by the same secrets sealed under the new service secret, if still the ones read.
--- $1 webhook_id, $2 secret_sealed read, $3 previous_secret_sealed read, $4 and $5 the same sealed anew
-SELECT webhook_reseal($1, $2, $3, $4, $5) AS resealed;
+-- $1 tenant_id, $2 webhook_id, $3 secret_sealed read, $4 previous_secret_sealed read, $5 and $6 the same sealed anew
+SELECT webhook_reseal($1, $2, $3, $4, $5, $6) AS resealed;
