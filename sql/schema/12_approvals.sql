@@ -193,6 +193,29 @@ END $$;
 COMMENT ON FUNCTION approvals_announce() IS 'Announces every new approval and every change of one on channel approval (tenant_id:approval_id).';
 CREATE TRIGGER approvals_announce AFTER INSERT OR UPDATE ON approvals FOR EACH ROW EXECUTE FUNCTION approvals_announce();
 
+-- A stored receipt as the API shows it, for the webhooks that carry it (a receiver verifies it
+-- offline): its claims, links, payload and signature.
+CREATE FUNCTION receipt_as_json(p_receipt_id text) RETURNS jsonb
+LANGUAGE sql STABLE AS $$
+  SELECT jsonb_build_object('receipt_id', r.receipt_id, 'tenant_id', r.tenant_id, 'kind', r.kind, 'seq', r.seq, 'prev_hash', r.prev_hash,
+                            'chain_hash', r.chain_hash, 'key_id', r.key_id, 'protect_receipt_id', r.protect_receipt_id, 'decision', r.decision,
+                            'request_id', r.request_id, 'content_hash', r.content_hash, 'timestamp', iso_time(r.issued_at),
+                            'payload', r.payload::jsonb, 'signature', r.signature)
+  FROM receipts r WHERE r.receipt_id = p_receipt_id
+$$;
+COMMENT ON FUNCTION receipt_as_json(text) IS 'A stored receipt as the API shows it (payload as JSON), for webhook data.';
+
+-- Tells the tenant's webhooks of a step of an approval (webhook_emit(), sql/schema/12_webhooks.sql),
+-- with the signed receipt of that step, in the transaction of the step.
+CREATE FUNCTION approval_emit(p_tenant_id text, p_type text, p_approval_id text, p_receipt_id text) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM webhook_emit(p_tenant_id, p_type, jsonb_build_object('approval_id', p_approval_id, 'receipt', receipt_as_json(p_receipt_id)));
+END $$;
+COMMENT ON FUNCTION approval_emit(text, text, text, text) IS
+  'Queues the approval event p_type (approval.requested, .approved, .denied, .expired, .cancelled, .executed) to the tenant''s webhooks, '
+  'data {approval_id, receipt}: the step''s signed receipt, verifiable offline. Called by the approvals'' procedures in their transaction.';
+
 -- -------------------------------------------------------------------------------------------------
 -- The pieces receipt_append() runs for approvals (sql/schema/08_receipts.sql).
 
@@ -248,22 +271,31 @@ BEGIN
     FROM members m JOIN accounts a ON a.account_id = m.account_id
     WHERE m.tenant_id = i.tenant_id AND m.status = 'active' AND m.role = ANY (t.roles)
     ORDER BY m.joined_at, m.member_id;
+    PERFORM approval_emit(i.tenant_id, 'approval.requested', t.approval_id, i.receipt_id);
   END LOOP;
 END $$;
 COMMENT ON FUNCTION receipt_approval_open(receipt_append_item[]) IS
   'After receipt_append() stored its items: opens the approval of each stored protect whose item carries approval terms ({approval_id, '
   'quorum, roles, expires_in, execute_within, rule, action}), bound to its content_hash and calling key, expiring expires_in after the '
-  'receipt, and queues an approval_requested email to each active member whose role may vote.';
+  'receipt, queues an approval_requested email to each active member whose role may vote, and an approval.requested webhook event.';
 
 -- After the insert: an execute of an approved approval's outcome receipt moves it to executed.
 CREATE FUNCTION receipt_approval_executed(p_items receipt_append_item[]) RETURNS void
-LANGUAGE sql AS $$
-  UPDATE approvals a SET status = 'executed', execute_receipt_id = i.receipt_id
-  FROM unnest(p_items) AS i
-  WHERE i.refusal IS NULL AND i.kind = 'execute' AND a.outcome_receipt_id = i.protect_receipt_id
-$$;
+LANGUAGE plpgsql AS $$
+DECLARE
+  x record;
+BEGIN
+  FOR x IN
+    UPDATE approvals a SET status = 'executed', execute_receipt_id = i.receipt_id
+    FROM unnest(p_items) AS i
+    WHERE i.refusal IS NULL AND i.kind = 'execute' AND a.outcome_receipt_id = i.protect_receipt_id
+    RETURNING a.tenant_id, a.approval_id, a.execute_receipt_id
+  LOOP
+    PERFORM approval_emit(x.tenant_id, 'approval.executed', x.approval_id, x.execute_receipt_id);
+  END LOOP;
+END $$;
 COMMENT ON FUNCTION receipt_approval_executed(receipt_append_item[]) IS
-  'After receipt_append() stored its items: the approval whose outcome receipt a stored execute names becomes executed.';
+  'After receipt_append() stored its items: the approval whose outcome receipt a stored execute names becomes executed (approval.executed to webhooks).';
 
 -- -------------------------------------------------------------------------------------------------
 -- A vote: its receipt (signed by the service) and its row, in one transaction; the answer says
@@ -327,10 +359,11 @@ BEGIN
   UPDATE approvals x SET status = p_status, outcome_receipt_id = p_receipt ->> 'receipt_id', decided_at = v_at,
                          execute_before = CASE WHEN p_status = 'approved' THEN v_at + make_interval(secs => a.execute_within) END
   WHERE x.approval_id = p_approval_id;
+  PERFORM approval_emit(a.tenant_id, 'approval.' || p_status, p_approval_id, p_receipt ->> 'receipt_id');
   RETURN QUERY SELECT p_status, iso_time(v_at),
                       CASE WHEN p_status = 'approved' THEN iso_time(v_at + make_interval(secs => a.execute_within)) END;
 END $$;
 COMMENT ON FUNCTION approval_settle(text, text, json) IS
   'Ends a pending approval as approved, denied, expired or cancelled with its signed outcome receipt (kind approval, ALLOWED exactly when '
-  'approved, naming the protect receipt; WV007 otherwise); approvals_guard() checks that the votes or the clock justify it. WV001 no such '
-  'approval of the receipt''s tenant, WV002 not pending.';
+  'approved, naming the protect receipt; WV007 otherwise); approvals_guard() checks that the votes or the clock justify it; the event '
+  'approval.<status> goes to the tenant''s webhooks. WV001 no such approval of the receipt''s tenant, WV002 not pending.';

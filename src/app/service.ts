@@ -104,7 +104,7 @@ export async function createService(
   const metrics = new Metrics({ mailOutboxPending: () => pendingCount(db, "mail"), webhookOutboxPending: () => pendingCount(db, "webhook") });
   const audit = new AuditTrail(db, signer, now);
   const auditOutbox = startAuditOutbox({ db, audit, log, pollMs: AUDIT_OUTBOX_POLL_MS });
-  const approvals = new Approvals({ db, signer, now, log });
+  const approvals = new Approvals({ db, signer, now, log, committed: () => (mail.nudge(), webhooks.nudge()) });
   const approvalWaiters = await ApprovalWaiters.open(db);
   // Expiry happens on time even when nobody asks: each second, the due approvals expire.
   const approvalSweeper = startApprovalSweeper(() => approvals.expireDue(), APPROVAL_SWEEP_MS, (err) => log.warn("approval_sweep_failed", { error: String(err) }));

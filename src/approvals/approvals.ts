@@ -42,6 +42,8 @@ export interface ApprovalDeps {
   signer: ReceiptSigner;
   now: () => Date;
   log: Logger;
+  /** After a step commits: its webhook deliveries go out now, not at the next poll. */
+  committed?: () => void;
 }
 
 /** A member voting, from their session. */
@@ -131,6 +133,7 @@ export class Approvals {
       const status: OutcomeStatus | undefined = tally.denies > 0 ? "denied" : tally.approves >= tally.quorum ? "approved" : undefined;
       if (status) await this.settle(q, before, status, tally.vote_receipt_ids ?? [], voter.request_id);
     });
+    this.deps.committed?.();
     return this.get(voter.tenant_id, approvalId);
   }
 
@@ -141,6 +144,7 @@ export class Approvals {
     await this.deps.db.tx(async (q) => {
       await this.settle(q, before, "cancelled", before.votes.map((v) => v.receipt_id), requestId);
     });
+    this.deps.committed?.();
     return this.get(tenantId, approvalId);
   }
 
@@ -159,6 +163,7 @@ export class Approvals {
           await this.settle(q, view, "expired", view.votes.map((v) => v.receipt_id), `sweep-${row.approval_id}`);
         });
         expired++;
+        this.deps.committed?.();
       } catch (err) {
         // Decided meanwhile (a vote or cancel won the race): nothing to expire.
         if (!(toAppError(err).error.code === "not_pending")) this.deps.log.warn("approval_expiry_failed", { approval_id: row.approval_id, error: String(err) });

@@ -9,6 +9,7 @@ import { call, expectErrorShape, signup } from "../helpers/service.ts";
 import { verifyApprovalBundle } from "../../src/approvals/bundle.ts";
 import { APPROVAL_MAIL } from "../../src/approvals/mail.ts";
 import { testService } from "../helpers/service.ts";
+import { testQuery } from "../helpers/sql.ts";
 
 const REFUND = { action: "refund.issue", amount: 250, currency: "EUR" };
 
@@ -235,5 +236,24 @@ describe("a protect under require_approval", () => {
     const message = APPROVAL_MAIL.approval_requested(mails[0].data as Record<string, unknown>, { publicUrl: "https://warden.example" });
     expect(message.text).toContain(`https://warden.example/console/approvals/${approval_id}`);
     expect(message.text).toContain("refund.issue");
+  });
+
+  test("each step is a webhook event carrying its signed receipt: requested, approved, executed", async () => {
+    const hook = await call("POST", "/customer/webhooks", { json: { url: "https://93.184.215.14/hooks/approvals", events: ["approval.requested", "approval.approved", "approval.executed"] }, headers: bearer(owner.token) });
+    expect(hook.status).toBe(201);
+    const asked = await protect(owner.apiKey, REFUND);
+    const { approval_id, action_hash } = asked.body.approval;
+    await vote(alice, approval_id, "approve", action_hash);
+    const approved = await vote(bob, approval_id, "approve", action_hash);
+    await execute(owner.apiKey, approved.body.outcome_receipt_id);
+    const { db } = await testService();
+    const rows = await testQuery<{ kind: string; data: { data: { approval_id: string; receipt: { receipt_id: string; kind: string } } } }>(db, "webhook_outbox", [hook.body.webhook_id]);
+    const mine = rows.filter((r) => r.data?.data?.approval_id === approval_id);
+    expect(mine.map((r) => [r.kind, r.data.data.receipt.kind])).toEqual([
+      ["approval.requested", "protect"],
+      ["approval.approved", "approval"],
+      ["approval.executed", "execute"],
+    ]);
+    expect(mine[1].data.data.receipt.receipt_id).toBe(approved.body.outcome_receipt_id);
   });
 });
