@@ -44,6 +44,8 @@ export interface Config {
   webhookAllowPrivate: boolean;
   /** WEBHOOK_DELIVERY=0: this instance queues webhook deliveries but leaves them to instances that deliver. */
   webhookDelivery: boolean;
+  /** APPROVAL_SWEEP=0: this instance leaves expiring due approvals to the others (every instance sweeps by default). */
+  approvalSweep: boolean;
   /** NODE_EXTRA_CA_CERTS: a PEM file of certificate authorities webhook deliveries trust beside the runtime's. */
   extraCaCerts?: string;
 }
@@ -111,6 +113,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     logReadsPerSecond: intFrom(env.LOG_READS_PER_SECOND, 100, "LOG_READS_PER_SECOND", 1, 1_000_000),
     webhookAllowPrivate: flag(env.WEBHOOK_ALLOW_PRIVATE, false, "WEBHOOK_ALLOW_PRIVATE"),
     webhookDelivery: flag(env.WEBHOOK_DELIVERY, true, "WEBHOOK_DELIVERY"),
+    approvalSweep: flag(env.APPROVAL_SWEEP, true, "APPROVAL_SWEEP"),
     extraCaCerts: env.NODE_EXTRA_CA_CERTS || undefined,
   };
 }

@@ -107,7 +107,10 @@ export async function createService(
   const approvals = new Approvals({ db, signer, now, log, committed: () => (mail.nudge(), webhooks.nudge()) });
   const approvalWaiters = await ApprovalWaiters.open(db);
   // Expiry happens on time even when nobody asks: each second, the due approvals expire.
-  const approvalSweeper = startApprovalSweeper(() => approvals.expireDue(), APPROVAL_SWEEP_MS, (err) => log.warn("approval_sweep_failed", { error: String(err) }));
+  // Not in tests' services: one whose clock runs ahead would expire every other test's approvals.
+  const approvalSweeper = config.approvalSweep
+    ? startApprovalSweeper(() => approvals.expireDue(), APPROVAL_SWEEP_MS, (err) => log.warn("approval_sweep_failed", { error: String(err) }))
+    : { stop: async () => {} };
   const deps: Deps = {
     config,
     db,

@@ -8,7 +8,9 @@ import { addMember, type Member } from "../helpers/members.ts";
 import { call, expectErrorShape, signup } from "../helpers/service.ts";
 import { verifyApprovalBundle } from "../../src/approvals/bundle.ts";
 import { APPROVAL_MAIL } from "../../src/approvals/mail.ts";
-import { testService } from "../helpers/service.ts";
+import { testConfig, testService } from "../helpers/service.ts";
+import { createService } from "../../src/app/service.ts";
+import { createLogger } from "../../src/log.ts";
 import { testQuery } from "../helpers/sql.ts";
 
 const REFUND = { action: "refund.issue", amount: 250, currency: "EUR" };
@@ -255,5 +257,23 @@ describe("a protect under require_approval", () => {
       ["approval.executed", "execute"],
     ]);
     expect(mine[1].data.data.receipt.receipt_id).toBe(approved.body.outcome_receipt_id);
+  });
+
+  test("the sweeper expires a due approval within a second or two, nobody asking", async () => {
+    const asked = await protect(owner.apiKey, REFUND);
+    const { approval_id } = asked.body.approval;
+    const { db } = await testService();
+    // A service whose clock is past the expiry, sweeping as every instance does by default.
+    const later = await createService(testConfig({ approvalSweep: true }), { db, log: createLogger("silent"), now: () => new Date(Date.now() + 601_000) });
+    try {
+      let status = "pending";
+      for (let i = 0; i < 50 && status === "pending"; i++) {
+        await Bun.sleep(100);
+        status = (await call("GET", `/v1/approvals/${approval_id}`, { headers: { "x-api-key": owner.apiKey } })).body.status;
+      }
+      expect(status).toBe("expired");
+    } finally {
+      await later.close();
+    }
   });
 });

@@ -26,10 +26,11 @@ let approver: Member;
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "warden-approval-agent-"));
   const { db } = await testService();
-  started = await serve(testConfig({ port: 0, dataDir: dir }), { db, log: createLogger("silent") });
   owner = await signup();
   await setPlan(owner.tenantId, "pro");
+  // Before the server starts: its mail worker (no SMTP, mail to DATA_DIR) would take the invitation.
   approver = await addMember(owner.token, "approver");
+  started = await serve(testConfig({ port: 0, dataDir: dir }), { db, log: createLogger("silent") });
   expect((await call("PUT", "/customer/policy", { json: { document: POLICY }, headers: bearer(owner.token) })).status).toBe(200);
 }, 60_000);
 

@@ -19,7 +19,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     LOG_READS_PER_SECOND: "1000000" };
   // No metrics listener unless a test asks for one: many services run side by side.
   // No webhook deliveries unless a test asks for them: a worker of each service would take the rows of the others on a shared database.
-  return { ...loadConfig({ BCRYPT_COST: "4", LOG_LEVEL: "info", DATA_DIR: "memory://", METRICS_ADDR: "off", WEBHOOK_DELIVERY: "0", ...generous }), ...overrides };
+  return { ...loadConfig({ BCRYPT_COST: "4", LOG_LEVEL: "info", DATA_DIR: "memory://", METRICS_ADDR: "off", WEBHOOK_DELIVERY: "0", APPROVAL_SWEEP: "0", ...generous }), ...overrides };
 }
 
 export function openTestDb(): Promise<Db> {
