@@ -16,6 +16,19 @@ CREATE TABLE api_keys (
   -- Who made and who ended the key: members of its tenant (NULL: an operator, or before it mattered).
   created_by    text,
   revoked_by    text,
+  -- What the key may do (docs/api.md, "Keys for agents"); NULL: no restriction of that kind.
+  expires_at    timestamptz,
+  enabled       boolean NOT NULL DEFAULT true,
+  actions       text[] CHECK (cardinality(actions) BETWEEN 1 AND 50),
+  protect_per_day integer CHECK (protect_per_day >= 1),
+  per_second    integer CHECK (per_second BETWEEN 1 AND 10000),
+  burst         integer CHECK (burst BETWEEN 1 AND 10000),
+  allowed_ips   cidr[] CHECK (cardinality(allowed_ips) BETWEEN 1 AND 50),
+  metadata      jsonb NOT NULL DEFAULT '{}' CHECK (jsonb_typeof(metadata) = 'object'),
+  -- A key rotated with an overlap: its secret is still accepted until then.
+  overlap_until timestamptz,
+  CONSTRAINT api_keys_burst_needs_rate CHECK (burst IS NULL OR per_second IS NOT NULL),
+  CONSTRAINT api_keys_overlap_when_revoked CHECK (overlap_until IS NULL OR status = 'revoked'),
   CONSTRAINT api_keys_created_by_fkey FOREIGN KEY (tenant_id, created_by) REFERENCES members (tenant_id, member_id),
   CONSTRAINT api_keys_revoked_by_fkey FOREIGN KEY (tenant_id, revoked_by) REFERENCES members (tenant_id, member_id),
   CONSTRAINT api_keys_revoked_at_matches_status CHECK ((status = 'revoked') = (revoked_at IS NOT NULL))
@@ -26,7 +39,7 @@ CREATE INDEX api_keys_tenant_idx ON api_keys (tenant_id, created_at);
 CREATE UNIQUE INDEX api_keys_tenant_key_key ON api_keys (tenant_id, key_id);
 
 -- Keys are born active; a key moves only active -> revoked (replaced_by is set only by that
--- move); a revoked key never changes; identity columns never change; keys are never deleted.
+-- move); a revoked key never changes, except that a revoke ends a rotation's overlap early; identity columns never change; keys are never deleted.
 -- Raised as SQLSTATE WK001 (docs/error_codes.md), answered as 409 key_not_active.
 CREATE FUNCTION api_keys_guard() RETURNS trigger
 LANGUAGE plpgsql AS $$
@@ -41,6 +54,11 @@ BEGIN
     RETURN NEW;
   END IF;
   IF OLD.status = 'revoked' THEN
+    -- The one change of a revoked key: a revoke that ends a rotation's overlap still running.
+    IF OLD.overlap_until > now() AND NEW.overlap_until IS NULL
+       AND to_jsonb(NEW) - 'overlap_until' = to_jsonb(OLD) - 'overlap_until' THEN
+      RETURN NEW;
+    END IF;
     RAISE EXCEPTION 'key % is revoked and cannot change', OLD.key_id USING ERRCODE = 'WK001';
   END IF;
   IF NEW.key_id <> OLD.key_id OR NEW.tenant_id <> OLD.tenant_id OR NEW.secret_hash <> OLD.secret_hash
@@ -84,21 +102,115 @@ END $$;
 COMMENT ON FUNCTION api_keys_check_caps(text, boolean) IS
   'Refuses one more key of the tenant: WK003 when it keeps api_keys_total_cap() keys, WK002 when it would be active beyond api_keys_active_cap().';
 
-CREATE FUNCTION api_key_create(p_key_id text, p_tenant_id text, p_label text, p_secret_hash text, p_hint text, p_created_by text)
+-- The properties a key may be given at creation or by PATCH (docs/api.md, "Keys for agents"), as
+-- a JSON object of the fields the caller sent (a field absent: unchanged; null: cleared). The
+-- routes check each field's shape; here, what needs the database: an expiry in the future (WK004)
+-- and a daily limit within the plan's (WK005).
+CREATE FUNCTION api_key_props_check(p_tenant_id text, p_props jsonb) RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_plan_limit integer;
+BEGIN
+  IF p_props ? 'expires_at' AND jsonb_typeof(p_props->'expires_at') = 'string' AND (p_props->>'expires_at')::timestamptz <= now() THEN
+    RAISE EXCEPTION 'expires_at % is not in the future', p_props->>'expires_at' USING ERRCODE = 'WK004';
+  END IF;
+  IF jsonb_typeof(p_props #> '{limits,protect_per_day}') = 'number' THEN
+    SELECT pl.protect_per_day INTO v_plan_limit FROM tenants t JOIN plans pl ON pl.plan = t.plan WHERE t.tenant_id = p_tenant_id;
+    IF v_plan_limit IS NOT NULL AND (p_props #>> '{limits,protect_per_day}')::integer > v_plan_limit THEN
+      RAISE EXCEPTION 'protect_per_day above the plan''s %', v_plan_limit USING ERRCODE = 'WK005';
+    END IF;
+  END IF;
+END $$;
+COMMENT ON FUNCTION api_key_props_check(text, jsonb) IS
+  'Refuses key properties the database must judge: expires_at not in the future (WK004), limits.protect_per_day above the tenant''s plan (WK005).';
+
+-- The key row with p_props applied (see api_key_props_check()); fields absent stay as they were.
+CREATE FUNCTION api_key_props_apply(k api_keys, p_props jsonb) RETURNS api_keys
+LANGUAGE plpgsql AS $$
+BEGIN
+  IF p_props ? 'label' THEN k.label := p_props->>'label'; END IF;
+  IF p_props ? 'expires_at' THEN k.expires_at := (p_props->>'expires_at')::timestamptz; END IF;
+  IF p_props ? 'enabled' THEN k.enabled := (p_props->>'enabled')::boolean; END IF;
+  IF p_props ? 'actions' THEN
+    k.actions := CASE WHEN jsonb_typeof(p_props->'actions') = 'array' THEN ARRAY(SELECT jsonb_array_elements_text(p_props->'actions')) END;
+  END IF;
+  IF p_props ? 'limits' THEN
+    k.protect_per_day := (p_props #>> '{limits,protect_per_day}')::integer;
+    k.per_second := (p_props #>> '{limits,per_second}')::integer;
+    k.burst := (p_props #>> '{limits,burst}')::integer;
+  END IF;
+  IF p_props ? 'allowed_ips' THEN
+    k.allowed_ips := CASE WHEN jsonb_typeof(p_props->'allowed_ips') = 'array' THEN ARRAY(SELECT jsonb_array_elements_text(p_props->'allowed_ips'))::cidr[] END;
+  END IF;
+  IF p_props ? 'metadata' THEN k.metadata := coalesce(nullif(p_props->'metadata', 'null'::jsonb), '{}'::jsonb); END IF;
+  RETURN k;
+END $$;
+COMMENT ON FUNCTION api_key_props_apply(api_keys, jsonb) IS
+  'A key row with the properties of a JSON object applied (label, expires_at, enabled, actions, limits as a whole, allowed_ips, metadata; null clears).';
+
+-- A key's properties as the API shows them (GET /customer/keys).
+CREATE FUNCTION api_key_props_json(k api_keys) RETURNS jsonb
+LANGUAGE sql IMMUTABLE AS $$
+  SELECT jsonb_build_object(
+    'label', k.label, 'expires_at', iso_time(k.expires_at), 'enabled', k.enabled, 'actions', to_jsonb(k.actions),
+    'limits', jsonb_strip_nulls(jsonb_build_object('protect_per_day', k.protect_per_day, 'per_second', k.per_second, 'burst', k.burst)),
+    'allowed_ips', to_jsonb(k.allowed_ips::text[]), 'metadata', k.metadata)
+$$;
+COMMENT ON FUNCTION api_key_props_json(api_keys) IS 'A key''s settable properties as GET /customer/keys shows them (limits {} when none).';
+
+CREATE FUNCTION api_key_create(p_key_id text, p_tenant_id text, p_label text, p_secret_hash text, p_hint text, p_created_by text, p_props jsonb)
 RETURNS TABLE (key_id text, tenant_id text, label text, status text, created_at text, created_by text)
 LANGUAGE plpgsql AS $$
+DECLARE
+  v api_keys;
 BEGIN
   PERFORM member_actor_check(p_tenant_id, p_created_by, 'developer');
   PERFORM api_keys_check_caps(p_tenant_id, true);
+  PERFORM api_key_props_check(p_tenant_id, p_props);
+  v := api_key_props_apply(ROW(p_key_id, p_tenant_id, p_label, p_secret_hash, p_hint, 'active', now(), NULL, NULL, NULL, p_created_by, NULL,
+                               NULL, true, NULL, NULL, NULL, NULL, NULL, '{}'::jsonb, NULL)::api_keys, p_props);
   RETURN QUERY
-    INSERT INTO api_keys AS k (key_id, tenant_id, label, secret_hash, hint, created_by)
-    VALUES (p_key_id, p_tenant_id, p_label, p_secret_hash, p_hint, p_created_by)
+    INSERT INTO api_keys AS k SELECT v.*
     RETURNING k.key_id, k.tenant_id, k.label, k.status, iso_time(k.created_at), k.created_by;
 END $$;
-COMMENT ON FUNCTION api_key_create(text, text, text, text, text, text) IS
-  'A developer (or a wider role) of the tenant issues a new active key within its caps (WK002 active, WK003 total; WT002 the role).';
+COMMENT ON FUNCTION api_key_create(text, text, text, text, text, text, jsonb) IS
+  'A developer (or a wider role) of the tenant issues a new active key within its caps (WK002 active, WK003 total; WT002 the role), '
+  'with the properties of p_props (api_key_props_apply(); WK004, WK005).';
 
-CREATE FUNCTION api_key_rotate(p_tenant_id text, p_key_id text, p_new_key_id text, p_secret_hash text, p_hint text, p_actor text)
+CREATE FUNCTION api_key_update(p_tenant_id text, p_key_id text, p_props jsonb, p_actor text)
+RETURNS TABLE (key_id text, changed jsonb)
+LANGUAGE plpgsql AS $$
+#variable_conflict use_column
+DECLARE
+  v_old api_keys;
+  v_new api_keys;
+BEGIN
+  PERFORM member_actor_check(p_tenant_id, p_actor, 'developer');
+  SELECT k.* INTO v_old FROM api_keys k WHERE k.tenant_id = p_tenant_id AND k.key_id = p_key_id FOR UPDATE;
+  IF NOT FOUND THEN
+    RETURN; -- unknown, or another tenant's: the caller answers 404
+  END IF;
+  IF v_old.status <> 'active' THEN
+    RAISE EXCEPTION 'key % is not active', p_key_id USING ERRCODE = 'WK001';
+  END IF;
+  PERFORM api_key_props_check(p_tenant_id, p_props);
+  v_new := api_key_props_apply(v_old, p_props);
+  UPDATE api_keys k SET label = v_new.label, expires_at = v_new.expires_at, enabled = v_new.enabled, actions = v_new.actions,
+         protect_per_day = v_new.protect_per_day, per_second = v_new.per_second, burst = v_new.burst,
+         allowed_ips = v_new.allowed_ips, metadata = v_new.metadata
+  WHERE k.key_id = p_key_id;
+  -- The new value of each property that changed, for the audit trail.
+  RETURN QUERY
+    SELECT p_key_id, coalesce(jsonb_object_agg(n.key, n.value), '{}'::jsonb)
+    FROM jsonb_each(api_key_props_json(v_new)) n
+    WHERE n.value IS DISTINCT FROM api_key_props_json(v_old) -> n.key;
+END $$;
+COMMENT ON FUNCTION api_key_update(text, text, jsonb, text) IS
+  'PATCH /customer/keys/{key_id}: a developer (or wider) changes an active key''s properties (api_key_props_apply()) and gets the new value of '
+  'each that changed. No row: not this tenant''s key. '
+  'WK001: the key is not active; WK004, WK005: api_key_props_check().';
+
+CREATE FUNCTION api_key_rotate(p_tenant_id text, p_key_id text, p_new_key_id text, p_secret_hash text, p_hint text, p_actor text, p_overlap integer)
 RETURNS TABLE (revoked_key_id text, key_id text, tenant_id text, label text, status text, created_at text, created_by text)
 LANGUAGE plpgsql AS $$
 #variable_conflict use_column
@@ -116,27 +228,39 @@ BEGIN
   END IF;
   -- The successor replaces an active key: only the total grows.
   PERFORM api_keys_check_caps(p_tenant_id, false);
-  INSERT INTO api_keys (key_id, tenant_id, label, secret_hash, hint, created_by)
-    VALUES (p_new_key_id, p_tenant_id, v_old.label, p_secret_hash, p_hint, p_actor);
-  UPDATE api_keys k SET status = 'revoked', revoked_at = now(), replaced_by = p_new_key_id, revoked_by = p_actor WHERE k.key_id = p_key_id;
+  -- The successor does what the old key did: the same label and properties.
+  INSERT INTO api_keys (key_id, tenant_id, label, secret_hash, hint, created_by, expires_at, enabled, actions,
+                        protect_per_day, per_second, burst, allowed_ips, metadata)
+    VALUES (p_new_key_id, p_tenant_id, v_old.label, p_secret_hash, p_hint, p_actor, v_old.expires_at, v_old.enabled, v_old.actions,
+            v_old.protect_per_day, v_old.per_second, v_old.burst, v_old.allowed_ips, v_old.metadata);
+  UPDATE api_keys k SET status = 'revoked', revoked_at = now(), replaced_by = p_new_key_id, revoked_by = p_actor,
+         overlap_until = CASE WHEN p_overlap > 0 THEN now() + make_interval(secs => p_overlap) END
+  WHERE k.key_id = p_key_id;
   RETURN QUERY
     SELECT p_key_id, k.key_id, k.tenant_id, k.label, k.status, iso_time(k.created_at), k.created_by
     FROM api_keys k WHERE k.key_id = p_new_key_id;
 END $$;
-COMMENT ON FUNCTION api_key_rotate(text, text, text, text, text, text) IS
-  'Revokes an active key (replaced_by = the new key) and issues its successor with the same label, in one transaction. No row: not this tenant''s key. WK001: the key is not active; WK003: the tenant keeps api_keys_total_cap() keys.';
+COMMENT ON FUNCTION api_key_rotate(text, text, text, text, text, text, integer) IS
+  'Revokes an active key (replaced_by = the new key) and issues its successor with the same label and properties, in one transaction; '
+  'with p_overlap > 0 seconds the old secret is still accepted until overlap_until. No row: not this tenant''s key. WK001: the key is not active; '
+  'WK003: the tenant keeps api_keys_total_cap() keys.';
 
 -- One page of a tenant's keys, newest first, after the key at (p_after_at, p_after_key) when
 -- given; never the secret hash. `page_position` is created_at to the microsecond, for the next cursor.
 CREATE FUNCTION api_keys_page(p_tenant_id text, p_after_at timestamptz, p_after_key text, p_limit integer)
 RETURNS TABLE (key_id text, tenant_id text, label text, status text, created_at text,
-               last_used_at text, revoked_at text, hint text, created_by text, revoked_by text, page_position text)
+               last_used_at text, revoked_at text, hint text, created_by text, revoked_by text,
+               expires_at text, enabled boolean, actions text[], limits jsonb, allowed_ips text[], metadata jsonb,
+               overlap_until text, page_position text)
 LANGUAGE plpgsql STABLE AS $$
 #variable_conflict use_column
 BEGIN
   RETURN QUERY
     SELECT k.key_id, k.tenant_id, k.label, k.status, iso_time(k.created_at),
            iso_time(k.last_used_at), iso_time(k.revoked_at), k.hint, k.created_by, k.revoked_by,
+           iso_time(k.expires_at), k.enabled, k.actions,
+           jsonb_strip_nulls(jsonb_build_object('protect_per_day', k.protect_per_day, 'per_second', k.per_second, 'burst', k.burst)),
+           k.allowed_ips::text[], k.metadata, iso_time(k.overlap_until),
            to_char(k.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')
     FROM api_keys k
     WHERE k.tenant_id = p_tenant_id
@@ -148,7 +272,7 @@ COMMENT ON FUNCTION api_keys_page(text, timestamptz, text, integer) IS
   'A page of a tenant''s API keys as GET /customer/keys lists them, newest first, after a position; never a secret hash.';
 
 -- What a key-authenticated request needs, for each secret hash of the batch that names a key: the
--- key and its status, the tenant's plan, its active policy version (NULL policy_id: the built-in
+-- key, its status and what it may do (expiry and overlap as epoch milliseconds), the tenant's plan, its active policy version (NULL policy_id: the built-in
 -- default) and its verdicts for the features keys call, as arrays aligned with `features`.
 -- last_used_at is written at most once a minute, and only on rows no one else holds: a batch never
 -- waits on another (two instances' batches cannot deadlock), and a revoke in progress is left to
@@ -158,7 +282,9 @@ COMMENT ON FUNCTION api_keys_page(text, timestamptz, text, integer) IS
 CREATE FUNCTION api_key_contexts(p_secret_hashes jsonb)
 RETURNS TABLE (secret_hash text, key_id text, tenant_id text, status text, plan text,
                policy_id text, policy_version integer, policy_hash text,
-               features text[], verdicts text[], required_plans text[])
+               features text[], verdicts text[], required_plans text[],
+               expires_ms double precision, enabled boolean, actions text[], protect_per_day integer,
+               per_second integer, burst integer, allowed_ips text[], overlap_ms double precision)
 LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $$
 #variable_conflict use_column
 DECLARE
@@ -187,7 +313,9 @@ BEGIN
            ARRAY(SELECT feature_verdict(tp.rank, c.rank, c.access_mode,
                                         EXISTS (SELECT 1 FROM feature_grants g WHERE g.tenant_id = k.tenant_id AND g.feature = c.feature))
                  FROM called c ORDER BY c.feature),
-           ARRAY(SELECT c.required_plan FROM called c ORDER BY c.feature)
+           ARRAY(SELECT c.required_plan FROM called c ORDER BY c.feature),
+           (extract(epoch FROM k.expires_at) * 1000)::double precision, k.enabled, k.actions, k.protect_per_day,
+           k.per_second, k.burst, k.allowed_ips::text[], (extract(epoch FROM k.overlap_until) * 1000)::double precision
     FROM api_keys k
     JOIN tenants t ON t.tenant_id = k.tenant_id
     JOIN plans tp ON tp.plan = t.plan
@@ -200,7 +328,7 @@ COMMENT ON FUNCTION api_key_contexts(jsonb) IS
   'For a JSON array of secret hashes: each matching key with its tenant''s plan, active policy version and its verdicts for '
   'the features keys call (arrays aligned with features); touches last_used_at at most once a minute, never waiting on a locked key row.';
 
--- What a key's context depends on (api_key_contexts()): the key's status, its tenant's plan,
+-- What a key's context depends on (api_key_contexts()): the key's status and properties, its tenant's plan,
 -- policies and feature grants, and the plans and features catalogs. Every change to one of them,
 -- whoever makes it (a route, an operator script, psql), moves the tenant's key_context_epoch, so a
 -- context read earlier may be reused exactly while its tenant's epoch has not moved.
@@ -258,9 +386,14 @@ BEGIN
 END $$;
 COMMENT ON FUNCTION tenant_key_context_epochs(text[]) IS 'Each named tenant''s key_context_epoch.';
 
--- A key's status (revoke, rotation); last_used_at, written by lookups, moves nothing.
+-- A key's status (revoke, rotation) and what it may do (PATCH); last_used_at, written by lookups,
+-- and metadata, which no request reads, move nothing.
 CREATE TRIGGER api_keys_key_context AFTER UPDATE ON api_keys
-  FOR EACH ROW WHEN (OLD.status IS DISTINCT FROM NEW.status) EXECUTE FUNCTION key_context_changed();
+  FOR EACH ROW WHEN ((OLD.status, OLD.expires_at, OLD.enabled, OLD.actions, OLD.protect_per_day, OLD.per_second, OLD.burst,
+                      OLD.allowed_ips, OLD.overlap_until)
+                     IS DISTINCT FROM (NEW.status, NEW.expires_at, NEW.enabled, NEW.actions, NEW.protect_per_day, NEW.per_second, NEW.burst,
+                      NEW.allowed_ips, NEW.overlap_until))
+  EXECUTE FUNCTION key_context_changed();
 CREATE TRIGGER api_keys_key_context_truncate AFTER TRUNCATE ON api_keys
   FOR EACH STATEMENT EXECUTE FUNCTION key_context_changed_for_all();
 -- The catalogs: a plan's rank or limits, a feature's required plan or access mode.
@@ -268,3 +401,123 @@ CREATE TRIGGER plans_key_context AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON
   FOR EACH STATEMENT EXECUTE FUNCTION key_context_changed_for_all();
 CREATE TRIGGER features_key_context AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON features
   FOR EACH STATEMENT EXECUTE FUNCTION key_context_changed_for_all();
+
+-- A key's own limits (docs/api.md, "Keys for agents") -----------------------------------------
+
+-- limits.per_second and limits.burst: a token bucket per key, shared by every instance. Only keys
+-- with a rate take this path (src/keys/authenticate.ts), one statement per request.
+CREATE TABLE api_key_rate_buckets (
+  key_id        text PRIMARY KEY REFERENCES api_keys (key_id),
+  tokens        double precision NOT NULL,
+  refreshed_at  timestamptz NOT NULL
+);
+
+CREATE FUNCTION api_key_rate_take(p_key_id text, p_per_second integer, p_burst integer)
+RETURNS TABLE (allowed boolean, retry_after integer)
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_now timestamptz := clock_timestamp();
+  v_tokens double precision;
+BEGIN
+  INSERT INTO api_key_rate_buckets AS b (key_id, tokens, refreshed_at) VALUES (p_key_id, p_burst, v_now)
+  ON CONFLICT (key_id) DO UPDATE
+    SET tokens = least(p_burst::double precision, b.tokens + greatest(0, extract(epoch FROM v_now - b.refreshed_at)) * p_per_second),
+        refreshed_at = greatest(b.refreshed_at, v_now)
+  RETURNING b.tokens INTO v_tokens;
+  IF v_tokens >= 1 THEN
+    UPDATE api_key_rate_buckets b SET tokens = b.tokens - 1 WHERE b.key_id = p_key_id;
+    RETURN QUERY SELECT true, 0;
+  ELSE
+    RETURN QUERY SELECT false, greatest(1, ceil((1 - v_tokens) / p_per_second))::integer;
+  END IF;
+END $$;
+COMMENT ON FUNCTION api_key_rate_take(text, integer, integer) IS
+  'Takes one token of the key''s bucket (refilled at p_per_second a second up to p_burst, by the database''s clock): allowed, or not and the '
+  'whole seconds until a token is back.';
+
+-- limits.protect_per_day: the protects a key's limit let through per UTC day, counted only for
+-- keys that have one (set during a day, it counts from then).
+CREATE TABLE api_key_usage_daily (
+  key_id         text NOT NULL REFERENCES api_keys (key_id),
+  day            date NOT NULL,
+  protect_count  integer NOT NULL DEFAULT 0 CHECK (protect_count >= 0),
+  PRIMARY KEY (key_id, day)
+);
+
+CREATE FUNCTION api_key_protect_take(p_key_id text, p_limit integer)
+RETURNS TABLE (allowed boolean, used integer)
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_day date := (now() AT TIME ZONE 'UTC')::date;
+  v_used integer;
+BEGIN
+  INSERT INTO api_key_usage_daily AS u (key_id, day, protect_count) VALUES (p_key_id, v_day, 1)
+  ON CONFLICT (key_id, day) DO UPDATE SET protect_count = u.protect_count + 1 WHERE u.protect_count < p_limit
+  RETURNING u.protect_count INTO v_used;
+  IF v_used IS NULL THEN
+    RETURN QUERY SELECT false, p_limit;
+  ELSE
+    RETURN QUERY SELECT true, v_used;
+  END IF;
+END $$;
+COMMENT ON FUNCTION api_key_protect_take(text, integer) IS
+  'Counts one protect of the key in today''s UTC day if fewer than p_limit were counted: allowed and the count, or not allowed.';
+
+-- key.expiring: told 7 days and 1 day before a key expires --------------------------------------
+
+-- The notices given, so each threshold is told once per key and expiry.
+CREATE TABLE api_key_expiry_notices (
+  key_id      text NOT NULL REFERENCES api_keys (key_id),
+  expires_at  timestamptz NOT NULL,
+  threshold   text NOT NULL CHECK (threshold IN ('7d', '1d')),
+  noticed_at  timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (key_id, expires_at, threshold)
+);
+
+-- The active, enabled keys whose expiry is within a threshold and not told yet for that expiry
+-- (the nearer threshold only, when both are crossed at once).
+CREATE FUNCTION api_keys_expiring(p_now timestamptz)
+RETURNS TABLE (tenant_id text, key_id text, label text, expires_at timestamptz, threshold text)
+LANGUAGE sql STABLE AS $$
+  SELECT k.tenant_id, k.key_id, k.label, k.expires_at,
+         CASE WHEN k.expires_at - p_now <= interval '1 day' THEN '1d' ELSE '7d' END
+  FROM api_keys k
+  WHERE k.status = 'active' AND k.expires_at > p_now AND k.expires_at - p_now <= interval '7 days'
+    AND NOT EXISTS (
+      SELECT 1 FROM api_key_expiry_notices n
+      WHERE n.key_id = k.key_id AND n.expires_at = k.expires_at
+        AND n.threshold = CASE WHEN k.expires_at - p_now <= interval '1 day' THEN '1d' ELSE '7d' END)
+$$;
+COMMENT ON FUNCTION api_keys_expiring(timestamptz) IS
+  'Active keys whose expires_at is 7 days or less (threshold 7d) or 1 day or less (1d) after p_now and not yet told of for that expiry and threshold.';
+
+CREATE INDEX api_keys_expires_idx ON api_keys (expires_at) WHERE status = 'active' AND expires_at IS NOT NULL;
+
+-- Records each crossing and, when webhooks are installed (webhook_emit(text, text, jsonb)), tells
+-- the tenant's endpoints: event key.expiring, data {key_id, label, expires_at, threshold}. Run by
+-- the service every minute (src/keys/expiring.ts); safe to run from several instances at once.
+CREATE FUNCTION api_keys_expiring_sweep()
+RETURNS TABLE (tenant_id text, key_id text, threshold text, emitted boolean)
+LANGUAGE plpgsql AS $$
+#variable_conflict use_column
+DECLARE
+  v record;
+  v_emit boolean := to_regprocedure('webhook_emit(text,text,jsonb)') IS NOT NULL;
+BEGIN
+  FOR v IN SELECT e.* FROM api_keys_expiring(now()) e ORDER BY e.tenant_id, e.key_id LOOP
+    INSERT INTO api_key_expiry_notices (key_id, expires_at, threshold) VALUES (v.key_id, v.expires_at, v.threshold)
+    ON CONFLICT DO NOTHING;
+    IF NOT FOUND THEN
+      CONTINUE; -- another instance told it meanwhile
+    END IF;
+    IF v_emit THEN
+      EXECUTE 'SELECT webhook_emit($1, $2, $3)'
+        USING v.tenant_id, 'key.expiring',
+              jsonb_build_object('key_id', v.key_id, 'label', v.label, 'expires_at', iso_time(v.expires_at), 'threshold', v.threshold);
+    END IF;
+    RETURN QUERY SELECT v.tenant_id, v.key_id, v.threshold, v_emit;
+  END LOOP;
+END $$;
+COMMENT ON FUNCTION api_keys_expiring_sweep() IS
+  'Tells of every key crossing 7 days or 1 day before its expiry (api_keys_expiring()) once: records it in api_key_expiry_notices and calls '
+  'webhook_emit(tenant, ''key.expiring'', {key_id, label, expires_at, threshold}) when that function exists; returns what it told.';

@@ -13,6 +13,7 @@ export const EVENTS = [
   "key.created",
   "key.rotated",
   "key.revoked",
+  "key.updated",
   "policy.published",
   "policy.restored",
   "policy.tests_changed",

@@ -21,13 +21,16 @@ export async function evaluateOne(deps: Protecting, principal: KeyPrincipal, inp
   return { ...outcome, body: toDecision(outcome.body as Parameters<typeof toDecision>[0]) };
 }
 
-/** An evaluation of a batch: a quota refusal becomes that evaluation's closed decision, so the others' answers still reach the caller. */
+/**
+ * An evaluation of a batch: a quota refusal, or an action outside the key's list, becomes that
+ * evaluation's closed decision, so the others' answers still reach the caller.
+ */
 async function evaluateItem(deps: Protecting, principal: KeyPrincipal, input: ProtectInput, requestId: string): Promise<BatchDecision> {
   try {
     return (await evaluateOne(deps, principal, input, requestId)).body as Decision;
   } catch (err) {
     const { error } = toAppError(err);
-    if (error.code !== "quota_exceeded") throw err;
+    if (error.code !== "quota_exceeded" && error.code !== "action_not_allowed") throw err;
     return { decision: false, context: { error: errorContext(error) } };
   }
 }

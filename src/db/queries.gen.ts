@@ -401,11 +401,19 @@ export interface Queries {
       features: string[];
       verdicts: string[];
       required_plans: string[];
+      expires_ms: number | null;
+      enabled: boolean;
+      actions: string[] | null;
+      protect_per_day: number | null;
+      per_second: number | null;
+      burst: number | null;
+      allowed_ips: string[] | null;
+      overlap_ms: number | null;
       key_context_epoch: number;
     };
   };
   "keys/create": {
-    params: [string, string, string, string, string, string];
+    params: [string, string, string, string, string, string, unknown];
     row: {
       key_id: string;
       tenant_id: string;
@@ -422,6 +430,37 @@ export interface Queries {
       key_context_epoch: number;
     };
   };
+  "keys/expiring_sweep": {
+    params: [];
+    row: {
+      tenant_id: string;
+      key_id: string;
+      threshold: string;
+      emitted: boolean;
+    };
+  };
+  "keys/get": {
+    params: [string, string];
+    row: {
+      key_id: string;
+      tenant_id: string;
+      label: string;
+      status: string;
+      created_at: string;
+      last_used_at: string | null;
+      revoked_at: string | null;
+      hint: string;
+      created_by: string | null;
+      revoked_by: string | null;
+      expires_at: string | null;
+      enabled: boolean;
+      actions: string[] | null;
+      limits: unknown;
+      allowed_ips: string[] | null;
+      metadata: unknown;
+      overlap_until: string | null;
+    };
+  };
   "keys/list": {
     params: [string, Date | string, string, number | string];
     row: {
@@ -435,7 +474,28 @@ export interface Queries {
       hint: string;
       created_by: string | null;
       revoked_by: string | null;
+      expires_at: string | null;
+      enabled: boolean;
+      actions: string[] | null;
+      limits: unknown;
+      allowed_ips: string[] | null;
+      metadata: unknown;
+      overlap_until: string | null;
       page_position: string;
+    };
+  };
+  "keys/protect_take": {
+    params: [string, number | string];
+    row: {
+      allowed: boolean;
+      used: number;
+    };
+  };
+  "keys/rate_take": {
+    params: [string, number | string, number | string];
+    row: {
+      allowed: boolean;
+      retry_after: number;
     };
   };
   "keys/revoke": {
@@ -448,7 +508,7 @@ export interface Queries {
     };
   };
   "keys/rotate": {
-    params: [string, string, string, string, string, string];
+    params: [string, string, string, string, string, string, number | string];
     row: {
       revoked_key_id: string;
       key_id: string;
@@ -457,6 +517,13 @@ export interface Queries {
       status: string;
       created_at: string;
       created_by: string | null;
+    };
+  };
+  "keys/update": {
+    params: [string, string, unknown, string];
+    row: {
+      key_id: string;
+      changed: unknown;
     };
   };
   "members/get": {

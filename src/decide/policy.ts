@@ -31,7 +31,7 @@ const RuleEffect = Type.Union([Type.Literal("allow"), Type.Literal("deny"), Type
 const Reason = Type.String({ minLength: 1, maxLength: 200 });
 
 // `*` may only end an action pattern (prefix match); anywhere else it could never match an action.
-const ActionPattern = Type.String({ minLength: 1, maxLength: 200, pattern: "^[A-Za-z0-9_.:/-]*\\*?$" });
+export const ActionPattern = Type.String({ minLength: 1, maxLength: 200, pattern: "^[A-Za-z0-9_.:/-]*\\*?$" });
 const ResourcePattern = Type.String({ minLength: 1, maxLength: 500 });
 const KeyId = Type.String({ pattern: "^key_[A-Za-z0-9]{1,64}$" });
 const Currency = Type.String({ pattern: "^[A-Z]{3}$" });

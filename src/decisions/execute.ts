@@ -5,6 +5,7 @@ import type { Queryable } from "../db/index.ts";
 import { AppError } from "../http/errors.ts";
 import type { Outcome } from "../http/idempotency.ts";
 import type { KeyPrincipal } from "../keys/authenticate.ts";
+import { assertActionAllowed } from "../keys/rules.ts";
 import { getReceiptRow } from "../receipts/store.ts";
 import { buildPayload, type ResultPayload } from "../decide/payload.ts";
 import type { OutcomePayload } from "../approvals/payload.ts";
@@ -31,6 +32,8 @@ async function storedProtect(db: Queryable, tenantId: string, receiptId: string)
 
 export async function execute(deps: Recording, principal: KeyPrincipal, protectReceiptId: string, requestId: string): Promise<Outcome> {
   const decided = deps.receipts.issuedProtect(principal.tenant_id, protectReceiptId) ?? (await storedProtect(deps.db, principal.tenant_id, protectReceiptId));
+  // A key limited to some actions executes only those (docs/api.md, "Keys for agents").
+  if (principal.rules !== null) assertActionAllowed(principal.rules, decided.input.action);
   // The execution carries the decision it executes: same input, policy version, reasons, rule and principal.
   const { input, policy, decision, reasons, rule, requires_approval, outcome } = decided;
   const payload = buildPayload({ kind: "execute", input, policy, decision, reasons, rule, principal: decided.principal, requires_approval, outcome });

@@ -5,6 +5,7 @@
 // transaction that stores it, and names the facts it read.
 import type { Outcome } from "../http/idempotency.ts";
 import type { KeyPrincipal } from "../keys/authenticate.ts";
+import { admitProtect } from "../keys/rules.ts";
 import { decide, usageNeeds, type UsageFacts } from "../decide/engine.ts";
 import { buildPayload, type ResultPayload } from "../decide/payload.ts";
 import { payloadPrincipal, type ProtectInput, type PolicyDocument, type PolicyRef } from "../decide/policy.ts";
@@ -24,6 +25,8 @@ function decided(input: ProtectInput, policy: { ref: PolicyRef; document: Policy
 }
 
 export async function protect(deps: Recording & { policies: PolicyVersions }, principal: KeyPrincipal, input: ProtectInput, requestId: string): Promise<Outcome> {
+  // A key's own actions and daily limit (docs/api.md, "Keys for agents"): refused before anything is stored.
+  if (principal.rules !== null) await admitProtect(deps.db, principal.key_id, principal.rules, input.action);
   const policy = await deps.policies.forRef(principal.tenant_id, principal.policy);
   const at = deps.now();
   const needs = usageNeeds(input, policy.document, { key_id: principal.key_id }, at.toISOString());

@@ -3,10 +3,12 @@ import { BoundedMap } from "../bounded-map.ts";
 import { Coalescer } from "../db/coalescer.ts";
 import type { Db, QueryRow } from "../db/index.ts";
 import { AppError } from "../http/errors.ts";
-import { noteCaller } from "../http/request-state.ts";
+import { noteCaller, requestState } from "../http/request-state.ts";
 import type { FeatureVerdict } from "../plans/features.ts";
 import type { PolicyRef } from "../decide/policy.ts";
 import { hashSecret, isWellFormedSecret } from "./secret.ts";
+import { keyRulesOf, type KeyRules } from "./rules.ts";
+import { addressAllowed } from "./cidr.ts";
 
 export interface KeyPrincipal {
   tenant_id: string;
@@ -16,6 +18,14 @@ export interface KeyPrincipal {
   policy: PolicyRef | null;
   /** Verdicts for the features keys call (simulate, protect, execute), read with the key. */
   features: Record<string, FeatureVerdict>;
+  /** What the key itself may do (src/keys/rules.ts); null: nothing beyond its tenant's plan and policy. */
+  rules: KeyRules | null;
+}
+
+/** A key's context as read, with its rules parsed once. */
+interface Known {
+  row: Row;
+  rules: KeyRules | null;
 }
 
 type Row = QueryRow<"keys/authenticate">;
@@ -30,6 +40,7 @@ export class KeyAuthenticator {
    * request it serves arrived.
    */
   private readonly lookups: Coalescer<string, Row | null>;
+  private readonly db: Db;
   private readonly epochs: Coalescer<string, number | undefined>;
   /**
    * Contexts read lately, by secret hash. Freshness: triggers move a tenant's key_context_epoch on
@@ -39,7 +50,7 @@ export class KeyAuthenticator {
    * is reused only while its tenant's epoch, read after the request arrived, still matches. Either
    * way a revoke, rotation, plan, policy or catalog change is seen by the next request.
    */
-  private readonly known = new BoundedMap<string, { row: Row; at: number }>(10_000);
+  private readonly known = new BoundedMap<string, Known & { at: number }>(10_000);
   /** Set once notices drive freshness; counts them, so a lookup that ran across one is not kept. */
   private notices: number | undefined;
 
@@ -54,6 +65,7 @@ export class KeyAuthenticator {
   }
 
   constructor(db: Db) {
+    this.db = db;
     this.lookups = new Coalescer(
       async (hashes) => {
         const rows = await db.query("keys/authenticate", [hashes]);
@@ -79,31 +91,62 @@ export class KeyAuthenticator {
   async require(request: Request, opts: { bearer?: boolean } = {}): Promise<KeyPrincipal> {
     const secret = request.headers.get("x-api-key") ?? (opts.bearer ? /^Bearer\s+(\S+)$/i.exec(request.headers.get("authorization")?.trim() ?? "")?.[1] : undefined);
     if (!secret) throw new AppError("unauthorized", opts.bearer ? "Send X-API-Key: <key> or Authorization: Bearer <key>." : "Send X-API-Key: <key>.");
-    const principal = await this.authenticate(secret.trim());
+    const principal = await this.authenticate(secret.trim(), request);
     noteCaller(request, principal.tenant_id, principal.key_id);
     return principal;
   }
 
-  /** Malformed or mistyped secrets are refused by their checksum, without a lookup. */
-  async authenticate(secret: string): Promise<KeyPrincipal> {
+  /**
+   * Malformed or mistyped secrets are refused by their checksum, without a lookup. A key with
+   * rules of its own is held to them here (expiry, suspension, addresses, rate; its actions and
+   * daily limit where the action is known: src/keys/rules.ts); a key without any pays one check.
+   */
+  async authenticate(secret: string, request?: Request): Promise<KeyPrincipal> {
     if (!isWellFormedSecret(secret)) throw new AppError("unauthorized", "Invalid API key.");
-    const row = await this.context(await hashSecret(secret));
-    if (!row) throw new AppError("unauthorized", "Invalid API key.");
-    if (row.status !== "active") throw new AppError("key_revoked");
-    return principalOf(row);
+    const known = await this.context(await hashSecret(secret));
+    if (!known) throw new AppError("unauthorized", "Invalid API key.");
+    const { row, rules } = known;
+    if (rules === null) {
+      if (row.status !== "active") throw new AppError("key_revoked");
+    } else {
+      const now = Date.now();
+      // A key rotated with an overlap is still accepted until the overlap ends.
+      if (row.status !== "active" && !(rules.overlapMs !== null && now < rules.overlapMs)) throw new AppError("key_revoked");
+      if (rules.expiresMs !== null && now >= rules.expiresMs) throw new AppError("key_expired", "This API key has expired.");
+      if (!rules.enabled) throw new AppError("key_disabled", "This API key is disabled.");
+      // The same answer as an unknown key: a caller from elsewhere learns nothing of the key.
+      if (rules.allowedIps !== null && !addressAllowed(rules.allowedIps, request === undefined ? undefined : requestState(request).ip)) {
+        throw new AppError("unauthorized", "Invalid API key.");
+      }
+      if (rules.rate !== null) {
+        const taken = (await this.db.one("keys/rate_take", [row.key_id, rules.rate.perSecond, rules.rate.burst]))!;
+        if (!taken.allowed) {
+          throw new AppError("rate_limited", "This API key's rate limit (limits.per_second, limits.burst) is used up; wait and retry.", {
+            fields: { retry_after: taken.retry_after, limit: "key_per_second" },
+            headers: { "retry-after": String(taken.retry_after) },
+          });
+        }
+      }
+    }
+    return principalOf(row, rules);
   }
 
-  private async context(hash: string): Promise<Row | null> {
+  private async context(hash: string): Promise<Known | null> {
     const known = this.known.get(hash);
     if (known && Date.now() - known.at < REUSE_MS) {
       // Listening, a kept context is current: its tenant's changes would have dropped it.
-      if (this.notices !== undefined || (await this.epochs.submit(known.row.tenant_id)) === known.row.key_context_epoch) return known.row;
+      if (this.notices !== undefined || (await this.epochs.submit(known.row.tenant_id)) === known.row.key_context_epoch) return known;
     }
     const noticesBefore = this.notices;
     const row = await this.lookups.submit(hash);
-    if (row && this.notices === noticesBefore) this.known.set(hash, { row, at: Date.now() });
+    if (!row) {
+      this.known.delete(hash);
+      return null;
+    }
+    const fresh = { row, rules: keyRulesOf(row), at: Date.now() };
+    if (this.notices === noticesBefore) this.known.set(hash, fresh);
     else this.known.delete(hash);
-    return row;
+    return fresh;
   }
 
   private changed(tenant: string): void {
@@ -112,7 +155,7 @@ export class KeyAuthenticator {
   }
 }
 
-function principalOf(row: Row): KeyPrincipal {
+function principalOf(row: Row, rules: KeyRules | null): KeyPrincipal {
   const features: Record<string, FeatureVerdict> = {};
   // verdicts holds feature_verdict()'s values, which its CHECK limits to FeatureVerdict's.
   row.features.forEach((feature, i) => (features[feature] = { verdict: row.verdicts[i] as FeatureVerdict["verdict"], required_plan: row.required_plans[i] }));
@@ -122,5 +165,6 @@ function principalOf(row: Row): KeyPrincipal {
     plan: row.plan,
     policy: row.policy_id === null ? null : { policy_id: row.policy_id, version: Number(row.policy_version), hash: row.policy_hash! },
     features,
+    rules,
   };
 }

@@ -1,11 +1,11 @@
 // /customer/keys: API key management with the customer's JWT (docs/api.md, API keys).
-import { Elysia } from "elysia";
+import { Elysia, t } from "elysia";
 import { ErrorResponse } from "../http/errors.ts";
 import type { Deps } from "../app/deps.ts";
 import { withIdempotency } from "../http/idempotency.ts";
 import { byMember } from "../audit/events.ts";
-import { createKey, listKeys, revokeKey, rotateKey } from "./manage.ts";
-import { CreateKeyBody, KeyCreated, KeyList, KeyListQuery, KeyParams, KeyRevoked, KeyRotated } from "./model.ts";
+import { createKey, listKeys, revokeKey, rotateKey, updateKey } from "./manage.ts";
+import { CreateKeyBody, KeyCreated, KeyList, KeyListQuery, KeyParams, KeyRevoked, KeyRotated, KeyUpdated, RotateKeyBody, UpdateKeyBody } from "./model.ts";
 
 const security = [{ bearer: [] as string[] }];
 // 409 and 422 also come from Idempotency-Key (in progress, mismatch); 429 from the key caps.
@@ -19,7 +19,7 @@ export function keysRoutes(deps: Deps) {
       .post(
         "",
         ({ customer, body, request }) =>
-          withIdempotency(deps, request, customer.tenant_id, body, async () => ({ status: 201, body: await createKey(deps.audit, byMember(customer, request), body.label) })),
+          withIdempotency(deps, request, customer.tenant_id, body, async () => ({ status: 201, body: await createKey(deps.audit, byMember(customer, request), body) })),
         {
           body: CreateKeyBody,
           parse: "json",
@@ -30,16 +30,28 @@ export function keysRoutes(deps: Deps) {
       .get("", ({ customer, query }) => listKeys(deps.db, customer.tenant_id, query.limit ?? 50, query.cursor), {
         query: KeyListQuery,
         response: { 200: KeyList, 400: ErrorResponse, 401: ErrorResponse },
-        detail: { summary: "The tenant's keys, newest first (cursor pagination), with hint, last use and revocation time; never a secret", tags: ["keys"], security },
+        detail: { summary: "The tenant's keys, newest first (cursor pagination), with hint, last use, revocation time and what each may do; never a secret", tags: ["keys"], security },
       })
-      .post(
-        "/:key_id/rotate",
-        ({ customer, params, request }) =>
-          withIdempotency(deps, request, customer.tenant_id, null, async () => ({ status: 201, body: await rotateKey(deps.audit, byMember(customer, request), params.key_id) })),
+      .patch(
+        "/:key_id",
+        ({ customer, params, body, request }) => updateKey(deps.audit, byMember(customer, request), params.key_id, body),
         {
           params: KeyParams,
+          body: UpdateKeyBody,
+          parse: "json",
+          response: { 200: KeyUpdated, 400: ErrorResponse, 401: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse },
+          detail: { summary: "Change an active key's label, expiry, enabled, actions, limits, allowed IPs or metadata; the next request with it follows", tags: ["keys"], security },
+        },
+      )
+      .post(
+        "/:key_id/rotate",
+        ({ customer, params, body, request }) =>
+          withIdempotency(deps, request, customer.tenant_id, body ?? null, async () => ({ status: 201, body: await rotateKey(deps.audit, byMember(customer, request), params.key_id, body?.overlap ?? 0) })),
+        {
+          params: KeyParams,
+          body: t.Optional(RotateKeyBody),
           response: { 201: KeyRotated, ...errors, 404: ErrorResponse },
-          detail: { summary: "Revoke a key and issue its successor (same label) in one step", tags: ["keys"], security },
+          detail: { summary: "Revoke a key and issue its successor (same label and properties) in one step; with overlap, the old secret still works that many seconds", tags: ["keys"], security },
         },
       )
       .post(
@@ -49,7 +61,7 @@ export function keysRoutes(deps: Deps) {
         {
           params: KeyParams,
           response: { 200: KeyRevoked, ...errors, 404: ErrorResponse },
-          detail: { summary: "Revoke a key; the next request with it gets 401 key_revoked", tags: ["keys"], security },
+          detail: { summary: "Revoke a key (or end a rotated key's overlap); the next request with it gets 401 key_revoked", tags: ["keys"], security },
         },
       )
   );

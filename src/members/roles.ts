@@ -50,6 +50,7 @@ export const ROUTE_ROLES: Readonly<Record<string, Role>> = {
   // Keys.
   "GET /customer/keys": "viewer",
   "POST /customer/keys": "developer",
+  "PATCH /customer/keys/:key_id": "developer",
   "POST /customer/keys/:key_id/rotate": "developer",
   "POST /customer/keys/:key_id/revoke": "developer",
   // Plans and upgrades.

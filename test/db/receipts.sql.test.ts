@@ -69,13 +69,13 @@ describe("api_key_rotate and api_keys_guard", () => {
       const t = await tenant(q);
       const newKey = newId("key_");
       const secret = newSecret();
-      const [row] = await q.query("keys/rotate", [t.tenantId, t.keyId, newKey, await hashSecret(secret), secretHint(secret), null]);
+      const [row] = await q.query("keys/rotate", [t.tenantId, t.keyId, newKey, await hashSecret(secret), secretHint(secret), null, 0]);
       expect(row).toMatchObject({ revoked_key_id: t.keyId, key_id: newKey, tenant_id: t.tenantId, label: "default", status: "active" });
       const keys = await testQuery<Record<string, string | null>>(q, "tenant_keys", [t.tenantId]);
       expect(keys.find((k) => k.key_id === t.keyId)).toMatchObject({ status: "revoked" });
       expect(keys.find((k) => k.key_id === newKey)).toMatchObject({ status: "active", label: "default" });
       // A second rotation of the same (now revoked) key is refused.
-      const again = await failure(q.query("keys/rotate", [t.tenantId, t.keyId, newId("key_"), await hashSecret(newSecret()), "abcd", null]));
+      const again = await failure(q.query("keys/rotate", [t.tenantId, t.keyId, newId("key_"), await hashSecret(newSecret()), "abcd", null, 0]));
       expect(again.sqlstate).toBe("WK001");
     });
   });
@@ -84,8 +84,8 @@ describe("api_key_rotate and api_keys_guard", () => {
     await rolledBack(async (q) => {
       const owner = await tenant(q);
       const other = await tenant(q);
-      expect(await q.query("keys/rotate", [other.tenantId, owner.keyId, newId("key_"), await hashSecret(newSecret()), "abcd", null])).toEqual([]);
-      expect(await q.query("keys/rotate", [owner.tenantId, newId("key_"), newId("key_"), await hashSecret(newSecret()), "abcd", null])).toEqual([]);
+      expect(await q.query("keys/rotate", [other.tenantId, owner.keyId, newId("key_"), await hashSecret(newSecret()), "abcd", null, 0])).toEqual([]);
+      expect(await q.query("keys/rotate", [owner.tenantId, newId("key_"), newId("key_"), await hashSecret(newSecret()), "abcd", null, 0])).toEqual([]);
     });
   });
 

@@ -298,7 +298,9 @@ describe("keys/authenticate", () => {
         // No custom policy yet (the built-in default), and the verdicts for the features keys call.
         {
           secret_hash: t.secretHash, key_id: t.keyId, tenant_id: t.tenantId, status: "active", plan: "free", policy_id: null, policy_version: null, policy_hash: null,
-          features: ["execute", "protect", "simulate"], verdicts: ["allowed", "allowed", "allowed"], required_plans: ["free", "free", "free"], key_context_epoch: 0,
+          features: ["execute", "protect", "simulate"], verdicts: ["allowed", "allowed", "allowed"], required_plans: ["free", "free", "free"],
+          expires_ms: null, enabled: true, actions: null, protect_per_day: null, per_second: null, burst: null, allowed_ips: null, overlap_ms: null,
+          key_context_epoch: 0,
         },
       ]);
       const [touched] = await testQuery<KeyRow>(q, "tenant_keys", [t.tenantId]);

@@ -13,7 +13,7 @@ const fixture = () =>
     const receipt = await call("POST", "/v1/protect", { json: { action: "document.read" }, headers: { "x-api-key": f.owner.apiKey } });
     // Keys of their own for rotate and revoke: the owner's accepted call changes them.
     const jwt = { authorization: `Bearer ${f.owner.token}` };
-    const [toRotate, toRevoke] = await Promise.all(["rotate me", "revoke me"].map((label) => call("POST", "/customer/keys", { json: { label }, headers: jwt })));
+    const [toRotate, toRevoke, toUpdate] = await Promise.all(["rotate me", "revoke me", "update me"].map((label) => call("POST", "/customer/keys", { json: { label }, headers: jwt })));
     const upgrade = await call("POST", "/customer/upgrades/request", { json: { requested_plan: "enterprise", reason: "suite" }, headers: jwt });
     const invitation = await call("POST", "/customer/members/invitations", { json: { email: uniqueEmail("suite"), role: "viewer" }, headers: jwt });
     // A pending approval: the owner's tenant on pro with a rule that holds every refund for people.
@@ -27,6 +27,7 @@ const fixture = () =>
       receipt: receipt.body.receipt_id,
       rotate: toRotate.body.key_id,
       revoke: toRevoke.body.key_id,
+      update: toUpdate.body.key_id,
       upgrade: upgrade.body.request_id,
       invitation: invitation.body.invitation_id,
       approval: asked.body.approval.approval_id,
@@ -45,6 +46,7 @@ const ROUTES: ProtectedRoute[] = [
   { method: "GET", path: () => "/customer/keys", auth: "jwt" },
   { method: "POST", path: (f) => `/customer/keys/${f.ids.revoke}/revoke`, auth: "jwt", owned: true },
   { method: "POST", path: (f) => `/customer/keys/${f.ids.rotate}/rotate`, auth: "jwt", owned: true },
+  { method: "PATCH", path: (f) => `/customer/keys/${f.ids.update}`, auth: "jwt", json: () => ({ metadata: { suite: "yes" } }), owned: true },
   // Policy
   { method: "GET", path: () => "/customer/policy", auth: "jwt" },
   { method: "PUT", path: () => "/customer/policy", auth: "jwt", json: () => ({ document: DEFAULT_POLICY }) },

@@ -41,7 +41,7 @@ describe("GET /customer/keys pages newest first", () => {
     } while (cursor && pages < 10);
     expect(walked, `walked ${JSON.stringify(walked)}, listed ${listing}`).toEqual(all.body.keys.map((k: { key_id: string }) => k.key_id));
     expect(pages).toBe(3);
-    for (const key of all.body.keys) expect(Object.keys(key).sort()).toEqual(["created_at", "created_by", "hint", "key_id", "label", "last_used_at", "revoked_at", "revoked_by", "status", "tenant_id"]);
+    for (const key of all.body.keys) expect(Object.keys(key).sort()).toEqual(["actions", "allowed_ips", "created_at", "created_by", "enabled", "expires_at", "hint", "key_id", "label", "last_used_at", "limits", "metadata", "overlap_until", "revoked_at", "revoked_by", "status", "tenant_id"]);
   });
 
   test("bad limit or cursor: 400 invalid_request; another tenant's cursor shows only your own keys", async () => {

@@ -54,7 +54,7 @@ describe("GET /customer/keys", () => {
     expect(reply.body.ok).toBe(true);
     expect(reply.body.keys).toHaveLength(2);
     for (const key of reply.body.keys) {
-      expect(Object.keys(key).sort()).toEqual(["created_at", "created_by", "hint", "key_id", "label", "last_used_at", "revoked_at", "revoked_by", "status", "tenant_id"]);
+      expect(Object.keys(key).sort()).toEqual(["actions", "allowed_ips", "created_at", "created_by", "enabled", "expires_at", "hint", "key_id", "label", "last_used_at", "limits", "metadata", "overlap_until", "revoked_at", "revoked_by", "status", "tenant_id"]);
       expect(key.tenant_id).toBe(a.tenantId);
       // Signup's key and the second were both made by the owner who signed up.
       expect(key.created_by).toBe(a.memberId);
@@ -62,6 +62,8 @@ describe("GET /customer/keys", () => {
     // Newest first.
     const [other, first] = reply.body.keys;
     expect(first).toMatchObject({ label: "default", status: "active", revoked_at: null, revoked_by: null, hint: a.apiKey.slice(-4) });
+    // A key made without any of the agent properties: none of them restricts it.
+    expect(first).toMatchObject({ expires_at: null, enabled: true, actions: null, limits: {}, allowed_ips: null, metadata: {}, overlap_until: null });
     expect(first.last_used_at).toMatch(ISO);
     expect(other).toMatchObject({ key_id: second.key_id, label: "second", status: "revoked", revoked_by: a.memberId, last_used_at: null, hint: second.secret.slice(-4) });
     expect(other.revoked_at).toMatch(ISO);

@@ -3,8 +3,9 @@
 -- the function's statements take theirs: a change committed in between leaves an epoch older than
 -- the context, which costs one more lookup later, never a stale answer.
 -- $1 jsonb array of secret SHA-256 hex
--- nullable: policy_id, policy_version, policy_hash
+-- nullable: policy_id, policy_version, policy_hash, expires_ms, actions, protect_per_day, per_second, burst, allowed_ips, overlap_ms
 SELECT c.secret_hash, c.key_id, c.tenant_id, c.status, c.plan, c.policy_id, c.policy_version, c.policy_hash,
-       c.features, c.verdicts, c.required_plans, t.key_context_epoch
+       c.features, c.verdicts, c.required_plans, c.expires_ms, c.enabled, c.actions, c.protect_per_day, c.per_second,
+       c.burst, c.allowed_ips, c.overlap_ms, t.key_context_epoch
 FROM api_key_contexts($1::jsonb) c
 JOIN tenants t ON t.tenant_id = c.tenant_id;
