@@ -27,7 +27,7 @@ const KeyProps = {
   allowed_ips: t.Optional(t.Union([t.Array(t.String({ minLength: 1, maxLength: 50 }), { minItems: 1, maxItems: 50 }), t.Null()], { description: "IPv4 and IPv6 CIDR blocks the key may be used from; others get 401 unauthorized" })),
   metadata: t.Optional(
     t.Union([
-      t.Record(t.String({ pattern: "^[A-Za-z0-9_.:-]{1,40}$" }), t.String({ maxLength: 256, pattern: "^[^\\u0000]*$" }), { maxProperties: METADATA_MAX_ENTRIES }),
+      t.Record(t.String({ pattern: "^[A-Za-z0-9_.:-]{1,40}$" }), t.String({ maxLength: 256, pattern: "^[^\\u0000]*$" }), { maxProperties: METADATA_MAX_ENTRIES, additionalProperties: false }),
       t.Null(),
     ], { description: `string map, at most ${METADATA_MAX_ENTRIES} entries (names 1 to 40 of A-Z a-z 0-9 _ . : -, values up to 256 characters)` }),
   ),

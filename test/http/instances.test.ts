@@ -205,6 +205,28 @@ describe.skipIf(!DATABASE_URL)("two instances on one PostgreSQL database", () =>
     expect((await protect(a, rotated.body.secret)).status).toBe(200);
   });
 
+  test("a key suspended, limited to some actions or given an expiry on one instance is held to it on the other at once", async () => {
+    const user = await signup(a);
+    const session = { authorization: `Bearer ${user.token}` };
+    const keyId = (await send(a, "GET", "/customer/keys", { headers: session })).body.keys[0].key_id;
+    const read = { action: "document.read" };
+    const patch = (instance: Instance, json: unknown) => send(instance, "PATCH", `/customer/keys/${keyId}`, { json, headers: session });
+    // Each instance has read the key before each change.
+    for (const instance of [a, b]) expect((await protect(instance, user.apiKey, read)).status).toBe(200);
+    expect((await patch(a, { enabled: false })).status).toBe(200);
+    for (const instance of [b, a]) expect((await protect(instance, user.apiKey, read)).body.error).toBe("key_disabled");
+    expect((await patch(b, { enabled: true, actions: ["document.*"] })).status).toBe(200);
+    for (const instance of [a, b]) {
+      expect((await protect(instance, user.apiKey, read)).status).toBe(200);
+      expect((await protect(instance, user.apiKey)).body.error).toBe("action_not_allowed");
+    }
+    const soon = Date.now() + 1500;
+    expect((await patch(a, { expires_at: new Date(soon).toISOString() })).status).toBe(200);
+    for (const instance of [b, a]) expect((await protect(instance, user.apiKey, read)).status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, soon - Date.now() + 50));
+    for (const instance of [b, a]) expect((await protect(instance, user.apiKey, read)).body.error).toBe("key_expired");
+  });
+
   test("login attempts count against one limit whichever instance answers", async () => {
     const user = await signup(b);
     const attempt = (i: number) => send(nth(i), "POST", "/auth/login", { json: { email: user.email, password: "not the password at all" } });
