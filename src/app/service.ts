@@ -14,6 +14,7 @@ import { ReceiptSigner, signingKeyBox } from "../receipts/signer.ts";
 import { ReceiptAppender } from "../receipts/append.ts";
 import { TenantTurns } from "../receipts/turns.ts";
 import { KeyAuthenticator } from "../keys/authenticate.ts";
+import { startExpiringKeysSweeper } from "../keys/expiring.ts";
 import { PolicyVersions } from "../policies/store.ts";
 import { PresetOutcomes } from "../simulation/simulate.ts";
 import { createTransport } from "../mail/transport.ts";
@@ -43,6 +44,8 @@ export const VERSION: string = pkg.version;
 
 /** How often stored Idempotency-Key responses past their 24 hours are deleted. */
 const IDEMPOTENCY_SWEEP_MS = 10 * 60_000;
+/** How often keys coming within 7 days or 1 day of their expiry are looked for (key.expiring). */
+const KEYS_EXPIRING_SWEEP_MS = 60_000;
 /** How often operators' queued audit events are looked for (signed and appended): within a second of their commit. */
 const AUDIT_OUTBOX_POLL_MS = 1_000;
 /** How often pending approvals past their expiry are expired (with their signed outcome). */
@@ -86,6 +89,7 @@ export async function createService(
   const templates = new MailTemplates(ACCOUNT_MAIL, MEMBER_MAIL, PLAN_MAIL, APPROVAL_MAIL);
   const mail = startMailer({ db, log, transport: createTransport(config, log), templates, ctx: { publicUrl: config.publicUrl }, pollMs: config.mailPollMs, tokens: mailTokens });
   const sweeper = startIdempotencySweeper({ db, log }, IDEMPOTENCY_SWEEP_MS);
+  const expiringKeys = startExpiringKeysSweeper({ db, log }, KEYS_EXPIRING_SWEEP_MS);
   const now = opts.now ?? (() => new Date());
   const webhookTargets = new WebhookTargets(opts.webhookLookup ?? systemLookup, config.webhookAllowPrivate);
   const webhooks = config.webhookDelivery
@@ -144,7 +148,7 @@ export async function createService(
   const app = createApp(deps);
   const close = async () => {
     // The outbox workers first: each finishes its batch while the database is still open.
-    await Promise.all([mail.stop(), webhooks.stop(), sweeper.stop(), auditOutbox.stop(), approvalSweeper.stop()]);
+    await Promise.all([mail.stop(), webhooks.stop(), sweeper.stop(), expiringKeys.stop(), auditOutbox.stop(), approvalSweeper.stop()]);
     metrics.close();
     if (!opts.db) await db.close();
   };

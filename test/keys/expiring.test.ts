@@ -1,0 +1,65 @@
+// key.expiring (docs/api.md, "Keys for agents"): api_keys_expiring_sweep() tells of each key once
+// when it comes within 7 days of its expiry and once more within 1 day, again for a new expiry,
+// and calls webhook_emit() in the same transaction when that function is installed.
+import { beforeAll, describe, expect, test } from "bun:test";
+import { DbError, type Db } from "../../src/db/index.ts";
+import { sweepExpiringKeys } from "../../src/keys/expiring.ts";
+import { bearer } from "../helpers/customer.ts";
+import { call, signup, testService } from "../helpers/service.ts";
+import { testOne, testQuery } from "../helpers/sql.ts";
+
+let db: Db;
+beforeAll(async () => {
+  db = (await testService()).db;
+});
+
+/** What a sweep told of this key. */
+const toldOf = async (keyId: string) => (await sweepExpiringKeys(db)).filter((r) => r.key_id === keyId).map((r) => r.threshold);
+
+async function newKey(label: string, json: Record<string, unknown> = {}) {
+  const a = await signup();
+  const created = await call("POST", "/customer/keys", { json: { label, ...json }, headers: bearer(a.token) });
+  expect(created.status).toBe(201);
+  return { ...a, keyId: created.body.key_id as string };
+}
+
+describe("api_keys_expiring_sweep", () => {
+  test("7 days before, then 1 day before, each once; a new expiry is told again; keys without one or far off never", async () => {
+    const far = await newKey("far", { expires_at: new Date(Date.now() + 30 * 86_400_000).toISOString() });
+    const never = await newKey("never");
+    const k = await newKey("soon", { expires_at: new Date(Date.now() + 5 * 86_400_000).toISOString() });
+    expect(await toldOf(k.keyId)).toEqual(["7d"]);
+    expect(await toldOf(k.keyId)).toEqual([]);
+    await testQuery(db, "key_set_expiry", [k.keyId, 12 * 3600]);
+    expect(await toldOf(k.keyId)).toEqual(["1d"]);
+    expect(await toldOf(k.keyId)).toEqual([]);
+    // A new expiry (PATCH), again within 7 days: told again.
+    expect((await call("PATCH", `/customer/keys/${k.keyId}`, { json: { expires_at: new Date(Date.now() + 6 * 86_400_000).toISOString() }, headers: bearer(k.token) })).status).toBe(200);
+    expect(await toldOf(k.keyId)).toEqual(["7d"]);
+    // Crossing both at once (created 2 hours before expiry): the nearer only.
+    const late = await newKey("late", { expires_at: new Date(Date.now() + 2 * 3600_000).toISOString() });
+    expect(await toldOf(late.keyId)).toEqual(["1d"]);
+    expect([...(await toldOf(far.keyId)), ...(await toldOf(never.keyId))]).toEqual([]);
+    // A revoked key is not told of.
+    const revoked = await newKey("revoked", { expires_at: new Date(Date.now() + 3 * 86_400_000).toISOString() });
+    expect((await call("POST", `/customer/keys/${revoked.keyId}/revoke`, { headers: bearer(revoked.token) })).status).toBe(200);
+    expect(await toldOf(revoked.keyId)).toEqual([]);
+  });
+
+  test("calls webhook_emit(tenant, 'key.expiring', {key_id, label, expires_at, threshold}) when installed, in the sweep's transaction", async () => {
+    const installed = (await testOne<{ installed: boolean }>(db, "webhook_emit_exists"))!.installed;
+    if (installed) return; // the real one is tested with webhooks
+    const k = await newKey("expiring-fake", { expires_at: new Date(Date.now() + 3 * 86_400_000).toISOString() });
+    await testQuery(db, "webhook_emit_fake");
+    try {
+      const err = await sweepExpiringKeys(db).then(() => undefined, (e: unknown) => e);
+      expect(err).toBeInstanceOf(DbError);
+      expect((err as DbError).sqlstate).toBe("WX999");
+      expect((err as DbError).message).toContain(`${k.tenantId} key.expiring ${k.keyId} 7d`);
+    } finally {
+      await testQuery(db, "webhook_emit_fake_drop");
+    }
+    // The failed sweep recorded nothing: the next one tells of the key (without webhooks now).
+    expect(await toldOf(k.keyId)).toEqual(["7d"]);
+  });
+});
