@@ -10,6 +10,7 @@ import { assertVerdict, requireFeature } from "../plans/features.ts";
 import { documentProblem, policyHash, type SimulatedPolicy } from "../decide/policy.ts";
 import { PRESETS, presetNames } from "./presets.ts";
 import { usageNeeds, type UsageFacts } from "../decide/engine.ts";
+import { assertActionAllowed } from "../keys/rules.ts";
 import { simulate, type Subject } from "./simulate.ts";
 
 type Body = Static<typeof SimulateBody>;
@@ -62,6 +63,11 @@ export function simulationRoutes(deps: Deps) {
       else policy = await activePolicy(deps.db, tenantId);
     }
     const subject = subjectOf(body);
+    // A key limited to some actions simulates only those (docs/api.md, "Keys for agents"); an unknown preset keeps its own answer.
+    if (caller.key && caller.key.rules !== null) {
+      const action = "input" in subject ? subject.input.action : Object.hasOwn(PRESETS, subject.preset) ? PRESETS[subject.preset]!.input.action : undefined;
+      if (action !== undefined) assertActionAllowed(caller.key.rules, action);
+    }
     const timestamp = deps.now().toISOString();
     // Usage rules: the counters as committed, read without a lock; a simulation counts nothing.
     const input = "preset" in subject ? PRESETS[subject.preset]?.input : subject.input;

@@ -185,6 +185,11 @@ describe("each property holds on the very next request, on both instances", () =
     for (const reply of await onBoth((service) => protect(a.apiKey, READ, { service }))) expect(reply.status).toBe(200);
     expect((await protect(a.apiKey, { action: "document.write" })).status).toBe(200);
     expect((await protect(a.apiKey, { action: "email.send" })).status).toBe(200);
+    // Simulating one: the same refusal (a preset's action, or an input's).
+    const simulate = (json: unknown) => call("POST", "/v1/simulate", { json, headers: { "x-api-key": a.apiKey } });
+    expectErrorShape(await simulate({ preset: "small_payment" }), 403, "action_not_allowed");
+    expectErrorShape(await simulate({ input: { action: "payment.send" } }), 403, "action_not_allowed");
+    expect((await simulate({ input: READ })).status).toBe(200);
     // Executing a payment decided before the list is an action outside it as well.
     expectErrorShape(await execute(a.apiKey, allowed.body.receipt_id), 403, "action_not_allowed");
     // AuthZEN: a single evaluation is refused as protect is; in a batch it is that evaluation's closed decision.
