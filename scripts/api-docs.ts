@@ -61,6 +61,25 @@ Votes: 409 \`action_changed\` (the hash shown is not the approval's), \`already_
 \`not_pending\`; 403 \`forbidden_role\` (a role the terms do not name), \`self_approval\` (the
 calling key's creator). At most 100 pending approvals per tenant (429 \`quota_exceeded\`, \`limit:
 "approvals_pending"\`).`,
+  keys: `**Keys for agents.** A key may carry, at creation or by \`PATCH /customer/keys/{key_id}\`
+(a field sent replaces that property, \`null\` clears it, a field not sent stays): \`expires_at\`
+(an instant in the future; from then on 401 \`key_expired\`), \`enabled\` (\`false\` suspends the
+key, 401 \`key_disabled\`, until \`true\`; revoking stays final), \`actions\` (1 to 50 action
+patterns as in policies, \`payment.*\`; a protect, execute, simulation or AuthZEN evaluation of
+another action is 403 \`action_not_allowed\` and stores nothing), \`limits\`
+(\`{protect_per_day?, per_second?, burst?}\`: the key's protects per UTC day, at most the plan's,
+then 429 \`quota_exceeded\` with \`limit: "key_protect_per_day"\`; a token bucket over every
+request with the key, refilled at \`per_second\` up to \`burst\` (default \`per_second\`), then
+429 \`rate_limited\` with \`retry_after\`; both shared by every instance), \`allowed_ips\` (1 to 50
+IPv4 or IPv6 CIDR blocks, or single addresses; a request from elsewhere is 401 \`unauthorized\`,
+as for an unknown key) and \`metadata\` (at most 16 string entries, for the agent's name and
+owner). Every change holds from the very next request, on every instance. \`GET /customer/keys\`
+shows them all with \`last_used_at\`. \`POST /customer/keys/{key_id}/rotate\` with \`{overlap}\`
+(0 to 86,400 seconds, default 0) keeps the old secret working until its \`overlap_until\`;
+revoking the old key ends the overlap at once. The successor keeps the label and every property.
+Keys coming within 7 days, and again within 1 day, of their \`expires_at\` are told to the
+tenant's webhooks as event \`key.expiring\` \`{key_id, label, expires_at, threshold: "7d" | "1d"}\`.
+A key with an \`expires_at\` that passed stays \`active\` in the list: give it a new one to use it again.`,
   authzen: `For API gateways and other policy enforcement points that speak the OpenID AuthZEN
 Authorization API 1.0. Each evaluation is a \`POST /v1/protect\` of the calling key's tenant: the
 same decision, a signed protect receipt in the log, the daily quota. \`action.name\` is the action,

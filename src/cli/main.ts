@@ -15,6 +15,7 @@ import { RefusedError, refuseOnPostgres, runRestore } from "./backup.ts";
 import { runMigrate } from "./migrate.ts";
 import { POLICY_LINES, PolicyUsageError, runPolicy } from "./policy.ts";
 import { APPROVALS_LINES, ApprovalsUsageError, runApprovals } from "./approvals.ts";
+import { KEYS_LINES, KeysUsageError, runKeys } from "./keys.ts";
 import { commandHelp, usageTable, type UsageLine } from "./usage.ts";
 import pkg from "../../package.json" with { type: "json" };
 
@@ -138,6 +139,11 @@ const COMMANDS: Record<string, Command> = {
     lines: APPROVALS_LINES,
     run: runApprovals,
   },
+  keys: {
+    header: "keys <list|update|rotate> ...",
+    lines: KEYS_LINES,
+    run: runKeys,
+  },
   ops: {
     header: "ops <command>",
     lines: OPS_LINES,
@@ -158,7 +164,7 @@ ${usageTable([
   { synopsis: "WARDEN_URL", summary: "the service (default https://127.0.0.1:8443)" },
   { synopsis: "WARDEN_INSECURE=1", summary: "accept its self-signed development certificate" },
   { synopsis: "WARDEN_API_KEY", summary: "an API key, for simulate and protect (the api_key signup prints)" },
-  { synopsis: "WARDEN_TOKEN", summary: "a session token, for proof, policy and approvals (the token signup prints)" },
+  { synopsis: "WARDEN_TOKEN", summary: "a session token, for proof, policy, approvals and keys (the token signup prints)" },
 ])}
 exit status: 0 success, 1 a failed check or a refusal, 2 bad usage or input`;
 
@@ -200,7 +206,7 @@ async function main(argv: string[]): Promise<number> {
 }
 
 function isUsageError(err: unknown): boolean {
-  return err instanceof UsageError || err instanceof OpsUsageError || err instanceof ApprovalsUsageError || err instanceof ScriptUsageError || (err as { code?: string })?.code?.startsWith?.("ERR_PARSE_ARGS") === true;
+  return err instanceof UsageError || err instanceof OpsUsageError || err instanceof ApprovalsUsageError || err instanceof KeysUsageError || err instanceof ScriptUsageError || (err as { code?: string })?.code?.startsWith?.("ERR_PARSE_ARGS") === true;
 }
 
 main(process.argv.slice(2)).then(
