@@ -173,6 +173,59 @@ describe.skipIf(!chromiumAvailable)("console in Chromium", () => {
   );
 
   test(
+    "keys for agents: edit (suspend, actions, metadata), lift the suspension, rotate keeping the old secret an hour",
+    async () => {
+      await page.getByLabel("Label").fill("agent");
+      await page.getByRole("button", { name: "Create key" }).click();
+      await page.getByTestId("secret-reveal").waitFor();
+      const secret = await page.getByTestId("secret-value").inputValue();
+      await page.getByTestId("secret-reveal").getByRole("button", { name: "I have stored it" }).click();
+      const protect = async (key: string, action: string) => {
+        const res = await fetch(`${origin}/v1/protect`, { ...insecure, method: "POST", headers: { "content-type": "application/json", "x-api-key": key }, body: JSON.stringify({ action }) });
+        return { status: res.status, error: ((await res.json()) as { error?: string }).error };
+      };
+      const row = page.locator("tr", { hasText: "agent" });
+      await expect(row.locator('td[data-label="Restrictions"]').textContent()).resolves.toBe("none");
+
+      await row.getByRole("button", { name: "Edit" }).click();
+      const editor = page.getByTestId("key-editor");
+      await editor.getByLabel(/^Enabled/).uncheck();
+      await editor.getByLabel("Actions it may ask about").fill("document.*");
+      await editor.getByLabel("Metadata").fill("agent=reader");
+      await shot("09a-keys-edit");
+      await editor.getByRole("button", { name: "Save key" }).click();
+      await editor.waitFor({ state: "hidden" });
+      await row.getByText("suspended").waitFor();
+      await expect(row.locator('td[data-label="Restrictions"]').textContent()).resolves.toContain("document.*");
+      expect(await protect(secret, "document.read")).toMatchObject({ status: 401, error: "key_disabled" });
+
+      await row.getByRole("button", { name: "Edit" }).click();
+      await editor.getByLabel(/^Enabled/).check();
+      await editor.getByLabel("Requests a second").fill("0");
+      await editor.getByRole("button", { name: "Save key" }).click();
+      await editor.getByText("A whole number from 1").waitFor(); // checked before anything is sent
+      await editor.getByLabel("Requests a second").fill("");
+      await editor.getByRole("button", { name: "Save key" }).click();
+      await editor.waitFor({ state: "hidden" });
+      await row.getByText("suspended").waitFor({ state: "detached" });
+      expect(await protect(secret, "document.read")).toMatchObject({ status: 200 });
+      expect(await protect(secret, "payment.send")).toMatchObject({ status: 403, error: "action_not_allowed" });
+
+      await row.getByRole("button", { name: "Rotate" }).click();
+      const dialog = page.getByRole("dialog");
+      await dialog.getByLabel("Keep the current secret working").selectOption("3600");
+      await dialog.getByRole("button", { name: "Rotate key" }).click();
+      await page.getByTestId("secret-reveal").waitFor();
+      const next = await page.getByTestId("secret-value").inputValue();
+      await page.getByTestId("secret-reveal").getByRole("button", { name: "I have stored it" }).click();
+      expect(await protect(secret, "document.read")).toMatchObject({ status: 200 });
+      expect(await protect(next, "document.read")).toMatchObject({ status: 200 });
+      await shot("09b-keys-overlap");
+    },
+    STEP_MS,
+  );
+
+  test(
     "receipts: a protect call made outside appears, and verifies in the browser (and fails against the wrong keys)",
     async () => {
       await goTo("Receipts", "Receipts");
@@ -225,9 +278,9 @@ describe.skipIf(!chromiumAvailable)("console in Chromium", () => {
       await page.locator("ul.checks li.fail", { hasText: "Inclusion" }).waitFor();
       await page.unroute(`${origin}/customer/receipts/${decision.receipt_id}/proof*`);
 
-      // An audit event (the key made above) verifies in the browser like a decision.
+      // An audit event (a key made above) verifies in the browser like a decision.
       await goTo("Receipts", "Receipts");
-      await page.locator("tr", { hasText: "key.created" }).getByRole("link").click();
+      await page.locator("tr", { hasText: "key.created" }).first().getByRole("link").click();
       await page.waitForURL(/\/console\/receipts\/rcpt_/);
       await seen("pre.json", '"key.created"');
       await page.getByRole("button", { name: "Verify in this browser" }).click();
