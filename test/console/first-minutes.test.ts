@@ -166,7 +166,7 @@ describe.skipIf(!chromiumAvailable)("the console's first minutes, in Chromium", 
 
       const dialog = page.getByRole("dialog");
       await row.getByRole("button", { name: "Rotate" }).click();
-      await expectWhole(dialog, "The current secret stops working at once, so update everything that uses it.");
+      await expectWhole(dialog, "A new secret replaces this one, with the same label and restrictions. Update everything that uses it.");
       await run.shot("03-keys-confirm-rotate");
       await page.keyboard.press("Escape");
       await dialog.waitFor({ state: "hidden" });
