@@ -40,7 +40,7 @@ async function pending(q: Queryable, terms = TERMS) {
   // The signup key has no creator; a key the owner makes has: use one made through api_key_create.
   const keyId = newId("key_");
   const secret = newSecret();
-  await q.query("keys/create", [keyId, t.tenantId, "bot", await hashSecret(secret), secretHint(secret), owner.member_id]);
+  await q.query("keys/create", [keyId, t.tenantId, "bot", await hashSecret(secret), secretHint(secret), owner.member_id, {}]);
   const protect = receipt({
     tenant_id: t.tenantId,
     key_id: keyId,
