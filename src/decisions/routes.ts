@@ -53,7 +53,8 @@ export function decisionsRoutes(deps: Deps) {
         {
           body: VerifyBody,
           parse: "json",
-          response: { 200: VerifyResponse, 400: ErrorResponse, 401: ErrorResponse },
+          // 429: a key's own rate (docs/api.md, "Keys for agents").
+          response: { 200: VerifyResponse, 400: ErrorResponse, 401: ErrorResponse, 429: ErrorResponse },
           detail: { summary: "Re-check a result: content hash, signature, decision under its policy version, stored unchanged", tags: ["decisions"], security },
         },
       )

@@ -39,7 +39,7 @@ export function keysRoutes(deps: Deps) {
           params: KeyParams,
           body: UpdateKeyBody,
           parse: "json",
-          response: { 200: KeyUpdated, 400: ErrorResponse, 401: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse },
+          response: { 200: KeyUpdated, 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse },
           detail: { summary: "Change an active key's label, expiry, enabled, actions, limits, allowed IPs or metadata; the next request with it follows", tags: ["keys"], security },
         },
       )

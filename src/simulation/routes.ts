@@ -95,7 +95,8 @@ export function simulationRoutes(deps: Deps) {
     body: SimulateBody,
     // Documents the JSON body; the app's own parser (src/http/body.ts) runs first.
     parse: "json" as const,
-    response: { 200: SimulationResult, 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse },
+    // 429: a key's own rate (docs/api.md, "Keys for agents").
+    response: { 200: SimulationResult, 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 429: ErrorResponse },
     detail: { summary, tags: ["simulation"], security: [{ apiKey: [] as string[] }, { bearer: [] as string[] }] as Record<string, string[]>[] },
   });
 
