@@ -493,16 +493,15 @@ COMMENT ON FUNCTION api_keys_expiring(timestamptz) IS
 
 CREATE INDEX api_keys_expires_idx ON api_keys (expires_at) WHERE status = 'active' AND expires_at IS NOT NULL;
 
--- Records each crossing and, when webhooks are installed (webhook_emit(text, text, jsonb)), tells
--- the tenant's endpoints: event key.expiring, data {key_id, label, expires_at, threshold}. Run by
--- the service every minute (src/keys/expiring.ts); safe to run from several instances at once.
+-- Records each crossing and tells the tenant's webhooks (webhook_emit(), sql/schema/12_webhooks.sql,
+-- resolved when the sweep runs): event key.expiring, data {key_id, label, expires_at, threshold}.
+-- Run by the service every minute (src/keys/expiring.ts); safe to run from several instances at once.
 CREATE FUNCTION api_keys_expiring_sweep()
-RETURNS TABLE (tenant_id text, key_id text, threshold text, emitted boolean)
+RETURNS TABLE (tenant_id text, key_id text, threshold text, queued integer)
 LANGUAGE plpgsql AS $$
 #variable_conflict use_column
 DECLARE
   v record;
-  v_emit boolean := to_regprocedure('webhook_emit(text,text,jsonb)') IS NOT NULL;
 BEGIN
   FOR v IN SELECT e.* FROM api_keys_expiring(now()) e ORDER BY e.tenant_id, e.key_id LOOP
     INSERT INTO api_key_expiry_notices (key_id, expires_at, threshold) VALUES (v.key_id, v.expires_at, v.threshold)
@@ -510,14 +509,11 @@ BEGIN
     IF NOT FOUND THEN
       CONTINUE; -- another instance told it meanwhile
     END IF;
-    IF v_emit THEN
-      EXECUTE 'SELECT webhook_emit($1, $2, $3)'
-        USING v.tenant_id, 'key.expiring',
-              jsonb_build_object('key_id', v.key_id, 'label', v.label, 'expires_at', iso_time(v.expires_at), 'threshold', v.threshold);
-    END IF;
-    RETURN QUERY SELECT v.tenant_id, v.key_id, v.threshold, v_emit;
+    RETURN QUERY SELECT v.tenant_id, v.key_id, v.threshold,
+      webhook_emit(v.tenant_id, 'key.expiring',
+                   jsonb_build_object('key_id', v.key_id, 'label', v.label, 'expires_at', iso_time(v.expires_at), 'threshold', v.threshold));
   END LOOP;
 END $$;
 COMMENT ON FUNCTION api_keys_expiring_sweep() IS
-  'Tells of every key crossing 7 days or 1 day before its expiry (api_keys_expiring()) once: records it in api_key_expiry_notices and calls '
-  'webhook_emit(tenant, ''key.expiring'', {key_id, label, expires_at, threshold}) when that function exists; returns what it told.';
+  'Tells of every key crossing 7 days or 1 day before its expiry (api_keys_expiring()) once: records it in api_key_expiry_notices and queues '
+  'webhook_emit(tenant, ''key.expiring'', {key_id, label, expires_at, threshold}) in the same transaction; returns what it told and how many deliveries it queued.';

@@ -436,7 +436,7 @@ export interface Queries {
       tenant_id: string;
       key_id: string;
       threshold: string;
-      emitted: boolean;
+      queued: number;
     };
   };
   "keys/get": {

@@ -1,7 +1,8 @@
 // key.expiring (docs/api.md, "Keys for agents"): every minute, api_keys_expiring_sweep()
 // (sql/schema/05_keys.sql) records the keys that came within 7 days or 1 day of their expires_at
-// and tells the tenant's webhooks through webhook_emit() where that function is installed. Each
-// crossing is told once, whichever instance's sweep finds it first.
+// and tells the tenant's webhooks (event key.expiring, through webhook_emit()). Each crossing is
+// told once, whichever instance's sweep finds it first; its deliveries wait for the webhook
+// worker's next poll.
 import type { Queryable } from "../db/index.ts";
 import type { Logger } from "../log.ts";
 
@@ -15,7 +16,7 @@ export function startExpiringKeysSweeper(deps: { db: Queryable; log: Logger }, e
   const sweep = () => {
     running = sweepExpiringKeys(deps.db)
       .then((told) => {
-        if (told.length > 0) deps.log.info("keys_expiring_told", { count: told.length, webhooks: told.some((t) => t.emitted) });
+        if (told.length > 0) deps.log.info("keys_expiring_told", { count: told.length, deliveries: told.reduce((n, t) => n + t.queued, 0) });
       })
       .catch((err) => deps.log.warn("keys_expiring_sweep_failed", { error: String(err) }));
   };

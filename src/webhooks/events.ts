@@ -9,6 +9,8 @@ export const WEBHOOK_EVENTS = [
   "approval.expired",
   "approval.cancelled",
   "approval.executed",
+  // 7 days and 1 day before a key's expires_at (api_keys_expiring_sweep(), sql/schema/05_keys.sql).
+  "key.expiring",
 ] as const;
 
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];

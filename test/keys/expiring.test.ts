@@ -1,12 +1,12 @@
 // key.expiring (docs/api.md, "Keys for agents"): api_keys_expiring_sweep() tells of each key once
 // when it comes within 7 days of its expiry and once more within 1 day, again for a new expiry,
-// and calls webhook_emit() in the same transaction when that function is installed.
+// and queues the event to the tenant's webhooks (webhook_emit()) in the same transaction.
 import { beforeAll, describe, expect, test } from "bun:test";
-import { DbError, type Db } from "../../src/db/index.ts";
+import type { Db } from "../../src/db/index.ts";
 import { sweepExpiringKeys } from "../../src/keys/expiring.ts";
 import { bearer } from "../helpers/customer.ts";
 import { call, signup, testService } from "../helpers/service.ts";
-import { testOne, testQuery } from "../helpers/sql.ts";
+import { testQuery } from "../helpers/sql.ts";
 
 let db: Db;
 beforeAll(async () => {
@@ -54,25 +54,24 @@ describe("api_keys_expiring_sweep", () => {
     expect(await sweptTwice(revoked.keyId)).toEqual([]);
   });
 
-  test("calls webhook_emit(tenant, 'key.expiring', {key_id, label, expires_at, threshold}) when installed, in the sweep's transaction", async () => {
-    const installed = (await testOne<{ installed: boolean }>(db, "webhook_emit_exists"))!.installed;
-    if (installed) return; // the real one is tested with webhooks
-    // Installed before the key exists, so no sweep (the service runs its own) can tell of the key without it.
-    await testQuery(db, "webhook_emit_fake");
-    const k = await newKey("expiring-fake", { expires_at: new Date(Date.now() + 3 * 86_400_000).toISOString() }).catch(async (err) => {
-      await testQuery(db, "webhook_emit_fake_drop");
-      throw err;
-    });
-    try {
-      const err = await sweepExpiringKeys(db).then(() => undefined, (e: unknown) => e);
-      expect(err).toBeInstanceOf(DbError);
-      expect((err as DbError).sqlstate).toBe("WX999");
-      expect((err as DbError).message).toContain(`${k.tenantId} key.expiring ${k.keyId} 7d`);
-    } finally {
-      await testQuery(db, "webhook_emit_fake_drop");
+  test("queues key.expiring {key_id, label, expires_at, threshold} to the tenant's endpoints subscribed to it, with the notice", async () => {
+    const user = await signup();
+    const hook = async (events: string[]) => {
+      const reply = await call("POST", "/customer/webhooks", { json: { url: "https://93.184.215.14/hooks/warden", events }, headers: bearer(user.token) });
+      expect(reply.status).toBe(201);
+      return reply.body.webhook_id as string;
+    };
+    const [subscribed, all, other] = [await hook(["key.expiring"]), await hook(["*"]), await hook(["approval.requested"])];
+    const expires = new Date(Date.now() + 3 * 86_400_000).toISOString();
+    const created = await call("POST", "/customer/keys", { json: { label: "agent", expires_at: expires }, headers: bearer(user.token) });
+    expect(await sweptTwice(created.body.key_id)).toEqual(["7d"]);
+    for (const webhookId of [subscribed, all]) {
+      const deliveries = await testQuery<Record<string, any>>(db, "webhook_outbox", [webhookId]);
+      expect(deliveries).toHaveLength(1);
+      expect(deliveries[0]).toMatchObject({ event: "key.expiring", data: { data: { key_id: created.body.key_id, label: "agent", expires_at: expires, threshold: "7d" } } });
     }
-    // The failed sweep recorded nothing: the next one tells of the key (without webhooks now).
-    expect(await testQuery(db, "key_expiry_notices", [k.keyId])).toEqual([]);
-    expect(await sweptTwice(k.keyId)).toEqual(["7d"]);
+    expect(await testQuery(db, "webhook_outbox", [other])).toEqual([]);
+    // The subscription itself: key.expiring is an event an endpoint may name.
+    expect(await hook(["key.expiring", "approval.denied"])).toMatch(/^whk_/);
   });
 });
