@@ -17,8 +17,9 @@ export const ARGUMENT_ENTRIES_MAX = CONTEXT_MAX_ENTRIES - RESERVED_KEYS.length;
 
 /**
  * The server part of an action: the --name given or the name the upstream advertises in its
- * `initialize` answer, with every character outside the action pattern replaced by `_` (a name
- * is chosen by whoever runs the gateway, not by the agent). Empty: `upstream`.
+ * `initialize` answer, with every character outside the action pattern, and `.` (which would
+ * make `mcp.<server>.<tool>` ambiguous), replaced by `_` (a name is chosen by whoever runs the
+ * gateway, not by the agent). Empty: `upstream`.
  */
 export function serverPart(name: string | undefined): string {
   const cleaned = (name ?? "").trim().replace(/[^A-Za-z0-9_:/-]/g, "_");
@@ -89,6 +90,27 @@ export function flattenArguments(args: unknown): Flattened {
   if (args !== null && typeof args === "object") walk(args, "");
   else walk(args, "value");
   return out;
+}
+
+/**
+ * Arguments the gateway will not decide on (docs/mcp.md, "Limits"): nested deeper than
+ * ARGUMENTS_DEPTH_MAX, or whose JCS form is over ARGUMENTS_BYTES_MAX. Such a call is refused
+ * with a message that says so; it never reaches warden or the upstream.
+ */
+export const ARGUMENTS_DEPTH_MAX = 32;
+export const ARGUMENTS_BYTES_MAX = 4 * 1024 * 1024;
+
+/** Why the arguments are too large to decide, or undefined when they are not. */
+export function argumentsTooLarge(args: unknown): string | undefined {
+  const deep = (value: unknown, depth: number): boolean => {
+    if (value === null || typeof value !== "object") return false;
+    if (depth >= ARGUMENTS_DEPTH_MAX) return true;
+    return Object.values(value as object).some((v) => deep(v, depth + 1));
+  };
+  if (deep(args, 0)) return `the arguments are nested deeper than ${ARGUMENTS_DEPTH_MAX} levels: too deep to decide`;
+  const bytes = new TextEncoder().encode(canonicalJson(args ?? {})).length;
+  if (bytes > ARGUMENTS_BYTES_MAX) return `the arguments are ${bytes} bytes in JCS form, over ${ARGUMENTS_BYTES_MAX}: too large to decide`;
+  return undefined;
 }
 
 /** The SHA-256 of the arguments' JCS form (RFC 8785), 0x-hex; `{}` when the call has none. */

@@ -10,7 +10,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { isJSONRPCErrorResponse, isJSONRPCNotification, isJSONRPCRequest, isJSONRPCResultResponse, type JSONRPCMessage, type JSONRPCRequest } from "@modelcontextprotocol/sdk/types.js";
 import type { Logger } from "../log.ts";
-import { callContext, serverPart, toolAction } from "./context.ts";
+import { argumentsTooLarge, callContext, serverPart, toolAction } from "./context.ts";
 import { describeRefusal, type Warden, type WardenReply } from "./warden.ts";
 
 export interface GatewayOptions {
@@ -142,14 +142,17 @@ export async function runGateway(opts: GatewayOptions): Promise<number> {
   const decideCall = async (request: JSONRPCRequest) => {
     const id = request.id;
     const params = (request.params ?? {}) as { name?: unknown; arguments?: unknown };
-    const { context, argumentsSha256 } = await callContext(params.arguments);
-    const undecided = (action: string, error: string): CallRecord => ({ action, arguments_sha256: argumentsSha256, decision: "UNDECIDED", error });
+    const unnamed = (error: string): CallRecord => ({ action: "", arguments_sha256: "", decision: "UNDECIDED", error });
     if (server === undefined) {
-      return refuse(id, "Refused by warden: the upstream has not told its name yet (no initialize answer); give the gateway --name.", undecided("", "no server name"));
+      return refuse(id, "Refused by warden: the upstream has not told its name yet (no initialize answer); give the gateway --name.", unnamed("no server name"));
     }
     const named = toolAction(server, params.name);
-    if ("error" in named) return refuse(id, `Refused by warden: ${named.error}.`, undecided("", named.error));
+    if ("error" in named) return refuse(id, `Refused by warden: ${named.error}.`, unnamed(named.error));
     const { action } = named;
+    const tooLarge = argumentsTooLarge(params.arguments);
+    if (tooLarge) return refuse(id, `Refused by warden: ${action}: ${tooLarge}; the call was not forwarded.`, { ...unnamed(tooLarge), action });
+    const { context, argumentsSha256 } = await callContext(params.arguments);
+    const undecided = (error: string): CallRecord => ({ action, arguments_sha256: argumentsSha256, decision: "UNDECIDED", error });
 
     // The same call again after it opened an approval: ask that approval, do not open another.
     const remembered = approvals.get(`${action}\n${argumentsSha256}`);
@@ -170,8 +173,8 @@ export async function runGateway(opts: GatewayOptions): Promise<number> {
     const decided = await warden.call("POST", "/v1/protect", { action, context });
     if (decided.kind !== "ok") {
       const why = decided.kind === "unreachable" ? `warden is unreachable (${decided.message})` : `warden refused to decide: ${describeRefusal(decided)}`;
-      if (opts.shadow) return forward(request, { ...undecided(action, why), shadow: true });
-      return refuse(id, `Refused by warden: ${why}; ${action} was not forwarded (the gateway fails closed).`, undecided(action, why));
+      if (opts.shadow) return forward(request, { ...undecided(why), shadow: true });
+      return refuse(id, `Refused by warden: ${why}; ${action} was not forwarded (the gateway fails closed).`, undecided(why));
     }
     const body = decided.body;
     const record: CallRecord = { action, arguments_sha256: argumentsSha256, decision: body.decision, reasons: body.reasons, receipt_id: body.receipt_id };

@@ -13,6 +13,7 @@ import { bearer, setPlan } from "../helpers/customer.ts";
 import { addMember, type Member } from "../helpers/members.ts";
 import { call, signup, testService } from "../helpers/service.ts";
 import { upstreamServer } from "./fixtures/upstream.ts";
+import { runCli } from "../helpers/cli.ts";
 import { argumentsHash } from "../../src/mcp/context.ts";
 
 const ROOT = join(import.meta.dir, "..", "..");
@@ -279,6 +280,30 @@ describe("mcp gateway in front of a stdio server", () => {
     expect(hiding.upstreamCalls()).toEqual([]);
   }, SLOW);
 
+  test("arguments too large to decide: refused, saying so, before warden or the upstream hears of them", async () => {
+    const gw = await stdioGateway();
+    let deep: unknown = "x";
+    for (let i = 0; i < 40; i++) deep = { d: deep };
+    const result: any = await gw.client.callTool({ name: "echo", arguments: { text: "hi", deep } });
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toContain("too deep to decide");
+    like(result._meta.warden).toMatchObject({ action: "mcp.fix.echo", decision: "UNDECIDED" });
+    expect(gw.upstreamCalls()).toEqual([]);
+    // Long strings and more scalars than the context holds are decided: cut or left out, and counted in the receipt.
+    const long: any = await gw.client.callTool({ name: "echo", arguments: { text: "t".repeat(600) } });
+    const longInput = (await call("GET", `/customer/receipts/${long._meta.warden.receipt_id}`, { headers: bearer(owner.token) })).body.receipt.payload.input;
+    expect(longInput.context.text).toBe("t".repeat(500));
+    like(longInput.context).toMatchObject({ arguments_omitted: 0, arguments_truncated: 1 });
+    const many: any = await gw.client.callTool({ name: "echo", arguments: { text: "hi", ...Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`k${i}`, i])) } });
+    expect(many.isError).toBeFalsy();
+    const manyInput = (await call("GET", `/customer/receipts/${many._meta.warden.receipt_id}`, { headers: bearer(owner.token) })).body.receipt.payload.input;
+    // 29 scalars in JCS key order (k0, k1, k10, ...): `text` sorts after them and is left out.
+    like(manyInput.context).toMatchObject({ arguments_omitted: 12, arguments_truncated: 0 });
+    expect(Object.keys(manyInput.context)).toHaveLength(32);
+    expect(manyInput.context.text).toBeUndefined();
+    expect(gw.upstreamCalls()).toHaveLength(2);
+  }, SLOW);
+
   test("without --name, the server part is the upstream's advertised name, sanitized", async () => {
     const gw = await stdioGateway([]);
     const result: any = await gw.client.callTool({ name: "echo", arguments: { text: "x" } });
@@ -304,6 +329,26 @@ describe("mcp gateway in front of a Streamable HTTP server", () => {
       expect(headers["x-api-key"]).toBeUndefined();
       expect(Object.values(headers).some((v) => v.includes(owner.apiKey))).toBe(false);
     }
+  }, SLOW);
+});
+
+describe("mcp on the command line", () => {
+  test("bad usage and a missing key exit 2 with the command's usage; help mcp", async () => {
+    const none = await runCli(["mcp", "gateway"], { WARDEN_API_KEY: "k" });
+    expect(none.code).toBe(2);
+    expect(none.stderr).toContain("-- CMD ARGS... (stdio) or --upstream URL");
+    expect(none.stderr).toContain("usage: warden mcp");
+    const both = await runCli(["mcp", "gateway", "--upstream", "http://127.0.0.1:1/mcp", "--", "x"], { WARDEN_API_KEY: "k" });
+    expect(both.code).toBe(2);
+    const keyless = await runCli(["mcp", "gateway", "--", "x"], { WARDEN_API_KEY: undefined });
+    expect({ code: keyless.code, stderr: keyless.stderr.trim() }).toEqual({ code: 2, stderr: expect.stringContaining("set WARDEN_API_KEY") });
+    expect((await runCli(["mcp", "nope"])).code).toBe(2);
+    // The upstream's own --help is its own: not the gateway's help.
+    const theirs = await runCli(["mcp", "gateway", "--", "x", "--help"], { WARDEN_API_KEY: undefined });
+    expect(theirs.stderr).toContain("set WARDEN_API_KEY");
+    const help = await runCli(["help", "mcp"]);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain("mcp gateway --upstream URL");
   }, SLOW);
 });
 
