@@ -164,7 +164,8 @@ export async function runGateway(opts: GatewayOptions): Promise<number> {
           approvals.delete(`${action}\n${argumentsSha256}`);
           return settle(request, record, seen.body);
         }
-        if (!opts.wait) return pendingRefusal(request, record);
+        // --shadow never holds a call: it forwards at once, even with --wait.
+        if (!opts.wait || opts.shadow) return pendingRefusal(request, record);
         return waitFor(request, record);
       }
       approvals.delete(`${action}\n${argumentsSha256}`);
@@ -181,7 +182,7 @@ export async function runGateway(opts: GatewayOptions): Promise<number> {
     if (body.decision === "ALLOWED") return executeAndForward(request, record, body.receipt_id);
     if (body.approval?.status === "pending") {
       const pending: CallRecord = { ...record, approval_id: body.approval.approval_id, approval_status: "pending" };
-      if (!opts.wait) {
+      if (!opts.wait || opts.shadow) {
         approvals.set(`${action}\n${argumentsSha256}`, { approval_id: body.approval.approval_id, receipt_id: body.receipt_id, reasons: body.reasons });
         return pendingRefusal(request, pending);
       }
@@ -267,7 +268,13 @@ export async function runGateway(opts: GatewayOptions): Promise<number> {
       }
       if (listing.delete(id) && isJSONRPCResultResponse(message) && Array.isArray((message.result as { tools?: unknown }).tools)) {
         const result = message.result as { tools: unknown[] };
-        void hideDenied(result.tools).then((tools) => toAgent({ ...message, result: { ...result, tools } }));
+        void hideDenied(result.tools).then(
+          (tools) => toAgent({ ...message, result: { ...result, tools } }),
+          (err: Error) => {
+            log.warn("mcp_hide_denied_failed", { error: err.message });
+            return toAgent(message);
+          },
+        );
         return;
       }
       const record = forwarded.get(id);

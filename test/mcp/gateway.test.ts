@@ -2,7 +2,7 @@
 // the agent, the gateway as a child process (the CLI), a tiny upstream MCP server built with the
 // SDK (test/mcp/fixtures/upstream.ts) over stdio and over Streamable HTTP, and the test service
 // listening on a port. What reached the upstream is read from the fixture's call log.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -50,6 +50,8 @@ beforeAll(async () => {
   front = Bun.serve({
     port: 0,
     hostname: "127.0.0.1",
+    // Above GET /v1/approvals/{id}?wait=30: Bun's default (10 s) would cut an approval's wait.
+    idleTimeout: 60,
     fetch: (request, server) => service.handle(new Request(request.url.replace(/^http:/, "https:"), request), { ip: () => server.requestIP(request)?.address }),
   });
   wardenUrl = `http://127.0.0.1:${front.port}`;
@@ -76,8 +78,12 @@ beforeAll(async () => {
   expect(published.status).toBe(200);
 }, SLOW);
 
+// Each case's gateways (and their upstreams) end with it.
+afterEach(async () => {
+  await Promise.allSettled(clients.splice(0).map((c) => c.close()));
+});
+
 afterAll(async () => {
-  await Promise.allSettled(clients.map((c) => c.close()));
   front?.stop(true);
   httpUpstream?.stop(true);
   if (dir) rmSync(dir, { recursive: true, force: true });
@@ -251,6 +257,13 @@ describe("mcp gateway in front of a stdio server", () => {
     const result: any = await gw.client.callTool({ name: "delete_everything", arguments: {} });
     expect(result.isError).toBeFalsy();
     like(result._meta.warden).toMatchObject({ decision: "DENIED", shadow: true, receipt_id: expect.stringMatching(/^rcpt_/) });
+    // A call that needs approval is not held either, even with --wait.
+    const waiting = await stdioGateway(["--name", "fix", "--shadow", "--wait"]);
+    const held: any = await waiting.client.callTool({ name: "write_file", arguments: { path: "/tmp/shadow.txt", content: "x" } });
+    expect(held.isError).toBeFalsy();
+    like(held._meta.warden).toMatchObject({ decision: "DENIED", shadow: true, approval_status: "pending", approval_id: expect.stringMatching(/^apv_/) });
+    expect(waiting.upstreamCalls().map((c) => c.tool)).toEqual(["write_file"]);
+    await call("POST", `/v1/approvals/${held._meta.warden.approval_id}/cancel`, { headers: { "x-api-key": owner.apiKey } });
     expect(gw.upstreamCalls().map((c) => c.tool)).toEqual(["delete_everything"]);
   }, SLOW);
 
