@@ -366,34 +366,45 @@ describe("mcp on the command line", () => {
 });
 
 describe("mcp serve", () => {
-  test("lists its tools; protect, execute, verify, simulate and approval_status call warden", async () => {
+  // Each step bounded, so a step that hangs fails naming itself instead of the whole case.
+  const tool = (client: Client, name: string, args: Record<string, unknown>): Promise<any> => client.callTool({ name, arguments: args }, undefined, { timeout: 20_000 });
+
+  test("lists its tools; simulate, protect and execute call warden", async () => {
     const { client } = await agent(["serve"]);
     expect((await client.listTools()).tools.map((t) => t.name)).toEqual(["simulate", "protect", "execute", "verify", "approval_status"]);
-
-    const simulated: any = await client.callTool({ name: "simulate", arguments: { input: { action: "mcp.fix.delete_everything" } } });
+    const simulated = await tool(client, "simulate", { input: { action: "mcp.fix.delete_everything" } });
     like(simulated.structuredContent).toMatchObject({ decision: "DENIED", reasons: ["no_rule_matched"], receipt_id: null });
-
-    const allowed: any = await client.callTool({ name: "protect", arguments: { action: "mcp.fix.echo", context: { text: "hi" } } });
+    const allowed = await tool(client, "protect", { action: "mcp.fix.echo", context: { text: "hi" } });
     expect(allowed.isError).toBeFalsy();
     like(allowed.structuredContent).toMatchObject({ decision: "ALLOWED", receipt_id: expect.stringMatching(/^rcpt_/) });
-    const executed: any = await client.callTool({ name: "execute", arguments: { receipt_id: allowed.structuredContent.receipt_id } });
+    const executed = await tool(client, "execute", { receipt_id: allowed.structuredContent.receipt_id });
     like(executed.structuredContent).toMatchObject({ decision: "ALLOWED", protect_receipt_id: allowed.structuredContent.receipt_id });
-    const twice: any = await client.callTool({ name: "execute", arguments: { receipt_id: allowed.structuredContent.receipt_id } });
+    const twice = await tool(client, "execute", { receipt_id: allowed.structuredContent.receipt_id });
     expect(twice.isError).toBe(true);
     expect(twice.structuredContent.error).toBe("already_executed");
-    const verified: any = await client.callTool({ name: "verify", arguments: { receipt: allowed.structuredContent } });
-    like(verified.structuredContent).toMatchObject({ verified: true });
-    const tampered: any = await client.callTool({ name: "verify", arguments: { receipt: { ...allowed.structuredContent, decision: "DENIED" } } });
-    expect(tampered.structuredContent.verified).toBe(false);
+  }, SLOW);
 
-    const held: any = await client.callTool({ name: "protect", arguments: { action: "mcp.fix.write_file", context: { path: "/tmp/x" } } });
+  test("verify: a result as answered verifies, a changed one does not", async () => {
+    const { client } = await agent(["serve"]);
+    const allowed = await tool(client, "protect", { action: "mcp.fix.echo" });
+    const verified = await tool(client, "verify", { receipt: allowed.structuredContent });
+    like(verified.structuredContent).toMatchObject({ verified: true });
+    const tampered = await tool(client, "verify", { receipt: { ...allowed.structuredContent, decision: "DENIED" } });
+    expect(tampered.structuredContent.verified).toBe(false);
+  }, SLOW);
+
+  test("approval_status: a pending approval, with a wait; an unknown one is an error result", async () => {
+    const { client } = await agent(["serve"]);
+    const held = await tool(client, "protect", { action: "mcp.fix.write_file", context: { path: "/tmp/x" } });
     like(held.structuredContent).toMatchObject({ decision: "DENIED", approval: { approval_id: expect.stringMatching(/^apv_/), status: "pending" } });
-    const status: any = await client.callTool({ name: "approval_status", arguments: { approval_id: held.structuredContent.approval.approval_id, wait: 1 } });
+    const approvalId = held.structuredContent.approval.approval_id;
+    const status = await tool(client, "approval_status", { approval_id: approvalId, wait: 1 });
     like(status.structuredContent).toMatchObject({ status: "pending", protect_receipt_id: held.structuredContent.receipt_id });
-    const missing: any = await client.callTool({ name: "approval_status", arguments: { approval_id: "apv_nope" } });
+    const missing = await tool(client, "approval_status", { approval_id: "apv_nope" });
     expect(missing.isError).toBe(true);
     expect(missing.structuredContent.error).toBe("not_found");
-    await call("POST", `/v1/approvals/${held.structuredContent.approval.approval_id}/cancel`, { headers: { "x-api-key": owner.apiKey } });
+    const cancelled = await fetch(`${wardenUrl}/v1/approvals/${approvalId}/cancel`, { method: "POST", headers: { "x-api-key": owner.apiKey }, signal: AbortSignal.timeout(20_000) });
+    expect(cancelled.status).toBe(200);
   }, SLOW);
 
   test("warden unreachable: an error result that says so", async () => {
