@@ -17,6 +17,7 @@ import { POLICY_LINES, PolicyUsageError, runPolicy } from "./policy.ts";
 import { APPROVALS_LINES, ApprovalsUsageError, runApprovals } from "./approvals.ts";
 import { KEYS_LINES, KeysUsageError, runKeys } from "./keys.ts";
 import { commandHelp, usageTable, type UsageLine } from "./usage.ts";
+import { MCP_LINES, McpUsageError, runMcp } from "../mcp/cli.ts";
 import pkg from "../../package.json" with { type: "json" };
 
 export class UsageError extends Error {}
@@ -144,6 +145,11 @@ const COMMANDS: Record<string, Command> = {
     lines: KEYS_LINES,
     run: runKeys,
   },
+  mcp: {
+    header: "mcp <gateway|serve> ...",
+    lines: MCP_LINES,
+    run: runMcp,
+  },
   ops: {
     header: "ops <command>",
     lines: OPS_LINES,
@@ -163,7 +169,7 @@ environment of the commands that call the service:
 ${usageTable([
   { synopsis: "WARDEN_URL", summary: "the service (default https://127.0.0.1:8443)" },
   { synopsis: "WARDEN_INSECURE=1", summary: "accept its self-signed development certificate" },
-  { synopsis: "WARDEN_API_KEY", summary: "an API key, for simulate and protect (the api_key signup prints)" },
+  { synopsis: "WARDEN_API_KEY", summary: "an API key, for simulate, protect and mcp (the api_key signup prints)" },
   { synopsis: "WARDEN_TOKEN", summary: "a session token, for proof, policy, approvals and keys (the token signup prints)" },
 ])}
 exit status: 0 success, 1 a failed check or a refusal, 2 bad usage or input`;
@@ -191,7 +197,9 @@ async function main(argv: string[]): Promise<number> {
   }
   const found = COMMANDS[command];
   if (!found) throw new UsageError(`unknown command: ${command}`);
-  if (command !== "ops" && (rest.includes("--help") || rest.includes("-h"))) {
+  // What follows `--` is another program's (mcp gateway -- CMD ARGS...): its --help is not ours.
+  const own = rest.includes("--") ? rest.slice(0, rest.indexOf("--")) : rest;
+  if (command !== "ops" && (own.includes("--help") || own.includes("-h"))) {
     console.log(help(command));
     return 0;
   }
@@ -206,7 +214,7 @@ async function main(argv: string[]): Promise<number> {
 }
 
 function isUsageError(err: unknown): boolean {
-  return err instanceof UsageError || err instanceof OpsUsageError || err instanceof ApprovalsUsageError || err instanceof KeysUsageError || err instanceof ScriptUsageError || (err as { code?: string })?.code?.startsWith?.("ERR_PARSE_ARGS") === true;
+  return err instanceof UsageError || err instanceof OpsUsageError || err instanceof ApprovalsUsageError || err instanceof KeysUsageError || err instanceof McpUsageError || err instanceof ScriptUsageError || (err as { code?: string })?.code?.startsWith?.("ERR_PARSE_ARGS") === true;
 }
 
 main(process.argv.slice(2)).then(

@@ -1,0 +1,325 @@
+// `warden mcp gateway` (docs/mcp.md): an MCP server on stdio towards the agent and an MCP client
+// towards the upstream server (a command over stdio, or a Streamable HTTP URL), both the official
+// SDK's transports. Messages are relayed as they are, except `tools/call`: each is decided by
+// warden first (POST /v1/protect with action `mcp.<server>.<tool>`, then POST /v1/execute of an
+// ALLOWED receipt) and only then forwarded; its result names the receipt. With --hide-denied,
+// `tools/list` answers lose the tools a call without arguments would be denied.
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { isJSONRPCErrorResponse, isJSONRPCNotification, isJSONRPCRequest, isJSONRPCResultResponse, type JSONRPCMessage, type JSONRPCRequest } from "@modelcontextprotocol/sdk/types.js";
+import type { Logger } from "../log.ts";
+import { argumentsTooLarge, callContext, serverPart, toolAction } from "./context.ts";
+import { describeRefusal, type Warden, type WardenReply } from "./warden.ts";
+
+export interface GatewayOptions {
+  /** The server part of actions; else the upstream's advertised name. */
+  name?: string;
+  /** Await a pending approval instead of answering with its id. */
+  wait: boolean;
+  /** Forward every call whatever warden says (or whether it answers); log what it would have done. */
+  shadow: boolean;
+  /** Drop from tools/list the tools a call without arguments would be denied. */
+  hideDenied: boolean;
+  /** The upstream: a command and its arguments, or a Streamable HTTP URL. */
+  command?: string[];
+  upstream?: string;
+  warden: Warden;
+  log: Logger;
+  /** Towards the agent; stdio unless a test gives another. */
+  agent?: Transport;
+}
+
+type Id = string | number;
+
+/** What the result of a decided call carries in `_meta.warden` (docs/mcp.md, "Results"). */
+export interface CallRecord {
+  action: string;
+  arguments_sha256: string;
+  decision: "ALLOWED" | "DENIED" | "UNDECIDED";
+  reasons?: string[];
+  /** The protect receipt (the decision). */
+  receipt_id?: string;
+  /** The execute receipt written before forwarding. */
+  execute_receipt_id?: string;
+  approval_id?: string;
+  approval_status?: string;
+  outcome_receipt_id?: string;
+  /** --shadow: forwarded whatever the decision. */
+  shadow?: boolean;
+  error?: string;
+}
+
+/** Waits longer than the service's longest ?wait= (30 s) before calling it out of reach. */
+const APPROVAL_WAIT_S = 30;
+const HIDE_CONCURRENCY = 4;
+
+/**
+ * The environment of an upstream command: the gateway's own, without warden's variables, so the
+ * API key stays with the gateway (a server's own credentials, e.g. GITHUB_TOKEN, still reach it).
+ */
+export function upstreamEnv(env: Record<string, string | undefined>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) if (v !== undefined && !k.startsWith("WARDEN_")) out[k] = v;
+  return out;
+}
+
+export async function runGateway(opts: GatewayOptions): Promise<number> {
+  const { warden, log } = opts;
+  const agent: Transport = opts.agent ?? new StdioServerTransport();
+  let http: StreamableHTTPClientTransport | undefined;
+  let upstream: Transport;
+  if (opts.upstream) {
+    // No requestInit headers: nothing of the agent's or the gateway's credentials goes upstream.
+    http = new StreamableHTTPClientTransport(new URL(opts.upstream));
+    upstream = http;
+  } else {
+    const [command, ...args] = opts.command!;
+    upstream = new StdioClientTransport({ command, args, env: upstreamEnv(process.env), stderr: "inherit" });
+  }
+
+  let server = opts.name !== undefined ? serverPart(opts.name) : undefined;
+  const initializing = new Set<Id>();
+  const listing = new Set<Id>();
+  /** Calls forwarded upstream, whose result gets the record. */
+  const forwarded = new Map<Id, CallRecord>();
+  /** Calls still being decided; a cancellation from the agent ends them without an answer. */
+  const deciding = new Set<Id>();
+  /** Approvals opened by calls without --wait, by action and arguments: the same call again uses them. */
+  const approvals = new Map<string, { approval_id: string; receipt_id: string; reasons: string[] }>();
+
+  const toAgent = (message: JSONRPCMessage) => agent.send(message).catch((err: Error) => log.error("mcp_agent_send_failed", { error: err.message }));
+  const toUpstream = (message: JSONRPCMessage) =>
+    upstream.send(message).catch((err: Error) => {
+      log.error("mcp_upstream_send_failed", { error: err.message });
+      // A request the upstream never got still deserves an answer.
+      if (isJSONRPCRequest(message)) void toAgent({ jsonrpc: "2.0", id: message.id, error: { code: -32603, message: `upstream unreachable: ${err.message}` } });
+    });
+
+  const refuse = (id: Id, text: string, record: CallRecord) => {
+    if (!deciding.delete(id)) return; // cancelled by the agent meanwhile: it wants no answer
+    log.info("mcp_call_refused", { ...record });
+    return toAgent({ jsonrpc: "2.0", id, result: { content: [{ type: "text", text }], isError: true, _meta: { warden: record } } });
+  };
+
+  const forward = (request: JSONRPCRequest, record: CallRecord) => {
+    if (!deciding.delete(request.id)) return; // cancelled by the agent meanwhile
+    forwarded.set(request.id, record);
+    log.info("mcp_call_forwarded", { ...record });
+    return toUpstream(request);
+  };
+
+  /** ALLOWED (by the policy or by people): execute the receipt, then forward. */
+  const executeAndForward = async (request: JSONRPCRequest, record: CallRecord, receiptId: string) => {
+    const executed = await warden.call("POST", "/v1/execute", { receipt_id: receiptId });
+    if (executed.kind !== "ok") {
+      const why = executed.kind === "unreachable" ? `warden is unreachable (${executed.message})` : `warden refused the execute: ${describeRefusal(executed)}`;
+      if (opts.shadow) return forward(request, { ...record, shadow: true, error: why });
+      return refuse(request.id, `Refused by warden: ${record.action} was allowed (receipt ${record.receipt_id}) but ${why}; the call was not forwarded.`, { ...record, error: why });
+    }
+    return forward(request, { ...record, execute_receipt_id: executed.body.receipt_id });
+  };
+
+  /** Waits for an approval to leave `pending`: the approval, or a reason it could not be read. */
+  const awaitApproval = async (request: JSONRPCRequest, approvalId: string): Promise<WardenReply> => {
+    const progressToken = (request.params as { _meta?: { progressToken?: string | number } } | undefined)?._meta?.progressToken;
+    for (let round = 1; ; round++) {
+      const reply = await warden.call("GET", `/v1/approvals/${encodeURIComponent(approvalId)}?wait=${APPROVAL_WAIT_S}`, undefined, (APPROVAL_WAIT_S + 15) * 1000);
+      if (reply.kind !== "ok" || reply.body.status !== "pending" || !deciding.has(request.id)) return reply;
+      if (progressToken !== undefined) void toAgent({ jsonrpc: "2.0", method: "notifications/progress", params: { progressToken, progress: round, message: `waiting for approval ${approvalId}` } });
+    }
+  };
+
+  /** An approval that left `pending`: approved -> execute its outcome and forward; else refuse. */
+  const settle = async (request: JSONRPCRequest, record: CallRecord, approval: Record<string, any>) => {
+    const next: CallRecord = { ...record, approval_status: approval.status, outcome_receipt_id: approval.outcome_receipt_id ?? undefined };
+    if (approval.status === "approved") return executeAndForward(request, { ...next, decision: "ALLOWED" }, approval.outcome_receipt_id);
+    if (opts.shadow) return forward(request, { ...next, shadow: true });
+    return refuse(request.id, `Refused by warden: approval ${approval.approval_id} of ${record.action} is ${approval.status}${approval.outcome_receipt_id ? ` (outcome receipt ${approval.outcome_receipt_id})` : ""}; the call was not forwarded.`, next);
+  };
+
+  const decideCall = async (request: JSONRPCRequest) => {
+    const id = request.id;
+    const params = (request.params ?? {}) as { name?: unknown; arguments?: unknown };
+    const unnamed = (error: string): CallRecord => ({ action: "", arguments_sha256: "", decision: "UNDECIDED", error });
+    if (server === undefined) {
+      return refuse(id, "Refused by warden: the upstream has not told its name yet (no initialize answer); give the gateway --name.", unnamed("no server name"));
+    }
+    const named = toolAction(server, params.name);
+    if ("error" in named) return refuse(id, `Refused by warden: ${named.error}.`, unnamed(named.error));
+    const { action } = named;
+    const tooLarge = argumentsTooLarge(params.arguments);
+    if (tooLarge) return refuse(id, `Refused by warden: ${action}: ${tooLarge}; the call was not forwarded.`, { ...unnamed(tooLarge), action });
+    const { context, argumentsSha256 } = await callContext(params.arguments);
+    const undecided = (error: string): CallRecord => ({ action, arguments_sha256: argumentsSha256, decision: "UNDECIDED", error });
+
+    // The same call again after it opened an approval: ask that approval, do not open another.
+    const remembered = approvals.get(`${action}\n${argumentsSha256}`);
+    if (remembered) {
+      const seen = await warden.call("GET", `/v1/approvals/${encodeURIComponent(remembered.approval_id)}`);
+      if (seen.kind === "ok" && (seen.body.status === "pending" || seen.body.status === "approved")) {
+        const record: CallRecord = { action, arguments_sha256: argumentsSha256, decision: "DENIED", reasons: remembered.reasons, receipt_id: remembered.receipt_id, approval_id: remembered.approval_id, approval_status: seen.body.status };
+        if (seen.body.status === "approved") {
+          approvals.delete(`${action}\n${argumentsSha256}`);
+          return settle(request, record, seen.body);
+        }
+        // --shadow never holds a call: it forwards at once, even with --wait.
+        if (!opts.wait || opts.shadow) return pendingRefusal(request, record);
+        return waitFor(request, record);
+      }
+      approvals.delete(`${action}\n${argumentsSha256}`);
+    }
+
+    const decided = await warden.call("POST", "/v1/protect", { action, context });
+    if (decided.kind !== "ok") {
+      const why = decided.kind === "unreachable" ? `warden is unreachable (${decided.message})` : `warden refused to decide: ${describeRefusal(decided)}`;
+      if (opts.shadow) return forward(request, { ...undecided(why), shadow: true });
+      return refuse(id, `Refused by warden: ${why}; ${action} was not forwarded (the gateway fails closed).`, undecided(why));
+    }
+    const body = decided.body;
+    const record: CallRecord = { action, arguments_sha256: argumentsSha256, decision: body.decision, reasons: body.reasons, receipt_id: body.receipt_id };
+    if (body.decision === "ALLOWED") return executeAndForward(request, record, body.receipt_id);
+    if (body.approval?.status === "pending") {
+      const pending: CallRecord = { ...record, approval_id: body.approval.approval_id, approval_status: "pending" };
+      if (!opts.wait || opts.shadow) {
+        approvals.set(`${action}\n${argumentsSha256}`, { approval_id: body.approval.approval_id, receipt_id: body.receipt_id, reasons: body.reasons });
+        return pendingRefusal(request, pending);
+      }
+      return waitFor(request, pending);
+    }
+    if (opts.shadow) return forward(request, { ...record, shadow: true });
+    return refuse(id, `Refused by warden: ${action} is DENIED (${(body.reasons ?? []).join(", ")}); receipt ${body.receipt_id}. The call was not forwarded.`, record);
+  };
+
+  const pendingRefusal = (request: JSONRPCRequest, record: CallRecord) => {
+    if (opts.shadow) return forward(request, { ...record, shadow: true });
+    return refuse(
+      request.id,
+      `Refused by warden for now: ${record.action} needs a person's approval (${(record.reasons ?? []).join(", ")}). Approval ${record.approval_id} is pending (receipt ${record.receipt_id}); make the same call again once it is approved.`,
+      record,
+    );
+  };
+
+  const waitFor = async (request: JSONRPCRequest, record: CallRecord) => {
+    log.info("mcp_call_waiting", { ...record });
+    const reply = await awaitApproval(request, record.approval_id!);
+    if (!deciding.has(request.id)) return; // the agent cancelled
+    if (reply.kind !== "ok") {
+      const why = reply.kind === "unreachable" ? `warden is unreachable (${reply.message})` : `warden refused: ${describeRefusal(reply)}`;
+      if (opts.shadow) return forward(request, { ...record, shadow: true, error: why });
+      return refuse(request.id, `Refused by warden: waiting for approval ${record.approval_id} failed: ${why}; the call was not forwarded.`, { ...record, error: why });
+    }
+    return settle(request, record, reply.body);
+  };
+
+  /** --hide-denied: keep a tool unless a call of it without arguments is DENIED with no approval to ask for. */
+  const hideDenied = async (tools: unknown[]): Promise<unknown[]> => {
+    if (server === undefined) return tools;
+    const { context } = await callContext({});
+    const keep: boolean[] = new Array(tools.length).fill(true);
+    let next = 0;
+    const worker = async () => {
+      while (next < tools.length) {
+        const i = next++;
+        const named = toolAction(server!, (tools[i] as { name?: unknown })?.name);
+        if ("error" in named) {
+          keep[i] = false; // never callable through the gateway
+          continue;
+        }
+        const simulated = await warden.call("POST", "/v1/simulate", { input: { action: named.action, context } });
+        // Hiding is a courtesy, not the enforcement: when warden does not answer, the tool stays and its calls are refused.
+        if (simulated.kind === "ok") keep[i] = !(simulated.body.decision === "DENIED" && simulated.body.approval_required !== true);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(HIDE_CONCURRENCY, tools.length) }, worker));
+    return tools.filter((_, i) => keep[i]);
+  };
+
+  agent.onmessage = (message) => {
+    if (isJSONRPCRequest(message)) {
+      if (message.method === "initialize") initializing.add(message.id);
+      if (message.method === "tools/list" && opts.hideDenied) listing.add(message.id);
+      if (message.method === "tools/call") {
+        deciding.add(message.id);
+        decideCall(message).catch((err: Error) => {
+          log.error("mcp_call_failed", { error: err.message });
+          if (deciding.has(message.id)) void refuse(message.id, `Refused by warden: the gateway failed to decide (${err.message}).`, { action: "", arguments_sha256: "", decision: "UNDECIDED", error: err.message });
+        });
+        return;
+      }
+    }
+    if (isJSONRPCNotification(message) && message.method === "notifications/cancelled") {
+      const requestId = (message.params as { requestId?: Id } | undefined)?.requestId;
+      // Still being decided: nothing went upstream, and the agent wants no answer.
+      if (requestId !== undefined && deciding.delete(requestId)) return;
+    }
+    void toUpstream(message);
+  };
+
+  upstream.onmessage = (message) => {
+    if ((isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) && message.id !== undefined) {
+      const id = message.id;
+      if (initializing.delete(id) && isJSONRPCResultResponse(message)) {
+        const result = message.result as { serverInfo?: { name?: string }; protocolVersion?: string };
+        if (server === undefined) server = serverPart(result.serverInfo?.name);
+        if (http && typeof result.protocolVersion === "string") http.setProtocolVersion(result.protocolVersion);
+        log.info("mcp_upstream_initialized", { server, upstream_name: result.serverInfo?.name });
+      }
+      if (listing.delete(id) && isJSONRPCResultResponse(message) && Array.isArray((message.result as { tools?: unknown }).tools)) {
+        const result = message.result as { tools: unknown[] };
+        void hideDenied(result.tools).then(
+          (tools) => toAgent({ ...message, result: { ...result, tools } }),
+          (err: Error) => {
+            log.warn("mcp_hide_denied_failed", { error: err.message });
+            return toAgent(message);
+          },
+        );
+        return;
+      }
+      const record = forwarded.get(id);
+      if (record) {
+        forwarded.delete(id);
+        if (isJSONRPCResultResponse(message)) {
+          const result = message.result as { content?: unknown[]; _meta?: Record<string, unknown> };
+          const note = { type: "text", text: receiptNote(record) };
+          void toAgent({ ...message, result: { ...result, content: [...(Array.isArray(result.content) ? result.content : []), note], _meta: { ...result._meta, warden: record } } });
+          return;
+        }
+      }
+    }
+    void toAgent(message);
+  };
+
+  const closed = new Promise<number>((resolve) => {
+    let done = false;
+    const end = (code: number) => {
+      if (done) return;
+      done = true;
+      void Promise.allSettled([agent.close(), upstream.close()]).then(() => resolve(code));
+    };
+    agent.onclose = () => end(0);
+    upstream.onclose = () => {
+      log.info("mcp_upstream_closed", {});
+      end(0);
+    };
+    upstream.onerror = (err) => log.warn("mcp_upstream_error", { error: err.message });
+    agent.onerror = (err) => log.warn("mcp_agent_error", { error: err.message });
+  });
+
+  await upstream.start();
+  await agent.start();
+  log.info("mcp_gateway_started", { upstream: opts.upstream ?? opts.command!.join(" "), warden: warden.url, server, wait: opts.wait, shadow: opts.shadow, hide_denied: opts.hideDenied });
+  return closed;
+}
+
+/** The text appended to a forwarded call's result, so the agent (and its model) sees the receipt. */
+export function receiptNote(record: CallRecord): string {
+  const parts = [`warden: ${record.action} ${record.decision}`];
+  if (record.receipt_id) parts.push(`receipt ${record.receipt_id}`);
+  if (record.approval_id) parts.push(`approval ${record.approval_id}`);
+  if (record.execute_receipt_id) parts.push(`executed as ${record.execute_receipt_id}`);
+  if (record.shadow) parts.push("shadow mode: forwarded whatever the decision");
+  if (record.error) parts.push(record.error);
+  return parts.join("; ");
+}
