@@ -113,6 +113,9 @@ export class Approvals {
     }
     if (actionHash !== before.action_hash) throw new AppError("action_changed", "The action is not the one you were shown: load the approval again and vote on what it says now.");
 
+    // The key is loaded before the transaction: inside it, on the embedded database, a read of the
+    // signer's own would wait for the transaction's end (receipts are signed with signHeld()).
+    await this.deps.signer.ready();
     await db.tx(async (q) => {
       const at = this.deps.now().toISOString();
       const payload: VotePayload = {
@@ -141,6 +144,7 @@ export class Approvals {
   async cancel(tenantId: string, approvalId: string, requestId: string): Promise<ApprovalView> {
     const before = await this.get(tenantId, approvalId);
     if (before.status !== "pending") throw new AppError("not_pending", "This approval is no longer pending: it was decided, expired or cancelled.");
+    await this.deps.signer.ready();
     await this.deps.db.tx(async (q) => {
       await this.settle(q, before, "cancelled", before.votes.map((v) => v.receipt_id), requestId);
     });
@@ -157,6 +161,7 @@ export class Approvals {
     let expired = 0;
     for (const row of due) {
       try {
+        await this.deps.signer.ready();
         await this.deps.db.tx(async (q) => {
           const current = (await q.one("approvals/get", [row.tenant_id, row.approval_id]))!;
           const view = await this.view(current, q);
@@ -202,7 +207,7 @@ export class Approvals {
       content_hash,
       protect_receipt_id: args.protectReceiptId,
     });
-    const signature = await this.deps.signer.sign(claims);
+    const signature = await this.deps.signer.signHeld(claims);
     return {
       receipt_id,
       tenant_id: args.tenantId,

@@ -111,8 +111,11 @@ export class ReceiptAppender {
       { maxBatch: MAX_BATCH, maxInFlight: 2 },
     );
     this.decided = new Coalescer(
-      (batch) =>
-        db.tx(async (q) => {
+      async (batch) => {
+        // The signing key loaded first: inside the transaction items are signed with signHeld(), which
+        // reads nothing (on the embedded database a read would wait for the transaction's end).
+        await this.signer.ready();
+        return db.tx(async (q) => {
           metrics.receiptBatch(batch.length);
           const key = (tenant: string, n: UsageNeed) => `${tenant}\u0000${n.counter}\u0000${n.scope}\u0000${n.window_start}`;
           const asked = new Map<string, { tenant_id: string; counter: string; scope: string; window_start: string }>();
@@ -129,7 +132,7 @@ export class ReceiptAppender {
             const allowed = payload.decision === "ALLOWED";
             if (allowed) for (const n of d.needs) totals.set(key(d.tenantId, n), (totals.get(key(d.tenantId, n)) ?? 0) + n.add);
             items.push({
-              ...(await this.signed({ tenantId: d.tenantId, keyId: d.keyId, requestId: d.requestId, payload, at: d.at, approval })),
+              ...(await this.signed({ tenantId: d.tenantId, keyId: d.keyId, requestId: d.requestId, payload, at: d.at, approval }, true)),
               usage_add: allowed ? d.needs.map((n) => ({ counter: n.counter, scope: n.scope, window_start: n.window_start, add: n.add })) : null,
             });
             payloads.push(payload);
@@ -141,7 +144,8 @@ export class ReceiptAppender {
             if (!row) return new Error("receipt_append returned no row for an item");
             return row.refusal ? new DbError(row.refusal, undefined, "receipt refused", "receipts/append") : { row, item: items[i], payload: payloads[i] };
           });
-        }),
+        });
+      },
       { maxBatch: MAX_BATCH, maxInFlight: 1 },
     );
   }
@@ -154,7 +158,7 @@ export class ReceiptAppender {
   }
 
   /** An item as receipt_append() takes it: the payload hashed and its claims signed. */
-  private async signed(args: { tenantId: string; keyId: string; requestId: string; payload: ResultPayload; at: Date; protectReceiptId?: string; approval?: OpenedApproval }): Promise<AppendItem> {
+  private async signed(args: { tenantId: string; keyId: string; requestId: string; payload: ResultPayload; at: Date; protectReceiptId?: string; approval?: OpenedApproval }, inTransaction = false): Promise<AppendItem> {
     const kind = args.payload.kind as "protect" | "execute";
     const timestamp = args.at.toISOString();
     const text = canonicalJson(args.payload);
@@ -162,7 +166,7 @@ export class ReceiptAppender {
     const receipt_id = newId("rcpt_");
     const protect_receipt_id = args.protectReceiptId ?? null;
     const claims = receiptClaims({ receipt_id, tenant_id: args.tenantId, key_id: args.keyId, kind, request_id: args.requestId, timestamp, content_hash, protect_receipt_id });
-    const signature = await this.signer.sign(claims);
+    const signature = inTransaction ? await this.signer.signHeld(claims) : await this.signer.sign(claims);
     return {
       receipt_id,
       tenant_id: args.tenantId,

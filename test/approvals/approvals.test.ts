@@ -276,4 +276,15 @@ describe("a protect under require_approval", () => {
       await later.close();
     }
   });
+
+  test("a vote and a cancel go through when the signing key is due for a reload (no read inside their transaction)", async () => {
+    const { service } = await testService();
+    const stale = () => ((service.deps.signer as unknown as { loadedAt: number }).loadedAt = 0);
+    const asked = await protect(owner.apiKey, REFUND);
+    stale();
+    expect((await vote(alice, asked.body.approval.approval_id, "approve", asked.body.approval.action_hash)).status).toBe(200);
+    stale();
+    const cancelled = await call("POST", `/v1/approvals/${asked.body.approval.approval_id}/cancel`, { headers: { "x-api-key": owner.apiKey } });
+    expect(cancelled.body.status).toBe("cancelled");
+  });
 });

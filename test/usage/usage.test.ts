@@ -4,7 +4,7 @@
 import { beforeAll, describe, expect, test } from "bun:test";
 import { bearer } from "../helpers/accounts.ts";
 import { protect, setPlan } from "../helpers/customer.ts";
-import { call, expectErrorShape, signup } from "../helpers/service.ts";
+import { call, expectErrorShape, signup, testService } from "../helpers/service.ts";
 
 const CAPPED = (limit: number, per: "tenant" | "key" = "tenant") => ({
   default_effect: "deny",
@@ -32,6 +32,13 @@ describe("a usage condition", () => {
     expect(replies.every((r) => r.status === 200)).toBe(true);
     expect(replies.filter((r) => r.body.decision === "ALLOWED")).toHaveLength(10);
     expect(replies.filter((r) => r.body.reasons[0] === "too_many_emails")).toHaveLength(40);
+  });
+
+  test("a protect under a usage rule goes through when the signing key is due for a reload", async () => {
+    const t = await tenantWith(CAPPED(5));
+    const { service } = await testService();
+    (service.deps.signer as unknown as { loadedAt: number }).loadedAt = 0;
+    expect((await protect(t.apiKey, { action: "email.send" })).body.decision).toBe("ALLOWED");
   });
 
   test("the payload names the facts it read, and the decision verifies again under them", async () => {
