@@ -3,7 +3,8 @@
 // GET /v1/approvals/{id}?wait=30 open on its own connection, while simulate and protect are offered
 // at a fixed rate (half of what the same service answered at saturation, measured first). Rounds
 // alternate without and with the waiters; the table gives each scenario's p99 both ways and their
-// ratio (the goal: at most 1.5x). Also a section of `npm run bench` (BENCH_WAITERS=0 leaves it out).
+// ratio (the goal: at most 1.5x). A script of its own (not a section of `npm run bench`): it needs
+// a quiet machine and about two minutes.
 import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
