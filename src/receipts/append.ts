@@ -212,49 +212,10 @@ export class ReceiptAppender {
   }
 
   async append(args: { tenantId: string; keyId: string; requestId: string; payload: ResultPayload; protectReceiptId?: string; approval?: OpenedApproval }): Promise<Appended> {
-    const { tenantId, keyId, requestId, payload } = args;
-    const kind = payload.kind as "protect" | "execute";
-    const at = this.now();
-    const timestamp = at.toISOString();
-    const text = canonicalJson(payload);
-    const content_hash = sha256HexSync(text);
-    const receipt_id = newId("rcpt_");
-    const protect_receipt_id = args.protectReceiptId ?? null;
-    const claims = receiptClaims({ receipt_id, tenant_id: tenantId, key_id: keyId, kind, request_id: requestId, timestamp, content_hash, protect_receipt_id });
-    const signature = await this.signer.sign(claims);
-    const row = await this.batches.submit({
-      receipt_id,
-      tenant_id: tenantId,
-      key_id: keyId,
-      kind,
-      request_id: requestId,
-      timestamp,
-      decision: payload.decision,
-      payload: text,
-      content_hash,
-      signature,
-      protect_receipt_id,
-      approval: args.approval ?? null,
-      usage_add: null,
-    });
-    if (kind === "protect" && payload.decision === "ALLOWED") this.issued.set(receipt_id, { tenantId, payload });
-    const receipt: DecisionReceiptView = {
-      receipt_id,
-      tenant_id: tenantId,
-      kind,
-      seq: Number(row.seq),
-      prev_hash: row.prev_hash,
-      chain_hash: row.chain_hash!,
-      key_id: keyId,
-      protect_receipt_id,
-      decision: payload.decision,
-      request_id: requestId,
-      content_hash,
-      timestamp,
-      reasons: payload.reasons,
-      payload,
-      signature,
-    };
-    return { receipt, quota: { limit: row.quota_limit, used: row.quota_used ?? 0 }, at };
+    const item = await this.signed({ ...args, at: this.now() });
+    const row = await this.batches.submit(item);
+    if (item.kind === "protect" && args.payload.decision === "ALLOWED") this.issued.set(item.receipt_id, { tenantId: args.tenantId, payload: args.payload });
+    return this.appended(item, row, args.payload);
   }
+
 }
