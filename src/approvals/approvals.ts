@@ -60,9 +60,14 @@ export class Approvals {
 
   /** One approval of the tenant, with its votes; 404 for any other. */
   async get(tenantId: string, approvalId: string, q: Queryable = this.deps.db): Promise<ApprovalView> {
+    return this.view(await this.row(tenantId, approvalId, q), q);
+  }
+
+  /** The approval's row (its creator of the calling key too, which views leave out); 404 for any other. */
+  private async row(tenantId: string, approvalId: string, q: Queryable = this.deps.db): Promise<Row> {
     const row = /^apv_[0-9A-Za-z]{22}$/.test(approvalId) ? await q.one("approvals/get", [tenantId, approvalId]) : undefined;
     if (!row) throw new AppError("not_found", "No such approval.");
-    return this.view(row, q);
+    return row;
   }
 
   async view(row: Row, q: Queryable = this.deps.db): Promise<ApprovalView> {
@@ -94,13 +99,13 @@ export class Approvals {
    */
   async vote(voter: Voter, approvalId: string, vote: Vote, actionHash: string, comment?: string): Promise<ApprovalView> {
     const { db } = this.deps;
-    const [before, settings] = await Promise.all([this.get(voter.tenant_id, approvalId), db.one("members/settings", [voter.tenant_id])]);
+    const [row, settings] = await Promise.all([this.row(voter.tenant_id, approvalId), db.one("members/settings", [voter.tenant_id])]);
+    const before = await this.view(row);
     if (before.status !== "pending") throw new AppError("not_pending", "This approval is no longer pending: it was decided, expired or cancelled.");
     if (!before.terms.roles.includes(voter.role as never)) {
       const lowest = ROLE_ORDER.find((r) => before.terms.roles.includes(r as never))!;
       throw new AppError("forbidden_role", `The terms of this approval let ${before.terms.roles.join(", ")} vote; you are ${voter.role}.`, { fields: { required_role: lowest } });
     }
-    const row = (await db.one("approvals/get", [voter.tenant_id, approvalId]))!;
     // The member who made the calling key may not approve their own bot's request, unless the
     // tenant is that one person and its owner allowed it (the vote's receipt then says so).
     let self = false;
