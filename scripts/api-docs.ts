@@ -5,7 +5,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ERROR_STATUS, type ErrorCode } from "../src/http/errors.ts";
-import { EVENTS } from "../src/audit/events.ts";
+import { APPROVAL_EVENTS, EVENTS } from "../src/audit/events.ts";
 import { WEBHOOK_EVENTS } from "../src/webhooks/events.ts";
 
 export const API_DOC = join(import.meta.dir, "..", "docs", "api.md");
@@ -106,7 +106,18 @@ starting state. The events (\`mfa.*\` go into the log of every tenant the person
 
 | family | events |
 |---|---|
-${[...new Set(EVENTS.map((e) => e.split(".")[0]!))].map((family) => `| \`${family}\` | ${EVENTS.filter((e) => e.startsWith(`${family}.`)).map((e) => `\`${e}\``).join(", ")} |`).join("\n")}`,
+${[...new Set(EVENTS.map((e) => e.split(".")[0]!))].map((family) => `| \`${family}\` | ${EVENTS.filter((e) => e.startsWith(`${family}.`)).map((e) => `\`${e}\``).join(", ")} |`).join("\n")}
+
+An approval's steps are in the trail too, as the approval's own signed receipts rather than
+receipts of kind \`event\` (each step is already one): ${APPROVAL_EVENTS.map((e) => `\`${e}\``).join(", ")}.
+The listing reads who took each step from the receipt: \`approval.requested\` is the protect that
+opened it (\`actor: {key_id}\`, \`target: {approval_id, action, rule, protect_receipt_id}\`);
+\`approval.voted\` a vote (\`{member_id}\`, \`{approval_id, vote, action_hash}\`); the outcome, named
+by its status, \`{approval_id, status, votes}\` (the count): approved or denied by the member whose
+vote decided it, cancelled by the key that withdrew it (its payload's \`outcome.cancelled_by\`),
+expired by \`{service: "expiry"}\`; \`approval.executed\` the execute of the outcome
+(\`{key_id}\`, \`{approval_id, outcome_receipt_id}\`). Like every decision, the protect and the
+execute count toward the daily quotas and \`receipts_stored\`; votes and outcomes count toward none.`,
   webhooks: `An endpoint receives the tenant's events as they happen: a POST of
 \`{type, timestamp, data}\` (JSON; \`data\` holds the ids and the signed receipts the event is about,
 so a receiver can verify them offline) with the headers of Standard Webhooks

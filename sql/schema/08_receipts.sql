@@ -274,10 +274,19 @@ CREATE TABLE receipts (
   prev_hash           text CHECK (length(prev_hash) = 66 AND prev_hash ~ '^0x[0-9a-f]+$'),
   chain_hash          text NOT NULL CHECK (length(chain_hash) = 66 AND chain_hash ~ '^0x[0-9a-f]+$'),
   protect_receipt_id  text,
-  -- An event's name, read from its payload (which must say kind "event"); NULL for a decision.
-  -- Stored, so that GET /customer/audit filters on it without parsing payloads.
+  -- The audit trail's name for the receipt, read from its payload; NULL for a plain decision. An
+  -- event's payload names it (under kind "event"); an approval's steps are audit events too: the
+  -- protect that opened one (its payload holds the terms), each vote, the outcome (by its status)
+  -- and the execute of an approved outcome (its payload names the outcome). Stored, so that
+  -- GET /customer/audit filters on it without parsing payloads.
   event               text GENERATED ALWAYS AS (
-                        CASE WHEN kind = 'event' AND payload::jsonb ->> 'kind' = 'event' THEN payload::jsonb ->> 'event' END
+                        CASE kind
+                          WHEN 'event' THEN CASE WHEN payload::jsonb ->> 'kind' = 'event' THEN payload::jsonb ->> 'event' END
+                          WHEN 'vote' THEN 'approval.voted'
+                          WHEN 'approval' THEN 'approval.' || (payload::jsonb -> 'outcome' ->> 'status')
+                          WHEN 'protect' THEN CASE WHEN decision = 'DENIED' AND payload::jsonb ? 'requires_approval' THEN 'approval.requested' END
+                          WHEN 'execute' THEN CASE WHEN payload::jsonb ? 'outcome' THEN 'approval.executed' END
+                        END
                       ) STORED CHECK (event ~ '^[a-z]+(_[a-z]+)*\.[a-z]+(_[a-z]+)*$'),
   CONSTRAINT receipts_tenant_seq_key UNIQUE (tenant_id, seq),
   CONSTRAINT receipts_content_hash_matches_payload CHECK (content_hash = sha256_hex(payload)),
@@ -286,8 +295,8 @@ CREATE TABLE receipts (
   -- A key asks for a decision (an approval's outcome names the key that asked); an event is the
   -- service's (or an operator's) and a vote a member's: they have neither.
   CONSTRAINT receipts_decision_matches_kind CHECK ((kind IN ('event', 'vote')) = (decision IS NULL) AND (kind IN ('event', 'vote')) = (key_id IS NULL)),
-  -- An event's payload names the event, under kind "event" (see the column).
-  CONSTRAINT receipts_event_matches_kind CHECK ((kind = 'event') = (event IS NOT NULL)),
+  -- An event's payload names the event, under kind "event"; votes and outcomes are always events of their approval (see the column).
+  CONSTRAINT receipts_event_matches_kind CHECK (kind NOT IN ('event', 'vote', 'approval') OR event IS NOT NULL),
   -- An execute names the receipt it executes (a protect, or an approval's outcome); a vote and an
   -- outcome name the protect receipt of their approval.
   CONSTRAINT receipts_execute_names_protect CHECK ((kind IN ('execute', 'vote', 'approval')) = (protect_receipt_id IS NOT NULL)),
@@ -295,8 +304,8 @@ CREATE TABLE receipts (
 );
 -- A decision is executed at most once (partial: only executes; votes and outcomes name their protect too).
 CREATE UNIQUE INDEX receipts_execute_once ON receipts (protect_receipt_id) WHERE kind = 'execute';
--- A tenant's audit trail, newest first (GET /customer/audit), and the events among new receipts.
-CREATE INDEX receipts_events ON receipts (tenant_id, seq) WHERE kind = 'event';
+-- A tenant's audit trail, newest first (GET /customer/audit): its events and its approvals' steps.
+CREATE INDEX receipts_events ON receipts (tenant_id, seq) WHERE event IS NOT NULL;
 
 CREATE FUNCTION receipts_append_only() RETURNS trigger
 LANGUAGE plpgsql AS $$
@@ -390,8 +399,8 @@ CREATE TRIGGER receipts_chain_check AFTER INSERT ON receipts
 -- The lookup is written as "the latest receipt below tree_size" on purpose: as a plain equality on
 -- (tenant_id, seq), a plan made while the table had no statistics (a new database) could pick the
 -- primary key and filter on seq; an ordered range can only be served by (tenant_id, seq).
--- The events among the new receipts are counted exactly (through receipts_events, usually no
--- row), so that no UPDATE can free storage by calling decisions events.
+-- The events among the new receipts (events, votes, outcomes) are counted exactly (a range of the
+-- tenant's new seqs), so that no UPDATE can free storage by calling decisions events.
 CREATE FUNCTION receipt_heads_guard() RETURNS trigger
 LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $$
 DECLARE

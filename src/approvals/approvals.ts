@@ -146,12 +146,12 @@ export class Approvals {
   }
 
   /** The agent withdraws its request (POST /v1/approvals/{id}/cancel): 409 not_pending once decided. */
-  async cancel(tenantId: string, approvalId: string, requestId: string): Promise<ApprovalView> {
+  async cancel(tenantId: string, approvalId: string, keyId: string, requestId: string): Promise<ApprovalView> {
     const before = await this.get(tenantId, approvalId);
     if (before.status !== "pending") throw new AppError("not_pending", "This approval is no longer pending: it was decided, expired or cancelled.");
     await this.deps.signer.ready();
     await this.deps.db.tx(async (q) => {
-      await this.settle(q, before, "cancelled", before.votes.map((v) => v.receipt_id), requestId);
+      await this.settle(q, before, "cancelled", before.votes.map((v) => v.receipt_id), requestId, keyId);
     });
     this.deps.committed?.();
     return this.get(tenantId, approvalId);
@@ -182,7 +182,7 @@ export class Approvals {
     return expired;
   }
 
-  private async settle(q: Queryable, a: ApprovalView, status: OutcomeStatus, votes: string[], requestId: string): Promise<void> {
+  private async settle(q: Queryable, a: ApprovalView, status: OutcomeStatus, votes: string[], requestId: string, cancelledBy?: string): Promise<void> {
     const at = this.deps.now().toISOString();
     const payload = outcomePayload({
       approvalId: a.approval_id,
@@ -192,6 +192,7 @@ export class Approvals {
       terms: a.terms,
       expiresAt: a.expires_at,
       protectReceiptId: a.protect_receipt_id,
+      cancelledBy,
     });
     const receipt = await this.sign({ tenantId: a.tenant_id, keyId: a.key_id, kind: "approval", requestId, timestamp: at, payload, protectReceiptId: a.protect_receipt_id });
     await q.one("approvals/settle", [a.approval_id, status, receipt]);

@@ -57,6 +57,8 @@ export interface OutcomePayload {
     votes: string[];
     terms: Required<ApprovalTerms>;
     expires_at: string;
+    /** A cancelled approval: the key that withdrew the request (any key of the tenant may). */
+    cancelled_by?: string;
   };
   protect_receipt_id: string;
   v: 2;
@@ -72,6 +74,7 @@ export const OutcomePayload = Type.Object({
     votes: Type.Array(Type.String({ pattern: "^rcpt_" })),
     terms: Type.Required(ApprovalTerms),
     expires_at: Type.String({ format: "date-time" }),
+    cancelled_by: Type.Optional(Type.String({ pattern: "^key_", description: "a cancelled approval: the key that withdrew the request" })),
   }),
   protect_receipt_id: Type.String({ pattern: "^rcpt_" }),
   v: Type.Literal(2),
@@ -85,6 +88,8 @@ export function outcomePayload(args: {
   terms: Required<ApprovalTerms>;
   expiresAt: string;
   protectReceiptId: string;
+  /** A cancel: the key that withdrew the request. */
+  cancelledBy?: string;
 }): OutcomePayload {
   const t = args.terms;
   return {
@@ -97,6 +102,7 @@ export function outcomePayload(args: {
       votes: [...args.votes],
       terms: { quorum: t.quorum, roles: [...t.roles], expires_in: t.expires_in, execute_within: t.execute_within },
       expires_at: args.expiresAt,
+      ...(args.cancelledBy === undefined ? {} : { cancelled_by: args.cancelledBy }),
     },
     protect_receipt_id: args.protectReceiptId,
     v: 2,

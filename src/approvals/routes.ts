@@ -61,7 +61,7 @@ function agentRoutes(deps: Deps) {
       )
       .post(
         "/:approval_id/cancel",
-        async ({ principal, params, request }) => shown(await deps.approvals.cancel(principal.tenant_id, params.approval_id, requestId(request))),
+        async ({ principal, params, request }) => shown(await deps.approvals.cancel(principal.tenant_id, params.approval_id, principal.key_id, requestId(request))),
         {
           params: ApprovalParams,
           response: { 200: ApprovalResponse, ...errors },

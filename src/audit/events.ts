@@ -34,15 +34,32 @@ export const EVENTS = [
 
 export type EventName = (typeof EVENTS)[number];
 
+/**
+ * An approval's steps, which the trail lists from the approval's own receipts (a protect that
+ * opened it, each vote, the outcome, the execute) rather than from receipts of kind event: the
+ * receipts table names them (its event column), ./entries.ts tells who and what.
+ */
+export const APPROVAL_EVENTS = [
+  "approval.requested",
+  "approval.voted",
+  "approval.approved",
+  "approval.denied",
+  "approval.expired",
+  "approval.cancelled",
+  "approval.executed",
+] as const;
+
+const LISTED: readonly string[] = [...EVENTS, ...APPROVAL_EVENTS];
+
 /** The families a listing may filter on as `family.*`: the part of each name before its dot. */
-const FAMILIES = new Set<string>(EVENTS.map((name) => name.slice(0, name.indexOf("."))));
+const FAMILIES = new Set<string>(LISTED.map((name) => name.slice(0, name.indexOf("."))));
 
 /**
  * GET /customer/audit's `event` filter: an event's exact name, or `family.*` for all of a family
  * (`key.*`). Undefined for anything else, so a mistyped name is a 400, not an empty page.
  */
 export function eventFilter(text: string): { event: string; prefix: null } | { event: null; prefix: string } | undefined {
-  if ((EVENTS as readonly string[]).includes(text)) return { event: text, prefix: null };
+  if (LISTED.includes(text)) return { event: text, prefix: null };
   const family = /^([a-z]+)\.\*$/.exec(text)?.[1];
   return family !== undefined && FAMILIES.has(family) ? { event: null, prefix: `${family}.` } : undefined;
 }

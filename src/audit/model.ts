@@ -1,7 +1,7 @@
 // Shapes of GET /customer/audit (docs/api.md, "The audit trail").
 import { Type } from "@sinclair/typebox";
 import { t } from "elysia";
-import { EventPayload, EventReceipt } from "../receipts/model.ts";
+import { EventPayload, StoredReceipt } from "../receipts/model.ts";
 
 export const AuditQuery = t.Object(
   {
@@ -15,11 +15,19 @@ export const AuditQuery = t.Object(
 export const AuditEntry = t.Object({
   receipt_id: t.String({ pattern: "^rcpt_" }),
   seq: Type.Integer({ minimum: 0 }),
-  event: t.String(),
-  actor: EventPayload.properties.actor,
+  event: t.String({ description: "an event's name, or an approval's step: approval.requested, .voted, .approved, .denied, .expired, .cancelled, .executed" }),
+  actor: t.Union(
+    [
+      t.Object({ member_id: t.String() }),
+      t.Object({ operator: t.String() }),
+      t.Object({ key_id: t.String() }, { description: "an approval's step taken by a key: it asked, cancelled or executed" }),
+      t.Object({ service: t.Literal("expiry") }, { description: "an approval that expired: nobody decided in time" }),
+    ],
+    { description: "who: a member, an operator, a key (an approval's request, cancel or execute), or the service (an expiry)" },
+  ),
   target: EventPayload.properties.target,
   at: t.String({ format: "date-time" }),
-  receipt: EventReceipt,
+  receipt: StoredReceipt,
 });
 
 export const AuditList = t.Object({

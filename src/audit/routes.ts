@@ -1,11 +1,12 @@
 // GET /customer/audit: the tenant's audit trail, newest first: the receipts of kind "event" of its
-// log, each with the stored receipt itself (as GET /customer/receipts/{id} shows it), so that a
-// client can fetch its inclusion proof and check it offline like any receipt.
+// log and its approvals' steps (./entries.ts), each with the stored receipt itself (as
+// GET /customer/receipts/{id} shows it), so that a client can fetch its inclusion proof and check
+// it offline like any receipt.
 import { Elysia } from "elysia";
 import type { Deps } from "../app/deps.ts";
 import { AppError, ErrorResponse } from "../http/errors.ts";
 import { decodeCursor, encodeCursor } from "../receipts/cursor.ts";
-import { toReceipt, type EventReceiptView, type ReceiptRow } from "../receipts/store.ts";
+import { auditEntry } from "./entries.ts";
 import { eventFilter } from "./events.ts";
 import { AuditList, AuditQuery } from "./model.ts";
 
@@ -23,19 +24,15 @@ export function auditRoutes(deps: Deps) {
         const filter = query.event === undefined ? { event: null, prefix: null } : eventFilter(query.event);
         if (!filter) throw new AppError("invalid_request", "query/event: an event's name (key.revoked) or a family of them (key.*).");
         const rows = await deps.db.query("audit/list", [customer.tenant_id, before, filter.event, filter.prefix, limit + 1]);
-        const page = rows.slice(0, limit).map((row) => toReceipt(row as ReceiptRow) as EventReceiptView);
-        const next_cursor = rows.length > limit ? encodeCursor(page[page.length - 1]!.seq) : null;
-        const events = page.map((receipt) => {
-          const { event, actor, target, at } = receipt.payload;
-          return { receipt_id: receipt.receipt_id, seq: receipt.seq, event, actor, target, at, receipt };
-        });
+        const events = rows.slice(0, limit).map(auditEntry);
+        const next_cursor = rows.length > limit ? encodeCursor(events[events.length - 1]!.seq) : null;
         return { ok: true as const, events, next_cursor };
       },
       {
         query: AuditQuery,
         response: { 200: AuditList, 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse },
         detail: {
-          summary: "The tenant's audit trail, newest first (cursor pagination; event: one event, or family.*): each event with its signed receipt",
+          summary: "The tenant's audit trail, newest first (cursor pagination; event: one event, or family.*): each event, or step of an approval, with its signed receipt",
           tags: ["audit"],
           security,
         },

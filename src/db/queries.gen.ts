@@ -339,6 +339,8 @@ export interface Queries {
       payload: string;
       signature: string;
       event: string | null;
+      opened_approval_id: string | null;
+      decided_by: string | null;
     };
   };
   "audit/outbox_appended": {

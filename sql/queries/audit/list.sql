@@ -1,13 +1,23 @@
--- A page of the tenant's audit events, newest first, below a seq, of one event or of one family.
+-- A page of the tenant's audit trail, newest first, below a seq, of one event or of one family:
+-- its events and its approvals' steps (the receipts whose event column is set). For an approval's
+-- steps, what the payload does not say: the approval a protect opened, and the member whose vote
+-- decided an outcome (the last vote it names).
 -- $1 tenant_id, $2 before seq (null: from the newest), $3 event name (null: any), $4 family prefix
 -- such as 'key.' (null: any), $5 row count
--- nullable: key_id, decision, event
-SELECT receipt_id, tenant_id, kind, seq, prev_hash, chain_hash, key_id, protect_receipt_id, decision,
-       request_id, content_hash, iso_time(issued_at) AS timestamp, payload, signature, event
-FROM receipts
-WHERE tenant_id = $1 AND kind = 'event'
-  AND ($2::bigint IS NULL OR seq < $2::bigint)
-  AND ($3::text IS NULL OR event = $3::text)
-  AND ($4::text IS NULL OR starts_with(event, $4::text))
-ORDER BY seq DESC
+-- nullable: key_id, decision, event, protect_receipt_id, opened_approval_id, decided_by
+SELECT r.receipt_id, r.tenant_id, r.kind, r.seq, r.prev_hash, r.chain_hash, r.key_id, r.protect_receipt_id, r.decision,
+       r.request_id, r.content_hash, iso_time(r.issued_at) AS timestamp, r.payload, r.signature, r.event,
+       CASE WHEN r.event = 'approval.requested' THEN
+         (SELECT a.approval_id FROM approvals a WHERE a.tenant_id = r.tenant_id AND a.protect_receipt_id = r.receipt_id)
+       END AS opened_approval_id,
+       CASE WHEN r.event IN ('approval.approved', 'approval.denied') THEN
+         (SELECT v.payload::jsonb ->> 'member_id' FROM receipts v
+          WHERE v.tenant_id = r.tenant_id AND v.receipt_id = r.payload::jsonb -> 'outcome' -> 'votes' ->> -1)
+       END AS decided_by
+FROM receipts r
+WHERE r.tenant_id = $1 AND r.event IS NOT NULL
+  AND ($2::bigint IS NULL OR r.seq < $2::bigint)
+  AND ($3::text IS NULL OR r.event = $3::text)
+  AND ($4::text IS NULL OR starts_with(r.event, $4::text))
+ORDER BY r.seq DESC
 LIMIT $5;

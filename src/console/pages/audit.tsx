@@ -7,19 +7,20 @@ import type { Session } from "../app/app.tsx";
 import { useMemberNames } from "../app/names.ts";
 import { BASE, Link } from "../app/router.tsx";
 import { ErrorNotice, Loading, PageTitle, Pager, useCursorPages, useLoad, When } from "../app/ui.tsx";
-import { EVENTS } from "../../audit/events.ts";
+import { APPROVAL_EVENTS, EVENTS } from "../../audit/events.ts";
 
 interface AuditEntry {
   receipt_id: string;
   seq: number;
   event: string;
-  actor: { member_id: string } | { operator: string };
+  actor: { member_id: string } | { operator: string } | { key_id: string } | { service: "expiry" };
   target: Record<string, unknown>;
   at: string;
 }
 
 const PAGE_SIZE = 25;
-const FAMILIES = [...new Set(EVENTS.map((e) => e.slice(0, e.indexOf("."))))];
+const LISTED: readonly string[] = [...EVENTS, ...APPROVAL_EVENTS];
+const FAMILIES = [...new Set(LISTED.map((e) => e.slice(0, e.indexOf("."))))];
 
 /** "role: admin, key_id: key_…": the target's fields, nested values as JSON. */
 const describe = (target: Record<string, unknown>) =>
@@ -38,14 +39,15 @@ export function AuditPage({ session }: { session: Session }) {
     return api<{ events: AuditEntry[]; next_cursor: string | null }>("GET", `/customer/audit?${query}`);
   }, [cursor, filter]);
   const who = useMemberNames(session.account.member_id);
-  const actorOf = (actor: AuditEntry["actor"]) => ("operator" in actor ? `operator ${actor.operator}` : who(actor.member_id));
+  const actorOf = (actor: AuditEntry["actor"]) =>
+    "operator" in actor ? `operator ${actor.operator}` : "key_id" in actor ? `key ${actor.key_id}` : "service" in actor ? "expired (nobody decided in time)" : who(actor.member_id);
   const events = trail.data?.events ?? [];
 
   return (
     <section>
       <PageTitle text="Audit trail" />
       <p>
-        Who changed what: members, keys, policy, plan and settings. Every entry is a signed receipt in the same log as your decisions, chained and in its Merkle tree; open one
+        Who changed what: members, keys, policy, plan and settings, and every step of an approval. Every entry is a signed receipt in the same log as your decisions, chained and in its Merkle tree; open one
         to verify it in your browser, or check it offline with <code>warden verify --proof</code>.
       </p>
       <div class="field narrow">
@@ -62,7 +64,7 @@ export function AuditPage({ session }: { session: Session }) {
           {FAMILIES.map((f) => (
             <optgroup key={f} label={f}>
               <option value={`${f}.*`}>every {f} event</option>
-              {EVENTS.filter((e) => e.startsWith(`${f}.`)).map((e) => (
+              {LISTED.filter((e) => e.startsWith(`${f}.`)).map((e) => (
                 <option key={e} value={e}>
                   {e}
                 </option>
