@@ -5,7 +5,7 @@ import { parseArgs } from "node:util";
 import { loadConfig } from "../config.ts";
 import { SchemaMismatchError, schemaVersion } from "../db/migrate.ts";
 import { ScriptUsageError } from "../ops/psql-script.ts";
-import { runProtect, runSimulate, runVerify } from "./client.ts";
+import { callService, runProtect, runSimulate, runVerify } from "./client.ts";
 import { runSignup } from "./account.ts";
 import { runProof } from "./proof.ts";
 import { runVerifyProof } from "./verify-proof.ts";
@@ -135,6 +135,14 @@ const COMMANDS: Record<string, Command> = {
     lines: POLICY_LINES,
     run: runPolicy,
   },
+  usage: {
+    lines: [{ synopsis: "usage", summary: "each budget and rate window of the active policy with its use in the current window, per key or for the tenant (with WARDEN_TOKEN)" }],
+    async run(args) {
+      parseArgs({ args, options: {}, strict: true });
+      console.log(JSON.stringify(await callService("GET", "/customer/usage", { auth: "token" }), null, 2));
+      return 0;
+    },
+  },
   approvals: {
     header: "approvals <list|show|approve|deny> ...",
     lines: APPROVALS_LINES,
@@ -170,7 +178,7 @@ ${usageTable([
   { synopsis: "WARDEN_URL", summary: "the service (default https://127.0.0.1:8443)" },
   { synopsis: "WARDEN_INSECURE=1", summary: "accept its self-signed development certificate" },
   { synopsis: "WARDEN_API_KEY", summary: "an API key, for simulate, protect and mcp (the api_key signup prints)" },
-  { synopsis: "WARDEN_TOKEN", summary: "a session token, for proof, policy, approvals and keys (the token signup prints)" },
+  { synopsis: "WARDEN_TOKEN", summary: "a session token, for proof, policy, usage, approvals and keys (the token signup prints)" },
 ])}
 exit status: 0 success, 1 a failed check or a refusal, 2 bad usage or input`;
 

@@ -70,6 +70,9 @@ describe("README: Try it", () => {
     const [stdout, stderr, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
     expect({ code, errors: stderr.split("\n").filter((line) => line.startsWith("error")) }).toEqual({ code: 0, errors: [] });
     expect(stdout).toContain('"inclusion": true');
+    // The budget's two cases ran offline and passed (a failing case exits 1, which sh -e stops at).
+    expect(script).toContain("warden policy test budget.json budget-cases.json");
+    expect(stdout).toMatch(/"passed": 2,\s*"failed": 0/);
 
     // What it left where the reader stands checks out, independently of the CLI.
     const jwks = (await (await fetch(`${started.url}/.well-known/jwks.json`, insecure)).json()) as { keys: JsonWebKey[] };
