@@ -2,13 +2,11 @@
 // the outcome, cancel, and the sweeper that expires them on time. Every step is a receipt signed
 // here and stored by a procedure of sql/schema/12_approvals.sql, which enforces the states whoever
 // calls it; the checks below only answer early and name the error precisely.
-import { canonicalJson } from "../crypto/canonical.ts";
 import { sha256HexSync } from "../crypto/sync.ts";
 import type { Db, Queryable, QueryRow } from "../db/index.ts";
 import { resolveTerms, type ResolvedTerms } from "../decide/policy.ts";
 import { AppError, toAppError } from "../http/errors.ts";
-import { newId } from "../ids.ts";
-import { receiptClaims } from "../receipts/claims.ts";
+import { signReceipt } from "../receipts/sign.ts";
 import type { ReceiptSigner } from "../receipts/signer.ts";
 import { outcomePayload, type ApprovalStatus, type OutcomeStatus, type Vote, type VotePayload } from "./payload.ts";
 import type { Logger } from "../log.ts";
@@ -200,34 +198,10 @@ export class Approvals {
 
   /** A receipt of an approval, hashed and signed, as receipt_append_one() takes it. */
   private async sign(args: { tenantId: string; keyId: string | null; kind: "vote" | "approval"; requestId: string; timestamp: string; payload: object; protectReceiptId: string }) {
-    const text = canonicalJson(args.payload);
-    const content_hash = sha256HexSync(text);
-    const receipt_id = newId("rcpt_");
-    const claims = receiptClaims({
-      receipt_id,
-      tenant_id: args.tenantId,
-      key_id: args.keyId,
-      kind: args.kind,
-      request_id: args.requestId,
-      timestamp: args.timestamp,
-      content_hash,
-      protect_receipt_id: args.protectReceiptId,
-    });
-    const signature = await this.deps.signer.signHeld(claims);
-    return {
-      receipt_id,
-      tenant_id: args.tenantId,
-      key_id: args.keyId,
-      kind: args.kind,
-      request_id: args.requestId,
-      timestamp: args.timestamp,
-      decision: "decision" in args.payload ? (args.payload as { decision: string }).decision : null,
-      payload: text,
-      content_hash,
-      signature,
-      protect_receipt_id: args.protectReceiptId,
-    };
+    const receipt = await signReceipt((claims) => this.deps.signer.signHeld(claims), args);
+    return { ...receipt, decision: "decision" in args.payload ? (args.payload as { decision: string }).decision : null };
   }
+
 }
 
 function termsOf(row: Pick<Row, "quorum" | "roles" | "expires_in" | "execute_within">): ResolvedTerms {

@@ -8,11 +8,8 @@
 //
 // The service signs (it holds the key); receipt_event_append() in the database links the events
 // into their tenants' chains. Events count toward no quota and not toward receipts_stored.
-import { canonicalJson } from "../crypto/canonical.ts";
-import { sha256HexSync } from "../crypto/sync.ts";
 import type { Db, Queryable, QueryRow } from "../db/index.ts";
-import { newId } from "../ids.ts";
-import { receiptClaims } from "../receipts/claims.ts";
+import { signReceipt } from "../receipts/sign.ts";
 import type { EventPayload } from "../receipts/event.ts";
 import type { ReceiptSigner } from "../receipts/signer.ts";
 import type { AuditEvent } from "./events.ts";
@@ -58,10 +55,16 @@ export class AuditTrail {
 
   private async signed(e: AuditEvent, timestamp: string): Promise<EventItem> {
     const payload: EventPayload = { v: 2, kind: "event", event: e.event, actor: e.actor, target: e.target, at: e.at ?? timestamp };
-    const text = canonicalJson(payload);
-    const content_hash = sha256HexSync(text);
-    const receipt_id = newId("rcpt_");
-    const claims = receiptClaims({ receipt_id, tenant_id: e.tenantId, key_id: null, kind: "event", request_id: e.requestId, timestamp, content_hash, protect_receipt_id: null });
-    return { receipt_id, tenant_id: e.tenantId, request_id: e.requestId, timestamp, payload: text, content_hash, signature: await this.signer.signHeld(claims) };
+    const { receipt_id, tenant_id, request_id, payload: text, content_hash, signature } = await signReceipt((claims) => this.signer.signHeld(claims), {
+      tenantId: e.tenantId,
+      keyId: null,
+      kind: "event",
+      requestId: e.requestId,
+      timestamp,
+      payload,
+      protectReceiptId: null,
+    });
+    return { receipt_id, tenant_id, request_id, timestamp, payload: text, content_hash, signature };
   }
+
 }

@@ -4,12 +4,10 @@
 import { BoundedMap } from "../bounded-map.ts";
 import { Coalescer } from "../db/coalescer.ts";
 import { DbError, type Db, type QueryRow } from "../db/index.ts";
-import { canonicalJson } from "../crypto/canonical.ts";
-import { sha256HexSync } from "../crypto/sync.ts";
-import { newId } from "../ids.ts";
 import type { ResultPayload } from "../decide/payload.ts";
 import type { UsageFacts, UsageNeed } from "../decide/engine.ts";
-import { receiptClaims } from "./claims.ts";
+import type { ReceiptClaims } from "./claims.ts";
+import { signReceipt } from "./sign.ts";
 import type { ReceiptSigner } from "./signer.ts";
 import type { Metrics } from "../observability/metrics.ts";
 import type { DecisionReceiptView } from "./store.ts";
@@ -159,30 +157,19 @@ export class ReceiptAppender {
 
   /** An item as receipt_append() takes it: the payload hashed and its claims signed. */
   private async signed(args: { tenantId: string; keyId: string; requestId: string; payload: ResultPayload; at: Date; protectReceiptId?: string; approval?: OpenedApproval }, inTransaction = false): Promise<AppendItem> {
-    const kind = args.payload.kind as "protect" | "execute";
-    const timestamp = args.at.toISOString();
-    const text = canonicalJson(args.payload);
-    const content_hash = sha256HexSync(text);
-    const receipt_id = newId("rcpt_");
-    const protect_receipt_id = args.protectReceiptId ?? null;
-    const claims = receiptClaims({ receipt_id, tenant_id: args.tenantId, key_id: args.keyId, kind, request_id: args.requestId, timestamp, content_hash, protect_receipt_id });
-    const signature = inTransaction ? await this.signer.signHeld(claims) : await this.signer.sign(claims);
-    return {
-      receipt_id,
-      tenant_id: args.tenantId,
-      key_id: args.keyId,
-      kind,
-      request_id: args.requestId,
-      timestamp,
-      decision: args.payload.decision,
-      payload: text,
-      content_hash,
-      signature,
-      protect_receipt_id,
-      approval: args.approval ?? null,
-      usage_add: null,
-    };
+    const sign = (claims: ReceiptClaims) => (inTransaction ? this.signer.signHeld(claims) : this.signer.sign(claims));
+    const receipt = await signReceipt(sign, {
+      tenantId: args.tenantId,
+      keyId: args.keyId,
+      kind: args.payload.kind as "protect" | "execute",
+      requestId: args.requestId,
+      timestamp: args.at.toISOString(),
+      payload: args.payload,
+      protectReceiptId: args.protectReceiptId ?? null,
+    });
+    return { ...receipt, key_id: args.keyId, decision: args.payload.decision, approval: args.approval ?? null, usage_add: null };
   }
+
 
   private appended(item: AppendItem, row: AppendRow, payload: ResultPayload): Appended {
     const receipt: DecisionReceiptView = {
