@@ -3,14 +3,10 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { t } from "elysia";
 import { PolicyDocument, ProtectInput } from "../decide/policy.ts";
+import { Decision, RuleId, TestCases } from "./cases.ts";
 
 const strict = { additionalProperties: false } as const;
 const Hash = t.String({ pattern: "^0x[0-9a-f]{64}$" });
-const Decision = t.Union([t.Literal("ALLOWED"), t.Literal("DENIED")]);
-const RuleId = t.Union([t.String({ maxLength: 64 }), t.Null()]);
-
-/** The most cases one test run or stored suite may hold. */
-export const MAX_CASES = 500;
 
 export const PutPolicyBody = t.Object({ document: PolicyDocument }, strict);
 
@@ -46,32 +42,7 @@ export const VersionResponse = t.Object({
   created_at: t.String({ format: "date-time" }),
 });
 
-/** One case of a policy test: the input (and calling key), and what the policy must answer. */
-export const TestCase = t.Object(
-  {
-    name: t.String({ minLength: 1, maxLength: 200 }),
-    input: ProtectInput,
-    key_id: t.Optional(t.String({ pattern: "^key_[A-Za-z0-9]{1,64}$" })),
-    usage: t.Optional(
-      t.Record(t.String({ pattern: "^[a-z0-9][a-z0-9_.-]{0,63}$" }), t.Number({ minimum: 0, maximum: 1e15 }), {
-        maxProperties: 50,
-        description: "a usage rule's total in its window before the case (by rule id; 0 when left out)",
-      }),
-    ),
-    expect: t.Object(
-      {
-        decision: Decision,
-        reason: t.Optional(t.String({ minLength: 1, maxLength: 200 })),
-        rule: t.Optional(RuleId),
-        approval_required: t.Optional(t.Boolean({ description: "whether a require_approval rule decides (the decision is then DENIED)" })),
-      },
-      strict,
-    ),
-  },
-  strict,
-);
-export type TestCase = Static<typeof TestCase>;
-export const TestCases = t.Array(TestCase, { maxItems: MAX_CASES });
+export { MAX_CASES, TestCase, TestCases } from "./cases.ts";
 
 export const TestBody = t.Object({ document: t.Optional(PolicyDocument), cases: TestCases }, strict);
 
