@@ -4,7 +4,7 @@ import { describe, expect, test } from "bun:test";
 import { JsonSyntaxError, lineOf, lineRange, parseWithLines, readablePath } from "../../src/console/app/json-lines.ts";
 import { lineDiff } from "../../src/console/app/line-diff.ts";
 import { pretty } from "../../src/console/app/policy-text.ts";
-import { locateRefusal, parseField } from "../../src/console/app/problems.ts";
+import { locateRefusal, mergeProblems, parseField } from "../../src/console/app/problems.ts";
 
 const DOCUMENT = {
   default_effect: "deny",
@@ -77,24 +77,51 @@ describe("parseWithLines", () => {
 describe("locateRefusal", () => {
   const texts = { document: PRETTY, cases: JSON.stringify([{ name: "a", input: { action: "x" }, expect: { decision: "maybe" } }], null, 2) };
 
-  test("puts the server's message at the line of the value it names", () => {
-    expect(locateRefusal("body/document/rules/0/effect: Expected union value", texts)).toEqual({ field: "document", line: lineContaining(PRETTY, '"effect": "allow"'), message: 'rules[0].effect: must be "allow" or "deny"' });
-    expect(locateRefusal("body/document/rules/1/when/context/team~1name/eq: Expected number", texts)).toEqual({ field: "document", line: lineContaining(PRETTY, '"eq": "ops"'), message: "rules[1].when.context.team/name.eq: Expected number" });
-    // A missing field: the line of the object that lacks it.
-    expect(locateRefusal("body/document/rules/1/when/actions: Expected required property", texts).line).toBe(lineContaining(PRETTY, '"context"') - 1);
-    expect(locateRefusal("body/document: Expected required property", texts)).toEqual({ field: "document", line: 1, message: "Expected required property" });
-    expect(locateRefusal("body/cases/0/expect/decision: Expected union value", texts)).toEqual({ field: "cases", line: lineContaining(texts.cases, '"decision"'), message: "[0].expect.decision: Expected union value" });
+  const at = (text: string, needle: string) => ({ from: text.indexOf(needle), to: text.indexOf(needle) + needle.length });
+
+  test("puts the server's message at the place of the value it names", () => {
+    expect(locateRefusal("body/document/rules/0/effect: Expected union value", texts)).toEqual({
+      field: "document",
+      line: lineContaining(PRETTY, '"effect": "allow"'),
+      ...at(PRETTY, '"effect": "allow"'),
+      pointer: "/rules/0/effect",
+      source: "service",
+      message: 'rules[0].effect: must be "allow", "deny" or "require_approval"',
+    });
+    expect(locateRefusal("body/document/default_effect: Expected union value", texts).message).toBe('default_effect: must be "allow" or "deny"');
+    expect(locateRefusal("body/document/rules/1/when/context/team~1name/eq: Expected number", texts)).toMatchObject({ field: "document", line: lineContaining(PRETTY, '"eq": "ops"'), ...at(PRETTY, '"eq": "ops"'), message: "rules[1].when.context.team/name.eq: Expected number" });
+    // A missing field: the place of the object that lacks it (its name, not all its lines).
+    expect(locateRefusal("body/document/rules/1/when/actions: Expected required property", texts)).toMatchObject({ line: lineContaining(PRETTY, '"context"') - 1, from: PRETTY.lastIndexOf('"when"'), to: PRETTY.lastIndexOf('"when"') + 6, pointer: "/rules/1/when/actions" });
+    expect(locateRefusal("body/document: Expected required property", texts)).toEqual({ field: "document", line: 1, from: 0, to: 1, pointer: "", source: "service", message: "Expected required property" });
+    expect(locateRefusal("body/cases/0/expect/decision: Expected union value", texts)).toMatchObject({ field: "cases", line: lineContaining(texts.cases, '"decision"'), message: "[0].expect.decision: Expected union value" });
   });
 
   test("a message without a path stays on the field, without a line", () => {
-    expect(locateRefusal("The request body is nested more than 32 levels deep.", texts, "cases")).toEqual({ field: "cases", message: "The request body is nested more than 32 levels deep." });
+    expect(locateRefusal("The request body is nested more than 32 levels deep.", texts, "cases")).toEqual({ field: "cases", source: "service", message: "The request body is nested more than 32 levels deep." });
     // The text no longer parses: the path is still written, with no line.
     expect(locateRefusal("body/document/rules/0/effect: Expected union value", { ...texts, document: "{" }).line).toBeUndefined();
   });
 
-  test("parseField reports syntax errors of one field at their line", () => {
-    expect(parseField("cases", "[\n  1,\n  2,\n]")).toEqual({ problem: { field: "cases", line: 4, message: "Not valid JSON: Expected a value, found \"]\"" } });
+  test("parseField reports syntax errors of one field at their line and offset", () => {
+    expect(parseField("cases", "[\n  1,\n  2,\n]")).toEqual({ problem: { field: "cases", line: 4, from: 12, to: 13, source: "browser", message: 'Not valid JSON: Expected a value, found "]"' } });
     expect(parseField("document", PRETTY)).toEqual({ value: DOCUMENT });
+  });
+
+  test("mergeProblems: a path both name is the service's refusal, in the page's words; the rest in the text's order", () => {
+    const own = [
+      { field: "document" as const, line: 9, from: 90, to: 95, pointer: "/rules/0/effect", source: "browser" as const, message: "mine" },
+      { field: "document" as const, line: 3, from: 30, to: 35, pointer: "/default_reason", source: "browser" as const, message: "other" },
+      { field: "document" as const, line: 1, from: 1, to: 2, source: "browser" as const, message: "syntax" },
+    ];
+    const refused = [{ field: "document" as const, line: 9, from: 90, to: 95, pointer: "/rules/0/effect", source: "service" as const, message: "theirs" }];
+    expect(mergeProblems(own, refused).map((p) => [p.message, p.source])).toEqual([
+      ["syntax", "browser"],
+      ["other", "browser"],
+      ["mine", "service"],
+    ]);
+    // A refusal of a path the page found nothing at stays as the service wrote it.
+    expect(mergeProblems(own.slice(1), [{ ...refused[0], pointer: "/rules/1" }]).map((p) => p.message)).toEqual(["syntax", "other", "theirs"]);
+    expect(mergeProblems(own, []).map((p) => p.message)).toEqual(["syntax", "other", "mine"]);
   });
 });
 
