@@ -25,6 +25,17 @@ export const noNodeCrypto: BunPlugin = {
   },
 };
 
+// CodeMirror's style-mod would write its styles into a <style> element, which the CSP refuses:
+// every import of it but the stand-in's own gets ./app/adopted-styles.ts, which adopts a
+// constructed style sheet instead (docs/decisions.md).
+const ADOPTED_STYLES = join(import.meta.dir, "app", "adopted-styles.ts");
+export const adoptedStyles: BunPlugin = {
+  name: "adopted-styles",
+  setup(build) {
+    build.onResolve({ filter: /^style-mod$/ }, (args) => (args.importer === ADOPTED_STYLES ? undefined : { path: ADOPTED_STYLES }));
+  },
+};
+
 export async function buildConsole(outDir = CONSOLE_DIST): Promise<{ files: string[]; bytes: number }> {
   await mkdir(outDir, { recursive: true });
   // Build beside the target, then move file by file: a concurrent build or a running server
@@ -40,7 +51,9 @@ export async function buildConsole(outDir = CONSOLE_DIST): Promise<{ files: stri
       publicPath: "/console/assets/",
       naming: { entry: "[name]-[hash].[ext]", chunk: "[name]-[hash].[ext]", asset: "[name]-[hash].[ext]" },
       define: { "process.env.NODE_ENV": JSON.stringify("production") },
-      plugins: [noNodeCrypto],
+      plugins: [noNodeCrypto, adoptedStyles],
+      // The policy page's code editor is a chunk of its own, loaded by that page only.
+      splitting: true,
     });
     if (!result.success) throw new AggregateError(result.logs, "console build failed");
     const built = (await readdir(staging)).filter((name) => !name.startsWith("."));

@@ -10,7 +10,7 @@ import { runOpsScript } from "../../src/ops/scripts.ts";
 import { SMALL_PAYMENT } from "../helpers/customer.ts";
 import { linkToken, type Inbox } from "../helpers/mail.ts";
 import { uniqueEmail } from "../helpers/service.ts";
-import { chromiumAvailable, expectOnlyOwnOrigin, insecure, openConsoleInBrowser, testChromiumInstalled, type ConsoleInBrowser } from "./chromium.ts";
+import { chromiumAvailable, codeEditor, expectOnlyOwnOrigin, insecure, openConsoleInBrowser, testChromiumInstalled, type ConsoleInBrowser } from "./chromium.ts";
 import { generate, generateURI } from "otplib";
 import { encode } from "uqr";
 
@@ -355,38 +355,45 @@ describe.skipIf(!chromiumAvailable)("console in Chromium", () => {
       await goTo("Policy", "Policy");
       await expect(page.getByTestId("policy-version").textContent()).resolves.toBe("pol_default v1");
       await page.locator('[data-testid="versions"] tr[data-version="1"].current').waitFor();
+      // The code editors (CodeMirror, docs/console.md); test/console/policy-code-editor.test.ts drives their completion.
+      const code = codeEditor(page, "document");
+      await code.ready();
+      await codeEditor(page, "cases").ready();
       const editor = page.getByLabel("Policy document (JSON)");
       const cases = page.getByLabel("Test cases (JSON)");
       const publish = page.getByRole("button", { name: "Publish new version" });
       const problem = (field: string, line: number) => page.locator(`[data-testid="${field}-problems"] li[data-line="${line}"]`);
       const lineNo = (text: string, needle: string) => text.split("\n").findIndex((l) => l.includes(needle)) + 1;
-      const caretLine = () => page.evaluate(() => {
-        const area = document.activeElement as HTMLTextAreaElement;
-        return area.value.slice(0, area.selectionStart).split("\n").length;
-      });
+      const focused = () => page.locator('[data-testid="document-editor"] .cm-content:focus').waitFor();
 
-      // A JSON syntax error is listed at its line as it is typed; its button puts the caret there.
-      const doc = JSON.parse(await editor.inputValue());
+      // A JSON syntax error is marked at its line as it is typed; its button puts the cursor there.
+      const doc = JSON.parse(await code.text());
       const original = structuredClone(doc);
       const broken = JSON.stringify(doc, null, 2).replace('"no_rule_matched",', '"no_rule_matched"');
       await editor.fill(broken);
       await problem("document", 4).filter({ hasText: "Not valid JSON" }).waitFor();
-      await expect(page.locator('textarea[name="document"]').getAttribute("aria-invalid")).resolves.toBe("true");
+      // Filling leaves the view at the end of the text: back to its start to see the mark.
+      await code.home();
+      await code.line(4).locator(".cm-lintRange-error").waitFor();
+      await expect(editor.getAttribute("aria-invalid")).resolves.toBe("true");
       await problem("document", 4).getByRole("button", { name: "Line 4" }).click();
-      await page.locator('textarea[name="document"]:focus').waitFor();
-      expect(await caretLine()).toBe(4);
+      await focused();
+      expect(await code.caretLine()).toBe(4);
       await expect(publish.isDisabled()).resolves.toBe(true);
       await shot("16a-policy-syntax-error");
 
-      // A value the server's schema refuses: at the line of that value, with the path for people.
+      // A value the schema refuses: marked at its line as typed, with the path for people; the
+      // service refuses it too when tests run, and the cursor goes there.
       doc.rules.unshift({ id: "deny_payment_over_100", effect: "maybe", reason: "amount_over_100", when: { actions: ["payment.*"], amount: { gt: 100 } } });
       const refused = JSON.stringify(doc, null, 2);
       await editor.fill(refused);
-      await page.getByRole("button", { name: "Run tests" }).click();
       const effectLine = lineNo(refused, '"effect": "maybe"');
-      await problem("document", effectLine).filter({ hasText: 'rules[0].effect: must be "allow" or "deny"' }).waitFor();
-      await page.locator('textarea[name="document"]:focus').waitFor();
-      expect(await caretLine()).toBe(effectLine);
+      const effectProblem = problem("document", effectLine).filter({ hasText: 'rules[0].effect: must be "allow", "deny" or "require_approval"' });
+      await effectProblem.and(page.locator('[data-source="browser"]')).waitFor();
+      await page.getByRole("button", { name: "Run tests" }).click();
+      await effectProblem.and(page.locator('[data-source="service"]')).waitFor();
+      await focused();
+      expect(await code.caretLine()).toBe(effectLine);
       await shot("16b-policy-schema-error");
 
       // The draft: payments over 100 are denied. One test still expects the old answer.
@@ -478,7 +485,8 @@ describe.skipIf(!chromiumAvailable)("console in Chromium", () => {
       const hashes = await page.locator('[data-testid="versions"] tr[data-version] td.mono').evaluateAll((cells) => cells.map((c) => c.getAttribute("title")));
       expect(hashes[0]).toBe(hashes[2]);
       expect(hashes[0]).not.toBe(hashes[1]);
-      expect(JSON.parse(await editor.inputValue())).toEqual(original);
+      await code.ready();
+      expect(JSON.parse(await code.text())).toEqual(original);
       expect((await protectNow(SMALL_PAYMENT)).decision).toBe("ALLOWED");
       await shot("16h-policy-restored");
     },

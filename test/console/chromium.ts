@@ -113,3 +113,35 @@ export function expectOnlyOwnOrigin(run: ConsoleInBrowser): void {
   expect(run.cspViolations).toEqual([]);
   expect(run.pageErrors).toEqual([]);
 }
+
+/**
+ * The policy editor's code editor for one field ("document" or "cases"), once it has loaded: its
+ * text box (named by its label), its lines, and its whole text as a person would copy it (the
+ * editor draws only the lines in view, so the text is read through the clipboard).
+ */
+export function codeEditor(page: Page, field: "document" | "cases") {
+  const root = page.getByTestId(`${field}-editor`);
+  const box = root.locator(".cm-content");
+  return {
+    root,
+    box,
+    ready: () => root.locator(".cm-editor").waitFor(),
+    /** Line `n` as drawn: the editor draws the lines in view, so this counts from the top of a text scrolled to its start. */
+    line: (n: number) => root.locator(".cm-line").nth(n - 1),
+    /** The cursor and the view to the start of the text. */
+    home: async () => {
+      await box.focus();
+      await page.keyboard.press("Control+Home");
+    },
+    /** The line number the cursor is on, as the gutter highlights it. */
+    caretLine: async () => Number(await root.locator(".cm-lineNumbers .cm-activeLineGutter").textContent()),
+    text: async () => {
+      await box.focus();
+      await page.keyboard.press("Control+a");
+      await page.keyboard.press("Control+c");
+      // Leave the text as it was: the cursor back at the start, nothing selected.
+      await page.keyboard.press("Control+Home");
+      return page.evaluate(() => navigator.clipboard.readText());
+    },
+  };
+}

@@ -11,7 +11,7 @@ import { generate } from "otplib";
 import { SMALL_PAYMENT } from "../helpers/customer.ts";
 import { uniqueEmail } from "../helpers/service.ts";
 import { testQuery } from "../helpers/sql.ts";
-import { chromiumAvailable, expectOnlyOwnOrigin, insecure, openConsoleInBrowser, testChromiumInstalled, type ConsoleInBrowser } from "./chromium.ts";
+import { chromiumAvailable, codeEditor, expectOnlyOwnOrigin, insecure, openConsoleInBrowser, testChromiumInstalled, type ConsoleInBrowser } from "./chromium.ts";
 
 const STEP_MS = 60_000;
 
@@ -231,6 +231,7 @@ describe.skipIf(!chromiumAvailable)("the console's first minutes, in Chromium", 
         { name: "a payment of 250 is denied", input: SMALL_PAYMENT, expect: { decision: "DENIED", reason: "amount_over_100" } },
         { name: "a drop is denied", input: { action: "database.drop", resource: "prod/main" }, expect: { decision: "DENIED" } },
       ];
+      await codeEditor(page, "cases").ready();
       await page.getByLabel("Test cases (JSON)").fill(JSON.stringify(cases, null, 2));
       await page.getByRole("button", { name: "Run tests" }).click();
       const failed = page.locator('[data-testid="test-results"] tr[data-passed="false"]');

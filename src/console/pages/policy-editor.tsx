@@ -1,9 +1,11 @@
 // The policy editor (plans with custom_policy): the draft document and the test cases side by
-// side, each a plain textarea with its problems listed by line; "run tests", "save tests", an
-// impact preview of the draft on the tenant's stored decisions, and "publish" once that preview
-// is of the text in the editor.
-import { useRef, useState } from "preact/hooks";
+// side, each in a code editor that checks it against the service's schema as you type, completes
+// names and values, and marks its problems at their line, also listed below it; "run tests",
+// "save tests", an impact preview of the draft on the tenant's stored decisions, and "publish"
+// once that preview is of the text in the editor.
+import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { api, ApiError } from "../app/api.ts";
+import type { JsonEditor } from "../app/code-editor.ts";
 import { lineRange } from "../app/json-lines.ts";
 import { pretty } from "../app/policy-text.ts";
 import { locateRefusal, parseField, type EditorField, type Problem } from "../app/problems.ts";
@@ -23,13 +25,16 @@ export interface TestResult {
   decision: string;
   reason: string;
   rule: string | null;
+  /** Present when a require_approval rule decided the case. */
+  approval_required?: true;
 }
 
-/** What a case expects: the decision, and the reason and rule where it names them. */
+/** What a case expects: the decision, and the reason, rule and approval where it names them. */
 interface Expectation {
   decision: string;
   reason?: string;
   rule?: string | null;
+  approval_required?: boolean;
 }
 
 /** A result as shown: with its case's expectation, when known, so a failure says what was wanted. */
@@ -66,6 +71,9 @@ interface Impact {
   changed: number;
   allowed_to_denied: number;
   denied_to_allowed: number;
+  /** Decisions a require_approval rule of the draft would have held for people, in all and per UTC day. */
+  approval_required: number;
+  approval_required_by_day: { day: string; count: number }[];
   examples: { receipt_id: string; input: { action: string; resource?: string; amount?: number; currency?: string }; before: Outcome; after: Outcome }[];
 }
 
@@ -77,6 +85,24 @@ function Got({ got, expected }: { got: string; expected: string | undefined }) {
       {expected !== undefined && expected !== got && (
         <span class="expected" data-testid="expected">
           expected {expected}
+        </span>
+      )}
+    </>
+  );
+}
+
+/** A result held for approval says so; a failed case that expected otherwise says what it expected. */
+function Approval({ held, expected }: { held: boolean; expected: boolean | undefined }) {
+  return (
+    <>
+      {held && (
+        <span class="badge pending approval-required" data-testid="approval-required">
+          approval required
+        </span>
+      )}
+      {expected !== undefined && expected !== held && (
+        <span class="expected" data-testid="expected">
+          expected {expected ? "approval required" : "no approval"}
         </span>
       )}
     </>
@@ -115,6 +141,7 @@ export function TestResults({ title, results }: { title: string; results: ShownR
                 </td>
                 <td data-label="Decision">
                   <Got got={r.decision} expected={want?.decision} />
+                  <Approval held={r.approval_required === true} expected={want?.approval_required} />
                 </td>
                 <td class="mono" data-label="Reason">
                   <Got got={r.reason} expected={want?.reason} />
@@ -136,41 +163,122 @@ export function failedTests(error: unknown): TestResult[] | undefined {
   return error instanceof ApiError && error.code === "policy_tests_failed" && Array.isArray(error.body.results) ? (error.body.results as TestResult[]) : undefined;
 }
 
-/** A textarea for JSON with its problems listed below it, each a button to the line. */
-function JsonArea(props: { field: EditorField; label: string; hint: string; text: string; problems: Problem[]; onInput: (text: string) => void; onGo: (p: Problem) => void; area: { current: HTMLTextAreaElement | null } }) {
+/** How the page moves to a problem, whichever editor shows the text. */
+interface EditorHandle {
+  reveal: (problem: Problem) => void;
+}
+
+type CodeEditorModule = typeof import("../app/code-editor.ts");
+
+/**
+ * One JSON text with its problems listed below it, each a button to its place. The code editor
+ * (CodeMirror: the schema's checks and completion) is a chunk of its own; until it has loaded, or
+ * if it cannot, a plain textarea holds the text, with its syntax errors and the service's refusals.
+ */
+function JsonArea(props: {
+  field: EditorField;
+  label: string;
+  hint: string;
+  text: string;
+  /** Counts the times the page set the text itself (a discarded draft, saved tests): the editor then shows `text`. */
+  reset: number;
+  /** The textarea's problems (syntax, refusals); the code editor finds its own and reports them. */
+  problems: Problem[];
+  refused: Problem[];
+  onInput: (text: string) => void;
+  onProblems: (problems: Problem[] | undefined) => void;
+  handle: { current: EditorHandle | null };
+}) {
   const id = `policy-${props.field}`;
+  const ids = { labelId: `${id}-label`, hintId: `${id}-hint`, problemsId: `${id}-problems` };
+  const host = useRef<HTMLDivElement>(null);
+  const area = useRef<HTMLTextAreaElement>(null);
+  const [editor, setEditor] = useState<JsonEditor | null>(null);
+  // The latest callbacks, for the editor made once.
+  const latest = useRef(props);
+  latest.current = props;
+
+  useEffect(() => {
+    let made: JsonEditor | undefined;
+    let gone = false;
+    import("../app/code-editor.ts")
+      .then((module: CodeEditorModule) => {
+        if (gone || !host.current) return;
+        made = module.mountJsonEditor({
+          parent: host.current,
+          field: props.field,
+          text: latest.current.text,
+          ...ids,
+          onChange: (text) => latest.current.onInput(text),
+          onProblems: (problems) => latest.current.onProblems(problems),
+        });
+        setEditor(made);
+      })
+      // Without the chunk (a network failure), the textarea stays: the page still works.
+      .catch(() => undefined);
+    return () => {
+      gone = true;
+      made?.destroy();
+      latest.current.onProblems(undefined);
+    };
+  }, []);
+  // Only when the page sets the text: an edit's own text comes back here a render later, when the
+  // editor may hold a newer one, which must not be replaced by it.
+  useEffect(() => editor?.setText(props.text), [editor, props.reset]);
+  useEffect(() => editor?.setRefused(props.refused), [editor, props.refused]);
+
+  props.handle.current = editor ?? {
+    reveal: (problem) => {
+      const textarea = area.current;
+      if (!textarea) return;
+      textarea.focus();
+      if (problem.line === undefined) return;
+      const [start, end] = lineRange(textarea.value, problem.line);
+      textarea.setSelectionRange(start, end);
+      const lineHeight = parseFloat(getComputedStyle(textarea).lineHeight) || 20;
+      textarea.scrollTop = Math.max(0, (problem.line - 3) * lineHeight);
+    },
+  };
+
   const listed = props.problems.length > 0;
   return (
     <div class={`field${listed ? " invalid" : ""}`}>
-      <label for={id}>{props.label}</label>
-      <p class="hint" id={`${id}-hint`}>
+      {/* Its "for" names the textarea; the code editor's text box names this label itself (aria-labelledby). */}
+      <label id={ids.labelId} for={editor ? undefined : id} onClick={() => editor?.focus()}>
+        {props.label}
+      </label>
+      <p class="hint" id={ids.hintId}>
         {props.hint}
       </p>
-      <textarea
-        id={id}
-        name={props.field}
-        ref={props.area}
-        class="mono"
-        rows={22}
-        spellcheck={false}
-        value={props.text}
-        aria-invalid={listed ? "true" : undefined}
-        aria-describedby={`${id}-hint${listed ? ` ${id}-problems` : ""}`}
-        onInput={(e) => props.onInput((e.currentTarget as HTMLTextAreaElement).value)}
-      />
+      <div ref={host} class="code-editor" hidden={!editor} data-testid={`${props.field}-editor`} />
+      {!editor && (
+        <textarea
+          id={id}
+          name={props.field}
+          ref={area}
+          class="mono"
+          rows={22}
+          spellcheck={false}
+          value={props.text}
+          aria-invalid={listed ? "true" : undefined}
+          aria-describedby={`${ids.hintId}${listed ? ` ${ids.problemsId}` : ""}`}
+          onInput={(e) => props.onInput((e.currentTarget as HTMLTextAreaElement).value)}
+        />
+      )}
       {listed && (
-        <ul class="problems" id={`${id}-problems`} data-testid={`${props.field}-problems`}>
+        <ul class="problems" id={ids.problemsId} data-testid={`${props.field}-problems`}>
           {props.problems.map((p, i) => (
-            <li key={i} class="field-error" data-line={p.line}>
+            <li key={i} class="field-error" data-line={p.line} data-source={p.source}>
               {p.line !== undefined && (
                 <>
-                  <button type="button" class="link" onClick={() => props.onGo(p)}>
+                  <button type="button" class="link" onClick={() => props.handle.current?.reveal(p)}>
                     Line {p.line}
                   </button>
                   {": "}
                 </>
               )}
               {p.message}
+              {p.source === "service" && <span class="small"> (refused by the service)</span>}
             </li>
           ))}
         </ul>
@@ -184,6 +292,8 @@ export function PolicyEditor({ active, storedCases, onPublished, canPublish }: {
   // null: the text shown is the server's (the active document, the saved cases); a string: edits.
   const [draft, setDraft] = useState<string | null>(null);
   const [casesDraft, setCasesDraft] = useState<string | null>(null);
+  const [resets, setResets] = useState<Record<EditorField, number>>({ document: 0, cases: 0 });
+  const reset = (field: EditorField) => setResets((r) => ({ ...r, [field]: r[field] + 1 }));
   const [savedCases, setSavedCases] = useState(storedCases);
   const [refused, setRefused] = useState<Problem[]>([]);
   const [results, setResults] = useState<{ title: string; results: ShownResult[] } | null>(null);
@@ -191,17 +301,21 @@ export function PolicyEditor({ active, storedCases, onPublished, canPublish }: {
   const [busy, setBusy] = useState<string | null>(null);
   // An action's failure, shown beside the buttons it came from.
   const [failure, setFailure] = useState<{ near: "tests" | "publish"; error: unknown } | null>(null);
-  const areas: Record<EditorField, { current: HTMLTextAreaElement | null }> = { document: useRef(null), cases: useRef(null) };
+  const handles: Record<EditorField, { current: EditorHandle | null }> = { document: useRef(null), cases: useRef(null) };
+  // What each code editor marks (its own checks with the refusals); undefined while a textarea stands in.
+  const [marked, setMarked] = useState<Record<EditorField, Problem[] | undefined>>({ document: undefined, cases: undefined });
+  const refusedOf = { document: useMemo(() => refused.filter((p) => p.field === "document"), [refused]), cases: useMemo(() => refused.filter((p) => p.field === "cases"), [refused]) };
 
   const text = draft ?? pretty(active.document);
   const casesText = casesDraft ?? pretty(savedCases);
   const texts = { document: text, cases: casesText };
   const parsed = { document: parseField("document", text), cases: parseField("cases", casesText) };
-  // Syntax problems as the person types; the server's refusals until that text changes.
+  // The code editor's marks; in a textarea, syntax problems as the person types, the server's refusals until that text changes.
   const problemsOf = (field: EditorField) => {
     const own = parsed[field];
-    return "problem" in own ? [own.problem] : refused.filter((p) => p.field === field);
+    return marked[field] ?? ("problem" in own ? [own.problem] : refusedOf[field]);
   };
+  const markedBy = (field: EditorField) => (problems: Problem[] | undefined) => setMarked((m) => ({ ...m, [field]: problems }));
   const unsavedCases = casesDraft !== null && casesDraft !== pretty(savedCases);
   const previewed = impact !== null && impact.forText === text;
 
@@ -211,18 +325,11 @@ export function PolicyEditor({ active, storedCases, onPublished, canPublish }: {
     setRefused((r) => r.filter((p) => p.field !== field));
   };
 
-  const goTo = (problem: Problem) => {
-    const area = areas[problem.field].current;
-    if (!area || problem.line === undefined) return area?.focus();
-    const [start, end] = lineRange(area.value, problem.line);
-    area.focus();
-    area.setSelectionRange(start, end);
-    const lineHeight = parseFloat(getComputedStyle(area).lineHeight) || 20;
-    area.scrollTop = Math.max(0, (problem.line - 3) * lineHeight);
-  };
+  const goTo = (problem: Problem) => handles[problem.field].current?.reveal(problem);
 
+  // A syntax error is already marked where it is; a refusal is marked from now on, until an edit.
   const showProblem = (problem: Problem) => {
-    setRefused([problem]);
+    if (problem.source === "service") setRefused([problem]);
     announce(problem.line === undefined ? problem.message : `Line ${problem.line}: ${problem.message}`);
     setTimeout(() => goTo(problem), 0);
   };
@@ -261,6 +368,7 @@ export function PolicyEditor({ active, storedCases, onPublished, canPublish }: {
       const reply = await api<{ cases: unknown[] }>("PUT", "/customer/policy/tests", { json: { cases } });
       setSavedCases(reply.cases);
       setCasesDraft(null);
+      reset("cases");
       announce(`Tests saved: ${reply.cases.length} cases run before every publish.`);
     });
 
@@ -268,7 +376,8 @@ export function PolicyEditor({ active, storedCases, onPublished, canPublish }: {
     act("impact", ["document"], async ({ document }) => {
       const data = await api<Impact>("POST", "/customer/policy/impact", { json: { document } });
       setImpact({ forText: text, data });
-      announce(`Impact: ${data.changed} of ${data.evaluated} recent decisions would change.`);
+      const held = data.approval_required > 0 ? `; ${data.approval_required} would need approval` : "";
+      announce(`Impact: ${data.changed} of ${data.evaluated} recent decisions would change${held}.`);
     });
 
   const publish = () =>
@@ -289,15 +398,23 @@ export function PolicyEditor({ active, storedCases, onPublished, canPublish }: {
           <JsonArea
             field="document"
             label="Policy document (JSON)"
-            hint="Start from the active version; nothing changes until you publish."
+            hint="Start from the active version; nothing changes until you publish. Checked as you type; Ctrl+Space offers what may come at the cursor."
             text={text}
             problems={problemsOf("document")}
-            area={areas.document}
-            onGo={goTo}
+            reset={resets.document}
+            refused={refusedOf.document}
+            handle={handles.document}
+            onProblems={markedBy("document")}
             onInput={edit("document", setDraft)}
           />
           {draft !== null && draft !== pretty(active.document) && (
-            <button type="button" onClick={() => setDraft(null)}>
+            <button
+              type="button"
+              onClick={() => {
+                setDraft(null);
+                reset("document");
+              }}
+            >
               Discard draft
             </button>
           )}
@@ -306,11 +423,13 @@ export function PolicyEditor({ active, storedCases, onPublished, canPublish }: {
           <JsonArea
             field="cases"
             label="Test cases (JSON)"
-            hint='A list of {"name", "input", "expect": {"decision", "reason"?, "rule"?}}. Publishing runs the saved ones.'
+            hint='A list of {"name", "input", "key_id"?, "usage"?, "expect": {"decision", "reason"?, "rule"?, "approval_required"?}}. Publishing runs the saved ones.'
             text={casesText}
             problems={problemsOf("cases")}
-            area={areas.cases}
-            onGo={goTo}
+            reset={resets.cases}
+            refused={refusedOf.cases}
+            handle={handles.cases}
+            onProblems={markedBy("cases")}
             onInput={edit("cases", setCasesDraft)}
           />
           <div class="actions">
@@ -361,6 +480,7 @@ function ImpactView({ impact, stale }: { impact: Impact; stale: boolean }) {
     ["Changed", impact.changed, "changed"],
     ["Allowed → denied", impact.allowed_to_denied, "allowed_to_denied"],
     ["Denied → allowed", impact.denied_to_allowed, "denied_to_allowed"],
+    ["Would need approval", impact.approval_required, "approval_required"],
   ];
   return (
     <div class={`panel impact${stale ? " stale" : ""}`} data-testid="impact">
@@ -378,6 +498,27 @@ function ImpactView({ impact, stale }: { impact: Impact; stale: boolean }) {
         ))}
       </dl>
       {impact.evaluated === 0 && <p>No protect calls stored yet: nothing to decide again.</p>}
+      {impact.approval_required_by_day.length > 0 && (
+        <div class="table-wrap">
+          <table class="stack" data-testid="impact-approvals">
+            <caption>Held for approval by the draft, per day (UTC)</caption>
+            <thead>
+              <tr>
+                <th scope="col">Day</th>
+                <th scope="col">Requests</th>
+              </tr>
+            </thead>
+            <tbody>
+              {impact.approval_required_by_day.map((d) => (
+                <tr key={d.day} data-day={d.day}>
+                  <td data-label="Day">{d.day}</td>
+                  <td data-label="Requests">{formatCount(d.count)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
       {impact.examples.length > 0 && (
         <div class="table-wrap">
           <table class="stack" data-testid="impact-examples">
