@@ -70,6 +70,14 @@ describe.skipIf(!chromiumAvailable)("the policy's code editor, in Chromium", () 
   afterAll(() => run?.close(), 60_000);
 
   test(
+    "the dashboard says when the policy sets no usage limit",
+    async () => {
+      await run.seen('[data-testid="usage-limits"]', "sets no budget or rate window");
+    },
+    STEP_MS,
+  );
+
+  test(
     "a code editor, styled under the CSP, named by its label; a bad condition marked at its line, then as the service's refusal",
     async () => {
       await goTo("Policy", "Policy");
@@ -208,9 +216,33 @@ describe.skipIf(!chromiumAvailable)("the policy's code editor, in Chromium", () 
       // The new version's document is in the editor, with nothing marked.
       await codeEditor(page, "document").ready();
       expect(JSON.parse(await codeEditor(page, "document").text()).rules[0].when.amount).toEqual({ gt: 100, lte: 100000 });
-      expectOnlyOwnOrigin(run);
     },
     STEP_MS,
   );
 
+  test(
+    "the dashboard shows each usage limit of the published policy in its window: per key, and the tenant's total",
+    async () => {
+      for (let i = 0; i < 3; i++) expect((await protect({ action: "email.send", resource: "to/someone" })).decision).toBe("ALLOWED");
+      expect((await protect({ action: "payment.send", resource: "vendor/acme", amount: 50, currency: "USD" })).decision).toBe("ALLOWED");
+      await goTo("Dashboard", "Dashboard");
+      const limits = page.getByTestId("usage-limits");
+      await limits.locator("table").waitFor();
+      const { keys } = (await (await fetch(`${run.origin}/customer/keys`, { ...insecure, headers: { authorization: `Bearer ${user.token}` } })).json()) as { keys: { key_id: string }[] };
+      const keyId = keys[0].key_id;
+      const emails = limits.locator(`tr[data-rule="emails_per_hour"][data-key="${keyId}"]`);
+      await expect(emails.locator('td[data-label="Key"]').textContent()).resolves.toContain(keyId);
+      await expect(emails.locator('td[data-label="Window"]').textContent()).resolves.toBe("hour (requests)");
+      await expect(emails.getByTestId("limit-used").textContent()).resolves.toBe("3 of 20 (the rule applies over 20)");
+      const hour = new Date();
+      hour.setUTCMinutes(0, 0, 0);
+      await expect(emails.locator('td[data-label="Window start"] time').getAttribute("datetime")).resolves.toBe(hour.toISOString());
+      const budget = limits.locator('tr[data-rule="payments_per_month"][data-key=""]');
+      await expect(budget.locator('td[data-label="Key"]').textContent()).resolves.toBe("all keys together");
+      await expect(budget.getByTestId("limit-used").textContent()).resolves.toBe("50 of 2,000 USD (the rule applies over 2,000)");
+      await run.shot("07-dashboard-limits");
+      expectOnlyOwnOrigin(run);
+    },
+    STEP_MS,
+  );
 });

@@ -1,4 +1,5 @@
-// /console/dashboard: today's usage against the plan's limits, and the last 14 days.
+// /console/dashboard: today's usage against the plan's limits, the usage limits of the active
+// policy in their current windows, and the last 14 days.
 import { api } from "../app/api.ts";
 import type { Session } from "../app/app.tsx";
 import { BASE, Link } from "../app/router.tsx";
@@ -64,12 +65,103 @@ export function DashboardPage({ session }: { session: Session }) {
             <UsageBar label="Execute calls" used={data.usage.execute_today} limit={data.limits.execute_per_day} />
             <UsageBar label="Receipts stored" used={data.usage.receipts_stored} limit={data.limits.receipts_stored} />
           </section>
+          <PolicyLimits />
           <section class="panel" aria-labelledby="history">
             <h2 id="history">Last {data.history.length} days</h2>
             <HistoryChart days={data.history} />
           </section>
           {!fresh && nextStep}
         </>
+      )}
+    </section>
+  );
+}
+
+interface UsageLimit {
+  rule: string;
+  sum: "amount" | "count";
+  per: "key" | "tenant";
+  window: "minute" | "hour" | "day" | "month";
+  bound: { gt?: number; gte?: number; lt?: number; lte?: number };
+  currency: string | null;
+  window_start: string;
+  usage: { key_id: string | null; total: number }[];
+}
+
+const BOUND_WORDS = { gt: "over", gte: "at or over", lt: "under", lte: "at or under" } as const;
+
+/**
+ * Each usage limit of the active policy (GET /customer/usage, docs/policy.md "Budgets and rate
+ * windows"): one row per key that used it in the current window (per key), or the tenant's total.
+ */
+function PolicyLimits() {
+  const loaded = useLoad(async () => {
+    const [usage, keys] = await Promise.all([api<{ policy: { policy_id: string; version: number }; limits: UsageLimit[] }>("GET", "/customer/usage"), api<{ keys: Key[] }>("GET", "/customer/keys?limit=100")]);
+    return { ...usage, labels: new Map(keys.keys.map((k) => [k.key_id, k.label])) };
+  });
+  const data = loaded.data;
+  const rows = (data?.limits ?? []).flatMap((limit) => (limit.usage.length > 0 ? limit.usage.map((u) => ({ limit, ...u })) : [{ limit, key_id: null, total: 0 }]));
+  return (
+    <section class="panel" aria-labelledby="limits" data-testid="usage-limits">
+      <h2 id="limits">Policy limits</h2>
+      <ErrorNotice error={loaded.error} />
+      {loaded.loading && !data && <Loading what="the policy's limits" />}
+      {data && data.limits.length === 0 && (
+        <p>
+          The active policy sets no budget or rate window. A rule's <code>usage</code> condition sets one: <Link href={`${BASE}/policy`}>edit the policy</Link>.
+        </p>
+      )}
+      {data && data.limits.length > 0 && (
+        <div class="table-wrap">
+          <table class="stack">
+            <caption>
+              The budgets and rate windows of {data.policy.policy_id} v{data.policy.version}, each in its current UTC window
+            </caption>
+            <thead>
+              <tr>
+                <th scope="col">Rule</th>
+                <th scope="col">Key</th>
+                <th scope="col">Window</th>
+                <th scope="col">Used of limit</th>
+                <th scope="col">Window start</th>
+              </tr>
+            </thead>
+            <tbody>
+              {rows.map(({ limit, key_id, total }) => {
+                const [op, bound] = Object.entries(limit.bound)[0] as [keyof typeof BOUND_WORDS, number];
+                const unit = limit.sum === "amount" ? ` ${limit.currency ?? ""}`.trimEnd() : "";
+                return (
+                  <tr key={`${limit.rule} ${key_id}`} data-rule={limit.rule} data-key={key_id ?? ""}>
+                    <td class="mono" data-label="Rule">
+                      {limit.rule}
+                    </td>
+                    <td data-label="Key">
+                      {key_id ? (
+                        <>
+                          {data.labels.get(key_id) ?? ""} <code class="mono small">{key_id}</code>
+                        </>
+                      ) : limit.per === "tenant" ? (
+                        "all keys together"
+                      ) : (
+                        "no key has used it yet"
+                      )}
+                    </td>
+                    <td data-label="Window">
+                      {limit.window} ({limit.sum === "count" ? "requests" : "amount"})
+                    </td>
+                    <td data-label="Used of limit" data-testid="limit-used">
+                      {formatCount(total)} of {formatCount(bound)}
+                      {unit} <span class="small">(the rule applies {BOUND_WORDS[op]} {formatCount(bound)})</span>
+                    </td>
+                    <td data-label="Window start">
+                      <When iso={limit.window_start} />
+                    </td>
+                  </tr>
+                );
+              })}
+            </tbody>
+          </table>
+        </div>
       )}
     </section>
   );
