@@ -15,10 +15,12 @@ const keySecurity = [{ apiKey: [] as string[] }];
 const security = [{ bearer: [] as string[] }];
 const errors = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 429: ErrorResponse };
 
-const shown = (a: ApprovalView) => {
+/** An approval as its routes show it: everything but the tenant. */
+const view = (a: ApprovalView) => {
   const { tenant_id: _tenant, ...rest } = a;
-  return { ok: true as const, ...rest };
+  return rest;
 };
+const shown = (a: ApprovalView) => ({ ok: true as const, ...view(a) });
 
 // A page cursor: the last approval's creation time and id, opaque to clients.
 const encode = (a: ApprovalView) => Buffer.from(`${a.created_at}|${a.approval_id}`, "utf8").toString("base64url");
@@ -84,7 +86,7 @@ function peopleRoutes(deps: Deps) {
           if (query.cursor !== undefined && !after) throw new AppError("invalid_request", "query/cursor: not a cursor this service gave out.");
           const rows = await deps.db.query("approvals/list", [customer.tenant_id, query.status ?? null, after?.[0] ?? null, after?.[1] ?? null, limit + 1]);
           const page = await Promise.all(rows.slice(0, limit).map((r) => deps.approvals.view(r)));
-          return { ok: true as const, approvals: page.map((a) => shown(a)), next_cursor: rows.length > limit ? encode(page[page.length - 1]) : null };
+          return { ok: true as const, approvals: page.map(view), next_cursor: rows.length > limit ? encode(page[page.length - 1]) : null };
         },
         {
           query: ListQuery,

@@ -3,7 +3,17 @@ import { t } from "elysia";
 import { Receipt } from "../receipts/model.ts";
 import { ServedVerified } from "../simulation/model.ts";
 
-export const ProtectResult = t.Object({ ok: t.Literal(true), verified: ServedVerified, ...Receipt.properties });
+/** The approval a require_approval rule opened (docs/api.md, "Approvals"); absent otherwise. */
+const OpenedApproval = t.Object(
+  {
+    approval_id: t.String({ pattern: "^apv_" }),
+    status: t.Literal("pending"),
+    expires_at: t.String({ format: "date-time" }),
+    action_hash: t.String({ pattern: "^0x[0-9a-f]{64}$", description: "the receipt's content_hash: the action the votes name" }),
+  },
+  { additionalProperties: false },
+);
+export const ProtectResult = t.Object({ ok: t.Literal(true), verified: ServedVerified, ...Receipt.properties, approval: t.Optional(OpenedApproval) });
 // Any string: an id of any shape that names no receipt of the caller is 404 not_found, as Stripe answers.
 export const ExecuteBody = t.Object({ receipt_id: t.String() }, { additionalProperties: false });
 export const ExecuteResult = t.Object({ ok: t.Literal(true), executed: t.Literal(true), verified: ServedVerified, ...Receipt.properties });
