@@ -206,7 +206,18 @@ Authentication: **JWT** is \`Authorization: Bearer <token>\` from signup or logi
 **API key** is \`X-API-Key: warden_live_...\`. Every POST that creates or changes something
 honours \`Idempotency-Key\` (1 to 255 characters, 24 hours). Protect and execute answers carry
 \`RateLimit-Limit\`, \`RateLimit-Remaining\` and \`RateLimit-Reset\` on plans with a daily quota.
-A worked example from signup to an offline check: [bot-example.md](bot-example.md).`;
+A worked example from signup to an offline check: [bot-example.md](bot-example.md).
+
+The OpenAPI 3.1 document (\`GET /openapi.json\`) is built when the service starts and stays the same
+bytes while it runs, whatever requests came first; \`servers\` names its \`PUBLIC_URL\`. Every object
+in it is closed (\`additionalProperties: false\`) unless it says otherwise (AuthZEN's). Each
+operation lists every status it can answer: its own, plus on every operation 400
+(\`invalid_request_id\`), 403 (\`https_required\`), 413 and 500, on every POST, PUT, PATCH and
+DELETE 415, and wherever a credential is checked 401, 503 and (a session) 403 or (an API key)
+429. The body of each error status is one component, \`Error<status>\`: its codes, and the fields
+each code adds (\`required_plan\`, \`feature\`, \`required_role\`, \`limit\`, \`retry_after\`,
+\`results\`). Operations that take no credential say \`security: []\`. The tile route's path
+parameter is \`{tile}\`, the path below \`tile/\` with its slashes as they are or as \`%2F\`.`;
 
 /** docs/api.md for an OpenAPI document. */
 export function renderApiDoc(spec: OpenApi): string {
@@ -260,9 +271,12 @@ function anchor(method: string, path: string): string {
 }
 
 function auth(op: Operation): string {
-  const schemes = (op.security ?? []).flatMap((s) => Object.keys(s));
+  const security = op.security ?? [];
+  const schemes = security.flatMap((s) => Object.keys(s));
   if (schemes.length === 0) return "none";
-  return schemes.map((s) => (s === "apiKey" ? "API key" : s === "bearer" ? "JWT" : s === "apiKeyBearer" ? "API key as `Authorization: Bearer`" : s)).join(" or ");
+  // An empty requirement beside others: the credential is optional.
+  const optional = security.some((s) => Object.keys(s).length === 0) ? "none or " : "";
+  return optional + schemes.map((s) => (s === "apiKey" ? "API key" : s === "bearer" ? "JWT" : s === "apiKeyBearer" ? "API key as `Authorization: Bearer`" : s)).join(" or ");
 }
 
 function operation(method: string, path: string, op: Operation): string[] {

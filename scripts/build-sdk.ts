@@ -33,7 +33,9 @@ async function generateClient(): Promise<void> {
     input: spec as unknown as Record<string, unknown>,
     // `.js` specifiers: what the declarations keep, and what every module resolution finds.
     output: { path: GEN, module: { extension: ".js" }, tsConfigPath: null },
-    plugins: ["@hey-api/typescript", "@hey-api/sdk", "@hey-api/client-fetch"],
+    // No default baseUrl from the document's `servers` (the build machine's PUBLIC_URL): a client
+    // names its service (createWarden's baseUrl).
+    plugins: ["@hey-api/typescript", "@hey-api/sdk", { name: "@hey-api/client-fetch", baseUrl: false }],
     logs: { level: "silent" },
   });
 }

@@ -5,7 +5,7 @@ import type { Deps } from "../app/deps.ts";
 import { AppError, ErrorResponse } from "../http/errors.ts";
 import { securityEvent } from "./events.ts";
 import { account, changePassword, credentials, openSession } from "./lifecycle.ts";
-import { AccountResponse, PasswordChangeBody, PasswordChangeResponse, RateLimitedResponse } from "./model.ts";
+import { AccountResponse, PasswordChangeBody, PasswordChangeResponse } from "./model.ts";
 import { mfaAccountRoutes } from "./mfa-routes.ts";
 import type { Role } from "../members/roles.ts";
 import { addressLimit, limitCredentialAttempt, hashRequester } from "./rate-limit.ts";
@@ -57,7 +57,7 @@ function accountRoutes(deps: Deps) {
       {
         body: PasswordChangeBody,
         parse: "json",
-        response: { 200: PasswordChangeResponse, 400: ErrorResponse, 401: ErrorResponse, 429: RateLimitedResponse, 503: ErrorResponse },
+        response: { 200: PasswordChangeResponse, 400: ErrorResponse, 401: ErrorResponse, 429: ErrorResponse, 503: ErrorResponse },
         detail: { summary: "Change the password; every other session ends and a fresh token is returned", tags: ["accounts"], security: bearer },
       },
     );

@@ -7,7 +7,7 @@ import { requestId } from "../http/request-state.ts";
 import { securityEvent } from "./events.ts";
 import { credentials, openSession } from "./lifecycle.ts";
 import { confirmMfa, disableMfa, enrollMfa, replaceRecoveryCodes, spendMfaCode } from "./mfa.ts";
-import { Accepted, EmptyBody, LoginResponse, MfaConfirmBody, MfaConfirmResponse, MfaDisableBody, MfaEnrollResponse, MfaVerifyBody, RateLimitedResponse } from "./model.ts";
+import { Accepted, EmptyBody, LoginResponse, MfaConfirmBody, MfaConfirmResponse, MfaDisableBody, MfaEnrollResponse, MfaVerifyBody } from "./model.ts";
 import { addressLimit, clearCredentialAttempts, limitCredentialAttempt, loginSubject, hashRequester } from "./rate-limit.ts";
 
 const bearer = [{ bearer: [] as string[] }] as Record<string, string[]>[];
@@ -44,8 +44,8 @@ export function mfaVerifyRoutes(deps: Deps) {
       {
         body: MfaVerifyBody,
         parse: "json",
-        response: { 200: LoginResponse, 400: ErrorResponse, 401: ErrorResponse, 429: RateLimitedResponse },
-        detail: { summary: "The login's second step: a TOTP code or an unused recovery code for the mfa_token", tags: ["accounts"] },
+        response: { 200: LoginResponse, 400: ErrorResponse, 401: ErrorResponse, 429: ErrorResponse, 503: ErrorResponse },
+        detail: { summary: "The login's second step: a TOTP code or an unused recovery code for the mfa_token", tags: ["accounts"], security: [] },
       },
     );
 }
@@ -78,7 +78,7 @@ export function mfaAccountRoutes(deps: Deps) {
       {
         body: EmptyBody,
         parse: "json",
-        response: { 200: MfaEnrollResponse, 400: ErrorResponse, 401: ErrorResponse, 409: ErrorResponse, 429: RateLimitedResponse },
+        response: { 200: MfaEnrollResponse, 400: ErrorResponse, 401: ErrorResponse, 409: ErrorResponse, 429: ErrorResponse },
         detail: { summary: "Start a TOTP second factor: its secret and otpauth:// URL; not asked at login until confirmed", tags: ["accounts"], security: bearer },
       },
     )
@@ -94,7 +94,7 @@ export function mfaAccountRoutes(deps: Deps) {
       {
         body: MfaConfirmBody,
         parse: "json",
-        response: { 200: MfaConfirmResponse, 400: ErrorResponse, 401: ErrorResponse, 409: ErrorResponse, 429: RateLimitedResponse },
+        response: { 200: MfaConfirmResponse, 400: ErrorResponse, 401: ErrorResponse, 409: ErrorResponse, 429: ErrorResponse },
         detail: { summary: "Turn the enrolled factor on with a code from the app; returns ten recovery codes, shown once", tags: ["accounts"], security: bearer },
       },
     )
@@ -110,7 +110,7 @@ export function mfaAccountRoutes(deps: Deps) {
       {
         body: MfaDisableBody,
         parse: "json",
-        response: { 200: Accepted, 400: ErrorResponse, 401: ErrorResponse, 429: RateLimitedResponse, 503: ErrorResponse },
+        response: { 200: Accepted, 400: ErrorResponse, 401: ErrorResponse, 429: ErrorResponse, 503: ErrorResponse },
         detail: { summary: "Turn the second factor off: the password and a code (TOTP or recovery)", tags: ["accounts"], security: bearer },
       },
     )
@@ -126,7 +126,7 @@ export function mfaAccountRoutes(deps: Deps) {
       {
         body: MfaDisableBody,
         parse: "json",
-        response: { 200: MfaConfirmResponse, 400: ErrorResponse, 401: ErrorResponse, 429: RateLimitedResponse, 503: ErrorResponse },
+        response: { 200: MfaConfirmResponse, 400: ErrorResponse, 401: ErrorResponse, 429: ErrorResponse, 503: ErrorResponse },
         detail: {
           summary: "Ten new recovery codes for the active second factor (the password and a code); every earlier one stops working; shown once",
           tags: ["accounts"],

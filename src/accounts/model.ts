@@ -29,15 +29,6 @@ export const LoginResponse = t.Object({
   role: Role,
 });
 
-/** 429 rate_limited: the error body plus the seconds until the window ends. */
-export const RateLimitedResponse = t.Object({
-  ok: t.Literal(false),
-  error: t.Literal("rate_limited"),
-  message: t.String(),
-  request_id: t.String(),
-  retry_after: t.Integer({ minimum: 1 }),
-});
-
 // Tokens are 43 base64url characters; anything up to 512 characters is looked up (and refused)
 // rather than rejected by shape, so every wrong token gets the same invalid_token.
 const TokenField = t.String({ maxLength: 512 });

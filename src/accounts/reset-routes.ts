@@ -6,7 +6,7 @@ import { AppError, ErrorResponse, toAppError } from "../http/errors.ts";
 import { normaliseEmail } from "./email.ts";
 import { securityEvent } from "./events.ts";
 import { checkToken, confirmReset, requestReset } from "./lifecycle.ts";
-import { Accepted, RateLimitedResponse, ResetConfirmBody, ResetRequestBody, ResetValidateResponse, TokenBody } from "./model.ts";
+import { Accepted, ResetConfirmBody, ResetRequestBody, ResetValidateResponse, TokenBody } from "./model.ts";
 import { credentials } from "./lifecycle.ts";
 import { addressLimit, clearCredentialAttempts, limitMailTo, loginSubject, hashRequester } from "./rate-limit.ts";
 import { TOKEN_MESSAGES } from "./tokens.ts";
@@ -29,8 +29,8 @@ export function resetPasswordRoutes(deps: Deps) {
       {
         body: ResetRequestBody,
         parse: "json",
-        response: { 202: Accepted, 400: ErrorResponse, 429: RateLimitedResponse },
-        detail: { summary: "Email a reset link if the address is registered; the answer is the same either way", tags: ["accounts"] },
+        response: { 202: Accepted, 400: ErrorResponse, 429: ErrorResponse, 503: ErrorResponse },
+        detail: { summary: "Email a reset link if the address is registered; the answer is the same either way", tags: ["accounts"], security: [] },
       },
     )
     .post(
@@ -42,8 +42,8 @@ export function resetPasswordRoutes(deps: Deps) {
       {
         body: TokenBody,
         parse: "json",
-        response: { 200: ResetValidateResponse, 400: ErrorResponse, 429: RateLimitedResponse },
-        detail: { summary: "Whether a reset token can still be used", tags: ["accounts"] },
+        response: { 200: ResetValidateResponse, 400: ErrorResponse, 429: ErrorResponse, 503: ErrorResponse },
+        detail: { summary: "Whether a reset token can still be used", tags: ["accounts"], security: [] },
       },
     )
     .post(
@@ -69,8 +69,8 @@ export function resetPasswordRoutes(deps: Deps) {
       {
         body: ResetConfirmBody,
         parse: "json",
-        response: { 200: Accepted, 400: ErrorResponse, 429: RateLimitedResponse, 503: ErrorResponse },
-        detail: { summary: "Set a new password with a reset token; every earlier session ends", tags: ["accounts"] },
+        response: { 200: Accepted, 400: ErrorResponse, 429: ErrorResponse, 503: ErrorResponse },
+        detail: { summary: "Set a new password with a reset token; every earlier session ends", tags: ["accounts"], security: [] },
       },
     );
 }

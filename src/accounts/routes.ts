@@ -8,7 +8,7 @@ import { hashSecret, newSecret, secretHint } from "../keys/secret.ts";
 import { normaliseEmail } from "./email.ts";
 import { securityEvent } from "./events.ts";
 import { issueVerification, openSession } from "./lifecycle.ts";
-import { Accepted, LoginBody, LoginMfaResponse, LoginResponse, LogoutBody, RateLimitedResponse, SignupBody, SignupResponse } from "./model.ts";
+import { Accepted, LoginBody, LoginMfaResponse, LoginResponse, LogoutBody, SignupBody, SignupResponse } from "./model.ts";
 import { addressLimit, clearCredentialAttempts, limitCredentialAttempt, loginSubject, hashRequester } from "./rate-limit.ts";
 import { mfaVerifyRoutes } from "./mfa-routes.ts";
 import { resetPasswordRoutes } from "./reset-routes.ts";
@@ -57,8 +57,8 @@ function signupLoginRoutes(deps: Deps) {
       {
         body: SignupBody,
         parse: "json",
-        response: { 201: SignupResponse, 400: ErrorResponse, 409: ErrorResponse, 429: RateLimitedResponse, 503: ErrorResponse },
-        detail: { summary: "Create an account, its first API key and a session; sends a verification email", tags: ["accounts"] },
+        response: { 201: SignupResponse, 400: ErrorResponse, 409: ErrorResponse, 429: ErrorResponse, 503: ErrorResponse },
+        detail: { summary: "Create an account, its first API key and a session; sends a verification email", tags: ["accounts"], security: [] },
       },
     )
     .post(
@@ -91,8 +91,8 @@ function signupLoginRoutes(deps: Deps) {
       {
         body: LoginBody,
         parse: "json",
-        response: { 200: t.Union([LoginResponse, LoginMfaResponse]), 400: ErrorResponse, 401: ErrorResponse, 429: RateLimitedResponse, 503: ErrorResponse },
-        detail: { summary: "Log in: a JWT valid 24 hours, or a second-factor challenge when one is on", tags: ["accounts"] },
+        response: { 200: t.Union([LoginResponse, LoginMfaResponse]), 400: ErrorResponse, 401: ErrorResponse, 429: ErrorResponse, 503: ErrorResponse },
+        detail: { summary: "Log in: a JWT valid 24 hours, or a second-factor challenge when one is on", tags: ["accounts"], security: [] },
       },
     );
 }
@@ -115,7 +115,7 @@ function logoutRoutes(deps: Deps) {
       {
         body: LogoutBody,
         parse: "json",
-        response: { 200: Accepted, 400: ErrorResponse, 401: ErrorResponse, 429: RateLimitedResponse },
+        response: { 200: Accepted, 400: ErrorResponse, 401: ErrorResponse, 429: ErrorResponse },
         detail: { summary: "Sign out: this token (all: every token of the account) stops working at once", tags: ["accounts"], security: bearer },
       },
     );

@@ -9,7 +9,7 @@ import { AcceptBody, AcceptResponse, SwitchBody, TenantList } from "../members/m
 import type { Role } from "../members/roles.ts";
 import { securityEvent } from "./events.ts";
 import { openSession } from "./lifecycle.ts";
-import { LoginResponse, RateLimitedResponse } from "./model.ts";
+import { LoginResponse } from "./model.ts";
 import { addressLimit } from "./rate-limit.ts";
 
 const bearer = [{ bearer: [] as string[] }] as Record<string, string[]>[];
@@ -60,6 +60,8 @@ function invitationRoutes(deps: Deps) {
         detail: {
           summary: "Accept an invitation: as a new person with a password (the link proves the email), or signed in as the invited email; the answer is a session of that tenant",
           tags: ["accounts"],
+          // Optional: signed in, the session accepts for the person it names.
+          security: [{}, { bearer: [] }],
         },
       },
     );
@@ -79,7 +81,7 @@ function tenantSessionRoutes(deps: Deps) {
         return { ok: true as const, tenants: rows.map((r) => ({ ...r, role: r.role as Role, current: r.tenant_id === session.tenant_id })) };
       },
       {
-        response: { 200: TenantList, 401: ErrorResponse, 429: RateLimitedResponse },
+        response: { 200: TenantList, 401: ErrorResponse, 429: ErrorResponse },
         detail: { summary: "The tenants the signed-in person is a member of, with the role in each", tags: ["accounts"], security: bearer },
       },
     )
@@ -94,7 +96,7 @@ function tenantSessionRoutes(deps: Deps) {
       {
         body: SwitchBody,
         parse: "json",
-        response: { 200: LoginResponse, 400: ErrorResponse, 401: ErrorResponse, 404: ErrorResponse, 429: RateLimitedResponse },
+        response: { 200: LoginResponse, 400: ErrorResponse, 401: ErrorResponse, 404: ErrorResponse, 429: ErrorResponse },
         detail: { summary: "A session of another tenant the person is a member of (404 for any other); the current one stays valid", tags: ["accounts"], security: bearer },
       },
     );

@@ -4,7 +4,7 @@ import type { Deps } from "../app/deps.ts";
 import { ErrorResponse, toAppError } from "../http/errors.ts";
 import { securityEvent } from "./events.ts";
 import { confirmVerification, issueVerification, verificationStatus } from "./lifecycle.ts";
-import { Accepted, EmptyBody, RateLimitedResponse, TokenBody, VerifyConfirmResponse, VerifyStatusResponse } from "./model.ts";
+import { Accepted, EmptyBody, TokenBody, VerifyConfirmResponse, VerifyStatusResponse } from "./model.ts";
 import { addressLimit, limitMailTo } from "./rate-limit.ts";
 
 const bearer = [{ bearer: [] as string[] }] as Record<string, string[]>[];
@@ -31,8 +31,8 @@ function verifyEmailConfirmRoutes(deps: Deps) {
       {
         body: TokenBody,
         parse: "json",
-        response: { 200: VerifyConfirmResponse, 400: ErrorResponse, 429: RateLimitedResponse },
-        detail: { summary: "Confirm the email address with the token from the link", tags: ["accounts"] },
+        response: { 200: VerifyConfirmResponse, 400: ErrorResponse, 429: ErrorResponse, 503: ErrorResponse },
+        detail: { summary: "Confirm the email address with the token from the link", tags: ["accounts"], security: [] },
       },
     );
 }
@@ -59,7 +59,7 @@ function verifyEmailSessionRoutes(deps: Deps) {
       {
         body: EmptyBody,
         parse: "json",
-        response: { 202: Accepted, 400: ErrorResponse, 401: ErrorResponse, 429: RateLimitedResponse },
+        response: { 202: Accepted, 400: ErrorResponse, 401: ErrorResponse, 429: ErrorResponse },
         detail: { summary: "Send a new verification email; earlier links stop working", tags: ["accounts"], security: bearer },
       },
     )
@@ -71,7 +71,7 @@ function verifyEmailSessionRoutes(deps: Deps) {
         return { ok: true as const, email: row.email, email_verified: row.email_verified, verified_at: row.verified_at };
       },
       {
-        response: { 200: VerifyStatusResponse, 401: ErrorResponse, 429: RateLimitedResponse },
+        response: { 200: VerifyStatusResponse, 401: ErrorResponse, 429: ErrorResponse },
         detail: { summary: "Whether the account's email is verified", tags: ["accounts"], security: bearer },
       },
     );

@@ -1,7 +1,6 @@
 // The HTTP shell: one Elysia app with every capability's routes, the front door that every
 // request passes (request id, HTTPS, body limits), and the one place where failures become the
 // error body of docs/api.md.
-import { openapi } from "@elysiajs/openapi";
 import { Elysia } from "elysia";
 import { accountsRoutes } from "../accounts/routes.ts";
 import { customerAccountRoutes } from "../accounts/customer-routes.ts";
@@ -22,6 +21,7 @@ import { authzenRoutes } from "../authzen/routes.ts";
 import { webhooksRoutes } from "../webhooks/routes.ts";
 import { systemRoutes } from "./system-routes.ts";
 import { docsRoutes } from "./docs-routes.ts";
+import { buildOpenApi } from "./openapi.ts";
 import { checkBodyHeaders, readJsonBody } from "../http/body.ts";
 import type { Deps } from "./deps.ts";
 import { AppError, errorBody, toAppError } from "../http/errors.ts";
@@ -69,27 +69,9 @@ function lazyAddress(state: RequestState, resolve: () => string | undefined): Re
 }
 
 export function createApp(deps: Deps) {
+  // Built once every route is in (below): the same bytes whatever requests come first.
+  let openApiJson = "";
   const app = new Elysia({ normalize: false })
-    .use(
-      openapi({
-        // The docs page is ours (docs-routes.ts): the plugin's would load its script from a CDN.
-        provider: null,
-        specPath: "/openapi.json",
-        // Keep /.well-known/jwks.json: by default paths with a dot count as static files.
-        exclude: { staticFile: false, paths: ["/openapi.json"] },
-        documentation: {
-          info: { title: "warden", version: deps.version, description: "Decisions, receipts and keys for bots and agents." },
-          components: {
-            securitySchemes: {
-              apiKey: { type: "apiKey", in: "header", name: "X-API-Key" },
-              // The AuthZEN routes also take the API key as a bearer token (docs/authzen.md).
-              apiKeyBearer: { type: "http", scheme: "bearer", bearerFormat: "warden API key" },
-              bearer: { type: "http", scheme: "bearer", bearerFormat: "JWT" },
-            },
-          },
-        },
-      }),
-    )
     .onParse(({ request }) => readJsonBody(request))
     .onError(({ error, code, request, route, set }) => {
       const state = requestState(request);
@@ -114,7 +96,7 @@ export function createApp(deps: Deps) {
       requestState(request).route = route;
     })
     .use(systemRoutes(deps))
-    .use(docsRoutes())
+    .use(docsRoutes(() => openApiJson))
     .use(accountsRoutes(deps))
     .use(simulationRoutes(deps))
     .use(receiptsRoutes(deps))
@@ -133,6 +115,7 @@ export function createApp(deps: Deps) {
     .use(mailRoutes(deps))
     .use(webhooksRoutes(deps))
     .use(consoleRoutes(deps));
+  openApiJson = buildOpenApi(app, { version: deps.version, publicUrl: deps.config.publicUrl }).json;
   const http = deps.metrics.http(app.routes.map((r) => r.path));
 
   /**
@@ -181,7 +164,9 @@ export function createApp(deps: Deps) {
     return response;
   }
 
-  return { app, handle };
+  /** The bytes GET /openapi.json serves (src/app/openapi.ts). */
+  const openApi = openApiJson;
+  return { app, handle, openApi };
 }
 
 export type App = ReturnType<typeof createApp>;

@@ -1,10 +1,11 @@
-// GET /docs: Swagger UI over /openapi.json, served entirely from this origin. The page runs in the
-// same origin as the console, whose session token a foreign script could read, so its scripts are
+// GET /openapi.json, the document src/app/openapi.ts builds, and GET /docs: Swagger UI over it,
+// served entirely from this origin. The page runs in the same origin as the console, whose session token a foreign script could read, so its scripts are
 // a pinned copy from npm (swagger-ui-dist, exact version in package.json) served here, never a CDN,
 // and a Content-Security-Policy lets the page load nothing from elsewhere.
 import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { Elysia } from "elysia";
+import { OPENAPI_PATH } from "./openapi.ts";
 
 /** Where the two Swagger UI files are read from: node_modules, or the single binary's embedded copies. */
 export interface DocsAssetPaths {
@@ -61,7 +62,8 @@ const HTML = "text/html; charset=utf-8";
 const JS = "text/javascript; charset=utf-8";
 const CSS = "text/css; charset=utf-8";
 
-export function docsRoutes() {
+/** openApiJson: the document's bytes, known once every route is registered. */
+export function docsRoutes(openApiJson: () => string) {
   // Read once, on first request: most processes never serve /docs.
   let files: Promise<{ bundle: Blob; css: Blob }> | undefined;
   const load = () =>
@@ -75,6 +77,7 @@ export function docsRoutes() {
   const asset = "public, max-age=3600";
   const hide = { detail: { hide: true } };
   return new Elysia({ name: "docs" })
+    .get(OPENAPI_PATH, () => new Response(openApiJson(), { headers: { "content-type": "application/json; charset=utf-8" } }), hide)
     .get("/docs", () => send(PAGE, HTML, "no-store"), hide)
     .get("/docs/assets/init.js", () => send(INIT, JS, asset), hide)
     .get("/docs/assets/swagger-ui-bundle.js", async () => send((await load()).bundle, JS, asset), hide)

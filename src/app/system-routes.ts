@@ -22,13 +22,13 @@ export function systemRoutes(deps: Deps) {
         return { ok: true as const, database: deps.db.kind, version: deps.version };
       },
       {
-        detail: { summary: "Liveness and database reachability", tags: ["system"] },
-        response: { 200: t.Object({ ok: t.Literal(true), database: t.Union([t.Literal("embedded"), t.Literal("postgres")]), version: t.String() }) },
+        detail: { summary: "Liveness and database reachability", tags: ["system"], security: [] },
+        response: { 200: t.Object({ ok: t.Literal(true), database: t.Union([t.Literal("embedded"), t.Literal("postgres")]), version: t.String() }), 503: ErrorResponse },
       },
     )
     // Also on the METRICS_ADDR listener (src/observability/endpoint.ts), for probes that cannot speak TLS.
     .get("/livez", () => ({ ok: true as const }), {
-      detail: { summary: "Liveness: 200 while the process runs", tags: ["system"] },
+      detail: { summary: "Liveness: 200 while the process runs", tags: ["system"], security: [] },
       response: { 200: Ok },
     })
     .get(
@@ -38,7 +38,7 @@ export function systemRoutes(deps: Deps) {
         return { ok: true as const };
       },
       {
-        detail: { summary: "Readiness: 200 when the database answers and no graceful stop has begun, else 503 unavailable", tags: ["system"] },
+        detail: { summary: "Readiness: 200 when the database answers and no graceful stop has begun, else 503 unavailable", tags: ["system"], security: [] },
         response: { 200: Ok, 503: ErrorResponse },
       },
     );

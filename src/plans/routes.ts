@@ -19,8 +19,8 @@ export function catalogRoutes(deps: Deps) {
       return loadCatalog(deps.db);
     },
     {
-      response: { 200: Catalog },
-      detail: { summary: "Plans with their limits, and features with the plan and access mode they need", tags: ["plans"] },
+      response: { 200: Catalog, 503: ErrorResponse },
+      detail: { summary: "Plans with their limits, and features with the plan and access mode they need", tags: ["plans"], security: [] },
     },
   );
 }

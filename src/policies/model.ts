@@ -61,9 +61,6 @@ export const TestReport = t.Object({ ok: t.Literal(true), passed: Type.Integer()
 export const TestsBody = t.Object({ cases: TestCases }, strict);
 export const TestsResponse = t.Object({ ok: t.Literal(true), cases: TestCases });
 
-/** 422 policy_tests_failed: the error body plus every case's result. */
-export const TestsFailed = t.Object({ ok: t.Literal(false), error: t.Literal("policy_tests_failed"), message: t.String(), request_id: t.String(), results: t.Array(CaseResult) });
-
 export const ImpactBody = t.Object({ document: PolicyDocument, limit: t.Optional(Type.Integer({ minimum: 1, maximum: 10_000 })) }, strict);
 
 const Outcome = t.Object({ decision: Decision, reason: t.String() });

@@ -24,11 +24,20 @@ export function receiptsRoutes(deps: Deps) {
         return { ok: true as const, keys: keys as PublishedKey[] };
       },
       {
-        response: { 200: t.Object({ ok: t.Literal(true), keys: t.Array(PublishedKey) }) },
-        detail: { summary: "Public keys (Ed25519) that sign receipts, active and retired; a revoked key carries compromised_since", tags: ["receipts"] },
+        response: { 200: t.Object({ ok: t.Literal(true), keys: t.Array(PublishedKey) }), 503: ErrorResponse },
+        detail: { summary: "Public keys (Ed25519) that sign receipts, active and retired; a revoked key carries compromised_since", tags: ["receipts"], security: [] },
       },
     )
     .use(receiptLogRoutes(deps));
+}
+
+/** A path's percent-escapes decoded; a malformed escape gives a string no tile path matches. */
+function decodedPath(path: string): string {
+  try {
+    return decodeURIComponent(path);
+  } catch {
+    return "";
+  }
 }
 
 function receiptLogRoutes(deps: Deps) {
@@ -95,10 +104,12 @@ function receiptLogRoutes(deps: Deps) {
           },
         },
       )
+      // The document names the wildcard {tile} (src/app/openapi.ts): generated clients send its
+      // slashes percent-encoded, tlog clients as they are; both name the same tile.
       .get(
         "/tile/*",
         ({ customer, params }) => {
-          const tile = parseTilePath(params["*"]);
+          const tile = parseTilePath(decodedPath(params["*"]));
           if (!tile) throw new AppError("invalid_request", "path: not a tile of c2sp.org/tlog-tiles: tile/<L>/<N>[.p/<W>] or tile/entries/<N>[.p/<W>].");
           return deps.logReads.run(customer.tenant_id, async () => {
             const body = await tileBody(deps.db, customer.tenant_id, tile);
@@ -108,7 +119,7 @@ function receiptLogRoutes(deps: Deps) {
           });
         },
         {
-          params: t.Object({ "*": t.String({ description: "<L>/<N>[.p/<W>] or entries/<N>[.p/<W>], as c2sp.org/tlog-tiles spells them" }) }),
+          params: t.Object({ "*": t.String({ description: "<L>/<N>[.p/<W>] or entries/<N>[.p/<W>], as c2sp.org/tlog-tiles spells them (the slashes as they are, or as %2F)" }) }),
           response: { 400: ErrorResponse, 401: ErrorResponse, 404: ErrorResponse },
           detail: {
             summary: "A tile of the log's Merkle tree, or an entry bundle, in the C2SP tlog-tiles layout",

@@ -105,7 +105,7 @@ export function simulationRoutes(deps: Deps) {
   return new Elysia({ name: "simulation" })
     .get("/v1/presets", () => ({ ok: true as const, presets }), {
       response: { 200: PresetList },
-      detail: { summary: "The named simulation scenarios", tags: ["simulation"] },
+      detail: { summary: "The named simulation scenarios", tags: ["simulation"], security: [] },
     })
     // Elysia derives before it validates the body: without a credential the answer is 401, never 400.
     .derive(async ({ request, route }) => ({ caller: await callerOf(request, route) }))

@@ -98,6 +98,15 @@ describe("GET /customer/receipts/tile/...", () => {
     }
   });
 
+  test("the tile's path as a generated client sends it, its slashes as %2F, names the same tile; a broken escape is 400", async () => {
+    for (const path of ["0/001.p/3", "entries/000.p/2", "1/000.p/2"]) {
+      const encoded = await fetchTile(encodeURIComponent(path));
+      expect({ path, status: encoded.status }).toEqual({ path, status: 200 });
+      expect(encoded.body.equals((await fetchTile(path)).body)).toBe(true);
+    }
+    expectErrorShape(await call("GET", "/customer/receipts/tile/0%2F000%E0%A4%A", { headers: bearer(a.token) }), 400, "invalid_request");
+  });
+
   test("a tile the log does not hold (yet) is 404; a malformed path 400; no session 401", async () => {
     for (const path of ["0/002", "0/002.p/9", "0/003.p/1", "1/000", "1/000.p/3", "2/000.p/1", "entries/002", "63/000.p/1"]) {
       const reply = await call("GET", `/customer/receipts/tile/${path}`, { headers: bearer(a.token) });
