@@ -5,6 +5,7 @@ import { loadConfig, type Config } from "../../src/config.ts";
 import { openDb, type Db } from "../../src/db/index.ts";
 import { createService, type Service } from "../../src/app/service.ts";
 import { createLogger } from "../../src/log.ts";
+import { expectDocumented } from "./openapi.ts";
 
 export const BASE = "https://warden.test";
 export const logLines: string[] = [];
@@ -55,7 +56,11 @@ export async function call(
     headers["content-type"] ??= "application/json";
   }
   // ip: the peer address the server would pass in (src/http/server.ts).
-  return toReply(await service.handle(new Request((opts.base ?? BASE) + path, { method, headers, body }), { ip: opts.ip }));
+  const request = new Request((opts.base ?? BASE) + path, { method, headers, body });
+  const reply = await toReply(await service.handle(request, { ip: opts.ip }));
+  // Every reply a test reads is one the OpenAPI document describes (test/helpers/openapi.ts).
+  expectDocumented(service, request, { status: reply.status, contentType: reply.headers.get("content-type"), body: reply.body });
+  return reply;
 }
 
 /** A response as tests read it: status, headers, the text and its JSON (undefined when not JSON). */

@@ -7,6 +7,8 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import type { Service } from "../../src/app/service.ts";
 import { documentPath } from "../../src/app/openapi.ts";
+import { requestState } from "../../src/http/request-state.ts";
+import { checkerOf } from "../helpers/openapi.ts";
 import { apiKey, bearer, protect, setPlan } from "../helpers/customer.ts";
 import { BASE, call, logLines, signup, testService } from "../helpers/service.ts";
 import { errorProblem, expectNoSecretIn, remember, startWire, type Wire } from "./helpers.ts";
@@ -402,6 +404,9 @@ async function send(g: Generated): Promise<void> {
   }
   const describe = () => `${g.method} ${g.path.slice(0, 200)} ${JSON.stringify(g.headers).slice(0, 200)} body=${g.body.kind === "text" ? JSON.stringify(g.body.text.slice(0, 200)) : g.body.kind} -> ${response.status} ${text.slice(0, 300)}`;
   if (response.status >= 500) throw new Error(`a 5xx: ${describe()}`);
+  // Whatever was sent, the answer is one the OpenAPI document describes.
+  const undocumented = checkerOf(service).problems(g.method, request.url, { status: response.status, contentType: response.headers.get("content-type"), body: parsed }, requestState(request).route);
+  if (undocumented?.length) throw new Error(`not as documented (${undocumented.join("; ")}): ${describe()}`);
   if (!response.headers.get("x-request-id")) throw new Error(`no X-Request-ID: ${describe()}`);
   const sentId = g.headers["x-request-id"];
   if (sentId !== undefined && /^[\x21-\x7e]{1,128}$/.test(sentId) && response.headers.get("x-request-id") !== sentId) throw new Error(`X-Request-ID not echoed: ${describe()}`);
