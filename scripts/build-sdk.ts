@@ -103,7 +103,7 @@ function packageJson(version: string) {
   return {
     name: SDK_NAME,
     version,
-    description: "Typed client for warden's HTTP API, with the offline verifiers of results, proof bundles and webhook signatures",
+    description: "Typed client for warden's HTTP API, with the offline verifiers of results, proof bundles, approval bundles and webhook signatures",
     type: "module",
     main: "./index.js",
     types: "./index.d.ts",

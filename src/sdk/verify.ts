@@ -1,6 +1,7 @@
 // The SDK's offline checks of what warden signs (docs/sdk.md): the code `warden verify`,
 // `warden verify --proof` and the console run, behind types of the SDK's own, so that the
 // published declarations need nothing of the service's sources.
+import { verifyApprovalBundle as verifyApproval } from "../approvals/bundle.ts";
 import { verifyProofBundle as verifyBundle } from "../receipts/proof-bundle.ts";
 import { verifyResult as verifySigned } from "../receipts/verify.ts";
 
@@ -70,4 +71,48 @@ export function verifyResult(result: unknown, jwks: Jwks): Promise<ResultVerific
  */
 export function verifyProofBundle(bundle: ProofBundle, jwks: Jwks): Promise<ProofBundleVerification> {
   return verifyBundle(bundle, jwks as { keys: JsonWebKey[] });
+}
+
+/**
+ * An approval's bundle: the body of `GET /customer/approvals/{approval_id}/bundle`
+ * (`getCustomerApprovalsByApprovalIdBundle`), every receipt of the approval with its inclusion
+ * proof at one signed checkpoint; its `ok` is not needed.
+ */
+export interface ApprovalBundle {
+  receipts: unknown[];
+  proofs: unknown[];
+  checkpoint: unknown;
+}
+
+export interface ApprovalBundleVerification {
+  /** Every check holds. */
+  verified: boolean;
+  checks: {
+    /** Every receipt is signed, hashed, chained and included under the signed checkpoint. */
+    receipts_in_log: boolean;
+    /** One protect receipt, DENIED by a require_approval rule, carrying the terms. */
+    protect: boolean;
+    /** Every vote is on this approval and this exact action, by a distinct member of a role the terms name, before expiry and before the outcome. */
+    votes: boolean;
+    /** One outcome naming exactly those votes, its status justified by them (or by the clock), ALLOWED exactly when approved. */
+    outcome: boolean;
+    /** When the bundle holds an execute: of the approved outcome, within execute_within, for the same input. */
+    execute: boolean;
+  };
+  /** The approval the outcome names, when there is one. */
+  approval_id: string | null;
+  /** approved, denied, expired or cancelled, as the outcome says. */
+  status: string | null;
+  /** The member ids that voted approve. */
+  approvers: string[];
+}
+
+/**
+ * Checks offline, with only the JWKS, who approved what (`warden verify --proof` on a saved
+ * bundle, the console's check): a quorum of distinct members of the roles the terms name approved
+ * this exact action before expiry and before the outcome, every receipt of it in the signed log.
+ * Never throws: a bundle read from a file may be anything, and then fails a check.
+ */
+export function verifyApprovalBundle(bundle: ApprovalBundle, jwks: Jwks): Promise<ApprovalBundleVerification> {
+  return verifyApproval(bundle, jwks as { keys: JsonWebKey[] });
 }

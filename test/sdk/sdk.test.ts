@@ -1,7 +1,8 @@
 // The SDK as its users get it: `npm run build:sdk`'s package, packed and installed into a scratch
 // project, a small agent (test/sdk/agent/agent.ts) typechecked against its declarations and run
 // on Node, Bun and Deno against a running service: signup, a key made with the session, protect,
-// the result and its proof bundle verified offline, an AuthZEN evaluation, a webhook signature
+// the result and its proof bundle verified offline, a tile of the log through its named path
+// parameter, an approval's bundle verified offline, an AuthZEN evaluation, a webhook signature
 // made by the standardwebhooks package.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -11,7 +12,8 @@ import { Webhook } from "standardwebhooks";
 import { buildSdk, SDK_NAME } from "../../scripts/build-sdk.ts";
 import { serve } from "../../src/app/server.ts";
 import { createLogger } from "../../src/log.ts";
-import { apiKey, bearer, SMALL_PAYMENT } from "../helpers/customer.ts";
+import { apiKey, bearer, execute, protect, setPlan, SMALL_PAYMENT } from "../helpers/customer.ts";
+import { addMember } from "../helpers/members.ts";
 import { call, signup, testConfig, testService, uniqueEmail, GOOD_PASSWORD } from "../helpers/service.ts";
 import { CHROMIUM, chromiumAvailable } from "../console/chromium.ts";
 
@@ -22,6 +24,28 @@ let sdk: string;
 let scratch: string;
 let dataDir: string;
 let started: Awaited<ReturnType<typeof serve>>;
+/** The bundle of an approval two approvers granted and the agent executed (GET /customer/approvals/{id}/bundle). */
+let approvalBundle: unknown;
+
+/** An approval through HTTP, start to end: a refund held for two approvers, approved, executed. */
+async function approvedBundle(): Promise<unknown> {
+  const owner = await signup();
+  await setPlan(owner.tenantId, "pro");
+  const policy = {
+    default_effect: "deny",
+    default_reason: "no_rule_matched",
+    rules: [{ id: "refund_needs_two", effect: "require_approval", reason: "refund_over_100", when: { actions: ["refund.issue"] }, approval: { quorum: 2, expires_in: 600, execute_within: 300 } }],
+  };
+  expect((await call("PUT", "/customer/policy", { json: { document: policy }, headers: bearer(owner.token) })).status).toBe(200);
+  const asked = (await protect(owner.apiKey, { action: "refund.issue", amount: 250, currency: "EUR" })).body;
+  const { approval_id, action_hash } = asked.approval;
+  let outcome = "";
+  for (const approver of [await addMember(owner.token, "approver"), await addMember(owner.token, "approver")]) {
+    outcome = (await call("POST", `/customer/approvals/${approval_id}/votes`, { json: { vote: "approve", action_hash }, headers: bearer(approver.token) })).body.outcome_receipt_id;
+  }
+  expect((await execute(owner.apiKey, outcome)).status).toBe(200);
+  return (await call("GET", `/customer/approvals/${approval_id}/bundle`, { headers: bearer(owner.token) })).body;
+}
 
 /** Runs a command in the scratch project; its exit code, output and errors. */
 async function run(cmd: string[], env: Record<string, string> = {}) {
@@ -38,6 +62,7 @@ beforeAll(async () => {
   await buildSdk(sdk);
   const { db } = await testService();
   started = await serve(testConfig({ port: 0, dataDir }), { db, log: createLogger("silent") });
+  approvalBundle = await approvedBundle();
 
   // Packed and installed as from a registry: only what the package ships reaches the project.
   Bun.spawnSync(["mkdir", "-p", scratch]);
@@ -67,7 +92,7 @@ describe("the package", () => {
     expect(js).not.toMatch(/\bfrom\s*["'](node:|[a-z@])/);
     expect(js).not.toMatch(/\brequire\(|\bimport\(["']/);
     expect(js).not.toMatch(/\b(process|Buffer|Bun|Deno)\./);
-    for (const name of ["createWarden", "postV1Protect", "postAccessV1Evaluations", "verifyResult", "verifyProofBundle", "verifyWebhook", "fetchProofBundle"]) {
+    for (const name of ["createWarden", "postV1Protect", "postAccessV1Evaluations", "getCustomerReceiptsTileByTile", "verifyResult", "verifyProofBundle", "verifyApprovalBundle", "verifyWebhook", "fetchProofBundle"]) {
       expect(js).toMatch(new RegExp(`\\b${name}\\b`));
     }
     expect(existsSync(join(sdk, "gen", "types.gen.d.ts"))).toBe(true);
@@ -91,7 +116,7 @@ describe("a small agent on the package, against the running service", () => {
     const id = "msg_" + crypto.randomUUID();
     const at = new Date();
     const headers = { "webhook-id": id, "webhook-timestamp": String(Math.floor(at.getTime() / 1000)), "webhook-signature": new Webhook(secret).sign(id, at, body) };
-    writeFileSync(join(scratch, "input.json"), JSON.stringify({ baseUrl: started.url, email: uniqueEmail(`sdk-${tag}`), password: GOOD_PASSWORD, webhook: { secret, body, headers } }));
+    writeFileSync(join(scratch, "input.json"), JSON.stringify({ baseUrl: started.url, email: uniqueEmail(`sdk-${tag}`), password: GOOD_PASSWORD, webhook: { secret, body, headers }, approval: approvalBundle }));
   }
 
   function expectAgentRan(out: { code: number; stdout: string; stderr: string }): void {
@@ -102,8 +127,10 @@ describe("a small agent on the package, against the running service", () => {
       verified: true,
       tampered: false,
       proof: { verified: true, checks: { content_hash: true, signature: true, chain_hash: true, inclusion: true, checkpoint: true } },
-      // The key.created event, then the protect.
+      // The key.created event, then the protect: a tile of two 32-byte hashes.
       tree_size: 2,
+      tile_bytes: 64,
+      approval: { verified: true, status: "approved", approvers: 2, without_vote: false },
       authzen: { decision: true, context: { receipt_id: expect.stringMatching(/^rcpt_/), reason_user: "payment_within_limit" } },
       webhook: "approval.requested",
       forged: "refused",
@@ -134,7 +161,7 @@ describe("a small agent on the package, against the running service", () => {
 
 describe("in a browser", () => {
   // Without Chromium the console's browser tests already fail in CI (test/console); here a skip.
-  test.skipIf(!chromiumAvailable)("the verifiers run on the page's WebCrypto: a result, its proof bundle, a webhook", async () => {
+  test.skipIf(!chromiumAvailable)("the verifiers run on the page's WebCrypto: a result, its proof bundle, an approval's bundle, a webhook", async () => {
     const { chromium } = await import("playwright-core");
     const owner = await signup();
     const result = (await call("POST", "/v1/protect", { json: SMALL_PAYMENT, headers: apiKey(owner.apiKey) })).body;
@@ -161,21 +188,23 @@ describe("in a browser", () => {
       await page.goto("https://sdk.test/");
       await page.waitForFunction(() => "sdk" in window);
       const outcome = await page.evaluate(
-        async ({ result, bundle, jwks, webhook }) => {
+        async ({ result, bundle, approval, jwks, webhook }) => {
           const sdk = (window as unknown as { sdk: any }).sdk;
           return {
             result: await sdk.verifyResult(result, jwks),
             tampered: (await sdk.verifyResult({ ...result, decision: "DENIED" }, jwks)).verified,
             bundle: await sdk.verifyProofBundle(bundle, jwks),
+            approval: (await sdk.verifyApprovalBundle(approval, jwks)).checks,
             webhook: (await sdk.verifyWebhook(webhook.secret, webhook.body, webhook.headers)).type,
           };
         },
-        { result, bundle: { receipt, proof, checkpoint }, jwks, webhook: { secret, body, headers } },
+        { result, bundle: { receipt, proof, checkpoint }, approval: approvalBundle, jwks, webhook: { secret, body, headers } },
       );
       expect(outcome).toEqual({
         result: { verified: true, checks: { content_hash: true, signature: true } },
         tampered: false,
         bundle: { verified: true, checks: { content_hash: true, signature: true, chain_hash: true, inclusion: true, checkpoint: true } },
+        approval: { receipts_in_log: true, protect: true, votes: true, outcome: true, execute: true },
         webhook: "webhook.test",
       });
     } finally {

@@ -6,10 +6,12 @@ import {
   createWarden,
   fetchJwks,
   fetchProofBundle,
+  getCustomerReceiptsTileByTile,
   postAccessV1Evaluation,
   postAuthSignup,
   postCustomerKeys,
   postV1Protect,
+  verifyApprovalBundle,
   verifyProofBundle,
   verifyResult,
   verifyWebhook,
@@ -18,7 +20,7 @@ import {
 } from "warden-sdk";
 import input from "./input.json" with { type: "json" };
 
-const { baseUrl, email, password, webhook } = input;
+const { baseUrl, email, password, webhook, approval } = input;
 
 // A person signs up; their session makes the agent its own key.
 const anonymous = createWarden({ baseUrl });
@@ -38,6 +40,16 @@ const result = await verifyResult(decision, jwks);
 const tampered = await verifyResult({ ...decision, decision: decision.decision === "ALLOWED" ? "DENIED" : "ALLOWED" }, jwks);
 const bundle = await fetchProofBundle(session, decision.receipt_id);
 const proved = await verifyProofBundle(bundle, jwks);
+
+// The log's level-0 tile as tlog clients read it, through the generated function: its path
+// parameter holds slashes.
+const tile = await getCustomerReceiptsTileByTile({ client: session, path: { tile: `0/000.p/${bundle.checkpoint.tree_size}` }, throwOnError: true });
+
+// An approval's bundle saved earlier (the test made it): who approved what, checked with only the
+// public keys; the same bundle without its first vote no longer shows a quorum.
+const approved = await verifyApprovalBundle(approval, jwks);
+const withoutVote = { ...approval, receipts: approval.receipts.filter((_, i) => i !== 1), proofs: approval.proofs.filter((_, i) => i !== 1) };
+const unproved = await verifyApprovalBundle(withoutVote, jwks);
 
 // The same question the AuthZEN way, with the key as a bearer token.
 const bearer = await postAccessV1Evaluation({
@@ -61,6 +73,8 @@ console.log(
     tampered: tampered.verified,
     proof: proved,
     tree_size: bundle.checkpoint.tree_size,
+    tile_bytes: tile.data.size,
+    approval: { verified: approved.verified, status: approved.status, approvers: approved.approvers.length, without_vote: unproved.verified },
     authzen: bearer.data,
     webhook: event.type,
     forged,
