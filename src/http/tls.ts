@@ -86,9 +86,10 @@ async function createSelfSigned(): Promise<{ cert: string; key: string }> {
   const alg = { name: "ECDSA", namedCurve: "P-256" } as const;
   const keys = (await crypto.subtle.generateKey(alg, true, ["sign", "verify"])) as CryptoKeyPair;
 
-  // 16 random bytes, top bit cleared so the DER INTEGER stays positive without a pad byte.
+  // 16 random bytes: the top bit cleared so the DER INTEGER stays positive without a pad byte, the
+  // next one set so the first byte is never zero (DER would drop it: a 15-byte serial, 1 time in 128).
   const serial = crypto.getRandomValues(new Uint8Array(16));
-  serial[0] &= 0x7f;
+  serial[0] = (serial[0]! & 0x3f) | 0x40;
 
   // Backdated an hour so a client whose clock runs a little behind does not see "not yet valid".
   const notBefore = new Date(Date.now() - 60 * 60 * 1000);
