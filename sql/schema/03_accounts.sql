@@ -3,7 +3,7 @@
 -- sessions, one-time tokens for email verification and password reset, password change, the
 -- second factor, and brute-force counters for /auth. Members, roles and invitations: 11_members.sql.
 -- Refusals raise class WA (docs/error_codes.md): WA001 invalid_token, WA002 token_expired,
--- WA003 token_used, WA004 the current password does not match.
+-- WA003 token_used, WA004 the current password does not match, WA007 the email has an account.
 --
 -- Token times are the application's clock, passed in as p_now, so tests can move it.
 
@@ -35,7 +35,8 @@ CREATE TABLE accounts (
 CREATE UNIQUE INDEX accounts_email_key ON accounts (email);
 
 -- Signup: the tenant, the person (its first member, the owner) and its first API key, together or
--- not at all.
+-- not at all. An email that has an account is WA007, raised here rather than told by the unique
+-- index's name (a signup racing another for the same email waits for it, then finds it).
 CREATE FUNCTION tenant_signup(
   p_tenant_id text, p_account_id text, p_member_id text, p_email text, p_password_hash text,
   p_key_id text, p_secret_hash text, p_hint text
@@ -46,7 +47,11 @@ DECLARE
 BEGIN
   INSERT INTO tenants (tenant_id) VALUES (p_tenant_id) RETURNING tenants.created_at INTO v_created;
   INSERT INTO accounts (account_id, email, password_hash, last_tenant_id, created_at)
-    VALUES (p_account_id, p_email, p_password_hash, p_tenant_id, v_created);
+    VALUES (p_account_id, p_email, p_password_hash, p_tenant_id, v_created)
+    ON CONFLICT (email) DO NOTHING;
+  IF NOT FOUND THEN
+    RAISE EXCEPTION 'an account with this email exists' USING ERRCODE = 'WA007';
+  END IF;
   INSERT INTO members (member_id, tenant_id, account_id, role, joined_at)
     VALUES (p_member_id, p_tenant_id, p_account_id, 'owner', v_created);
   INSERT INTO api_keys (key_id, tenant_id, label, secret_hash, hint, created_by)
@@ -54,7 +59,8 @@ BEGIN
   RETURN QUERY SELECT p_tenant_id, p_key_id, iso_time(v_created);
 END $$;
 COMMENT ON FUNCTION tenant_signup(text, text, text, text, text, text, text, text) IS
-  'Creates a tenant on the free plan, the person who signed up as its owner, and its first active API key, labelled "default".';
+  'Creates a tenant on the free plan, the person who signed up as its owner, and its first active API key, labelled "default"; '
+  'WA007 when the email has an account.';
 
 -- ---------------------------------------------------------------------------------------------
 -- One-time tokens. Only the SHA-256 of a token is kept; the outbox row of its mail holds it sealed by

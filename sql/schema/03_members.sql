@@ -315,8 +315,13 @@ BEGIN
     IF EXISTS (SELECT 1 FROM accounts a WHERE a.email = v.email) THEN
       RAISE EXCEPTION 'this email has an account: log in and accept' USING ERRCODE = 'WT009';
     END IF;
+    -- ON CONFLICT: an account made for the email meanwhile is the same refusal, not a bare 23505.
     INSERT INTO accounts (account_id, email, password_hash, email_verified_at, last_tenant_id, created_at)
-    VALUES (p_new_account_id, v.email, p_password_hash, p_now, v.tenant_id, p_now);
+    VALUES (p_new_account_id, v.email, p_password_hash, p_now, v.tenant_id, p_now)
+    ON CONFLICT (email) DO NOTHING;
+    IF NOT FOUND THEN
+      RAISE EXCEPTION 'this email has an account: log in and accept' USING ERRCODE = 'WT009';
+    END IF;
     v_account := p_new_account_id;
   ELSE
     SELECT a.email INTO v_email FROM accounts a WHERE a.account_id = v_account FOR UPDATE;

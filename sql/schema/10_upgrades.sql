@@ -4,6 +4,7 @@
 -- changes only through an approved request. Custom SQLSTATEs (docs/error_codes.md):
 --   WU001 invalid_plan (unknown, or not above the current plan)   WU002 not_pending
 --   WU003 plan changed outside an approved upgrade                 WU004 bad review input
+--   WU006 upgrade_pending (the tenant has a pending request already)
 
 CREATE TABLE upgrade_requests (
   request_id      text PRIMARY KEY CHECK (request_id ~ '^upgr_[0-9A-Za-z]{22}$'),
@@ -25,6 +26,7 @@ CREATE TABLE upgrade_requests (
   CONSTRAINT upgrade_requests_cancel_matches_status CHECK ((status = 'cancelled') = (cancelled_at IS NOT NULL)),
   CONSTRAINT upgrade_requests_rejection_has_note CHECK (status <> 'rejected' OR char_length(btrim(review_note)) > 0)
 );
+-- upgrade_request_create() refuses a second pending request itself (WU006); this is the backstop.
 CREATE UNIQUE INDEX upgrade_requests_one_pending ON upgrade_requests (tenant_id) WHERE status = 'pending';
 CREATE INDEX upgrade_requests_tenant_idx ON upgrade_requests (tenant_id, created_at DESC);
 CREATE INDEX upgrade_requests_pending_idx ON upgrade_requests (created_at) WHERE status = 'pending';
@@ -107,13 +109,16 @@ BEGIN
         AND u.created_at >= date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC') >= upgrade_requests_daily_cap() THEN
     RAISE EXCEPTION 'tenant % made % upgrade requests today', p_tenant_id, upgrade_requests_daily_cap() USING ERRCODE = 'WU005';
   END IF;
+  IF EXISTS (SELECT 1 FROM upgrade_requests u WHERE u.tenant_id = p_tenant_id AND u.status = 'pending') THEN
+    RAISE EXCEPTION 'tenant % has a pending upgrade request', p_tenant_id USING ERRCODE = 'WU006';
+  END IF;
   RETURN QUERY
     INSERT INTO upgrade_requests AS u (request_id, tenant_id, from_plan, requested_plan, reason, requested_by)
     VALUES (p_request_id, p_tenant_id, v_current, p_plan, p_reason, p_requested_by)
     RETURNING u.request_id, u.status, u.requested_plan, u.reason, iso_time(u.created_at), u.requested_by;
 END $$;
 COMMENT ON FUNCTION upgrade_request_create(text, text, text, text, text) IS
-  'An owner of a tenant (WT001/WT020 otherwise; NULL: an operator) asks for a higher plan. WU001 for an unknown or not-higher plan; a second pending request violates upgrade_requests_one_pending; WU005 beyond upgrade_requests_daily_cap() requests today (UTC).';
+  'An owner of a tenant (WT001/WT020 otherwise; NULL: an operator) asks for a higher plan. WU001 for an unknown or not-higher plan; WU006 while a request is pending; WU005 beyond upgrade_requests_daily_cap() requests today (UTC).';
 
 CREATE FUNCTION upgrade_request_cancel(p_tenant_id text, p_request_id text)
 RETURNS TABLE (request_id text, status text, requested_plan text)

@@ -94,13 +94,9 @@ export function errorBody(err: AppError, requestId: string): Record<string, unkn
   return { ok: false, error: err.code, message: err.message, request_id: requestId, ...err.options.fields };
 }
 
-// Database refusals that mean something to the caller, by SQLSTATE and constraint name
-// (docs/error_codes.md lists the custom SQLSTATEs). Anything else is an internal error.
-const BY_CONSTRAINT: Record<string, [ErrorCode, string]> = {
-  accounts_email_key: ["email_taken", "An account with this email already exists."],
-  upgrade_requests_one_pending: ["upgrade_pending", "An upgrade request is already pending; cancel it or wait for its review."],
-  receipts_execute_once: ["already_executed", "This protect receipt has already been executed."],
-};
+// Database refusals that mean something to the caller, by SQLSTATE alone (docs/error_codes.md
+// lists the custom SQLSTATEs): a procedure that must tell two refusals apart raises its own code,
+// never left to a constraint's name (docs/scaling.md). Anything else is an internal error.
 // The optional third element: fields of the error body (for example quota_exceeded's `limit`).
 const BY_SQLSTATE: Record<string, [ErrorCode, string, Record<string, unknown>?]> = {
   WK001: ["key_not_active", "The key is not active."],
@@ -116,6 +112,7 @@ const BY_SQLSTATE: Record<string, [ErrorCode, string, Record<string, unknown>?]>
   WA011: ["mfa_enabled", "A second factor is already active; disable it before enrolling again."],
   WA012: ["not_pending", "There is no enrolment to confirm; enroll first."],
   WA006: ["unauthorized", "This sign-in challenge was already used; log in again."],
+  WA007: ["email_taken", "An account with this email already exists."],
   WT001: ["not_found", "No such resource."],
   WT003: ["last_owner", "A tenant always keeps an owner: make another member owner first."],
   WT004: ["quota_exceeded", "This tenant has the most members it may (100); remove one first.", { limit: "members" }],
@@ -130,6 +127,7 @@ const BY_SQLSTATE: Record<string, [ErrorCode, string, Record<string, unknown>?]>
   WT023: ["forbidden_role", "This needs the approver role (or a wider one).", { required_role: "approver" }],
   WU001: ["invalid_plan", "Ask for a plan above your current one: pro or enterprise."],
   WU002: ["not_pending", "Only a pending upgrade request can change."],
+  WU006: ["upgrade_pending", "An upgrade request is already pending; cancel it or wait for its review."],
   WU005: ["quota_exceeded", "Your account made the most upgrade requests allowed today; try again after 00:00 UTC.", { limit: "upgrade_requests_per_day" }],
   WR002: ["not_found", "No protect receipt with this id."],
   WR003: ["decision_denied", "The protect decision was DENIED; it cannot be executed."],
@@ -157,10 +155,6 @@ const BY_SQLSTATE: Record<string, [ErrorCode, string, Record<string, unknown>?]>
 };
 
 export function fromDbError(err: DbError): AppError | undefined {
-  if (err.sqlstate === "23505" && err.constraint && BY_CONSTRAINT[err.constraint]) {
-    const [code, message] = BY_CONSTRAINT[err.constraint];
-    return new AppError(code, message);
-  }
   const hit = BY_SQLSTATE[err.sqlstate];
   return hit ? new AppError(hit[0], hit[1], { fields: hit[2] }) : undefined;
 }
