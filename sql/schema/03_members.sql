@@ -18,7 +18,7 @@ COMMENT ON FUNCTION member_role_rank(text) IS
   'owner 5 > admin 4 > developer 3 > approver 2 > viewer 1; NULL for anything else.';
 
 CREATE TABLE members (
-  member_id       text PRIMARY KEY CHECK (member_id ~ '^mbr_[0-9A-Za-z]{22}$'),
+  member_id       text NOT NULL CHECK (member_id ~ '^mbr_[0-9A-Za-z]{22}$'),
   tenant_id       text NOT NULL REFERENCES tenants (tenant_id),
   account_id      text NOT NULL REFERENCES accounts (account_id),
   role            text NOT NULL CHECK (member_role_rank(role) IS NOT NULL),
@@ -28,13 +28,40 @@ CREATE TABLE members (
   session_epoch   integer NOT NULL DEFAULT 0 CHECK (session_epoch >= 0),
   joined_at       timestamptz NOT NULL,
   removed_at      timestamptz,
-  removed_by      text REFERENCES members (member_id),
-  CONSTRAINT members_removed_at_matches_status CHECK ((status = 'removed') = (removed_at IS NOT NULL)),
-  -- The key the tenant's own tables name a member by, together with its tenant.
-  CONSTRAINT members_tenant_member_key UNIQUE (tenant_id, member_id)
+  removed_by      text,
+  -- Keyed by tenant first, as every tenant table (docs/scaling.md): the tenant's own tables name a
+  -- member by (tenant_id, member_id).
+  PRIMARY KEY (tenant_id, member_id),
+  CONSTRAINT members_removed_by_fkey FOREIGN KEY (tenant_id, removed_by) REFERENCES members (tenant_id, member_id),
+  CONSTRAINT members_removed_at_matches_status CHECK ((status = 'removed') = (removed_at IS NOT NULL))
 );
 CREATE UNIQUE INDEX members_one_active_per_person ON members (tenant_id, account_id) WHERE status = 'active';
-CREATE INDEX members_account_idx ON members (account_id) WHERE status = 'active';
+
+-- A person's active memberships, by account: where a login or a tenant switch finds the tenants
+-- to read (a person spans tenants, so members alone would be searched in every tenant's part;
+-- docs/scaling.md). Written only by members_route() as members join and leave.
+CREATE TABLE member_routes (
+  account_id  text NOT NULL REFERENCES accounts (account_id),
+  tenant_id   text NOT NULL,
+  member_id   text NOT NULL,
+  joined_at   timestamptz NOT NULL,
+  PRIMARY KEY (account_id, tenant_id)
+);
+
+CREATE FUNCTION members_route() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+  IF TG_OP = 'INSERT' THEN
+    INSERT INTO member_routes (account_id, tenant_id, member_id, joined_at) VALUES (NEW.account_id, NEW.tenant_id, NEW.member_id, NEW.joined_at);
+  ELSIF OLD.status = 'active' AND NEW.status = 'removed' THEN
+    DELETE FROM member_routes r WHERE r.account_id = OLD.account_id AND r.tenant_id = OLD.tenant_id;
+  END IF;
+  RETURN NULL;
+END $$;
+COMMENT ON FUNCTION members_route() IS
+  'AFTER INSERT OR UPDATE OF status on members: a member who joins is routed (member_routes: account -> tenant, member), one who is removed no longer.';
+CREATE TRIGGER members_route AFTER INSERT OR UPDATE OF status ON members
+  FOR EACH ROW EXECUTE FUNCTION members_route();
 
 CREATE FUNCTION members_guard() RETURNS trigger
 LANGUAGE plpgsql AS $$
@@ -140,7 +167,7 @@ BEGIN
     RAISE EXCEPTION 'only an owner changes owners' USING ERRCODE = member_role_refusal('owner');
   END IF;
   IF v_old <> p_role THEN
-    UPDATE members m SET role = p_role, session_epoch = m.session_epoch + 1 WHERE m.member_id = p_member_id;
+    UPDATE members m SET role = p_role, session_epoch = m.session_epoch + 1 WHERE m.tenant_id = p_tenant_id AND m.member_id = p_member_id;
   END IF;
   RETURN QUERY SELECT p_member_id, p_role, v_old;
 END $$;
@@ -168,7 +195,7 @@ BEGIN
     PERFORM member_actor_check(p_tenant_id, p_actor, 'owner');
   END IF;
   UPDATE members m SET status = 'removed', removed_at = p_now, removed_by = p_actor, session_epoch = m.session_epoch + 1
-   WHERE m.member_id = p_member_id;
+   WHERE m.tenant_id = p_tenant_id AND m.member_id = p_member_id;
   RETURN QUERY SELECT p_member_id, v_role;
 END $$;
 COMMENT ON FUNCTION member_remove(text, text, text, timestamptz) IS
@@ -186,24 +213,49 @@ COMMENT ON FUNCTION tenant_contact_email(text) IS 'The email of the tenant''s ol
 
 -- ---------------------------------------------------------------------------------------------
 -- Invitations: pending -> accepted | revoked; a pending one past expires_at is expired (it is
--- shown so, and refused). Only the token's SHA-256 is kept.
+-- shown so, and refused). Only the token's SHA-256 is kept, and it is unique across tenants through
+-- invitation_routes (below), where an acceptance finds its tenant.
 CREATE TABLE member_invitations (
-  invitation_id  text PRIMARY KEY CHECK (invitation_id ~ '^inv_[0-9A-Za-z]{22}$'),
+  invitation_id  text NOT NULL CHECK (invitation_id ~ '^inv_[0-9A-Za-z]{22}$'),
   tenant_id      text NOT NULL REFERENCES tenants (tenant_id),
   email          text NOT NULL CHECK (email = lower(btrim(email)) AND length(email) BETWEEN 3 AND 254),
   role           text NOT NULL CHECK (member_role_rank(role) IS NOT NULL),
-  token_hash     text NOT NULL UNIQUE CHECK (token_hash ~ '^[0-9a-f]{64}$'),
+  token_hash     text NOT NULL CHECK (token_hash ~ '^[0-9a-f]{64}$'),
   status         text NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'accepted', 'revoked')),
-  invited_by     text REFERENCES members (member_id),
+  invited_by     text,
   created_at     timestamptz NOT NULL,
   expires_at     timestamptz NOT NULL,
   finished_at    timestamptz,
-  member_id      text REFERENCES members (member_id),
+  member_id      text,
+  PRIMARY KEY (tenant_id, invitation_id),
+  CONSTRAINT member_invitations_invited_by_fkey FOREIGN KEY (tenant_id, invited_by) REFERENCES members (tenant_id, member_id),
+  CONSTRAINT member_invitations_member_id_fkey FOREIGN KEY (tenant_id, member_id) REFERENCES members (tenant_id, member_id),
   CONSTRAINT member_invitations_lifetime CHECK (expires_at > created_at),
   CONSTRAINT member_invitations_finished_at_matches_status CHECK ((status = 'pending') = (finished_at IS NULL)),
   CONSTRAINT member_invitations_member_when_accepted CHECK ((status = 'accepted') = (member_id IS NOT NULL))
 );
 CREATE INDEX member_invitations_tenant_idx ON member_invitations (tenant_id, created_at DESC);
+
+-- An invitation's token hash -> its tenant and invitation: the link carries no tenant, so an
+-- acceptance reads here first (docs/scaling.md). The primary key keeps token hashes unique.
+-- Written only by member_invitations_route(); invitations are never deleted and their token
+-- never changes, so a route never changes either.
+CREATE TABLE invitation_routes (
+  token_hash     text PRIMARY KEY,
+  tenant_id      text NOT NULL,
+  invitation_id  text NOT NULL
+);
+
+CREATE FUNCTION member_invitations_route() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO invitation_routes (token_hash, tenant_id, invitation_id) VALUES (NEW.token_hash, NEW.tenant_id, NEW.invitation_id);
+  RETURN NULL;
+END $$;
+COMMENT ON FUNCTION member_invitations_route() IS
+  'AFTER INSERT on member_invitations: routes the invitation''s token hash to its tenant (invitation_routes); a token hash used twice is 23505.';
+CREATE TRIGGER member_invitations_route AFTER INSERT ON member_invitations
+  FOR EACH ROW EXECUTE FUNCTION member_invitations_route();
 
 CREATE FUNCTION member_invitations_guard() RETURNS trigger
 LANGUAGE plpgsql AS $$
@@ -284,7 +336,7 @@ BEGIN
   IF v.status <> 'pending' OR v.expires_at <= p_now THEN
     RAISE EXCEPTION 'the invitation is not pending' USING ERRCODE = 'WT007';
   END IF;
-  UPDATE member_invitations i SET status = 'revoked', finished_at = p_now WHERE i.invitation_id = p_invitation_id;
+  UPDATE member_invitations i SET status = 'revoked', finished_at = p_now WHERE i.tenant_id = p_tenant_id AND i.invitation_id = p_invitation_id;
   RETURN QUERY SELECT v.invitation_id, v.email, v.role;
 END $$;
 COMMENT ON FUNCTION member_invitation_revoke(text, text, text, timestamptz) IS
@@ -303,7 +355,8 @@ DECLARE
   v_account text := p_account_id;
   v_email text;
 BEGIN
-  SELECT * INTO v FROM member_invitations i WHERE i.token_hash = auth_token_digest(p_token) FOR UPDATE;
+  SELECT i.* INTO v FROM invitation_routes r JOIN member_invitations i ON i.tenant_id = r.tenant_id AND i.invitation_id = r.invitation_id
+   WHERE r.token_hash = auth_token_digest(p_token) FOR UPDATE OF i;
   IF NOT FOUND OR v.status = 'revoked' THEN
     RAISE EXCEPTION 'invalid invitation' USING ERRCODE = 'WA001';
   ELSIF v.status = 'accepted' THEN
@@ -336,7 +389,8 @@ BEGIN
     RAISE EXCEPTION 'already a member' USING ERRCODE = 'WT006';
   END IF;
   INSERT INTO members (member_id, tenant_id, account_id, role, joined_at) VALUES (p_member_id, v.tenant_id, v_account, v.role, p_now);
-  UPDATE member_invitations i SET status = 'accepted', finished_at = p_now, member_id = p_member_id WHERE i.invitation_id = v.invitation_id;
+  UPDATE member_invitations i SET status = 'accepted', finished_at = p_now, member_id = p_member_id
+   WHERE i.tenant_id = v.tenant_id AND i.invitation_id = v.invitation_id;
   RETURN QUERY SELECT v.tenant_id, p_member_id, v_account, v.role, v.email, v.invitation_id, p_account_id IS NULL;
 END $$;
 COMMENT ON FUNCTION member_invitation_accept(text, text, text, text, text, timestamptz) IS
@@ -345,7 +399,7 @@ COMMENT ON FUNCTION member_invitation_accept(text, text, text, text, text, times
 
 -- ---------------------------------------------------------------------------------------------
 -- The session behind a JWT: the member of the tenant, the person, and what the tokens must carry.
-CREATE FUNCTION member_session(p_member_id text, p_account_id text, p_jti text)
+CREATE FUNCTION member_session(p_tenant_id text, p_member_id text, p_account_id text, p_jti text)
 RETURNS TABLE (tenant_id text, plan text, member_id text, account_id text, role text, member_epoch integer,
                account_epoch integer, signed_out boolean, mfa_active boolean, require_mfa boolean)
 LANGUAGE sql STABLE AS $$
@@ -356,9 +410,9 @@ LANGUAGE sql STABLE AS $$
     FROM members m
     JOIN accounts a ON a.account_id = m.account_id
     JOIN tenants t ON t.tenant_id = m.tenant_id
-   WHERE m.member_id = p_member_id AND m.account_id = p_account_id AND m.status = 'active'
+   WHERE m.tenant_id = p_tenant_id AND m.member_id = p_member_id AND m.account_id = p_account_id AND m.status = 'active'
 $$;
-COMMENT ON FUNCTION member_session(text, text, text) IS
+COMMENT ON FUNCTION member_session(text, text, text, text) IS
   'The live member behind a session (no row: removed, or not this person''s), its role, the epochs its tokens must carry, whether this token '
   'was signed out, whether the person has a second factor, and whether the tenant requires one.';
 
@@ -369,13 +423,16 @@ RETURNS TABLE (tenant_id text, member_id text, role text, member_epoch integer)
 LANGUAGE plpgsql AS $$
 #variable_conflict use_column
 BEGIN
+  -- The membership is chosen among the person's routes, then read in its tenant.
   RETURN QUERY
     SELECT m.tenant_id, m.member_id, m.role, m.session_epoch
-      FROM members m JOIN accounts a ON a.account_id = m.account_id
-     WHERE m.account_id = p_account_id AND m.status = 'active'
-       AND (p_tenant_id IS NULL OR m.tenant_id = p_tenant_id)
-     ORDER BY (m.tenant_id = a.last_tenant_id) DESC NULLS LAST, m.joined_at, m.member_id
-     LIMIT 1;
+      FROM (SELECT r.tenant_id, r.member_id
+              FROM member_routes r JOIN accounts a ON a.account_id = r.account_id
+             WHERE r.account_id = p_account_id AND (p_tenant_id IS NULL OR r.tenant_id = p_tenant_id)
+             ORDER BY (r.tenant_id = a.last_tenant_id) DESC NULLS LAST, r.joined_at, r.member_id
+             LIMIT 1) r
+      JOIN members m ON m.tenant_id = r.tenant_id AND m.member_id = r.member_id
+     WHERE m.status = 'active';
   IF FOUND AND p_tenant_id IS NOT NULL THEN
     UPDATE accounts a SET last_tenant_id = p_tenant_id WHERE a.account_id = p_account_id AND a.last_tenant_id IS DISTINCT FROM p_tenant_id;
   END IF;

@@ -2,17 +2,18 @@
 -- the receipts that name it stay attributable. Refusals raise WK001 (docs/error_codes.md).
 
 CREATE TABLE api_keys (
-  key_id        text PRIMARY KEY CHECK (key_id ~ '^key_[0-9A-Za-z]{22}$'),
+  key_id        text NOT NULL CHECK (key_id ~ '^key_[0-9A-Za-z]{22}$'),
   tenant_id     text NOT NULL REFERENCES tenants (tenant_id),
   label         text NOT NULL CHECK (char_length(label) BETWEEN 1 AND 100),
-  -- Lowercase hex SHA-256 of the whole secret; the secret itself is never stored.
+  -- Lowercase hex SHA-256 of the whole secret; the secret itself is never stored. Unique across
+  -- tenants through key_routes (below), where a request's secret finds its key.
   secret_hash   text NOT NULL CHECK (secret_hash ~ '^[0-9a-f]{64}$'),
   hint          text NOT NULL CHECK (char_length(hint) = 4),
   status        text NOT NULL DEFAULT 'active' CHECK (status IN ('active', 'revoked')),
   created_at    timestamptz NOT NULL DEFAULT now(),
   last_used_at  timestamptz,
   revoked_at    timestamptz,
-  replaced_by   text REFERENCES api_keys (key_id),
+  replaced_by   text,
   -- Who made and who ended the key: members of its tenant (NULL: an operator, or before it mattered).
   created_by    text,
   revoked_by    text,
@@ -27,16 +28,41 @@ CREATE TABLE api_keys (
   metadata      jsonb NOT NULL DEFAULT '{}' CHECK (jsonb_typeof(metadata) = 'object'),
   -- A key rotated with an overlap: its secret is still accepted until then.
   overlap_until timestamptz,
+  -- Keyed by tenant first, as every tenant table (docs/scaling.md); receipts and approvals name a
+  -- key together with its tenant.
+  PRIMARY KEY (tenant_id, key_id),
+  CONSTRAINT api_keys_replaced_by_fkey FOREIGN KEY (tenant_id, replaced_by) REFERENCES api_keys (tenant_id, key_id),
   CONSTRAINT api_keys_burst_needs_rate CHECK (burst IS NULL OR per_second IS NOT NULL),
   CONSTRAINT api_keys_overlap_when_revoked CHECK (overlap_until IS NULL OR status = 'revoked'),
   CONSTRAINT api_keys_created_by_fkey FOREIGN KEY (tenant_id, created_by) REFERENCES members (tenant_id, member_id),
   CONSTRAINT api_keys_revoked_by_fkey FOREIGN KEY (tenant_id, revoked_by) REFERENCES members (tenant_id, member_id),
   CONSTRAINT api_keys_revoked_at_matches_status CHECK ((status = 'revoked') = (revoked_at IS NOT NULL))
 );
-CREATE UNIQUE INDEX api_keys_secret_hash_key ON api_keys (secret_hash);
-CREATE INDEX api_keys_tenant_idx ON api_keys (tenant_id, created_at);
--- Lets a receipt's key be checked together with its tenant in one index probe.
-CREATE UNIQUE INDEX api_keys_tenant_key_key ON api_keys (tenant_id, key_id);
+-- No other index leads with tenant_id: a lookup by (tenant_id, key_id) then has the primary key
+-- alone to take, whatever the statistics (a plan made while the table was small could otherwise
+-- take another and filter on key_id). A tenant's keys, at most api_keys_total_cap(), are listed
+-- and counted through the primary key.
+
+-- A secret's hash -> its key and tenant: a request carries only the secret, so its key is found
+-- here first and then read in its tenant (docs/scaling.md). The primary key keeps secret hashes
+-- unique. Written only by api_keys_route(); keys are never deleted and their secret hash never
+-- changes, so a route never changes either.
+CREATE TABLE key_routes (
+  secret_hash  text PRIMARY KEY,
+  tenant_id    text NOT NULL,
+  key_id       text NOT NULL
+);
+
+CREATE FUNCTION api_keys_route() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO key_routes (secret_hash, tenant_id, key_id) VALUES (NEW.secret_hash, NEW.tenant_id, NEW.key_id);
+  RETURN NULL;
+END $$;
+COMMENT ON FUNCTION api_keys_route() IS
+  'AFTER INSERT on api_keys: routes the key''s secret hash to it (key_routes); a secret hash used twice is 23505 (key_routes_pkey).';
+CREATE TRIGGER api_keys_route AFTER INSERT ON api_keys
+  FOR EACH ROW EXECUTE FUNCTION api_keys_route();
 
 -- Keys are born active; a key moves only active -> revoked (replaced_by is set only by that
 -- move); a revoked key never changes, except that a revoke ends a rotation's overlap early; identity columns never change; keys are never deleted.
@@ -198,7 +224,7 @@ BEGIN
   UPDATE api_keys k SET label = v_new.label, expires_at = v_new.expires_at, enabled = v_new.enabled, actions = v_new.actions,
          protect_per_day = v_new.protect_per_day, per_second = v_new.per_second, burst = v_new.burst,
          allowed_ips = v_new.allowed_ips, metadata = v_new.metadata
-  WHERE k.key_id = p_key_id;
+  WHERE k.tenant_id = p_tenant_id AND k.key_id = p_key_id;
   -- The new value of each property that changed, for the audit trail.
   RETURN QUERY
     SELECT p_key_id, coalesce(jsonb_object_agg(n.key, n.value), '{}'::jsonb)
@@ -235,10 +261,10 @@ BEGIN
             v_old.protect_per_day, v_old.per_second, v_old.burst, v_old.allowed_ips, v_old.metadata);
   UPDATE api_keys k SET status = 'revoked', revoked_at = now(), replaced_by = p_new_key_id, revoked_by = p_actor,
          overlap_until = CASE WHEN p_overlap > 0 THEN now() + make_interval(secs => p_overlap) END
-  WHERE k.key_id = p_key_id;
+  WHERE k.tenant_id = p_tenant_id AND k.key_id = p_key_id;
   RETURN QUERY
     SELECT p_key_id, k.key_id, k.tenant_id, k.label, k.status, iso_time(k.created_at), k.created_by
-    FROM api_keys k WHERE k.key_id = p_new_key_id;
+    FROM api_keys k WHERE k.tenant_id = p_tenant_id AND k.key_id = p_new_key_id;
 END $$;
 COMMENT ON FUNCTION api_key_rotate(text, text, text, text, text, text, integer) IS
   'Revokes an active key (replaced_by = the new key) and issues its successor with the same label and properties, in one transaction; '
@@ -274,11 +300,13 @@ COMMENT ON FUNCTION api_keys_page(text, timestamptz, text, integer) IS
 -- What a key-authenticated request needs, for each secret hash of the batch that names a key: the
 -- key, its status and what it may do (expiry and overlap as epoch milliseconds), the tenant's plan, its active policy version (NULL policy_id: the built-in
 -- default) and its verdicts for the features keys call, as arrays aligned with `features`.
+-- A secret's key is found through its route (key_routes) and then read in its tenant, by its key.
 -- last_used_at is written at most once a minute, and only on rows no one else holds: a batch never
 -- waits on another (two instances' batches cannot deadlock), and a revoke in progress is left to
 -- finish. The read is a later statement, so it sees a revoke that committed meanwhile.
 -- plan_cache_mode: PL/pgSQL keeps a statement's plan, but PostgreSQL would still plan this one
--- again per call whenever it guessed a custom plan pays, which it never does here.
+-- again per call whenever it guessed a custom plan pays, which it never does here. Index probes
+-- (LATERAL ... LIMIT 1), so that a generic plan made while a table was small cannot turn into a scan.
 CREATE FUNCTION api_key_contexts(p_secret_hashes jsonb)
 RETURNS TABLE (secret_hash text, key_id text, tenant_id text, status text, plan text,
                policy_id text, policy_version integer, policy_hash text,
@@ -291,15 +319,20 @@ DECLARE
   v_hashes text[] := ARRAY(SELECT DISTINCT h FROM jsonb_array_elements_text(p_secret_hashes) AS h);
 BEGIN
   -- Looked for first: the locking update costs a lot more than the read, even when it touches nothing.
-  IF EXISTS (SELECT 1 FROM api_keys s WHERE s.secret_hash = ANY (v_hashes) AND s.status = 'active'
-             AND (s.last_used_at IS NULL OR s.last_used_at < now() - interval '60 seconds')) THEN
+  IF EXISTS (SELECT 1 FROM key_routes r
+             CROSS JOIN LATERAL (SELECT 1 FROM api_keys s WHERE s.tenant_id = r.tenant_id AND s.key_id = r.key_id AND s.status = 'active'
+                                   AND (s.last_used_at IS NULL OR s.last_used_at < now() - interval '60 seconds') LIMIT 1) s
+             WHERE r.secret_hash = ANY (v_hashes)) THEN
+    -- Each key locked by a probe of its row, then updated by that row's address (ctid, stable while
+    -- locked): one probe per key, never a scan, whatever the plan.
     UPDATE api_keys k SET last_used_at = now()
-    WHERE k.key_id IN (
-      SELECT s.key_id FROM api_keys s
-      WHERE s.secret_hash = ANY (v_hashes) AND s.status = 'active'
+    FROM key_routes r
+    CROSS JOIN LATERAL (
+      SELECT s.ctid AS row FROM api_keys s
+      WHERE s.tenant_id = r.tenant_id AND s.key_id = r.key_id AND s.status = 'active'
         AND (s.last_used_at IS NULL OR s.last_used_at < now() - interval '60 seconds')
-      FOR UPDATE SKIP LOCKED)
-    AND k.status = 'active';
+      LIMIT 1 FOR UPDATE SKIP LOCKED) due
+    WHERE r.secret_hash = ANY (v_hashes) AND k.ctid = due.row;
   END IF;
   RETURN QUERY
     WITH called AS MATERIALIZED (
@@ -308,7 +341,7 @@ BEGIN
       FROM features f JOIN plans rp ON rp.plan = f.required_plan
       WHERE f.feature IN ('simulate', 'protect', 'execute')
     )
-    SELECT k.secret_hash, k.key_id, k.tenant_id, k.status, t.plan, p.policy_id, p.version, p.hash,
+    SELECT r.secret_hash, k.key_id, k.tenant_id, k.status, t.plan, p.policy_id, p.version, p.hash,
            ARRAY(SELECT c.feature FROM called c ORDER BY c.feature),
            ARRAY(SELECT feature_verdict(tp.rank, c.rank, c.access_mode,
                                         EXISTS (SELECT 1 FROM feature_grants g WHERE g.tenant_id = k.tenant_id AND g.feature = c.feature))
@@ -316,13 +349,14 @@ BEGIN
            ARRAY(SELECT c.required_plan FROM called c ORDER BY c.feature),
            (extract(epoch FROM k.expires_at) * 1000)::double precision, k.enabled, k.actions, k.protect_per_day,
            k.per_second, k.burst, k.allowed_ips::text[], (extract(epoch FROM k.overlap_until) * 1000)::double precision
-    FROM api_keys k
+    FROM key_routes r
+    CROSS JOIN LATERAL (SELECT k.* FROM api_keys k WHERE k.tenant_id = r.tenant_id AND k.key_id = r.key_id LIMIT 1) k
     JOIN tenants t ON t.tenant_id = k.tenant_id
     JOIN plans tp ON tp.plan = t.plan
     LEFT JOIN LATERAL (
       SELECT po.policy_id, po.version, po.hash FROM policies po WHERE po.tenant_id = k.tenant_id ORDER BY po.version DESC LIMIT 1
     ) p ON true
-    WHERE k.secret_hash = ANY (v_hashes);
+    WHERE r.secret_hash = ANY (v_hashes);
 END $$;
 COMMENT ON FUNCTION api_key_contexts(jsonb) IS
   'For a JSON array of secret hashes: each matching key with its tenant''s plan, active policy version and its verdicts for '
@@ -407,52 +441,57 @@ CREATE TRIGGER features_key_context AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE
 -- limits.per_second and limits.burst: a token bucket per key, shared by every instance. Only keys
 -- with a rate take this path (src/keys/authenticate.ts), one statement per request.
 CREATE TABLE api_key_rate_buckets (
-  key_id        text PRIMARY KEY REFERENCES api_keys (key_id),
+  tenant_id     text NOT NULL,
+  key_id        text NOT NULL,
   tokens        double precision NOT NULL,
-  refreshed_at  timestamptz NOT NULL
+  refreshed_at  timestamptz NOT NULL,
+  PRIMARY KEY (tenant_id, key_id),
+  FOREIGN KEY (tenant_id, key_id) REFERENCES api_keys (tenant_id, key_id)
 );
 
-CREATE FUNCTION api_key_rate_take(p_key_id text, p_per_second integer, p_burst integer)
+CREATE FUNCTION api_key_rate_take(p_tenant_id text, p_key_id text, p_per_second integer, p_burst integer)
 RETURNS TABLE (allowed boolean, retry_after integer)
 LANGUAGE plpgsql AS $$
 DECLARE
   v_now timestamptz := clock_timestamp();
   v_tokens double precision;
 BEGIN
-  INSERT INTO api_key_rate_buckets AS b (key_id, tokens, refreshed_at) VALUES (p_key_id, p_burst, v_now)
-  ON CONFLICT (key_id) DO UPDATE
+  INSERT INTO api_key_rate_buckets AS b (tenant_id, key_id, tokens, refreshed_at) VALUES (p_tenant_id, p_key_id, p_burst, v_now)
+  ON CONFLICT (tenant_id, key_id) DO UPDATE
     SET tokens = least(p_burst::double precision, b.tokens + greatest(0, extract(epoch FROM v_now - b.refreshed_at)) * p_per_second),
         refreshed_at = greatest(b.refreshed_at, v_now)
   RETURNING b.tokens INTO v_tokens;
   IF v_tokens >= 1 THEN
-    UPDATE api_key_rate_buckets b SET tokens = b.tokens - 1 WHERE b.key_id = p_key_id;
+    UPDATE api_key_rate_buckets b SET tokens = b.tokens - 1 WHERE b.tenant_id = p_tenant_id AND b.key_id = p_key_id;
     RETURN QUERY SELECT true, 0;
   ELSE
     RETURN QUERY SELECT false, greatest(1, ceil((1 - v_tokens) / p_per_second))::integer;
   END IF;
 END $$;
-COMMENT ON FUNCTION api_key_rate_take(text, integer, integer) IS
+COMMENT ON FUNCTION api_key_rate_take(text, text, integer, integer) IS
   'Takes one token of the key''s bucket (refilled at p_per_second a second up to p_burst, by the database''s clock): allowed, or not and the '
   'whole seconds until a token is back.';
 
 -- limits.protect_per_day: the protects a key's limit let through per UTC day, counted only for
 -- keys that have one (set during a day, it counts from then).
 CREATE TABLE api_key_usage_daily (
-  key_id         text NOT NULL REFERENCES api_keys (key_id),
+  tenant_id      text NOT NULL,
+  key_id         text NOT NULL,
   day            date NOT NULL,
   protect_count  integer NOT NULL DEFAULT 0 CHECK (protect_count >= 0),
-  PRIMARY KEY (key_id, day)
+  PRIMARY KEY (tenant_id, key_id, day),
+  FOREIGN KEY (tenant_id, key_id) REFERENCES api_keys (tenant_id, key_id)
 );
 
-CREATE FUNCTION api_key_protect_take(p_key_id text, p_limit integer)
+CREATE FUNCTION api_key_protect_take(p_tenant_id text, p_key_id text, p_limit integer)
 RETURNS TABLE (allowed boolean, used integer)
 LANGUAGE plpgsql AS $$
 DECLARE
   v_day date := (now() AT TIME ZONE 'UTC')::date;
   v_used integer;
 BEGIN
-  INSERT INTO api_key_usage_daily AS u (key_id, day, protect_count) VALUES (p_key_id, v_day, 1)
-  ON CONFLICT (key_id, day) DO UPDATE SET protect_count = u.protect_count + 1 WHERE u.protect_count < p_limit
+  INSERT INTO api_key_usage_daily AS u (tenant_id, key_id, day, protect_count) VALUES (p_tenant_id, p_key_id, v_day, 1)
+  ON CONFLICT (tenant_id, key_id, day) DO UPDATE SET protect_count = u.protect_count + 1 WHERE u.protect_count < p_limit
   RETURNING u.protect_count INTO v_used;
   IF v_used IS NULL THEN
     RETURN QUERY SELECT false, p_limit;
@@ -460,18 +499,20 @@ BEGIN
     RETURN QUERY SELECT true, v_used;
   END IF;
 END $$;
-COMMENT ON FUNCTION api_key_protect_take(text, integer) IS
+COMMENT ON FUNCTION api_key_protect_take(text, text, integer) IS
   'Counts one protect of the key in today''s UTC day if fewer than p_limit were counted: allowed and the count, or not allowed.';
 
 -- key.expiring: told 7 days and 1 day before a key expires --------------------------------------
 
 -- The notices given, so each threshold is told once per key and expiry.
 CREATE TABLE api_key_expiry_notices (
-  key_id      text NOT NULL REFERENCES api_keys (key_id),
+  tenant_id   text NOT NULL,
+  key_id      text NOT NULL,
   expires_at  timestamptz NOT NULL,
   threshold   text NOT NULL CHECK (threshold IN ('7d', '1d')),
   noticed_at  timestamptz NOT NULL DEFAULT now(),
-  PRIMARY KEY (key_id, expires_at, threshold)
+  PRIMARY KEY (tenant_id, key_id, expires_at, threshold),
+  FOREIGN KEY (tenant_id, key_id) REFERENCES api_keys (tenant_id, key_id)
 );
 
 -- The active, enabled keys whose expiry is within a threshold and not told yet for that expiry
@@ -485,7 +526,7 @@ LANGUAGE sql STABLE AS $$
   WHERE k.status = 'active' AND k.expires_at > p_now AND k.expires_at - p_now <= interval '7 days'
     AND NOT EXISTS (
       SELECT 1 FROM api_key_expiry_notices n
-      WHERE n.key_id = k.key_id AND n.expires_at = k.expires_at
+      WHERE n.tenant_id = k.tenant_id AND n.key_id = k.key_id AND n.expires_at = k.expires_at
         AND n.threshold = CASE WHEN k.expires_at - p_now <= interval '1 day' THEN '1d' ELSE '7d' END)
 $$;
 COMMENT ON FUNCTION api_keys_expiring(timestamptz) IS
@@ -504,7 +545,7 @@ DECLARE
   v record;
 BEGIN
   FOR v IN SELECT e.* FROM api_keys_expiring(now()) e ORDER BY e.tenant_id, e.key_id LOOP
-    INSERT INTO api_key_expiry_notices (key_id, expires_at, threshold) VALUES (v.key_id, v.expires_at, v.threshold)
+    INSERT INTO api_key_expiry_notices (tenant_id, key_id, expires_at, threshold) VALUES (v.tenant_id, v.key_id, v.expires_at, v.threshold)
     ON CONFLICT DO NOTHING;
     IF NOT FOUND THEN
       CONTINUE; -- another instance told it meanwhile

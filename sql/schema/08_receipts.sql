@@ -258,7 +258,7 @@ COMMENT ON FUNCTION receipt_tree_grow(text[], bigint[], bigint[]) IS
 -- joins). A receipt is a decision (protect, execute: a key asked, ALLOWED or DENIED) or an audit
 -- event (a change of who may do what: no key, no decision).
 CREATE TABLE receipts (
-  receipt_id          text PRIMARY KEY CHECK (length(receipt_id) = 27 AND receipt_id ~ '^rcpt_[0-9A-Za-z]+$'),
+  receipt_id          text NOT NULL CHECK (length(receipt_id) = 27 AND receipt_id ~ '^rcpt_[0-9A-Za-z]+$'),
   tenant_id           text NOT NULL,
   seq                 bigint NOT NULL CHECK (seq >= 0),
   kind                text NOT NULL CHECK (kind IN ('protect', 'execute', 'event', 'vote', 'approval')),
@@ -288,6 +288,9 @@ CREATE TABLE receipts (
                           WHEN 'execute' THEN CASE WHEN payload::jsonb ? 'outcome' THEN 'approval.executed' END
                         END
                       ) STORED CHECK (event ~ '^[a-z]+(_[a-z]+)*\.[a-z]+(_[a-z]+)*$'),
+  -- Keyed by tenant first, as every tenant table (docs/scaling.md): a receipt is always looked for
+  -- in its tenant's log.
+  PRIMARY KEY (tenant_id, receipt_id),
   CONSTRAINT receipts_tenant_seq_key UNIQUE (tenant_id, seq),
   CONSTRAINT receipts_content_hash_matches_payload CHECK (content_hash = sha256_hex(payload)),
   -- "decision" is the first key of a decision's JCS payload, so this pins the column to what was hashed.
@@ -302,10 +305,24 @@ CREATE TABLE receipts (
   CONSTRAINT receipts_execute_names_protect CHECK ((kind IN ('execute', 'vote', 'approval')) = (protect_receipt_id IS NOT NULL)),
   CONSTRAINT receipts_prev_matches_seq CHECK ((seq = 0) = (prev_hash IS NULL))
 );
--- A decision is executed at most once (partial: only executes; votes and outcomes name their protect too).
-CREATE UNIQUE INDEX receipts_execute_once ON receipts (protect_receipt_id) WHERE kind = 'execute';
+-- A decision is executed at most once (partial: only executes; votes and outcomes name their protect
+-- too). receipt_append() refuses a second execute itself (WR007); this is the backstop.
+CREATE UNIQUE INDEX receipts_execute_once ON receipts (tenant_id, protect_receipt_id) WHERE kind = 'execute';
 -- A tenant's audit trail, newest first (GET /customer/audit): its events and its approvals' steps.
 CREATE INDEX receipts_events ON receipts (tenant_id, seq) WHERE event IS NOT NULL;
+
+-- A tenant's receipt by its id, read through the primary key whatever the statistics. Written as
+-- "the first receipt of the tenant at or after this id", an order only the primary key serves: as
+-- a plain equality, a plan made while the table was small (the embedded database never analyzes,
+-- and PL/pgSQL keeps a session's plans) may take (tenant_id, seq) and filter on the id, reading
+-- the tenant's whole log. Inlined into the statements that call it.
+CREATE FUNCTION receipt_by_id(p_tenant_id text, p_receipt_id text) RETURNS SETOF receipts
+LANGUAGE sql STABLE AS $$
+  SELECT r.* FROM (SELECT x.* FROM receipts x WHERE x.tenant_id = p_tenant_id AND x.receipt_id >= p_receipt_id
+                   ORDER BY x.receipt_id LIMIT 1) r
+  WHERE r.receipt_id = p_receipt_id
+$$;
+COMMENT ON FUNCTION receipt_by_id(text, text) IS 'The tenant''s receipt with this id (no row: none), by a probe of the primary key.';
 
 CREATE FUNCTION receipts_append_only() RETURNS trigger
 LANGUAGE plpgsql AS $$
@@ -332,7 +349,7 @@ BEGIN
   -- the writer's check).
   IF EXISTS (
     SELECT 1 FROM added a
-    LEFT JOIN LATERAL (SELECT true AS found FROM api_keys k WHERE k.key_id = a.key_id AND k.tenant_id = a.tenant_id LIMIT 1) k ON true
+    LEFT JOIN LATERAL (SELECT true AS found FROM api_keys k WHERE k.tenant_id = a.tenant_id AND k.key_id = a.key_id LIMIT 1) k ON true
     WHERE a.key_id IS NOT NULL AND k.found IS NULL
   ) THEN
     RAISE EXCEPTION 'a receipt names a key that is not its tenant''s'
@@ -340,8 +357,8 @@ BEGIN
   END IF;
   IF EXISTS (
     SELECT 1 FROM added a
-    LEFT JOIN LATERAL (SELECT r.tenant_id FROM receipts r WHERE r.receipt_id = a.protect_receipt_id LIMIT 1) p ON true
-    WHERE a.protect_receipt_id IS NOT NULL AND p.tenant_id IS DISTINCT FROM a.tenant_id
+    LEFT JOIN LATERAL (SELECT true AS found FROM receipt_by_id(a.tenant_id, a.protect_receipt_id) r) p ON true
+    WHERE a.protect_receipt_id IS NOT NULL AND p.found IS NULL
   ) THEN
     RAISE EXCEPTION 'an execute names a receipt that is not its tenant''s'
       USING ERRCODE = 'foreign_key_violation', CONSTRAINT = 'receipts_protect_receipt_fkey';
@@ -519,13 +536,13 @@ LANGUAGE plpgsql AS $$
 DECLARE
   v record;
 BEGIN
-  -- A protect receipt is found by receipt_id alone (the primary key) and its tenant compared after.
+  -- A protect receipt is looked for in the execute's tenant only: another tenant's is not found.
   FOR v IN
     WITH checked AS (
       SELECT i.idx, i.kind, i.protect_receipt_id,
              CASE
                WHEN i.refusal IS NOT NULL OR i.kind <> 'execute' THEN NULL
-               WHEN p.tenant_id IS DISTINCT FROM i.tenant_id OR p.kind NOT IN ('protect', 'approval') THEN 'WR002'
+               WHEN p.kind IS NULL OR p.kind NOT IN ('protect', 'approval') THEN 'WR002'
                WHEN p.decision <> 'ALLOWED' THEN 'WR003'
                -- An approved action is executed within its terms' execute_within of the approval.
                WHEN p.kind = 'approval' AND (ap.execute_before IS NULL OR i.issued_at >= ap.execute_before) THEN 'WR004'
@@ -535,13 +552,19 @@ BEGIN
              i.refusal IS NULL AND i.kind = 'execute' AS candidate
       FROM unnest(p_items) AS i
       LEFT JOIN LATERAL (
-        SELECT r.tenant_id, r.kind, r.decision, r.issued_at FROM receipts r WHERE r.receipt_id = i.protect_receipt_id LIMIT 1
+        SELECT r.kind, r.decision, r.issued_at FROM receipt_by_id(i.tenant_id, i.protect_receipt_id) r
       ) p ON true
       LEFT JOIN LATERAL (
-        SELECT true AS executed FROM receipts x WHERE x.protect_receipt_id = i.protect_receipt_id AND x.kind = 'execute' LIMIT 1
+        -- As in receipt_by_id(): an order only receipts_execute_once serves keeps the probe on it.
+        SELECT x.protect_receipt_id = i.protect_receipt_id AS executed FROM receipts x
+        WHERE x.tenant_id = i.tenant_id AND x.protect_receipt_id >= i.protect_receipt_id AND x.kind = 'execute'
+        ORDER BY x.protect_receipt_id LIMIT 1
       ) d ON true
       LEFT JOIN LATERAL (
-        SELECT a.execute_before FROM approvals a WHERE a.outcome_receipt_id = i.protect_receipt_id AND p.kind = 'approval' LIMIT 1
+        -- As in receipt_by_id(): an order only approvals_outcome_receipt_id_key serves.
+        SELECT CASE WHEN a.outcome_receipt_id = i.protect_receipt_id THEN a.execute_before END AS execute_before FROM approvals a
+        WHERE a.tenant_id = i.tenant_id AND a.outcome_receipt_id >= i.protect_receipt_id AND p.kind = 'approval'
+        ORDER BY a.outcome_receipt_id LIMIT 1
       ) ap ON true
     ), once AS (
       -- Of a batch's executes of one protect receipt that pass the checks above, the first goes on.

@@ -7,7 +7,7 @@
 --   WU006 upgrade_pending (the tenant has a pending request already)
 
 CREATE TABLE upgrade_requests (
-  request_id      text PRIMARY KEY CHECK (request_id ~ '^upgr_[0-9A-Za-z]{22}$'),
+  request_id      text NOT NULL CHECK (request_id ~ '^upgr_[0-9A-Za-z]{22}$'),
   tenant_id       text NOT NULL REFERENCES tenants (tenant_id),
   from_plan       text NOT NULL REFERENCES plans (plan),
   requested_plan  text NOT NULL REFERENCES plans (plan),
@@ -20,6 +20,8 @@ CREATE TABLE upgrade_requests (
   cancelled_at    timestamptz,
   -- The member of the tenant who asked (NULL: an operator, or before it mattered).
   requested_by    text,
+  -- Keyed by tenant first, as every tenant table (docs/scaling.md).
+  PRIMARY KEY (tenant_id, request_id),
   CONSTRAINT upgrade_requests_requested_by_fkey FOREIGN KEY (tenant_id, requested_by) REFERENCES members (tenant_id, member_id),
   CONSTRAINT upgrade_requests_review_matches_status CHECK (
     (status IN ('approved', 'rejected')) = (reviewed_at IS NOT NULL AND reviewed_by IS NOT NULL)),
@@ -30,6 +32,8 @@ CREATE TABLE upgrade_requests (
 CREATE UNIQUE INDEX upgrade_requests_one_pending ON upgrade_requests (tenant_id) WHERE status = 'pending';
 CREATE INDEX upgrade_requests_tenant_idx ON upgrade_requests (tenant_id, created_at DESC);
 CREATE INDEX upgrade_requests_pending_idx ON upgrade_requests (created_at) WHERE status = 'pending';
+-- An operator names a request by its id alone (sql/ops/upgrades_*.sql).
+CREATE INDEX upgrade_requests_request_idx ON upgrade_requests (request_id);
 
 CREATE FUNCTION upgrade_requests_guard() RETURNS trigger
 LANGUAGE plpgsql AS $$
@@ -132,7 +136,7 @@ BEGIN
   END IF;
   RETURN QUERY
     UPDATE upgrade_requests u SET status = 'cancelled', cancelled_at = now()
-    WHERE u.request_id = p_request_id
+    WHERE u.tenant_id = p_tenant_id AND u.request_id = p_request_id
     RETURNING u.request_id, u.status, u.requested_plan;
 END $$;
 COMMENT ON FUNCTION upgrade_request_cancel(text, text) IS
@@ -148,7 +152,10 @@ BEGIN
   IF p_reviewer IS NULL OR btrim(p_reviewer) = '' THEN
     RAISE EXCEPTION 'name the reviewer' USING ERRCODE = 'WU004';
   END IF;
-  SELECT * INTO r FROM upgrade_requests u WHERE u.request_id = p_request_id FOR UPDATE;
+  -- The request's tenant first (an operator names the request alone), then the row in its tenant.
+  SELECT * INTO r FROM upgrade_requests u
+   WHERE u.tenant_id = (SELECT x.tenant_id FROM upgrade_requests x WHERE x.request_id = p_request_id LIMIT 1) AND u.request_id = p_request_id
+     FOR UPDATE;
   IF NOT FOUND THEN
     RAISE EXCEPTION 'no upgrade request %', p_request_id USING ERRCODE = 'WU004';
   END IF;
@@ -169,7 +176,7 @@ DECLARE
 BEGIN
   r := upgrade_request_take_for_review(p_request_id, p_reviewer);
   UPDATE upgrade_requests u SET status = 'approved', reviewed_at = now(), reviewed_by = btrim(p_reviewer)
-    WHERE u.request_id = p_request_id;
+    WHERE u.tenant_id = r.tenant_id AND u.request_id = p_request_id;
   -- The plan changes in this same transaction; limits are read from the plan on every call,
   -- so they rise the moment this commits.
   PERFORM set_config('warden.approving_upgrade', r.tenant_id, true);
@@ -182,7 +189,7 @@ BEGIN
     jsonb_build_object('request_id', r.request_id, 'plan', r.requested_plan, 'previous_plan', r.from_plan));
   RETURN QUERY
     SELECT u.request_id, u.tenant_id, u.status, u.requested_plan, u.reviewed_by, iso_time(u.reviewed_at)
-    FROM upgrade_requests u WHERE u.request_id = p_request_id;
+    FROM upgrade_requests u WHERE u.tenant_id = r.tenant_id AND u.request_id = p_request_id;
 END $$;
 COMMENT ON FUNCTION upgrade_request_approve(text, text) IS
   'Operator approval: the request becomes approved and the tenant moves to the requested plan in one transaction; the tenant is emailed '
@@ -199,13 +206,13 @@ BEGIN
   END IF;
   r := upgrade_request_take_for_review(p_request_id, p_reviewer);
   UPDATE upgrade_requests u SET status = 'rejected', reviewed_at = now(), reviewed_by = btrim(p_reviewer), review_note = btrim(p_note)
-    WHERE u.request_id = p_request_id;
+    WHERE u.tenant_id = r.tenant_id AND u.request_id = p_request_id;
   PERFORM upgrade_request_notify(r.tenant_id, tenant_contact_email(r.tenant_id), 'upgrade_rejected',
     jsonb_build_object('request_id', r.request_id, 'plan', r.requested_plan, 'review_note', btrim(p_note)));
   PERFORM audit_operator_event(r.tenant_id, 'upgrade.rejected', p_reviewer, jsonb_build_object('request_id', r.request_id, 'plan', r.requested_plan));
   RETURN QUERY
     SELECT u.request_id, u.tenant_id, u.status, u.review_note, u.reviewed_by, iso_time(u.reviewed_at)
-    FROM upgrade_requests u WHERE u.request_id = p_request_id;
+    FROM upgrade_requests u WHERE u.tenant_id = r.tenant_id AND u.request_id = p_request_id;
 END $$;
 COMMENT ON FUNCTION upgrade_request_reject(text, text, text) IS
   'Operator rejection with a note the customer sees; the tenant is emailed and the audit event upgrade.rejected is queued (audit_outbox). A new request may follow.';

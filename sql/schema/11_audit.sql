@@ -8,7 +8,7 @@
 -- Refusals: WR010 an outbox row changes other than by being appended once, or is deleted.
 
 CREATE TABLE audit_outbox (
-  id           bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  id           bigint GENERATED ALWAYS AS IDENTITY,
   tenant_id    text NOT NULL REFERENCES tenants (tenant_id),
   event        text NOT NULL CHECK (event ~ '^[a-z]+(_[a-z]+)*\.[a-z]+(_[a-z]+)*$'),
   -- Who did it: the reviewer an operator script names (`-v reviewer`), "operator" when it names none.
@@ -18,8 +18,11 @@ CREATE TABLE audit_outbox (
   at           timestamptz NOT NULL DEFAULT now(),
   -- The receipt it became, set in the transaction that appended it (no foreign key: receipts take
   -- none, so that TRUNCATE of them stays refused by their own trigger, WR001).
-  receipt_id   text UNIQUE,
+  receipt_id   text,
   appended_at  timestamptz,
+  -- Keyed by tenant first, as every tenant table (docs/scaling.md).
+  PRIMARY KEY (tenant_id, id),
+  CONSTRAINT audit_outbox_receipt_id_key UNIQUE (tenant_id, receipt_id),
   CONSTRAINT audit_outbox_appended_matches_receipt CHECK ((receipt_id IS NULL) = (appended_at IS NULL))
 );
 CREATE INDEX audit_outbox_pending ON audit_outbox (id) WHERE receipt_id IS NULL;

@@ -7,12 +7,12 @@
 -- Nothing ever approves by default: expiry is a denial, and one deny vote denies.
 
 CREATE TABLE approvals (
-  approval_id         text PRIMARY KEY CHECK (approval_id ~ '^apv_[0-9A-Za-z]{22}$'),
+  approval_id         text NOT NULL CHECK (approval_id ~ '^apv_[0-9A-Za-z]{22}$'),
   tenant_id           text NOT NULL REFERENCES tenants (tenant_id),
-  protect_receipt_id  text NOT NULL UNIQUE REFERENCES receipts (receipt_id),
-  key_id              text NOT NULL REFERENCES api_keys (key_id),
+  protect_receipt_id  text NOT NULL,
+  key_id              text NOT NULL,
   -- The member who created the calling key: they may not approve their own bot's request.
-  key_created_by      text REFERENCES members (member_id),
+  key_created_by      text,
   action_hash         text NOT NULL CHECK (action_hash ~ '^0x[0-9a-f]{64}$'),
   rule                text NOT NULL,
   quorum              integer NOT NULL CHECK (quorum BETWEEN 1 AND 5),
@@ -23,10 +23,21 @@ CREATE TABLE approvals (
   expires_at          timestamptz NOT NULL,
   status              text NOT NULL DEFAULT 'pending'
                       CHECK (status IN ('pending', 'approved', 'denied', 'expired', 'cancelled', 'executed')),
-  outcome_receipt_id  text UNIQUE REFERENCES receipts (receipt_id),
+  outcome_receipt_id  text,
   decided_at          timestamptz,
   execute_before      timestamptz,
-  execute_receipt_id  text UNIQUE REFERENCES receipts (receipt_id),
+  execute_receipt_id  text,
+  -- Keyed by tenant first, as every tenant table (docs/scaling.md); what an approval names is its
+  -- tenant's.
+  PRIMARY KEY (tenant_id, approval_id),
+  CONSTRAINT approvals_protect_receipt_id_key UNIQUE (tenant_id, protect_receipt_id),
+  CONSTRAINT approvals_outcome_receipt_id_key UNIQUE (tenant_id, outcome_receipt_id),
+  CONSTRAINT approvals_execute_receipt_id_key UNIQUE (tenant_id, execute_receipt_id),
+  CONSTRAINT approvals_protect_receipt_id_fkey FOREIGN KEY (tenant_id, protect_receipt_id) REFERENCES receipts (tenant_id, receipt_id),
+  CONSTRAINT approvals_outcome_receipt_id_fkey FOREIGN KEY (tenant_id, outcome_receipt_id) REFERENCES receipts (tenant_id, receipt_id),
+  CONSTRAINT approvals_execute_receipt_id_fkey FOREIGN KEY (tenant_id, execute_receipt_id) REFERENCES receipts (tenant_id, receipt_id),
+  CONSTRAINT approvals_key_id_fkey FOREIGN KEY (tenant_id, key_id) REFERENCES api_keys (tenant_id, key_id),
+  CONSTRAINT approvals_key_created_by_fkey FOREIGN KEY (tenant_id, key_created_by) REFERENCES members (tenant_id, member_id),
   CONSTRAINT approvals_expiry_in_terms CHECK (expires_at > created_at AND expires_at <= created_at + interval '604800 seconds'),
   CONSTRAINT approvals_outcome_once CHECK ((status = 'pending') = (outcome_receipt_id IS NULL) AND (status = 'pending') = (decided_at IS NULL)),
   CONSTRAINT approvals_execute_window CHECK ((status IN ('approved', 'executed')) = (execute_before IS NOT NULL)),
@@ -38,14 +49,19 @@ CREATE INDEX approvals_tenant_pending ON approvals (tenant_id) WHERE status = 'p
 CREATE INDEX approvals_tenant_list ON approvals (tenant_id, created_at DESC, approval_id DESC);
 
 CREATE TABLE approval_votes (
-  approval_id  text NOT NULL REFERENCES approvals (approval_id),
-  member_id    text NOT NULL REFERENCES members (member_id),
+  tenant_id    text NOT NULL,
+  approval_id  text NOT NULL,
+  member_id    text NOT NULL,
   vote         text NOT NULL CHECK (vote IN ('approve', 'deny')),
-  receipt_id   text NOT NULL UNIQUE REFERENCES receipts (receipt_id),
+  receipt_id   text NOT NULL,
   voted_at     timestamptz NOT NULL,
   -- The vote's receipt says so when a single-member tenant's owner approved their own key's request.
   self_approved boolean NOT NULL DEFAULT false,
-  PRIMARY KEY (approval_id, member_id)
+  PRIMARY KEY (tenant_id, approval_id, member_id),
+  CONSTRAINT approval_votes_receipt_id_key UNIQUE (tenant_id, receipt_id),
+  CONSTRAINT approval_votes_approval_id_fkey FOREIGN KEY (tenant_id, approval_id) REFERENCES approvals (tenant_id, approval_id),
+  CONSTRAINT approval_votes_member_id_fkey FOREIGN KEY (tenant_id, member_id) REFERENCES members (tenant_id, member_id),
+  CONSTRAINT approval_votes_receipt_id_fkey FOREIGN KEY (tenant_id, receipt_id) REFERENCES receipts (tenant_id, receipt_id)
 );
 
 CREATE FUNCTION approvals_pending_cap() RETURNS integer
@@ -73,7 +89,7 @@ BEGIN
   END IF;
   IF OLD.status = 'pending' AND NEW.status IN ('approved', 'denied', 'expired', 'cancelled') THEN
     SELECT count(*) FILTER (WHERE v.vote = 'approve'), count(*) FILTER (WHERE v.vote = 'deny')
-      INTO v_approves, v_denies FROM approval_votes v WHERE v.approval_id = NEW.approval_id;
+      INTO v_approves, v_denies FROM approval_votes v WHERE v.tenant_id = NEW.tenant_id AND v.approval_id = NEW.approval_id;
     IF NEW.status = 'approved' AND (v_approves < NEW.quorum OR v_denies > 0 OR NEW.decided_at >= NEW.expires_at
                                      OR NEW.execute_before IS DISTINCT FROM NEW.decided_at + make_interval(secs => NEW.execute_within)) THEN
       RAISE EXCEPTION 'approved needs a quorum of approve votes, no deny, before expiry' USING ERRCODE = 'WV007';
@@ -112,7 +128,7 @@ BEGIN
   IF TG_OP <> 'INSERT' THEN
     RAISE EXCEPTION 'votes are never changed or deleted' USING ERRCODE = 'WV007';
   END IF;
-  SELECT * INTO a FROM approvals WHERE approval_id = NEW.approval_id FOR UPDATE;
+  SELECT * INTO a FROM approvals WHERE tenant_id = NEW.tenant_id AND approval_id = NEW.approval_id FOR UPDATE;
   IF a.status <> 'pending' OR NEW.voted_at >= a.expires_at THEN
     RAISE EXCEPTION 'the approval is not pending' USING ERRCODE = 'WV002';
   END IF;
@@ -129,11 +145,11 @@ BEGIN
   ELSIF NEW.self_approved THEN
     RAISE EXCEPTION 'only the key''s creator approves their own request' USING ERRCODE = 'WV007';
   END IF;
-  IF EXISTS (SELECT 1 FROM approval_votes v WHERE v.approval_id = NEW.approval_id AND v.member_id = NEW.member_id) THEN
+  IF EXISTS (SELECT 1 FROM approval_votes v WHERE v.tenant_id = NEW.tenant_id AND v.approval_id = NEW.approval_id AND v.member_id = NEW.member_id) THEN
     RAISE EXCEPTION 'this member has voted already' USING ERRCODE = 'WV003';
   END IF;
-  SELECT x.kind, x.tenant_id, x.protect_receipt_id, x.payload::jsonb AS p INTO r FROM receipts x WHERE x.receipt_id = NEW.receipt_id;
-  IF r.kind IS DISTINCT FROM 'vote' OR r.tenant_id <> a.tenant_id OR r.protect_receipt_id <> a.protect_receipt_id
+  SELECT x.kind, x.protect_receipt_id, x.payload::jsonb AS p INTO r FROM receipt_by_id(NEW.tenant_id, NEW.receipt_id) x;
+  IF r.kind IS DISTINCT FROM 'vote' OR r.protect_receipt_id <> a.protect_receipt_id
      OR r.p ->> 'approval_id' IS DISTINCT FROM a.approval_id OR r.p ->> 'action_hash' IS DISTINCT FROM a.action_hash
      OR r.p ->> 'member_id' IS DISTINCT FROM NEW.member_id OR r.p ->> 'vote' IS DISTINCT FROM NEW.vote THEN
     RAISE EXCEPTION 'a vote needs the receipt that records exactly it' USING ERRCODE = 'WV007';
@@ -195,22 +211,22 @@ CREATE TRIGGER approvals_announce AFTER INSERT OR UPDATE ON approvals FOR EACH R
 
 -- A stored receipt as the API shows it, for the webhooks that carry it (a receiver verifies it
 -- offline): its claims, links, payload and signature.
-CREATE FUNCTION receipt_as_json(p_receipt_id text) RETURNS jsonb
+CREATE FUNCTION receipt_as_json(p_tenant_id text, p_receipt_id text) RETURNS jsonb
 LANGUAGE sql STABLE AS $$
   SELECT jsonb_build_object('receipt_id', r.receipt_id, 'tenant_id', r.tenant_id, 'kind', r.kind, 'seq', r.seq, 'prev_hash', r.prev_hash,
                             'chain_hash', r.chain_hash, 'key_id', r.key_id, 'protect_receipt_id', r.protect_receipt_id, 'decision', r.decision,
                             'request_id', r.request_id, 'content_hash', r.content_hash, 'timestamp', iso_time(r.issued_at),
                             'payload', r.payload::jsonb, 'signature', r.signature)
-  FROM receipts r WHERE r.receipt_id = p_receipt_id
+  FROM receipt_by_id(p_tenant_id, p_receipt_id) r
 $$;
-COMMENT ON FUNCTION receipt_as_json(text) IS 'A stored receipt as the API shows it (payload as JSON), for webhook data.';
+COMMENT ON FUNCTION receipt_as_json(text, text) IS 'A stored receipt as the API shows it (payload as JSON), for webhook data.';
 
 -- Tells the tenant's webhooks of a step of an approval (webhook_emit(), sql/schema/12_webhooks.sql),
 -- with the signed receipt of that step, in the transaction of the step.
 CREATE FUNCTION approval_emit(p_tenant_id text, p_type text, p_approval_id text, p_receipt_id text) RETURNS void
 LANGUAGE plpgsql AS $$
 BEGIN
-  PERFORM webhook_emit(p_tenant_id, p_type, jsonb_build_object('approval_id', p_approval_id, 'receipt', receipt_as_json(p_receipt_id)));
+  PERFORM webhook_emit(p_tenant_id, p_type, jsonb_build_object('approval_id', p_approval_id, 'receipt', receipt_as_json(p_tenant_id, p_receipt_id)));
 END $$;
 COMMENT ON FUNCTION approval_emit(text, text, text, text) IS
   'Queues the approval event p_type (approval.requested, .approved, .denied, .expired, .cancelled, .executed) to the tenant''s webhooks, '
@@ -264,7 +280,7 @@ BEGIN
                            execute_within, created_at, expires_at)
     SELECT t.approval_id, i.tenant_id, i.receipt_id, i.key_id, k.created_by, i.content_hash, t.rule, t.quorum, t.roles,
            t.execute_within, i.issued_at, i.issued_at + make_interval(secs => t.expires_in)
-    FROM api_keys k WHERE k.key_id = i.key_id;
+    FROM api_keys k WHERE k.tenant_id = i.tenant_id AND k.key_id = i.key_id;
     PERFORM mail_enqueue('approval_requested', a.email, i.tenant_id,
                          jsonb_build_object('approval_id', t.approval_id, 'action', t.action, 'rule', t.rule,
                                             'expires_at', iso_time(i.issued_at + make_interval(secs => t.expires_in))))
@@ -288,7 +304,7 @@ BEGIN
   FOR x IN
     UPDATE approvals a SET status = 'executed', execute_receipt_id = i.receipt_id
     FROM unnest(p_items) AS i
-    WHERE i.refusal IS NULL AND i.kind = 'execute' AND a.outcome_receipt_id = i.protect_receipt_id
+    WHERE i.refusal IS NULL AND i.kind = 'execute' AND a.tenant_id = i.tenant_id AND a.outcome_receipt_id = i.protect_receipt_id
     RETURNING a.tenant_id, a.approval_id, a.execute_receipt_id
   LOOP
     PERFORM approval_emit(x.tenant_id, 'approval.executed', x.approval_id, x.execute_receipt_id);
@@ -318,16 +334,16 @@ BEGIN
   IF p_action_hash IS DISTINCT FROM a.action_hash THEN
     RAISE EXCEPTION 'the action changed since it was shown' USING ERRCODE = 'WV004';
   END IF;
-  IF EXISTS (SELECT 1 FROM approval_votes v WHERE v.approval_id = p_approval_id AND v.member_id = p_member_id) THEN
+  IF EXISTS (SELECT 1 FROM approval_votes v WHERE v.tenant_id = a.tenant_id AND v.approval_id = p_approval_id AND v.member_id = p_member_id) THEN
     RAISE EXCEPTION 'this member has voted already' USING ERRCODE = 'WV003';
   END IF;
   PERFORM receipt_append_one(p_receipt);
-  INSERT INTO approval_votes (approval_id, member_id, vote, receipt_id, voted_at, self_approved)
-  VALUES (p_approval_id, p_member_id, p_vote, p_receipt ->> 'receipt_id', (p_receipt ->> 'timestamp')::timestamptz, p_self);
+  INSERT INTO approval_votes (tenant_id, approval_id, member_id, vote, receipt_id, voted_at, self_approved)
+  VALUES (a.tenant_id, p_approval_id, p_member_id, p_vote, p_receipt ->> 'receipt_id', (p_receipt ->> 'timestamp')::timestamptz, p_self);
   RETURN QUERY
     SELECT count(*) FILTER (WHERE v.vote = 'approve')::integer, count(*) FILTER (WHERE v.vote = 'deny')::integer, a.quorum,
            array_agg(v.receipt_id ORDER BY v.voted_at, v.receipt_id)
-    FROM approval_votes v WHERE v.approval_id = p_approval_id;
+    FROM approval_votes v WHERE v.tenant_id = a.tenant_id AND v.approval_id = p_approval_id;
 END $$;
 COMMENT ON FUNCTION approval_vote(text, text, text, text, boolean, json) IS
   'Records a member''s vote with its signed receipt (kind vote): WV001 no such approval of the receipt''s tenant, WV002 not pending or '
@@ -358,7 +374,7 @@ BEGIN
   PERFORM receipt_append_one(p_receipt);
   UPDATE approvals x SET status = p_status, outcome_receipt_id = p_receipt ->> 'receipt_id', decided_at = v_at,
                          execute_before = CASE WHEN p_status = 'approved' THEN v_at + make_interval(secs => a.execute_within) END
-  WHERE x.approval_id = p_approval_id;
+  WHERE x.tenant_id = a.tenant_id AND x.approval_id = p_approval_id;
   PERFORM approval_emit(a.tenant_id, 'approval.' || p_status, p_approval_id, p_receipt ->> 'receipt_id');
   RETURN QUERY SELECT p_status, iso_time(v_at),
                       CASE WHEN p_status = 'approved' THEN iso_time(v_at + make_interval(secs => a.execute_within)) END;

@@ -23,8 +23,8 @@ function accountRoutes(deps: Deps) {
     .get(
       "",
       async ({ request, customer }) => {
-        const { member_id } = customer;
-        const row = (await account(deps.db, member_id))!;
+        const { tenant_id, member_id } = customer;
+        const row = (await account(deps.db, tenant_id, member_id))!;
         return { ok: true as const, ...row, role: row.role as Role };
       },
       {

@@ -62,8 +62,8 @@ export async function changePassword(db: Db, accountId: string, currentHash: str
   return row!.session_epoch;
 }
 
-export async function account(db: Db, memberId: string) {
-  return db.one("accounts/account", [memberId]);
+export async function account(db: Db, tenantId: string, memberId: string) {
+  return db.one("accounts/account", [tenantId, memberId]);
 }
 
 /**

@@ -155,7 +155,7 @@ export class Sessions {
   async authenticate(token: string): Promise<Session & { require_mfa: boolean }> {
     const { sub, sep, jti, exp, tid, mid, mep } = await this.verified(token, AUDIENCE);
     if (typeof tid !== "string" || typeof mid !== "string" || typeof mep !== "number") throw new AppError("unauthorized");
-    const row = await this.db.one("accounts/session", [mid, sub, jti]);
+    const row = await this.db.one("accounts/session", [tid, mid, sub, jti]);
     // A token from before a password reset or change carries an older person epoch, one from before a
     // role change an older member epoch; a signed-out one is listed; a removed member has no row.
     if (!row || row.tenant_id !== tid || row.account_epoch !== sep || row.member_epoch !== mep || row.signed_out || !isRole(row.role)) {

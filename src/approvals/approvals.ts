@@ -69,7 +69,7 @@ export class Approvals {
   }
 
   async view(row: Row, q: Queryable = this.deps.db): Promise<ApprovalView> {
-    const votes = await q.query("approvals/votes", [row.approval_id]);
+    const votes = await q.query("approvals/votes", [row.tenant_id, row.approval_id]);
     return {
       approval_id: row.approval_id,
       tenant_id: row.tenant_id,

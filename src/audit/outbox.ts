@@ -37,7 +37,7 @@ async function appendQueued(audit: AuditTrail): Promise<number> {
         at: row.at,
       })),
     );
-    for (const [i, row] of rows.entries()) await q.query("audit/outbox_appended", [row.id, appended[i]!.receipt_id]);
+    for (const [i, row] of rows.entries()) await q.query("audit/outbox_appended", [row.tenant_id, row.id, appended[i]!.receipt_id]);
     return rows.length;
   });
 }

@@ -6,7 +6,7 @@
 
 export interface Queries {
   "accounts/account": {
-    params: [string];
+    params: [string, string];
     row: {
       tenant_id: string;
       email: string;
@@ -149,7 +149,7 @@ export interface Queries {
     };
   };
   "accounts/session": {
-    params: [string, string, string];
+    params: [string, string, string, string];
     row: {
       tenant_id: string;
       plan: string;
@@ -304,7 +304,7 @@ export interface Queries {
     };
   };
   "approvals/votes": {
-    params: [string];
+    params: [string, string];
     row: {
       member_id: string;
       vote: string;
@@ -344,7 +344,7 @@ export interface Queries {
     };
   };
   "audit/outbox_appended": {
-    params: [number | string, string];
+    params: [string, number | string, string];
     row: {
       id: number;
     };
@@ -487,14 +487,14 @@ export interface Queries {
     };
   };
   "keys/protect_take": {
-    params: [string, number | string];
+    params: [string, string, number | string];
     row: {
       allowed: boolean;
       used: number;
     };
   };
   "keys/rate_take": {
-    params: [string, number | string, number | string];
+    params: [string, string, number | string, number | string];
     row: {
       allowed: boolean;
       retry_after: number;

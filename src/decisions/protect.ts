@@ -26,7 +26,7 @@ function decided(input: ProtectInput, policy: { ref: PolicyRef; document: Policy
 
 export async function protect(deps: Recording & { policies: PolicyVersions }, principal: KeyPrincipal, input: ProtectInput, requestId: string): Promise<Outcome> {
   // A key's own actions and daily limit (docs/api.md, "Keys for agents"): refused before anything is stored.
-  if (principal.rules !== null) await admitProtect(deps.db, principal.key_id, principal.rules, input.action);
+  if (principal.rules !== null) await admitProtect(deps.db, principal.tenant_id, principal.key_id, principal.rules, input.action);
   const policy = await deps.policies.forRef(principal.tenant_id, principal.policy);
   const at = deps.now();
   const needs = usageNeeds(input, policy.document, { key_id: principal.key_id }, at.toISOString());

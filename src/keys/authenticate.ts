@@ -119,7 +119,7 @@ export class KeyAuthenticator {
         throw new AppError("unauthorized", "Invalid API key.");
       }
       if (rules.rate !== null) {
-        const taken = (await this.db.one("keys/rate_take", [row.key_id, rules.rate.perSecond, rules.rate.burst]))!;
+        const taken = (await this.db.one("keys/rate_take", [row.tenant_id, row.key_id, rules.rate.perSecond, rules.rate.burst]))!;
         if (!taken.allowed) {
           throw new AppError("rate_limited", "This API key's rate limit (limits.per_second, limits.burst) is used up; wait and retry.", {
             fields: { retry_after: taken.retry_after, limit: "key_per_second" },

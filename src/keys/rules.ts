@@ -62,11 +62,11 @@ export function assertActionAllowed(rules: KeyRules | null, action: string): voi
  * A protect with this key: its action, then its daily limit (counted in the database, shared by
  * every instance; 429 quota_exceeded, limit key_protect_per_day).
  */
-export async function admitProtect(db: Queryable, keyId: string, rules: KeyRules | null, action: string): Promise<void> {
+export async function admitProtect(db: Queryable, tenantId: string, keyId: string, rules: KeyRules | null, action: string): Promise<void> {
   if (rules === null) return;
   assertActionAllowed(rules, action);
   if (rules.protectPerDay === null) return;
-  const taken = (await db.one("keys/protect_take", [keyId, rules.protectPerDay]))!;
+  const taken = (await db.one("keys/protect_take", [tenantId, keyId, rules.protectPerDay]))!;
   if (!taken.allowed) {
     throw new AppError("quota_exceeded", "This API key's daily protect limit (limits.protect_per_day) is used up; it resets at 00:00 UTC.", {
       fields: { limit: "key_protect_per_day" },

@@ -23,8 +23,8 @@ export function mailRoutes(deps: Deps) {
     "/mailbox",
     async ({ request, route }) => {
       if (dir === undefined) throw new AppError("not_found");
-      const { member_id } = await deps.sessions.require(request, route);
-      const email = (await account(deps.db, member_id))!.email.toLowerCase();
+      const { tenant_id, member_id } = await deps.sessions.require(request, route);
+      const email = (await account(deps.db, tenant_id, member_id))!.email.toLowerCase();
       const messages = await readDevOutbox(dir, (m) => m.to.toLowerCase() === email && !NOT_SHOWN.has(m.kind));
       return { ok: true as const, messages };
     },

@@ -266,8 +266,8 @@ describe("sign-out and login counters", () => {
       const t = await tenant(q);
       const jti = "A".repeat(22);
       await q.query("accounts/session_revoke", [t.accountId, jti, at(HOUR), NOW.toISOString()]);
-      expect((await q.query("accounts/session", [t.memberId, t.accountId, jti]))[0].signed_out).toBe(true);
-      expect((await q.query("accounts/session", [t.memberId, t.accountId, "B".repeat(22)]))[0].signed_out).toBe(false);
+      expect((await q.query("accounts/session", [t.tenantId, t.memberId, t.accountId, jti]))[0].signed_out).toBe(true);
+      expect((await q.query("accounts/session", [t.tenantId, t.memberId, t.accountId, "B".repeat(22)]))[0].signed_out).toBe(false);
     });
   });
 

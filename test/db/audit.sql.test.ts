@@ -174,11 +174,11 @@ describe("operators' events (audit_outbox)", () => {
     expect(await sqlstate(testQuery(db, "audit_outbox_update", [row.id]))).toBe("WR010");
     expect(await sqlstate(testQuery(db, "audit_outbox_delete", [row.id]))).toBe("WR010");
     // Marked appended once: here, or by the worker of a service running on this database meanwhile.
-    await db.query("audit/outbox_appended", [row.id, newId("rcpt_")]);
+    await db.query("audit/outbox_appended", [t.tenantId, row.id, newId("rcpt_")]);
     const marked = (await testOne<{ receipt_id: string | null }>(db, "audit_outbox_rows", [t.tenantId]))!.receipt_id;
     expect(marked).toMatch(/^rcpt_/);
     // A second attempt finds nothing to mark, and a forced one is refused.
-    expect(await db.query("audit/outbox_appended", [row.id, newId("rcpt_")])).toEqual([]);
+    expect(await db.query("audit/outbox_appended", [t.tenantId, row.id, newId("rcpt_")])).toEqual([]);
     expect(await sqlstate(testQuery(db, "audit_outbox_update", [row.id]))).toBe("WR010");
     expect((await testOne<{ receipt_id: string }>(db, "audit_outbox_rows", [t.tenantId]))!.receipt_id).toBe(marked!);
   });

@@ -215,13 +215,13 @@ describe("accounts/signup (tenant_signup)", () => {
     expect(await db.query("accounts/find_for_login", [t.email])).toEqual([]);
   });
 
-  test("a reused secret hash is refused (api_keys_secret_hash_key) and undoes the tenant", async () => {
+  test("a reused secret hash is refused (its route, key_routes_pkey) and undoes the tenant", async () => {
     const first = await newTenant();
     await db.query("accounts/signup", signupParams(first));
     const second = { ...(await newTenant()), secret: first.secret, secretHash: first.secretHash };
     const err = await failure(db.query("accounts/signup", signupParams(second)));
     expect(err.sqlstate).toBe("23505");
-    expect(err.constraint).toBe("api_keys_secret_hash_key");
+    expect(err.constraint).toBe("key_routes_pkey");
     expect(await testQuery(db, "tenant", [second.tenantId])).toEqual([]);
   });
 
@@ -405,13 +405,14 @@ describe("accounts/end_sessions", () => {
         tenant_id: s.tenantId, plan: "free", member_id: s.memberId, account_id: s.accountId, role: "owner", member_epoch: 0,
         account_epoch: epoch, signed_out: false, mfa_active: false, require_mfa: false,
       });
-      expect(await q.query("accounts/session", [t.memberId, t.accountId, "none"])).toEqual([session(t, 0)]);
+      expect(await q.query("accounts/session", [t.tenantId, t.memberId, t.accountId, "none"])).toEqual([session(t, 0)]);
       expect(await q.query("accounts/end_sessions", [t.accountId])).toEqual([{ session_epoch: 1 }]);
       expect(await q.query("accounts/end_sessions", [t.accountId])).toEqual([{ session_epoch: 2 }]);
-      expect(await q.query("accounts/session", [t.memberId, t.accountId, "none"])).toEqual([session(t, 2)]);
-      expect(await q.query("accounts/session", [other.memberId, other.accountId, "none"])).toEqual([session(other, 0)]);
-      // A member id with another person's account names no session.
-      expect(await q.query("accounts/session", [other.memberId, t.accountId, "none"])).toEqual([]);
+      expect(await q.query("accounts/session", [t.tenantId, t.memberId, t.accountId, "none"])).toEqual([session(t, 2)]);
+      expect(await q.query("accounts/session", [other.tenantId, other.memberId, other.accountId, "none"])).toEqual([session(other, 0)]);
+      // A member id with another person's account, or of another tenant, names no session.
+      expect(await q.query("accounts/session", [other.tenantId, other.memberId, t.accountId, "none"])).toEqual([]);
+      expect(await q.query("accounts/session", [t.tenantId, other.memberId, other.accountId, "none"])).toEqual([]);
       expect(await q.query("accounts/end_sessions", [newId("acct_")])).toEqual([]);
     });
   });
