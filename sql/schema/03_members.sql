@@ -423,16 +423,15 @@ RETURNS TABLE (tenant_id text, member_id text, role text, member_epoch integer)
 LANGUAGE plpgsql AS $$
 #variable_conflict use_column
 BEGIN
-  -- The membership is chosen among the person's routes, then read in its tenant.
+  -- The person's memberships found through their routes, each read in its tenant.
   RETURN QUERY
     SELECT m.tenant_id, m.member_id, m.role, m.session_epoch
-      FROM (SELECT r.tenant_id, r.member_id
-              FROM member_routes r JOIN accounts a ON a.account_id = r.account_id
-             WHERE r.account_id = p_account_id AND (p_tenant_id IS NULL OR r.tenant_id = p_tenant_id)
-             ORDER BY (r.tenant_id = a.last_tenant_id) DESC NULLS LAST, r.joined_at, r.member_id
-             LIMIT 1) r
+      FROM member_routes r
+      JOIN accounts a ON a.account_id = r.account_id
       JOIN members m ON m.tenant_id = r.tenant_id AND m.member_id = r.member_id
-     WHERE m.status = 'active';
+     WHERE r.account_id = p_account_id AND m.status = 'active' AND (p_tenant_id IS NULL OR r.tenant_id = p_tenant_id)
+     ORDER BY (r.tenant_id = a.last_tenant_id) DESC NULLS LAST, r.joined_at, r.member_id
+     LIMIT 1;
   IF FOUND AND p_tenant_id IS NOT NULL THEN
     UPDATE accounts a SET last_tenant_id = p_tenant_id WHERE a.account_id = p_account_id AND a.last_tenant_id IS DISTINCT FROM p_tenant_id;
   END IF;
