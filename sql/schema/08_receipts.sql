@@ -311,16 +311,16 @@ CREATE UNIQUE INDEX receipts_execute_once ON receipts (tenant_id, protect_receip
 -- A tenant's audit trail, newest first (GET /customer/audit): its events and its approvals' steps.
 CREATE INDEX receipts_events ON receipts (tenant_id, seq) WHERE event IS NOT NULL;
 
--- A tenant's receipt by its id, read through the primary key whatever the statistics. Written as
--- "the first receipt of the tenant at or after this id", an order only the primary key serves: as
--- a plain equality, a plan made while the table was small (the embedded database never analyzes,
--- and PL/pgSQL keeps a session's plans) may take (tenant_id, seq) and filter on the id, reading
--- the tenant's whole log. Inlined into the statements that call it.
+-- A tenant's receipt by its id, read through the primary key whatever the statistics. As a plain
+-- equality, a plan made while the table was small (the embedded database never analyzes, and
+-- PL/pgSQL keeps a session's plans) may take (tenant_id, seq) and filter on the id, reading the
+-- tenant's whole log: the two costs tie. Written as a range of one id, in id order, only the
+-- primary key serves it without a sort, so it wins. Inlined into the statements that call it.
 CREATE FUNCTION receipt_by_id(p_tenant_id text, p_receipt_id text) RETURNS SETOF receipts
 LANGUAGE sql STABLE AS $$
-  SELECT r.* FROM (SELECT x.* FROM receipts x WHERE x.tenant_id = p_tenant_id AND x.receipt_id >= p_receipt_id
-                   ORDER BY x.receipt_id LIMIT 1) r
-  WHERE r.receipt_id = p_receipt_id
+  SELECT x.* FROM receipts x
+  WHERE x.tenant_id = p_tenant_id AND x.receipt_id >= p_receipt_id AND x.receipt_id <= p_receipt_id
+  ORDER BY x.receipt_id LIMIT 1
 $$;
 COMMENT ON FUNCTION receipt_by_id(text, text) IS 'The tenant''s receipt with this id (no row: none), by a probe of the primary key.';
 
@@ -555,15 +555,17 @@ BEGIN
         SELECT r.kind, r.decision, r.issued_at FROM receipt_by_id(i.tenant_id, i.protect_receipt_id) r
       ) p ON true
       LEFT JOIN LATERAL (
-        -- As in receipt_by_id(): an order only receipts_execute_once serves keeps the probe on it.
-        SELECT x.protect_receipt_id = i.protect_receipt_id AS executed FROM receipts x
-        WHERE x.tenant_id = i.tenant_id AND x.protect_receipt_id >= i.protect_receipt_id AND x.kind = 'execute'
+        -- As in receipt_by_id(): a range of one id, in order, keeps the probe on receipts_execute_once.
+        SELECT true AS executed FROM receipts x
+        WHERE x.tenant_id = i.tenant_id AND x.kind = 'execute'
+          AND x.protect_receipt_id >= i.protect_receipt_id AND x.protect_receipt_id <= i.protect_receipt_id
         ORDER BY x.protect_receipt_id LIMIT 1
       ) d ON true
       LEFT JOIN LATERAL (
-        -- As in receipt_by_id(): an order only approvals_outcome_receipt_id_key serves.
-        SELECT CASE WHEN a.outcome_receipt_id = i.protect_receipt_id THEN a.execute_before END AS execute_before FROM approvals a
-        WHERE a.tenant_id = i.tenant_id AND a.outcome_receipt_id >= i.protect_receipt_id AND p.kind = 'approval'
+        -- As in receipt_by_id(): a range of one id, in order, keeps the probe on approvals_outcome_receipt_id_key.
+        SELECT a.execute_before FROM approvals a
+        WHERE a.tenant_id = i.tenant_id AND p.kind = 'approval'
+          AND a.outcome_receipt_id >= i.protect_receipt_id AND a.outcome_receipt_id <= i.protect_receipt_id
         ORDER BY a.outcome_receipt_id LIMIT 1
       ) ap ON true
     ), once AS (

@@ -301,10 +301,20 @@ LANGUAGE plpgsql AS $$
 DECLARE
   x record;
 BEGIN
+  -- Each approval found as receipt_by_id() finds a receipt (a range of one id, in order: only
+  -- approvals_outcome_receipt_id_key serves it, where an equality could take approvals_tenant_list
+  -- and read every approval of the tenant), locked, then updated by its row's address (ctid,
+  -- stable while locked).
   FOR x IN
-    UPDATE approvals a SET status = 'executed', execute_receipt_id = i.receipt_id
-    FROM unnest(p_items) AS i
-    WHERE i.refusal IS NULL AND i.kind = 'execute' AND a.tenant_id = i.tenant_id AND a.outcome_receipt_id = i.protect_receipt_id
+    UPDATE approvals a SET status = 'executed', execute_receipt_id = o.receipt_id
+    FROM (
+      SELECT i.receipt_id, p.row FROM unnest(p_items) AS i
+      CROSS JOIN LATERAL (
+        SELECT y.ctid AS row FROM approvals y
+        WHERE y.tenant_id = i.tenant_id AND y.outcome_receipt_id >= i.protect_receipt_id AND y.outcome_receipt_id <= i.protect_receipt_id
+        ORDER BY y.outcome_receipt_id LIMIT 1 FOR UPDATE) p
+      WHERE i.refusal IS NULL AND i.kind = 'execute') o
+    WHERE a.ctid = o.row
     RETURNING a.tenant_id, a.approval_id, a.execute_receipt_id
   LOOP
     PERFORM approval_emit(x.tenant_id, 'approval.executed', x.approval_id, x.execute_receipt_id);
