@@ -11,8 +11,7 @@ SELECT r.receipt_id, r.tenant_id, r.kind, r.seq, r.prev_hash, r.chain_hash, r.ke
          (SELECT a.approval_id FROM approvals a WHERE a.tenant_id = r.tenant_id AND a.protect_receipt_id = r.receipt_id)
        END AS opened_approval_id,
        CASE WHEN r.event IN ('approval.approved', 'approval.denied') THEN
-         (SELECT v.payload::jsonb ->> 'member_id' FROM receipts v
-          WHERE v.tenant_id = r.tenant_id AND v.receipt_id = r.payload::jsonb -> 'outcome' -> 'votes' ->> -1)
+         (SELECT v.payload::jsonb ->> 'member_id' FROM receipt_by_id(r.tenant_id, r.payload::jsonb -> 'outcome' -> 'votes' ->> -1) v)
        END AS decided_by
 FROM receipts r
 WHERE r.tenant_id = $1 AND r.event IS NOT NULL
