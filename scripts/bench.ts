@@ -9,14 +9,16 @@
 //   DATABASE_URL=postgres://... npm run bench
 //   BENCH_SECONDS=10 BENCH_CONNECTIONS=64 BENCH_ONLY=simulate,protect npm run bench
 //   BENCH_RATE_FRACTION=0.5 BENCH_RATE_SECONDS=12 BENCH_RATE_SCENARIOS=simulate,protect npm run bench
+//   BENCH_RATE_FLOOR=0 npm run bench       # without the fixed-rate runs' floor (the generator against a bare TLS server)
 //   SCALE_RECEIPTS=20000 npm run bench     # the receipt log at scale (scripts/bench/scale.ts); BENCH_SCALE=0 skips it
 //   BENCH_PEERS=0 npm run bench            # without warden beside Cerbos, Cedar and Casbin (scripts/bench/peers.ts, last)
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
-import { fixedRate, type FixedRateResult } from "./bench/fixed-rate.ts";
+import type { FixedRateResult } from "./bench/fixed-rate.ts";
 import { policyImpact, type ImpactResult } from "./bench/impact.ts";
 import { cpuSeconds, machineBusySeconds, postgresCpuSeconds, rssMb } from "./bench/proc.ts";
+import { sampledFixedRate, type SchedSummary } from "./bench/sampled.ts";
 import { peersOptions, type PeersResult, peersTable, runPeers } from "./bench/peers.ts";
 import { scaleScenario, scaleTable, type ScaleResult } from "./bench/scale.ts";
 import { BUDGET_POLICY, scenarios } from "./bench/scenarios.ts";
@@ -33,6 +35,7 @@ const TENANTS = Number(process.env.BENCH_TENANTS ?? 16);
 const RATE_FRACTION = Number(process.env.BENCH_RATE_FRACTION ?? 0.5);
 const RATE_SECONDS = Number(process.env.BENCH_RATE_SECONDS ?? 12);
 const RATE_SCENARIOS = (process.env.BENCH_RATE_SCENARIOS ?? "simulate,protect").split(",");
+const RATE_FLOOR = process.env.BENCH_RATE_FLOOR !== "0";
 const SCALE = process.env.BENCH_SCALE !== "0";
 const PEERS = process.env.BENCH_PEERS !== "0" && (!ONLY || ONLY.includes("peers"));
 
@@ -59,10 +62,14 @@ interface Row {
 }
 
 /** A scenario at a fixed offered rate, a fraction of its throughput at saturation in the same run. */
-interface FixedRateRow extends FixedRateResult {
+interface FixedRateRow extends Omit<FixedRateResult, "worst_ms_per_100ms" | "window_start_epoch_ms"> {
   database: string;
   scenario: string;
   fraction_of_saturation: number;
+  /** What the scheduler saw meanwhile (scripts/bench/sampled.ts): cores and run-queue waits of the service, the generator, PostgreSQL, other work. */
+  sched: SchedSummary;
+  /** The same generator at the same rate against a bare Bun.serve TLS server: the floor under any server's percentiles on this machine then. */
+  floor?: { p50_ms: number; p99_ms: number; p999_ms: number; max_ms: number; sched: SchedSummary };
 }
 
 interface Ceiling {
@@ -79,6 +86,24 @@ const cores2 = (cores: number) => Math.round(cores * 100) / 100;
 
 /** Per-request CPU cost in microseconds from cores busy and requests per second. */
 const usPerRequest = (cores: number, rps: number) => (rps > 0 ? Math.round((cores * 1e6) / rps) : 0);
+
+/**
+ * The fixed-rate generator at `rate` against a bare Bun.serve TLS server (ceiling.ts): what the
+ * generator and the machine, as busy as they are now, put under any server's percentiles.
+ */
+async function floorRun(rate: number): Promise<FixedRateRow["floor"]> {
+  const certDir = mkdtempSync(join(tmpdir(), "warden-floor-"));
+  const server = Bun.spawn([process.execPath, "scripts/bench/ceiling.ts", certDir], { cwd: ROOT, stdout: "pipe", stderr: "inherit" });
+  try {
+    const port = Number(new TextDecoder().decode((await server.stdout.getReader().read()).value).trim());
+    const run = await sampledFixedRate(`https://127.0.0.1:${port}`, { path: "/" }, { rate, seconds: RATE_SECONDS, warmup: 2, connections: CONNECTIONS, serverPid: server.pid, postgres: false });
+    return { p50_ms: run.fixed.p50_ms, p99_ms: run.fixed.p99_ms, p999_ms: run.fixed.p999_ms, max_ms: run.fixed.max_ms, sched: run.sched };
+  } finally {
+    server.kill();
+    await server.exited;
+    rmSync(certDir, { recursive: true, force: true });
+  }
+}
 
 async function benchDatabase(
   label: "embedded" | "postgres",
@@ -147,9 +172,16 @@ async function benchDatabase(
     });
     console.log(`bench: ${label} ${name}: ${Math.round(rps)} req/s, ${errors} errors, cores: service ${service_cpu}, postgres ${postgres_cpu}, machine ${machine_cpu}`);
     if (RATE_SCENARIOS.includes(name) && rps > 0) {
-      const f = await fixedRate(url, shape, { rate: Math.max(1, Math.round(rps * RATE_FRACTION)), seconds: RATE_SECONDS, connections: CONNECTIONS });
-      fixed.push({ database: label, scenario: name, fraction_of_saturation: RATE_FRACTION, ...f });
-      console.log(`bench: ${label} ${name} at ${f.offered_rps} req/s offered (${f.achieved_rps} achieved): p50 ${f.p50_ms} ms, p99 ${f.p99_ms} ms, p99.9 ${f.p999_ms} ms, ${f.errors} errors`);
+      const rate = Math.max(1, Math.round(rps * RATE_FRACTION));
+      const run = await sampledFixedRate(url, shape, { rate, seconds: RATE_SECONDS, warmup: 2, connections: CONNECTIONS, serverPid: proc.pid, postgres: label === "postgres" });
+      const { worst_ms_per_100ms: _w, window_start_epoch_ms: _s, ...f } = run.fixed;
+      const floor = RATE_FLOOR ? await floorRun(rate) : undefined;
+      fixed.push({ database: label, scenario: name, fraction_of_saturation: RATE_FRACTION, ...f, sched: run.sched, floor });
+      console.log(
+        `bench: ${label} ${name} at ${f.offered_rps} req/s offered (${f.achieved_rps} achieved): p50 ${f.p50_ms} ms, p99 ${f.p99_ms} ms, p99.9 ${f.p999_ms} ms, ${f.errors} errors; ` +
+          `service ${run.sched.server_cores} cores, its main thread waited ${run.sched.server_main_wait_ms_per_s} ms/s for a core; other work ${run.sched.other_cores} cores` +
+          (floor ? `; floor p99 ${floor.p99_ms} ms, p99.9 ${floor.p999_ms} ms` : ""),
+      );
     }
   }
   const scale = SCALE ? await scaleScenario(service, started.accounts[TENANTS], accounts[1], label) : undefined;
@@ -237,13 +269,23 @@ function table(rows: Row[], fixed: FixedRateRow[], impacts: (ImpactResult & { da
     ...rows.map((r) => `| ${r.database} | ${r.scenario} | ${r.rps} | ${r.errors} | ${r.rss_mb} | ${r.ratio_to_ceiling} | ${r.service_cpu} | ${r.postgres_cpu} | ${r.machine_cpu} | ${r.service_us_per_request} / ${r.machine_us_per_request} |`),
     "",
     `Latency where users feel it: each scenario offered a constant ${Math.round(RATE_FRACTION * 100)}% of its own throughput above for ${RATE_SECONDS} s (open loop over at most ${CONNECTIONS} connections, ` +
-      "each request timed from when it was due, so a stall counts against every request it delays; the generator's timer adds up to ~1 ms, its lag column says how much); " +
-      "then one caller at a time (wrk, 1 connection), the latency a bot sees when warden is otherwise idle.",
+      "each request timed from when it was due, so a stall counts against every request it delays; the generator is a Bun process on the same cores, its lag column says how late its timer sent); " +
+      "then one caller at a time (wrk, 1 connection), the latency a bot sees when warden is otherwise idle. The ratios are to that one caller's p99 in this run. " +
+      "Beside each, what the scheduler saw (scripts/bench/sampled.ts): the service's cores and how long its main thread waited on a run queue for a core, the generator's, and the cores other work on the machine took; " +
+      "and the floor: right after, the same generator at the same rate against a bare Bun.serve TLS server, what the generator and the machine put under any server's percentiles (when other work's cores differ between the two, so may the floor).",
     "",
-    "| database | scenario | offered req/s | achieved req/s | p50 ms | p99 ms | p99.9 ms | max ms | errors | generator: lag p99 ms / cores |",
-    "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ...fixed.map((f) => `| ${f.database} | ${f.scenario} | ${f.offered_rps} | ${f.achieved_rps} | ${f.p50_ms} | ${f.p99_ms} | ${f.p999_ms} | ${f.max_ms} | ${f.errors} | ${f.send_lag_p99_ms} / ${f.generator_cores} |`),
-    ...oneCaller.map((r) => `| ${r.database} | ${r.scenario} | — | ${r.rps} | ${r.p50_ms} | ${r.p99_ms} | ${r.p999_ms} | ${r.max_ms} | ${r.errors} | — |`),
+    "| database | scenario | offered req/s | achieved req/s | p50 ms | p99 ms | p99.9 ms | max ms | errors | p99 / p99.9 ÷ one caller's p99 | service: cores / main thread's run-queue wait ms/s | generator: cores / wait ms/s / lag p99 ms | other work: cores | floor: p99 / p99.9 ms (other work: cores) |",
+    "|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|---|---:|---|",
+    ...fixed.map((f) => {
+      const one = oneCaller.find((r) => r.database === f.database && r.scenario.startsWith(`${f.scenario}_one_caller`));
+      const ratio = one ? `${(f.p99_ms / one.p99_ms).toFixed(1)}x / ${(f.p999_ms / one.p99_ms).toFixed(1)}x` : "—";
+      const s = f.sched;
+      return (
+        `| ${f.database} | ${f.scenario} | ${f.offered_rps} | ${f.achieved_rps} | ${f.p50_ms} | ${f.p99_ms} | ${f.p999_ms} | ${f.max_ms} | ${f.errors} | ${ratio} | ` +
+        `${s.server_cores} / ${s.server_main_wait_ms_per_s} | ${s.generator_cores} / ${s.generator_wait_ms_per_s} / ${f.send_lag_p99_ms} | ${s.other_cores} | ${f.floor ? `${f.floor.p99_ms} / ${f.floor.p999_ms} (${f.floor.sched.other_cores})` : "—"} |`
+      );
+    }),
+    ...oneCaller.map((r) => `| ${r.database} | ${r.scenario} | — | ${r.rps} | ${r.p50_ms} | ${r.p99_ms} | ${r.p999_ms} | ${r.max_ms} | ${r.errors} | | | | | |`),
     ...(Object.keys(scale).length === 0
       ? []
       : [

@@ -59,3 +59,33 @@ export function machineBusySeconds(): number {
   const [user, nice, system, , , irq, softirq, steal] = ticks;
   return (user + nice + system + irq + softirq + steal) / TICKS_PER_SECOND;
 }
+
+/** One thread's scheduler counters (/proc/<pid>/task/<tid>/schedstat): on a CPU, waiting on a run queue (ns), timeslices run. */
+export interface ThreadSched {
+  name: string;
+  run_ns: number;
+  wait_ns: number;
+  slices: number;
+}
+
+/**
+ * The scheduler counters of every thread of a process, keyed by tid. A thread that waits on a run
+ * queue was ready to run and had no core: on a machine whose cores are all taken, that wait is
+ * added to whatever the thread was about to answer.
+ */
+export function threadSched(pid: number): Map<number, ThreadSched> {
+  const out = new Map<number, ThreadSched>();
+  let tids: string[];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return out; // the process has ended
+  }
+  for (const tid of tids) {
+    try {
+      const [run, wait, slices] = readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").trim().split(" ").map(Number);
+      out.set(Number(tid), { name: readFileSync(`/proc/${pid}/task/${tid}/comm`, "utf8").trim(), run_ns: run, wait_ns: wait, slices });
+    } catch {} // a thread that ended between the listing and the read
+  }
+  return out;
+}

@@ -29,14 +29,20 @@ function bunOf(root: string): string {
   return existsSync(own) ? own : process.execPath;
 }
 
+/** Where the service's standard output (its log) and error go: files for a tool that reads them, else none and this process's. */
+export interface ServiceOutput {
+  stdout?: string;
+  stderr?: string;
+}
+
 /** `bun [flags] src/cli/main.ts serve` in `root` on a free port; env is added to this process's. */
-export function startService(root: string, env: Record<string, string>, flags: string[] = []): Service {
+export function startService(root: string, env: Record<string, string>, flags: string[] = [], output: ServiceOutput = {}): Service {
   const port = freePort();
   const proc = Bun.spawn([bunOf(root), ...flags, "src/cli/main.ts", "serve"], {
     cwd: root,
     env: { ...process.env, METRICS_ADDR: "off", ...env, PORT: String(port) },
-    stdout: "ignore",
-    stderr: "inherit",
+    stdout: output.stdout ? Bun.file(output.stdout) : "ignore",
+    stderr: output.stderr ? Bun.file(output.stderr) : "inherit",
   });
   return { proc, url: `https://127.0.0.1:${port}` };
 }
@@ -73,11 +79,15 @@ export function cliOps(root: string, args: string[], env: Record<string, string>
   return JSON.parse(r.stdout);
 }
 
-/** `tenants` enterprise tenants, and the service started again on them (its start-up in ms: an existing data directory to a ready /health). */
+/**
+ * `tenants` enterprise tenants, and the service started again on them (its start-up in ms: an
+ * existing data directory to a ready /health). `flags`, `output` and `startEnv` are for that second
+ * start only, the one measured (a profiler's flags, a probe's settings, where its log goes).
+ */
 export async function startWithTenants(
   root: string,
   env: Record<string, string>,
-  opts: { tenants: number; name: string; password?: string; flags?: string[]; healthTimeoutMs?: number },
+  opts: { tenants: number; name: string; password?: string; flags?: string[]; healthTimeoutMs?: number; output?: ServiceOutput; startEnv?: Record<string, string> },
 ): Promise<{ service: Service; accounts: Account[]; startup_ms: number }> {
   let service = startService(root, env);
   await waitHealthy(service, opts.healthTimeoutMs);
@@ -96,7 +106,7 @@ export async function startWithTenants(
     await stopService(service);
   }
   for (const id of upgrades) cliOps(root, ["upgrades", "approve", id, "--reviewer", opts.name], env);
-  service = startService(root, env, opts.flags);
+  service = startService(root, { ...env, ...opts.startEnv }, opts.flags, opts.output);
   const startup_ms = Math.round(await waitHealthy(service, opts.healthTimeoutMs));
   return { service, accounts, startup_ms };
 }
