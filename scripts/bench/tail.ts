@@ -89,7 +89,7 @@ function loggedDurations(text: string, route: string, from: number, to: number) 
 
 function probeSummary(file: string) {
   if (!existsSync(file)) return undefined;
-  const p = JSON.parse(readFileSync(file, "utf8")) as { step_ms: number; samples: number; max_ms: number; buckets: number[] };
+  const p = JSON.parse(readFileSync(file, "utf8")) as { step_ms: number; samples: number; max_ms: number; buckets: number[]; appends_ms?: number[] };
   const at = (q: number) => {
     let seen = 0;
     for (let i = 0; i < p.buckets.length; i++) {
@@ -99,7 +99,9 @@ function probeSummary(file: string) {
     return NaN;
   };
   const over = (ms: number) => p.buckets.slice(Math.round(ms / p.step_ms)).reduce((x, y) => x + y, 0);
-  return { timer_samples: p.samples, late_p50_ms: at(0.5), late_p99_ms: at(0.99), late_p999_ms: at(0.999), late_max_ms: round(p.max_ms, 1), late_over_5ms: over(5), late_over_10ms: over(10) };
+  const a = [...(p.appends_ms ?? [])].sort((x, y) => x - y);
+  const appends = a.length ? { calls: a.length, p50_ms: round(quantile(a, 0.5), 2), p99_ms: round(quantile(a, 0.99), 2), p999_ms: round(quantile(a, 0.999), 2), max_ms: round(a[a.length - 1], 2), over_20ms: a.filter((x) => x > 20).length } : undefined;
+  return { timer_samples: p.samples, late_p50_ms: at(0.5), late_p99_ms: at(0.99), late_p999_ms: at(0.999), late_max_ms: round(p.max_ms, 1), late_over_5ms: over(5), late_over_10ms: over(10), appends };
 }
 
 /** The worst 100 ms of a run (by the worst latency of the requests due in it) beside what the threads did in the 100 ms sample that ends after it. */
@@ -272,7 +274,7 @@ try {
         ? ["", "Collections (BUN_JSC_logGC), per heap (each pause of a collection counted):", "", "| heap | collections | pauses per s | pause ms/s | p50 ms | p99 ms | max ms |", "|---|---|---:|---:|---:|---:|---:|", ...gc.map((g) => `| ${g.heap} | ${JSON.stringify(g.kinds)} | ${g.pauses_per_s} | ${g.pause_ms_per_s} | ${g.p50_ms} | ${g.p99_ms} | ${g.max_ms} |`)]
         : []),
       ...(logged ? ["", `The service's own duration_ms (access log, ${logged.requests} requests): p50 ${logged.p50_ms}, p99 ${logged.p99_ms}, p99.9 ${logged.p999_ms}, max ${logged.max_ms} ms.`] : []),
-      ...(probe ? ["", `Event-loop lateness (a 1 ms timer, ${probe.timer_samples} firings): p50 ${probe.late_p50_ms}, p99 ${probe.late_p99_ms}, p99.9 ${probe.late_p999_ms}, max ${probe.late_max_ms} ms; over 5 ms ${probe.late_over_5ms} times, over 10 ms ${probe.late_over_10ms}.`] : []),
+      ...(probe ? ["", `Event-loop lateness (a 1 ms timer, ${probe.timer_samples} firings): p50 ${probe.late_p50_ms}, p99 ${probe.late_p99_ms}, p99.9 ${probe.late_p999_ms}, max ${probe.late_max_ms} ms; over 5 ms ${probe.late_over_5ms} times, over 10 ms ${probe.late_over_10ms}.` + (probe.appends ? ` receipt_append() calls to PGlite's thread, message to answer (${probe.appends.calls}): p50 ${probe.appends.p50_ms}, p99 ${probe.appends.p99_ms}, p99.9 ${probe.appends.p999_ms}, max ${probe.appends.max_ms} ms; over 20 ms ${probe.appends.over_20ms}.` : "")] : []),
       "",
       "The worst 100 ms (by the worst latency of the requests due in them), with the 100 ms sample of the threads that ends after each (run / run-queue wait, ms):",
       "",
