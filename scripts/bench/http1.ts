@@ -34,7 +34,7 @@ interface Conn {
 }
 
 /** Length of the answer in `b` once it is whole (its head and body), else 0; the status too. */
-function complete(b: Buffer): { length: number; status: number } {
+export function complete(b: Buffer): { length: number; status: number } {
   const end = b.indexOf(HEADER_END);
   if (end < 0) return { length: 0, status: 0 };
   const head = b.toString("latin1", 0, end);
