@@ -680,8 +680,10 @@ COMMENT ON FUNCTION receipt_link(receipt_append_item[]) IS
 -- usage_daily is written only here, under the heads' locks, so the counts the quota rules read
 -- and the ones added here are exact.
 CREATE FUNCTION receipt_usage_add(p_items receipt_append_item[]) RETURNS void
-LANGUAGE sql AS $$
-  -- Each tenant's day counted once, in tenant order as the heads were locked.
+LANGUAGE plpgsql AS $$
+BEGIN
+  -- Each tenant's day counted once, in tenant order as the heads were locked. (PL/pgSQL keeps the
+  -- plan of this INSERT; a LANGUAGE sql function would plan it again at every batch.)
   INSERT INTO usage_daily AS u (tenant_id, day, protect_count, execute_count)
   SELECT i.tenant_id, i.day, count(*) FILTER (WHERE i.kind = 'protect'), count(*) FILTER (WHERE i.kind = 'execute')
   FROM unnest(p_items) AS i
@@ -690,8 +692,8 @@ LANGUAGE sql AS $$
   ORDER BY i.tenant_id, i.day
   ON CONFLICT (tenant_id, day) DO UPDATE SET
     protect_count = u.protect_count + excluded.protect_count,
-    execute_count = u.execute_count + excluded.execute_count
-$$;
+    execute_count = u.execute_count + excluded.execute_count;
+END $$;
 COMMENT ON FUNCTION receipt_usage_add(receipt_append_item[]) IS
   'Adds the accepted items (refusal NULL) to their tenants'' usage_daily counts of protect and execute calls, per UTC day.';
 

@@ -44,7 +44,13 @@ COMMENT ON FUNCTION usage_read(text[], json) IS
 -- The piece of receipt_append() that counts: each stored ALLOWED protect adds to the counters its
 -- item names (the usage rules whose other conditions its input satisfies).
 CREATE FUNCTION receipt_usage_counters_add(p_items receipt_append_item[]) RETURNS void
-LANGUAGE sql AS $$
+LANGUAGE plpgsql AS $$
+BEGIN
+  -- Most batches name no usage rule: PL/pgSQL returns here, and keeps the INSERT's plan for the
+  -- rest (a LANGUAGE sql function would plan its INSERT again at every call, every batch).
+  IF NOT EXISTS (SELECT 1 FROM unnest(p_items) AS i WHERE i.usage_add IS NOT NULL) THEN
+    RETURN;
+  END IF;
   INSERT INTO usage_counters AS c (tenant_id, counter, scope, window_start, total)
   SELECT i.tenant_id, u.counter, u.scope, u.window_start::timestamptz, sum(u.add)
   FROM unnest(p_items) AS i
@@ -52,8 +58,8 @@ LANGUAGE sql AS $$
   WHERE i.refusal IS NULL AND i.kind = 'protect' AND i.decision = 'ALLOWED' AND i.usage_add IS NOT NULL
   GROUP BY i.tenant_id, u.counter, u.scope, u.window_start
   ORDER BY 1, 2, 3, 4
-  ON CONFLICT (tenant_id, counter, scope, window_start) DO UPDATE SET total = c.total + excluded.total
-$$;
+  ON CONFLICT (tenant_id, counter, scope, window_start) DO UPDATE SET total = c.total + excluded.total;
+END $$;
 COMMENT ON FUNCTION receipt_usage_counters_add(receipt_append_item[]) IS
   'After receipt_append() stored its items: each stored ALLOWED protect adds to the usage counters its item names '
   '(usage_add: [{counter, scope, window_start, add}]). Refused items count toward nothing.';
