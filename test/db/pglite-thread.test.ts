@@ -23,7 +23,9 @@ describe.skipIf(!embedded)("the embedded database's thread", () => {
   test("PGlite's WebAssembly memory is not counted in this thread's heap", async () => {
     expect((await db.query("system/ping"))[0]).toEqual({ ok: 1 });
     // In this thread PGlite's 128 MB memory counts as ~268 MB of extra memory (performance.md).
-    expect(heapStats().extraMemorySize).toBeLessThan(64 * 1024 * 1024);
+    // The rest of the test process's buffers (the whole suite runs in it) count here too, and grew
+    // past 64 MB with the suite: the bound is PGlite's memory alone, which this thread must not hold.
+    expect(heapStats().extraMemorySize).toBeLessThan(128 * 1024 * 1024);
   });
 
   test("a transaction keeps every other statement out until it ends", async () => {
