@@ -203,6 +203,22 @@ COMMENT ON FUNCTION api_key_create(text, text, text, text, text, text, jsonb) IS
   'A developer (or a wider role) of the tenant issues a new active key within its caps (WK002 active, WK003 total; WT002 the role), '
   'with the properties of p_props (api_key_props_apply(); WK004, WK005).';
 
+-- The key a change is about, locked for the change: NULL (every field) when the tenant has no such
+-- key, WK001 when it is not active. Concurrent changes of one key take turns on the row lock.
+CREATE FUNCTION api_key_lock_active(p_tenant_id text, p_key_id text) RETURNS api_keys
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_key api_keys;
+BEGIN
+  SELECT k.* INTO v_key FROM api_keys k WHERE k.tenant_id = p_tenant_id AND k.key_id = p_key_id FOR UPDATE;
+  IF FOUND AND v_key.status <> 'active' THEN
+    RAISE EXCEPTION 'key % is not active', p_key_id USING ERRCODE = 'WK001';
+  END IF;
+  RETURN v_key;
+END $$;
+COMMENT ON FUNCTION api_key_lock_active(text, text) IS
+  'Locks the tenant''s key for a change (FOR UPDATE) and answers it; NULL fields when there is none; WK001 when it is not active.';
+
 CREATE FUNCTION api_key_update(p_tenant_id text, p_key_id text, p_props jsonb, p_actor text)
 RETURNS TABLE (key_id text, changed jsonb)
 LANGUAGE plpgsql AS $$
@@ -212,12 +228,9 @@ DECLARE
   v_new api_keys;
 BEGIN
   PERFORM member_actor_check(p_tenant_id, p_actor, 'developer');
-  SELECT k.* INTO v_old FROM api_keys k WHERE k.tenant_id = p_tenant_id AND k.key_id = p_key_id FOR UPDATE;
-  IF NOT FOUND THEN
+  v_old := api_key_lock_active(p_tenant_id, p_key_id);
+  IF v_old.key_id IS NULL THEN
     RETURN; -- unknown, or another tenant's: the caller answers 404
-  END IF;
-  IF v_old.status <> 'active' THEN
-    RAISE EXCEPTION 'key % is not active', p_key_id USING ERRCODE = 'WK001';
   END IF;
   PERFORM api_key_props_check(p_tenant_id, p_props);
   v_new := api_key_props_apply(v_old, p_props);
@@ -245,12 +258,9 @@ DECLARE
 BEGIN
   PERFORM member_actor_check(p_tenant_id, p_actor, 'developer');
   -- The row lock makes concurrent rotations of one key take turns; the second finds it revoked.
-  SELECT k.* INTO v_old FROM api_keys k WHERE k.tenant_id = p_tenant_id AND k.key_id = p_key_id FOR UPDATE;
-  IF NOT FOUND THEN
+  v_old := api_key_lock_active(p_tenant_id, p_key_id);
+  IF v_old.key_id IS NULL THEN
     RETURN; -- unknown, or another tenant's: the caller answers 404
-  END IF;
-  IF v_old.status <> 'active' THEN
-    RAISE EXCEPTION 'key % is not active', p_key_id USING ERRCODE = 'WK001';
   END IF;
   -- The successor replaces an active key: only the total grows.
   PERFORM api_keys_check_caps(p_tenant_id, false);
