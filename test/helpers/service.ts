@@ -36,6 +36,23 @@ export function testService(): Promise<{ service: Service; db: Db }> {
   return shared;
 }
 
+/**
+ * A second service instance on the shared test database, as another process would run it: on a
+ * server with a connection pool of its own; embedded, on the one database. Close it when done.
+ */
+export async function secondInstance(): Promise<{ service: Service; close(): Promise<void> }> {
+  const { db } = await testService();
+  const ownDb = process.env.TEST_DATABASE_URL ? await openTestDb() : undefined;
+  const service = await createService(testConfig(), { db: ownDb ?? db, log: createLogger("silent") });
+  return {
+    service,
+    async close() {
+      await service.close();
+      await ownDb?.close();
+    },
+  };
+}
+
 export interface Reply {
   status: number;
   headers: Headers;

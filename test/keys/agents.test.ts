@@ -5,25 +5,18 @@
 // key's context: without the epoch move of the change (sql/schema/05_keys.sql), it would answer
 // from the context it read before.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import type { Db } from "../../src/db/index.ts";
-import { createService, type Service } from "../../src/app/service.ts";
-import { createLogger } from "../../src/log.ts";
+import type { Service } from "../../src/app/service.ts";
 import { bearer, execute, protect } from "../helpers/customer.ts";
-import { call, expectErrorShape, openTestDb, signup, testConfig, testService, type Reply } from "../helpers/service.ts";
+import { call, expectErrorShape, secondInstance, signup, type Reply } from "../helpers/service.ts";
 
 let other: Service;
-let otherDb: Db | undefined;
+let second: Awaited<ReturnType<typeof secondInstance>> | undefined;
 
 beforeAll(async () => {
-  const { db } = await testService();
-  // On a server: a second connection pool, as a second process would have. Embedded: the one database.
-  otherDb = process.env.TEST_DATABASE_URL ? await openTestDb() : undefined;
-  other = await createService(testConfig(), { db: otherDb ?? db, log: createLogger("silent") });
+  second = await secondInstance();
+  other = second.service;
 });
-afterAll(async () => {
-  await other?.close();
-  await otherDb?.close();
-});
+afterAll(() => second?.close());
 
 const READ = { action: "document.read" };
 const list = async (token: string) => (await call("GET", "/customer/keys", { headers: bearer(token) })).body.keys as Record<string, any>[];

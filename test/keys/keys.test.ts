@@ -1,12 +1,10 @@
 // /customer/keys as a customer uses it: create, list, rotate, revoke, and what each does to the
 // next request made with the key, also on a second instance sharing the database.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import type { Db } from "../../src/db/index.ts";
-import { createService, type Service } from "../../src/app/service.ts";
+import type { Service } from "../../src/app/service.ts";
 import { isWellFormedSecret, newSecret } from "../../src/keys/secret.ts";
-import { createLogger } from "../../src/log.ts";
 import { bearer, protect } from "../helpers/customer.ts";
-import { call, expectErrorShape, openTestDb, signup, testConfig, testService } from "../helpers/service.ts";
+import { call, expectErrorShape, secondInstance, signup } from "../helpers/service.ts";
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
@@ -166,18 +164,13 @@ describe("POST /customer/keys/{key_id}/revoke", () => {
 
 describe("two service instances on one database", () => {
   let other: Service;
-  let otherDb: Db | undefined;
+  let second: Awaited<ReturnType<typeof secondInstance>> | undefined;
 
   beforeAll(async () => {
-    const { db } = await testService();
-    // On a server: a second connection pool, as a second process would have. Embedded: the one database.
-    otherDb = process.env.TEST_DATABASE_URL ? await openTestDb() : undefined;
-    other = await createService(testConfig(), { db: otherDb ?? db, log: createLogger("silent") });
+    second = await secondInstance();
+    other = second.service;
   });
-  afterAll(async () => {
-    await other?.close();
-    await otherDb?.close();
-  });
+  afterAll(() => second?.close());
 
   test("a revocation on one instance is refused on the other at once (no cache)", async () => {
     const a = await signup();
