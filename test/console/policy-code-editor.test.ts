@@ -98,6 +98,9 @@ describe.skipIf(!chromiumAvailable)("the policy's code editor, in Chromium", () 
       const text = pretty(DRAFT);
       const bad = lineOf(text, '"amont"');
       await doc.box.fill(text);
+      // The view back at the start: the editor draws only the lines near the view, and the filled
+      // text leaves the view at its end.
+      await doc.home();
       // Marked as typed, at its line: in the text, in the gutter, and listed under the editor.
       const mark = doc.line(bad).locator(".cm-lintRange-error");
       await mark.waitFor();
