@@ -466,7 +466,7 @@ CREATE TABLE usage_daily (
 CREATE TYPE receipt_append_item AS (
   idx integer, receipt_id text, tenant_id text, key_id text, kind text, request_id text,
   ts text, issued_at timestamptz, day date, decision text, payload text, content_hash text,
-  signature text, protect_receipt_id text, approval json, usage_add json,
+  signature text, protect_receipt_id text, approval json, usage json,
   refusal text, quota_limit integer, quota_used integer, seq bigint, prev_hash text, chain_hash text
 );
 COMMENT ON TYPE receipt_append_item IS 'One decision inside receipt_append(): its input and what the call decided for it.';
@@ -488,14 +488,14 @@ DECLARE
 BEGIN
   SELECT array_agg(ROW((x.ord - 1)::integer, x.receipt_id, x.tenant_id, x.key_id, x.kind, x.request_id,
                        x."timestamp", x."timestamp"::timestamptz, (x."timestamp"::timestamptz AT TIME ZONE 'UTC')::date,
-                       x.decision, x.payload, x.content_hash, x.signature, x.protect_receipt_id, x.approval, x.usage_add,
+                       x.decision, x.payload, x.content_hash, x.signature, x.protect_receipt_id, x.approval, x.usage,
                        NULL, NULL, NULL, NULL, NULL, NULL)::receipt_append_item ORDER BY x.ord)
   INTO v_items
   FROM ROWS FROM (json_to_recordset(p_items) AS (
          receipt_id text, tenant_id text, key_id text, kind text, request_id text, "timestamp" text, decision text,
-         payload text, content_hash text, signature text, protect_receipt_id text, approval json, usage_add json)) WITH ORDINALITY
+         payload text, content_hash text, signature text, protect_receipt_id text, approval json, usage json)) WITH ORDINALITY
        AS x(receipt_id, tenant_id, key_id, kind, request_id, "timestamp", decision, payload, content_hash, signature,
-            protect_receipt_id, approval, usage_add, ord);
+            protect_receipt_id, approval, usage, ord);
   -- The chain hashes the timestamp text and stores the instant, so the two must be one: a text
   -- that iso_time() would not give back is the caller's bug, and the whole call fails.
   SELECT i.ts INTO v_bad FROM unnest(v_items) AS i WHERE iso_time(i.issued_at) IS DISTINCT FROM i.ts LIMIT 1;
@@ -710,8 +710,12 @@ BEGIN
   -- Locked before the rules read anything, so they see every earlier append of these tenants.
   PERFORM receipt_heads_lock(ARRAY(SELECT i.tenant_id FROM unnest(v_items) AS i));
   v_items := receipt_execute_rules(v_items);
+  -- Before the quota, so that a decision made on stale usage counts toward nothing; again after
+  -- the quota and approval rules, which may refuse an item whose addition a later one counted on.
+  v_items := receipt_usage_rules(v_items, false);
   v_items := receipt_quota_rules(v_items);
   v_items := receipt_approval_rules(v_items);
+  v_items := receipt_usage_rules(v_items, true);
   v_items := receipt_link(v_items);
 
   INSERT INTO receipts (receipt_id, tenant_id, seq, kind, key_id, request_id, issued_at, decision, payload,
@@ -732,9 +736,9 @@ BEGIN
 END $$;
 COMMENT ON FUNCTION receipt_append(json) IS
   'Stores a JSON array of decisions ({receipt_id, tenant_id, key_id, kind, request_id, timestamp, decision, payload, content_hash, '
-  'signature, protect_receipt_id, approval}) as their tenants'' next receipts, in input order, and counts them against the plans; one row per item '
-  '(idx 0-based). Per item, first refusal wins: receipt_execute_rules() (WR002, WR003, WR004, WR007), then receipt_quota_rules() '
-  '(WQ003, then WQ001 or WQ002), then receipt_approval_rules() (WQ004); stored protects with approval terms open their approvals '
+  'signature, protect_receipt_id, approval, usage}) as their tenants'' next receipts, in input order, and counts them against the plans; one row per item '
+  '(idx 0-based). Per item, first refusal wins: receipt_execute_rules() (WR002, WR003, WR004, WR007), then receipt_usage_rules() (WB002), then receipt_quota_rules() '
+  '(WQ003, then WQ001 or WQ002), then receipt_approval_rules() (WQ004), then receipt_usage_rules() again (WB002); stored protects with approval terms open their approvals '
   '(receipt_approval_open()) and executes of outcomes mark them executed (receipt_approval_executed()). Refused items are not stored and count towards nothing. Raises 22007 for a timestamp not in iso_time() '
   'form, 22023 for a kind other than protect or execute (receipt_append_parse()). Agrees with appending the items one by one, '
   'except that an execute never finds a protect receipt of the same call (WR002), and that a second execute of one protect '

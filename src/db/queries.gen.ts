@@ -1001,11 +1001,9 @@ export interface Queries {
   "usage/peek": {
     params: [unknown];
     row: {
-      tenant_id: string;
-      counter: string;
-      scope: string;
-      window_start: string;
+      ord: number;
       total: number;
+      exact: string;
     };
   };
   "usage/read": {
@@ -1016,6 +1014,7 @@ export interface Queries {
       scope: string;
       window_start: string;
       total: number;
+      exact: string;
     };
   };
   "webhooks/attempted": {

@@ -83,10 +83,21 @@ export function usageNeeds(input: ProtectInput, policy: PolicyDocument, caller: 
   return needs;
 }
 
+/**
+ * Counters by rule object, hashed once per policy document that is kept. Freshness: a document is
+ * never changed once parsed (a policy version is immutable), so an entry never goes stale.
+ */
+const counterIds = new WeakMap<Rule, string>();
+
 /** The counter of a usage rule: its id and a hash of its conditions and measure (not its bound). */
 export function counterOf(r: Rule): string {
-  const { gt: _gt, gte: _gte, lt: _lt, lte: _lte, ...measure } = r.when.usage!;
-  return `${r.id}:${sha256HexSync(canonicalJson({ when: { ...r.when, usage: measure } })).slice(2, 18)}`;
+  let id = counterIds.get(r);
+  if (id === undefined) {
+    const { gt: _gt, gte: _gte, lt: _lt, lte: _lte, ...measure } = r.when.usage!;
+    id = `${r.id}:${sha256HexSync(canonicalJson({ when: { ...r.when, usage: measure } })).slice(2, 18)}`;
+    counterIds.set(r, id);
+  }
+  return id;
 }
 
 const toDecision = (effect: "allow" | "deny"): Decision => (effect === "allow" ? "ALLOWED" : "DENIED");

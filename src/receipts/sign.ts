@@ -20,18 +20,31 @@ export interface SignedReceipt<K extends ReceiptKind> {
   protect_receipt_id: string | null;
 }
 
-/**
- * Hashes and signs one receipt with `sign` (a signer's sign(), or signHeld() inside a transaction,
- * where the signer must read no database).
- */
-export async function signReceipt<K extends ReceiptKind>(
-  sign: (claims: ReceiptClaims) => Promise<string>,
-  args: { tenantId: string; keyId: string | null; kind: K; requestId: string; timestamp: string; payload: object; protectReceiptId: string | null },
-): Promise<SignedReceipt<K>> {
+type ReceiptArgs<K extends ReceiptKind> = { tenantId: string; keyId: string | null; kind: K; requestId: string; timestamp: string; payload: object; protectReceiptId: string | null };
+
+/** The receipt before its signature, and the claims to sign. */
+function unsigned<K extends ReceiptKind>(args: ReceiptArgs<K>): { receipt: Omit<SignedReceipt<K>, "signature">; claims: ReceiptClaims } {
   const payload = canonicalJson(args.payload);
   const content_hash = sha256HexSync(payload);
   const receipt_id = newId("rcpt_");
   const { tenantId: tenant_id, keyId: key_id, kind, requestId: request_id, timestamp, protectReceiptId: protect_receipt_id } = args;
-  const signature = await sign(receiptClaims({ receipt_id, tenant_id, key_id, kind, request_id, timestamp, content_hash, protect_receipt_id }));
-  return { receipt_id, tenant_id, key_id, kind, request_id, timestamp, payload, content_hash, signature, protect_receipt_id };
+  return {
+    receipt: { receipt_id, tenant_id, key_id, kind, request_id, timestamp, payload, content_hash, protect_receipt_id },
+    claims: receiptClaims({ receipt_id, tenant_id, key_id, kind, request_id, timestamp, content_hash, protect_receipt_id }),
+  };
+}
+
+/**
+ * Hashes and signs one receipt with `sign` (a signer's sign(), or signHeld() inside a transaction,
+ * where the signer must read no database).
+ */
+export async function signReceipt<K extends ReceiptKind>(sign: (claims: ReceiptClaims) => Promise<string>, args: ReceiptArgs<K>): Promise<SignedReceipt<K>> {
+  const { receipt, claims } = unsigned(args);
+  return { ...receipt, signature: await sign(claims) };
+}
+
+/** signReceipt() on this thread, before anything else runs (a signer's signNow()). */
+export function signReceiptNow<K extends ReceiptKind>(sign: (claims: ReceiptClaims) => string, args: ReceiptArgs<K>): SignedReceipt<K> {
+  const { receipt, claims } = unsigned(args);
+  return { ...receipt, signature: sign(claims) };
 }

@@ -91,6 +91,14 @@ export class ReceiptSigner {
     return this.thread.saturated() ? signCanonicalPooled(value, key) : Promise.resolve(signCanonicalSync(value, key));
   }
 
+  /**
+   * signHeld() on this thread, at once: for a caller whose next step must follow the decision
+   * before any other request's (call ready() first).
+   */
+  signNow(value: unknown): string {
+    return signCanonicalSync(value, this.active!);
+  }
+
   /** `text` as a signed note (c2sp.org/signed-note) under the key name `name`, and the verifier key that checks it. */
   async signNote(text: string, name: string): Promise<{ note: string; verifierKey: string }> {
     const key = await this.current();

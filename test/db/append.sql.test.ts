@@ -165,6 +165,60 @@ describe("receipt_append(json): refusals, answered per item", () => {
   }, 30_000);
 });
 
+describe("receipt_append(json): decisions on usage counters (receipt_usage_rules)", () => {
+  const WINDOW = "2030-01-01T00:00:00.000Z";
+  const reading = (counter: string, before: number, add: number) => ({ usage: [{ counter, scope: "*", window_start: WINDOW, before, add }] });
+  /** A protect decided on a counter: ALLOWED adds `add`; null: DENIED (it would have added 1). */
+  const onUsage = async (t: Tenant, counter: string, before: number, add: number | null) =>
+    Object.assign(await item(t, { decision: add === null ? "DENIED" : "ALLOWED" }), reading(counter, before, add ?? 1)) as Item;
+  const total = async (t: Tenant, counter: string) =>
+    (await db.query("usage/read", [[t.tenantId], [{ tenant_id: t.tenantId, counter, scope: "*", window_start: WINDOW }]]))[0].exact;
+
+  test("each decision must have read the stored total plus what its tenant's earlier items of the call add", async () => {
+    const a = await tenant("pro");
+    const rows = await append([await onUsage(a, "c", 0, 1), await onUsage(a, "c", 1, 1), await onUsage(a, "c", 2, null), await onUsage(a, "c", 2, 1)]);
+    expect(refusals(rows)).toEqual([null, null, null, null]);
+    expect(await total(a, "c")).toBe("3");
+  });
+
+  test("a stale total is refused (WB002) with every later decision on usage of its tenant; the rest of the call is stored, and nothing counted for them", async () => {
+    const [a, b] = [await tenant("pro"), await tenant("pro")];
+    await append([await onUsage(a, "c", 0, 2)]);
+    const rows = await append([
+      await onUsage(a, "c", 2, 1), // right: stored
+      await onUsage(b, "c", 0, 1), // another tenant: stored
+      await onUsage(a, "c", 1, 1), // read 1, the counter holds 3: stale
+      await item(a), // no usage read: stored
+      await onUsage(a, "c", 4, 1), // right only if the one before it had counted: refused with it
+      await onUsage(b, "c", 1, 1), // the other tenant goes on
+    ]);
+    expect(refusals(rows)).toEqual([null, null, "WB002", null, "WB002", null]);
+    expect(rows.map((r) => r.seq)).toEqual([1, 0, null, 2, null, 1]);
+    expect(await total(a, "c")).toBe("3");
+    expect(await total(b, "c")).toBe("2");
+  });
+
+  test("amounts are summed exactly and compared as the decision's number: 0.1 + 0.2 read as 0.3", async () => {
+    const a = await tenant("pro");
+    expect(refusals(await append([await onUsage(a, "eur", 0, 0.1), await onUsage(a, "eur", 0.1, 0.2)]))).toEqual([null, null]);
+    expect(await total(a, "eur")).toBe("0.3");
+    expect(refusals(await append([await onUsage(a, "eur", 0.1 + 0.2, 1)]))).toEqual(["WB002"]);
+    expect(refusals(await append([await onUsage(a, "eur", 0.3, 1)]))).toEqual([null]);
+  });
+
+  test("a decision refused by the daily quota counts nothing, and one that counted on it is refused (WB002)", async () => {
+    // Two items either side of midnight: the first is refused by its day's quota, used up; the
+    // second, on the next day, counted on the first's addition to a monthly counter.
+    const a = await tenant();
+    const midnight = new Date(Date.UTC(2029, 11, 15));
+    await testQuery(db, "usage_set", [a.tenantId, "2029-12-14", 1000, 0]);
+    const late = Object.assign(await item(a, { at: new Date(midnight.getTime() - 1) }), reading("month", 0, 1));
+    const early = Object.assign(await item(a, { at: midnight }), reading("month", 1, 1));
+    expect(refusals(await append([late, early]))).toEqual(["WQ001", "WB002"]);
+    expect(await total(a, "month")).toBe("0");
+  });
+});
+
 describe("receipt_append(json): errors", () => {
   test("a timestamp that iso_time() would not give back fails the whole call (22007); nothing stored", async () => {
     const a = await tenant();

@@ -150,7 +150,12 @@ describe.skipIf(!DATABASE_URL)("two instances on one PostgreSQL database", () =>
       ],
     };
     expect((await send(b, "PUT", "/customer/policy", { json: { document: capped }, headers: { authorization: `Bearer ${user.token}` } })).status).toBe(200);
-    const replies = await Promise.all(Array.from({ length: 50 }, (_, i) => protect(nth(i), user.apiKey, { action: "email.send" })));
+    // One protect on each instance first, so that each knows the counter and decides the burst
+    // on what it knows: the other instance's appends make that stale, and the append refuses it.
+    const warm = [await protect(a, user.apiKey, { action: "email.send" }), await protect(b, user.apiKey, { action: "email.send" })];
+    expect(warm.map((r) => r.body.payload.usage[0].before)).toEqual([0, 1]);
+    const burst = await Promise.all(Array.from({ length: 48 }, (_, i) => protect(nth(i), user.apiKey, { action: "email.send" })));
+    const replies = [...warm, ...burst];
     expect(replies.every((r) => r.status === 200)).toBe(true);
     expect(replies.filter((r) => r.body.decision === "ALLOWED")).toHaveLength(10);
     // Each ALLOWED read its own "before": 0 to 9, every one exactly once.

@@ -5,6 +5,7 @@ import { beforeAll, describe, expect, test } from "bun:test";
 import { bearer } from "../helpers/accounts.ts";
 import { protect, setPlan } from "../helpers/customer.ts";
 import { call, expectErrorShape, signup, testService } from "../helpers/service.ts";
+import { testQuery } from "../helpers/sql.ts";
 
 const CAPPED = (limit: number, per: "tenant" | "key" = "tenant") => ({
   default_effect: "deny",
@@ -32,6 +33,21 @@ describe("a usage condition", () => {
     expect(replies.every((r) => r.status === 200)).toBe(true);
     expect(replies.filter((r) => r.body.decision === "ALLOWED")).toHaveLength(10);
     expect(replies.filter((r) => r.body.reasons[0] === "too_many_emails")).toHaveLength(40);
+  });
+
+  test("a counter that moved behind this instance's back (as another instance's appends move it) is never decided on", async () => {
+    const t = await tenantWith(CAPPED(10));
+    const { service } = await testService();
+    for (let i = 0; i < 5; i++) expect((await protect(t.apiKey, { action: "email.send" })).body.payload.usage[0].before).toBe(i);
+    // The instance last saw 5; the stored counter now holds 10.
+    expect(await testQuery(service.deps.db, "usage_counters_bump", [t.tenantId, 5])).toEqual([{ total: "10" }]);
+    const next = await protect(t.apiKey, { action: "email.send" });
+    expect(next.body.decision).toBe("DENIED");
+    expect(next.body.payload.usage[0].before).toBe(10);
+    // Concurrent requests after another move: each decided on the stored total.
+    await testQuery(service.deps.db, "usage_counters_bump", [t.tenantId, 1]);
+    const burst = await Promise.all(Array.from({ length: 10 }, () => protect(t.apiKey, { action: "email.send" })));
+    expect(burst.map((r) => [r.body.decision, r.body.payload.usage[0].before])).toEqual(burst.map(() => ["DENIED", 11]));
   });
 
   test("a protect under a usage rule goes through when the signing key is due for a reload", async () => {
