@@ -1,6 +1,7 @@
-// The atomic part of usage limits (sql/schema/13_usage.sql): usage_read() takes the tenant's log
-// head lock, so a second reader of the same tenant waits until the first transaction (which
-// decides and appends) ends. Without it, two instances could both read "9 of 10" and both allow.
+// usage_read() (sql/schema/13_usage.sql), the read a decision on usage falls back to when the
+// totals an instance knows keep proving stale: it takes the tenant's log head lock, so a second
+// reader of the same tenant waits until the first transaction (which decides and appends) ends.
+// The check that makes every decision exact is receipt_usage_rules() (test/db/append.sql.test.ts).
 // PostgreSQL only: the embedded database has one session, where nothing runs concurrently.
 import { describe, expect, test } from "bun:test";
 import { openPostgres } from "../../src/db/postgres.ts";

@@ -50,6 +50,24 @@ describe("a usage condition", () => {
     expect(burst.map((r) => [r.body.decision, r.body.payload.usage[0].before])).toEqual(burst.map(() => ["DENIED", 11]));
   });
 
+  test("totals that prove stale at every try are read under the lock, and the decision is still exact", async () => {
+    const t = await tenantWith(CAPPED(3));
+    const { service } = await testService();
+    for (let i = 0; i < 2; i++) expect((await protect(t.apiKey, { action: "email.send" })).body.decision).toBe("ALLOWED");
+    // This instance now reads every counter as 0 (as if another instance kept moving them).
+    const receipts = service.deps.receipts as unknown as { counters: Map<string, string>; peeks: { submit: (ref: unknown) => Promise<string> } };
+    const peek = receipts.peeks.submit;
+    receipts.peeks.submit = async () => "0";
+    receipts.counters.clear();
+    try {
+      const replies = await Promise.all(Array.from({ length: 4 }, () => protect(t.apiKey, { action: "email.send" })));
+      expect(replies.map((r) => r.status)).toEqual([200, 200, 200, 200]);
+      expect(replies.map((r) => [r.body.decision, r.body.payload.usage[0].before])).toEqual([["ALLOWED", 2], ["DENIED", 3], ["DENIED", 3], ["DENIED", 3]]);
+    } finally {
+      receipts.peeks.submit = peek;
+    }
+  });
+
   test("a protect under a usage rule goes through when the signing key is due for a reload", async () => {
     const t = await tenantWith(CAPPED(5));
     const { service } = await testService();
