@@ -81,7 +81,11 @@ export async function openConsoleInBrowser(prefix: string): Promise<ConsoleInBro
   const page = context.pages()[0] ?? (await context.newPage());
   page.setDefaultTimeout(20_000);
   page.on("console", (m) => {
-    if (m.type() === "error" && /Content Security Policy/i.test(m.text())) cspViolations.push(m.text());
+    // With where it happened: a script's file, line and column, or the page's URL.
+    if (m.type() === "error" && /Content Security Policy/i.test(m.text())) {
+      const at = m.location();
+      cspViolations.push(`${m.text()} (at ${at.url}${at.lineNumber ? `:${at.lineNumber}:${at.columnNumber}` : ""})`);
+    }
   });
   page.on("pageerror", (e) => pageErrors.push(String(e)));
 
