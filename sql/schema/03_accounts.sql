@@ -54,8 +54,10 @@ BEGIN
   END IF;
   INSERT INTO members (member_id, tenant_id, account_id, role, joined_at)
     VALUES (p_member_id, p_tenant_id, p_account_id, 'owner', v_created);
+  PERFORM member_route_add(p_account_id, p_tenant_id, p_member_id, v_created);
   INSERT INTO api_keys (key_id, tenant_id, label, secret_hash, hint, created_by)
     VALUES (p_key_id, p_tenant_id, 'default', p_secret_hash, p_hint, p_member_id);
+  PERFORM key_route_add(p_tenant_id, p_key_id, p_secret_hash);
   RETURN QUERY SELECT p_tenant_id, p_key_id, iso_time(v_created);
 END $$;
 COMMENT ON FUNCTION tenant_signup(text, text, text, text, text, text, text, text) IS

@@ -39,7 +39,7 @@ CREATE UNIQUE INDEX members_one_active_per_person ON members (tenant_id, account
 
 -- A person's active memberships, by account: where a login or a tenant switch finds the tenants
 -- to read (a person spans tenants, so members alone would be searched in every tenant's part;
--- docs/scaling.md). Written only by members_route() as members join and leave.
+-- docs/scaling.md). Written only by member_route_add() as members join, and member_remove() as they leave.
 CREATE TABLE member_routes (
   account_id  text NOT NULL REFERENCES accounts (account_id),
   tenant_id   text NOT NULL,
@@ -48,20 +48,15 @@ CREATE TABLE member_routes (
   PRIMARY KEY (account_id, tenant_id)
 );
 
-CREATE FUNCTION members_route() RETURNS trigger
-LANGUAGE plpgsql AS $$
-BEGIN
-  IF TG_OP = 'INSERT' THEN
-    INSERT INTO member_routes (account_id, tenant_id, member_id, joined_at) VALUES (NEW.account_id, NEW.tenant_id, NEW.member_id, NEW.joined_at);
-  ELSIF OLD.status = 'active' AND NEW.status = 'removed' THEN
-    DELETE FROM member_routes r WHERE r.account_id = OLD.account_id AND r.tenant_id = OLD.tenant_id;
-  END IF;
-  RETURN NULL;
-END $$;
-COMMENT ON FUNCTION members_route() IS
-  'AFTER INSERT OR UPDATE OF status on members: a member who joins is routed (member_routes: account -> tenant, member), one who is removed no longer.';
-CREATE TRIGGER members_route AFTER INSERT OR UPDATE OF status ON members
-  FOR EACH ROW EXECUTE FUNCTION members_route();
+-- Written by the procedures that add and remove members, in their transaction (tenant_signup(),
+-- member_accept(), member_remove()), not by a trigger: distributed by tenant (docs/scaling.md), a
+-- trigger on members runs on the tenant's shard, where it may write no other table.
+CREATE FUNCTION member_route_add(p_account_id text, p_tenant_id text, p_member_id text, p_joined_at timestamptz) RETURNS void
+LANGUAGE sql AS $$
+  INSERT INTO member_routes (account_id, tenant_id, member_id, joined_at) VALUES (p_account_id, p_tenant_id, p_member_id, p_joined_at)
+$$;
+COMMENT ON FUNCTION member_route_add(text, text, text, timestamptz) IS
+  'Routes a member who joins (member_routes: account -> tenant, member). Called by every procedure that inserts a member.';
 
 CREATE FUNCTION members_guard() RETURNS trigger
 LANGUAGE plpgsql AS $$
@@ -196,6 +191,8 @@ BEGIN
   END IF;
   UPDATE members m SET status = 'removed', removed_at = p_now, removed_by = p_actor, session_epoch = m.session_epoch + 1
    WHERE m.tenant_id = p_tenant_id AND m.member_id = p_member_id;
+  DELETE FROM member_routes r
+   WHERE r.tenant_id = p_tenant_id AND r.account_id = (SELECT m.account_id FROM members m WHERE m.tenant_id = p_tenant_id AND m.member_id = p_member_id);
   RETURN QUERY SELECT p_member_id, v_role;
 END $$;
 COMMENT ON FUNCTION member_remove(text, text, text, timestamptz) IS
@@ -238,7 +235,7 @@ CREATE INDEX member_invitations_tenant_idx ON member_invitations (tenant_id, cre
 
 -- An invitation's token hash -> its tenant and invitation: the link carries no tenant, so an
 -- acceptance reads here first (docs/scaling.md). The primary key keeps token hashes unique.
--- Written only by member_invitations_route(); invitations are never deleted and their token
+-- Written only by member_invite(), with the invitation; invitations are never deleted and their token
 -- never changes, so a route never changes either.
 CREATE TABLE invitation_routes (
   token_hash     text PRIMARY KEY,
@@ -246,16 +243,6 @@ CREATE TABLE invitation_routes (
   invitation_id  text NOT NULL
 );
 
-CREATE FUNCTION member_invitations_route() RETURNS trigger
-LANGUAGE plpgsql AS $$
-BEGIN
-  INSERT INTO invitation_routes (token_hash, tenant_id, invitation_id) VALUES (NEW.token_hash, NEW.tenant_id, NEW.invitation_id);
-  RETURN NULL;
-END $$;
-COMMENT ON FUNCTION member_invitations_route() IS
-  'AFTER INSERT on member_invitations: routes the invitation''s token hash to its tenant (invitation_routes); a token hash used twice is 23505.';
-CREATE TRIGGER member_invitations_route AFTER INSERT ON member_invitations
-  FOR EACH ROW EXECUTE FUNCTION member_invitations_route();
 
 CREATE FUNCTION member_invitations_guard() RETURNS trigger
 LANGUAGE plpgsql AS $$
@@ -313,6 +300,8 @@ BEGIN
   END IF;
   INSERT INTO member_invitations (invitation_id, tenant_id, email, role, token_hash, invited_by, created_at, expires_at)
   VALUES (p_invitation_id, p_tenant_id, p_email, p_role, auth_token_digest(p_token), p_actor, p_now, v_expires);
+  -- Its route, here rather than by a trigger on member_invitations (docs/scaling.md); a token hash used twice is 23505.
+  INSERT INTO invitation_routes (token_hash, tenant_id, invitation_id) VALUES (auth_token_digest(p_token), p_tenant_id, p_invitation_id);
   PERFORM mail_enqueue('member_invitation', p_email, p_tenant_id,
                        coalesce(p_public_data, '{}'::jsonb) || jsonb_build_object('token_sealed', p_token_sealed, 'role', p_role));
   RETURN QUERY SELECT p_invitation_id, p_email, p_role, iso_time(p_now), iso_time(v_expires);
@@ -389,6 +378,7 @@ BEGIN
     RAISE EXCEPTION 'already a member' USING ERRCODE = 'WT006';
   END IF;
   INSERT INTO members (member_id, tenant_id, account_id, role, joined_at) VALUES (p_member_id, v.tenant_id, v_account, v.role, p_now);
+  PERFORM member_route_add(v_account, v.tenant_id, p_member_id, p_now);
   UPDATE member_invitations i SET status = 'accepted', finished_at = p_now, member_id = p_member_id
    WHERE i.tenant_id = v.tenant_id AND i.invitation_id = v.invitation_id;
   RETURN QUERY SELECT v.tenant_id, p_member_id, v_account, v.role, v.email, v.invitation_id, p_account_id IS NULL;

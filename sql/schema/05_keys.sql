@@ -45,7 +45,7 @@ CREATE TABLE api_keys (
 
 -- A secret's hash -> its key and tenant: a request carries only the secret, so its key is found
 -- here first and then read in its tenant (docs/scaling.md). The primary key keeps secret hashes
--- unique. Written only by api_keys_route(); keys are never deleted and their secret hash never
+-- unique. Written only by key_route_add(); keys are never deleted and their secret hash never
 -- changes, so a route never changes either.
 CREATE TABLE key_routes (
   secret_hash  text PRIMARY KEY,
@@ -53,16 +53,15 @@ CREATE TABLE key_routes (
   key_id       text NOT NULL
 );
 
-CREATE FUNCTION api_keys_route() RETURNS trigger
-LANGUAGE plpgsql AS $$
-BEGIN
-  INSERT INTO key_routes (secret_hash, tenant_id, key_id) VALUES (NEW.secret_hash, NEW.tenant_id, NEW.key_id);
-  RETURN NULL;
-END $$;
-COMMENT ON FUNCTION api_keys_route() IS
-  'AFTER INSERT on api_keys: routes the key''s secret hash to it (key_routes); a secret hash used twice is 23505 (key_routes_pkey).';
-CREATE TRIGGER api_keys_route AFTER INSERT ON api_keys
-  FOR EACH ROW EXECUTE FUNCTION api_keys_route();
+-- Written by each procedure that inserts a key, in its transaction (tenant_signup(),
+-- api_key_create(), api_key_rotate()), not by a trigger: distributed by tenant (docs/scaling.md),
+-- a trigger on api_keys runs on the key's shard, where it may write no other table.
+CREATE FUNCTION key_route_add(p_tenant_id text, p_key_id text, p_secret_hash text) RETURNS void
+LANGUAGE sql AS $$
+  INSERT INTO key_routes (secret_hash, tenant_id, key_id) VALUES (p_secret_hash, p_tenant_id, p_key_id)
+$$;
+COMMENT ON FUNCTION key_route_add(text, text, text) IS
+  'Routes a new key''s secret hash to it (key_routes); a secret hash used twice is 23505. Called by every procedure that inserts a key.';
 
 -- Keys are born active; a key moves only active -> revoked (replaced_by is set only by that
 -- move); a revoked key never changes, except that a revoke ends a rotation's overlap early; identity columns never change; keys are never deleted.
@@ -195,9 +194,9 @@ BEGIN
   PERFORM api_key_props_check(p_tenant_id, p_props);
   v := api_key_props_apply(ROW(p_key_id, p_tenant_id, p_label, p_secret_hash, p_hint, 'active', now(), NULL, NULL, NULL, p_created_by, NULL,
                                NULL, true, NULL, NULL, NULL, NULL, NULL, '{}'::jsonb, NULL)::api_keys, p_props);
-  RETURN QUERY
-    INSERT INTO api_keys AS k SELECT v.*
-    RETURNING k.key_id, k.tenant_id, k.label, k.status, iso_time(k.created_at), k.created_by;
+  INSERT INTO api_keys SELECT v.*;
+  PERFORM key_route_add(v.tenant_id, v.key_id, v.secret_hash);
+  RETURN QUERY SELECT v.key_id, v.tenant_id, v.label, v.status, iso_time(v.created_at), v.created_by;
 END $$;
 COMMENT ON FUNCTION api_key_create(text, text, text, text, text, text, jsonb) IS
   'A developer (or a wider role) of the tenant issues a new active key within its caps (WK002 active, WK003 total; WT002 the role), '
@@ -269,6 +268,7 @@ BEGIN
                         protect_per_day, per_second, burst, allowed_ips, metadata)
     VALUES (p_new_key_id, p_tenant_id, v_old.label, p_secret_hash, p_hint, p_actor, v_old.expires_at, v_old.enabled, v_old.actions,
             v_old.protect_per_day, v_old.per_second, v_old.burst, v_old.allowed_ips, v_old.metadata);
+  PERFORM key_route_add(p_tenant_id, p_new_key_id, p_secret_hash);
   UPDATE api_keys k SET status = 'revoked', revoked_at = now(), replaced_by = p_new_key_id, revoked_by = p_actor,
          overlap_until = CASE WHEN p_overlap > 0 THEN now() + make_interval(secs => p_overlap) END
   WHERE k.tenant_id = p_tenant_id AND k.key_id = p_key_id;

@@ -1,7 +1,8 @@
 // docs/scaling.md: what would block distributing the tenant tables by tenant_id with Citus (the
 // distribution column in every primary key and unique constraint; foreign keys only between
-// co-located rows). The list is what is left to change; a new table, key or foreign key that adds
-// to it fails here, and so does one the doc does not name.
+// co-located rows; no trigger that writes another table). The lists are what is left to change; a
+// new table, key, foreign key or writing trigger that adds to them fails here, and so does one the
+// doc does not name.
 import { expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -17,6 +18,29 @@ const LEFT = [
   "webhook_deliveries.webhook_deliveries_outbox_id_fkey",
 ];
 
+/**
+ * Triggers that write another table: co-located with their own table by tenant (the key-context
+ * epoch on tenants, the receipt chain's head and tree), or on reference tables (plans, features),
+ * each to check or to move into the procedures that make the change, on a cluster.
+ */
+const TRIGGER_WRITERS = [
+  "api_keys.api_keys_key_context -> tenants",
+  "api_keys.api_keys_key_context_truncate -> tenants",
+  "feature_grants.feature_grants_key_context -> tenants",
+  "feature_grants.feature_grants_key_context_truncate -> tenants",
+  "features.features_key_context -> tenants",
+  "plans.plans_key_context -> tenants",
+  "policies.policies_key_context -> tenants",
+  "receipts.receipts_chain_check -> receipt_heads",
+  "receipts.receipts_chain_check -> receipt_tree_nodes",
+];
+
+test("the triggers that write another table are exactly those docs/scaling.md lists (the routes are written by procedures)", async () => {
+  const { db } = await testService();
+  const rows = await testQuery<{ table_name: string; trigger_name: string; writes: string }>(db, "trigger_writers");
+  expect(rows.map((r) => `${r.table_name}.${r.trigger_name} -> ${r.writes}`)).toEqual(TRIGGER_WRITERS);
+});
+
 test("what would block distribution by tenant_id is exactly what docs/scaling.md lists as left", async () => {
   const { db } = await testService();
   const rows = await testQuery<{ table_name: string; constraint_name: string }>(db, "distribution_blockers", [KEPT_OFF_THE_SHARDS]);
@@ -25,5 +49,6 @@ test("what would block distribution by tenant_id is exactly what docs/scaling.md
 
 test("docs/scaling.md names every table kept off the shards and every blocker left", () => {
   const doc = readFileSync(join(import.meta.dir, "../../docs/scaling.md"), "utf8");
-  for (const name of [...KEPT_OFF_THE_SHARDS, ...LEFT.map((l) => l.split(".")[1]!)]) expect(doc).toContain(`\`${name}\``);
+  const triggers = TRIGGER_WRITERS.map((w) => w.split(" ")[0]!.split(".")[1]!);
+  for (const name of [...KEPT_OFF_THE_SHARDS, ...LEFT.map((l) => l.split(".")[1]!), ...triggers]) expect(doc).toContain(`\`${name}\``);
 });

@@ -220,6 +220,25 @@ describe("roles", () => {
     expect((await call("DELETE", `/customer/members/${viewer.memberId}`, as(viewer.token))).status).toBe(200);
     expect((await call("GET", "/customer/members", as(boss.token))).body.members).toHaveLength(1);
   });
+
+  test("a person removed may be invited again and join again; the tenant list follows each step", async () => {
+    const boss = await owner();
+    const other = await owner();
+    const tenantsOf = async (token: string) => (await call("GET", "/auth/tenants", as(token))).body.tenants.map((t: { tenant_id: string }) => t.tenant_id);
+    const accept = async () => {
+      const { token } = await invited(boss.token, other.email, "viewer");
+      const reply = await call("POST", "/auth/invitations/accept", { json: { token }, ...as(other.token) });
+      expect(reply.status).toBe(200);
+      return reply.body.member_id as string;
+    };
+    const first = await accept();
+    expect(await tenantsOf(other.token)).toEqual([other.tenantId, boss.tenantId]);
+    expect((await call("DELETE", `/customer/members/${first}`, as(boss.token))).status).toBe(200);
+    expect(await tenantsOf(other.token)).toEqual([other.tenantId]);
+    const second = await accept();
+    expect(second).not.toBe(first);
+    expect(await tenantsOf(other.token)).toEqual([other.tenantId, boss.tenantId]);
+  });
 });
 
 describe("settings", () => {
