@@ -11,6 +11,12 @@ export interface CoalescerOptions {
   maxBatch: number;
   /** Calls in flight at once at most. */
   maxInFlight: number;
+  /**
+   * While a call is in flight, how long (ms) the items that arrive wait for others before the next
+   * call takes them; the end of a call sends them at once, and a full batch goes at once. A lone
+   * item (nothing in flight) never waits. 0 or absent: never wait.
+   */
+  linger?: number;
 }
 
 interface Waiting<I, R> {
@@ -27,6 +33,7 @@ export class Coalescer<I, R> {
   private queue: Waiting<I, R>[] = [];
   private inFlight = 0;
   private scheduled = false;
+  private lingering: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
     private readonly run: (items: I[]) => Promise<(R | Error)[]>,
@@ -49,7 +56,16 @@ export class Coalescer<I, R> {
     });
   }
 
-  private send(): void {
+  private send(lingered = false): void {
+    if (!lingered && this.opts.linger && this.inFlight > 0 && this.queue.length < this.opts.maxBatch) {
+      this.lingering ??= setTimeout(() => {
+        this.lingering = undefined;
+        this.send(true);
+      }, this.opts.linger);
+      return;
+    }
+    clearTimeout(this.lingering);
+    this.lingering = undefined;
     while (this.inFlight < this.opts.maxInFlight && this.queue.length > 0) {
       const batch = this.queue.splice(0, this.opts.maxBatch);
       this.inFlight++;

@@ -49,6 +49,44 @@ test("batches stop at maxBatch and run up to maxInFlight at once", async () => {
   expect(await Promise.all(all)).toEqual([1, 2, 3, 4, 5]);
 });
 
+test("linger: while a call is in flight, items wait for others up to linger ms; a lone item and a full batch never wait", async () => {
+  const { calls, run } = controlled();
+  const c = new Coalescer(run, { maxBatch: 3, maxInFlight: 2, linger: 50 });
+  const lone = c.submit(1);
+  await settle();
+  // Nothing in flight: at once.
+  expect(calls.map((x) => x.items)).toEqual([[1]]);
+  const held = [c.submit(2)];
+  await settle();
+  // A call in flight: it waits, though a second may go out.
+  expect(calls).toHaveLength(1);
+  held.push(c.submit(3));
+  await Bun.sleep(70);
+  // After the linger, together, beside the call in flight.
+  expect(calls.map((x) => x.items)).toEqual([[1], [2, 3]]);
+  const later = c.submit(4);
+  calls[1].release([20, 30]);
+  expect(await Promise.all(held)).toEqual([20, 30]);
+  await settle();
+  // One call still in flight: 4 keeps waiting; when none is, it goes at once.
+  expect(calls).toHaveLength(2);
+  calls[0].release([10]);
+  expect(await lone).toBe(10);
+  await settle();
+  expect(calls.map((x) => x.items)).toEqual([[1], [2, 3], [4]]);
+  calls[2].release([40]);
+  expect(await later).toBe(40);
+  // A full batch goes at once, whatever is in flight.
+  const first = c.submit(5);
+  await settle();
+  const full = [6, 7, 8].map((n) => c.submit(n));
+  await settle();
+  expect(calls.slice(3).map((x) => x.items)).toEqual([[5], [6, 7, 8]]);
+  calls[3].release([50]);
+  calls[4].release([60, 70, 80]);
+  expect(await Promise.all([first, ...full])).toEqual([50, 60, 70, 80]);
+});
+
 test("an Error result rejects its item only; a failed call rejects its whole batch and not the next", async () => {
   const { calls, run } = controlled();
   const c = new Coalescer(run, { maxBatch: 10, maxInFlight: 1 });
