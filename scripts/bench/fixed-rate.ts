@@ -78,7 +78,7 @@ export async function fixedRate(
 }
 
 /** The q-quantile of sorted values (nearest rank). */
-function quantile(sorted: Float64Array, q: number): number {
+export function quantile(sorted: ArrayLike<number>, q: number): number {
   return sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
 }
 

@@ -5,7 +5,7 @@
 // taken, that wait lands in the latency of whatever it was about to answer. So the percentiles
 // come with the cores each side used, the waits, and the cores other work took meanwhile.
 import { readdirSync, readFileSync } from "node:fs";
-import { fixedRate, type FixedRateResult } from "./fixed-rate.ts";
+import { fixedRate, quantile, type FixedRateResult } from "./fixed-rate.ts";
 import { machineBusySeconds, threadSched, type ThreadSched } from "./proc.ts";
 import type { Shape } from "./wrk.ts";
 
@@ -50,9 +50,8 @@ export interface SchedSummary {
 
 export const round = (x: number, digits: number) => Math.round(x * 10 ** digits) / 10 ** digits;
 
-export function quantile(sorted: number[], q: number): number {
-  return sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
-}
+/** The q-quantile of sorted values (nearest rank), as the generator computes its own. */
+export { quantile };
 
 /** Run and wait (ns) of every PostgreSQL server process on the machine, summed. */
 function postgresSched(): { run_ns: number; wait_ns: number } {

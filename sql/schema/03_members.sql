@@ -176,12 +176,13 @@ LANGUAGE plpgsql AS $$
 #variable_conflict use_column
 DECLARE
   v_role text;
+  v_account text;
 BEGIN
   -- Anyone may leave; removing another takes an admin, and an owner for an owner.
   IF p_actor IS DISTINCT FROM p_member_id THEN
     PERFORM member_actor_check(p_tenant_id, p_actor, 'admin');
   END IF;
-  SELECT m.role INTO v_role FROM members m
+  SELECT m.role, m.account_id INTO v_role, v_account FROM members m
    WHERE m.member_id = p_member_id AND m.tenant_id = p_tenant_id AND m.status = 'active' FOR UPDATE;
   IF NOT FOUND THEN
     RAISE EXCEPTION 'no such member' USING ERRCODE = 'WT001';
@@ -191,8 +192,7 @@ BEGIN
   END IF;
   UPDATE members m SET status = 'removed', removed_at = p_now, removed_by = p_actor, session_epoch = m.session_epoch + 1
    WHERE m.tenant_id = p_tenant_id AND m.member_id = p_member_id;
-  DELETE FROM member_routes r
-   WHERE r.tenant_id = p_tenant_id AND r.account_id = (SELECT m.account_id FROM members m WHERE m.tenant_id = p_tenant_id AND m.member_id = p_member_id);
+  DELETE FROM member_routes r WHERE r.account_id = v_account AND r.tenant_id = p_tenant_id;
   RETURN QUERY SELECT p_member_id, v_role;
 END $$;
 COMMENT ON FUNCTION member_remove(text, text, text, timestamptz) IS

@@ -1013,7 +1013,6 @@ export interface Queries {
       counter: string;
       scope: string;
       window_start: string;
-      total: number;
       exact: string;
     };
   };

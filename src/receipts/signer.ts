@@ -88,7 +88,7 @@ export class ReceiptSigner {
    */
   signHeld(value: unknown): Promise<string> {
     const key = this.active!;
-    return this.thread.saturated() ? signCanonicalPooled(value, key) : Promise.resolve(signCanonicalSync(value, key));
+    return this.thread.saturated() ? signCanonicalPooled(value, key) : Promise.resolve(this.signNow(value));
   }
 
   /**

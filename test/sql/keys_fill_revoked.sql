@@ -4,7 +4,6 @@ WITH made AS (
   SELECT 'key_' || substr(md5(random()::text || g::text), 1, 22), $1, 'filler', md5(random()::text) || md5(random()::text), 'fill'
   FROM generate_series(1, $2::integer) AS g
   RETURNING key_id, tenant_id, secret_hash
-), routed AS (
-  INSERT INTO key_routes (secret_hash, tenant_id, key_id) SELECT m.secret_hash, m.tenant_id, m.key_id FROM made m
 )
-SELECT count(*)::integer AS made FROM made;
+-- Each routed as the procedures route a key (key_route_add()).
+SELECT count(*)::integer AS made FROM made m CROSS JOIN LATERAL key_route_add(m.tenant_id, m.key_id, m.secret_hash);
