@@ -201,11 +201,13 @@ COMMENT ON FUNCTION member_remove(text, text, text, timestamptz) IS
 
 -- Where mail about the tenant as a whole goes (an upgrade's review): its oldest active owner.
 CREATE FUNCTION tenant_contact_email(p_tenant_id text) RETURNS text
-LANGUAGE sql STABLE AS $$
-  SELECT a.email FROM members m JOIN accounts a ON a.account_id = m.account_id
-   WHERE m.tenant_id = p_tenant_id AND m.role = 'owner' AND m.status = 'active'
-   ORDER BY m.joined_at, m.member_id LIMIT 1
-$$;
+LANGUAGE plpgsql STABLE AS $$
+BEGIN
+  -- PL/pgSQL rather than SQL, as member_session().
+  RETURN (SELECT a.email FROM members m JOIN accounts a ON a.account_id = m.account_id
+           WHERE m.tenant_id = p_tenant_id AND m.role = 'owner' AND m.status = 'active'
+           ORDER BY m.joined_at, m.member_id LIMIT 1);
+END $$;
 COMMENT ON FUNCTION tenant_contact_email(text) IS 'The email of the tenant''s oldest active owner: where mail about the tenant as a whole goes.';
 
 -- ---------------------------------------------------------------------------------------------
@@ -344,8 +346,10 @@ DECLARE
   v_account text := p_account_id;
   v_email text;
 BEGIN
-  SELECT i.* INTO v FROM invitation_routes r JOIN member_invitations i ON i.tenant_id = r.tenant_id AND i.invitation_id = r.invitation_id
-   WHERE r.token_hash = auth_token_digest(p_token) FOR UPDATE OF i;
+  -- The route first, then the invitation locked in its tenant: a lock is taken on one tenant's row
+  -- (on a distributed cluster, a locking read must name its tenant; docs/scaling.md).
+  SELECT r.tenant_id, r.invitation_id INTO v.tenant_id, v.invitation_id FROM invitation_routes r WHERE r.token_hash = auth_token_digest(p_token);
+  SELECT i.* INTO v FROM member_invitations i WHERE i.tenant_id = v.tenant_id AND i.invitation_id = v.invitation_id FOR UPDATE;
   IF NOT FOUND OR v.status = 'revoked' THEN
     RAISE EXCEPTION 'invalid invitation' USING ERRCODE = 'WA001';
   ELSIF v.status = 'accepted' THEN
@@ -392,7 +396,12 @@ COMMENT ON FUNCTION member_invitation_accept(text, text, text, text, text, times
 CREATE FUNCTION member_session(p_tenant_id text, p_member_id text, p_account_id text, p_jti text)
 RETURNS TABLE (tenant_id text, plan text, member_id text, account_id text, role text, member_epoch integer,
                account_epoch integer, signed_out boolean, mfa_active boolean, require_mfa boolean)
-LANGUAGE sql STABLE AS $$
+LANGUAGE plpgsql STABLE AS $$
+#variable_conflict use_column
+BEGIN
+  -- PL/pgSQL rather than SQL: a distributed cluster plans a statement of a PL/pgSQL function as
+  -- one tenant's query, and refuses a SQL function's parameters (docs/scaling.md).
+  RETURN QUERY
   SELECT m.tenant_id, t.plan, m.member_id, a.account_id, m.role, m.session_epoch, a.session_epoch,
          EXISTS (SELECT 1 FROM session_revocations r WHERE r.jti = p_jti),
          EXISTS (SELECT 1 FROM mfa_totp f WHERE f.account_id = a.account_id AND f.status = 'active'),
@@ -400,8 +409,8 @@ LANGUAGE sql STABLE AS $$
     FROM members m
     JOIN accounts a ON a.account_id = m.account_id
     JOIN tenants t ON t.tenant_id = m.tenant_id
-   WHERE m.tenant_id = p_tenant_id AND m.member_id = p_member_id AND m.account_id = p_account_id AND m.status = 'active'
-$$;
+   WHERE m.tenant_id = p_tenant_id AND m.member_id = p_member_id AND m.account_id = p_account_id AND m.status = 'active';
+END $$;
 COMMENT ON FUNCTION member_session(text, text, text, text) IS
   'The live member behind a session (no row: removed, or not this person''s), its role, the epochs its tokens must carry, whether this token '
   'was signed out, whether the person has a second factor, and whether the tenant requires one.';

@@ -529,7 +529,10 @@ CREATE TABLE api_key_expiry_notices (
 -- (the nearer threshold only, when both are crossed at once).
 CREATE FUNCTION api_keys_expiring(p_now timestamptz)
 RETURNS TABLE (tenant_id text, key_id text, label text, expires_at timestamptz, threshold text)
-LANGUAGE sql STABLE AS $$
+LANGUAGE plpgsql STABLE AS $$
+BEGIN
+  -- PL/pgSQL rather than SQL, as member_session().
+  RETURN QUERY
   SELECT k.tenant_id, k.key_id, k.label, k.expires_at,
          CASE WHEN k.expires_at - p_now <= interval '1 day' THEN '1d' ELSE '7d' END
   FROM api_keys k
@@ -537,8 +540,8 @@ LANGUAGE sql STABLE AS $$
     AND NOT EXISTS (
       SELECT 1 FROM api_key_expiry_notices n
       WHERE n.tenant_id = k.tenant_id AND n.key_id = k.key_id AND n.expires_at = k.expires_at
-        AND n.threshold = CASE WHEN k.expires_at - p_now <= interval '1 day' THEN '1d' ELSE '7d' END)
-$$;
+        AND n.threshold = CASE WHEN k.expires_at - p_now <= interval '1 day' THEN '1d' ELSE '7d' END);
+END $$;
 COMMENT ON FUNCTION api_keys_expiring(timestamptz) IS
   'Active keys whose expires_at is 7 days or less (threshold 7d) or 1 day or less (1d) after p_now and not yet told of for that expiry and threshold.';
 

@@ -152,10 +152,10 @@ BEGIN
   IF p_reviewer IS NULL OR btrim(p_reviewer) = '' THEN
     RAISE EXCEPTION 'name the reviewer' USING ERRCODE = 'WU004';
   END IF;
-  -- The request's tenant first (an operator names the request alone), then the row in its tenant.
-  SELECT * INTO r FROM upgrade_requests u
-   WHERE u.tenant_id = (SELECT x.tenant_id FROM upgrade_requests x WHERE x.request_id = p_request_id LIMIT 1) AND u.request_id = p_request_id
-     FOR UPDATE;
+  -- The request's tenant first (an operator names the request alone), then the row locked in its
+  -- tenant, in a statement of its own (on a distributed cluster, a locking read names its tenant).
+  SELECT x.tenant_id INTO r.tenant_id FROM upgrade_requests x WHERE x.request_id = p_request_id LIMIT 1;
+  SELECT * INTO r FROM upgrade_requests u WHERE u.tenant_id = r.tenant_id AND u.request_id = p_request_id FOR UPDATE;
   IF NOT FOUND THEN
     RAISE EXCEPTION 'no upgrade request %', p_request_id USING ERRCODE = 'WU004';
   END IF;
@@ -179,10 +179,12 @@ BEGIN
     WHERE u.tenant_id = r.tenant_id AND u.request_id = p_request_id;
   -- The plan changes in this same transaction; limits are read from the plan on every call,
   -- so they rise the moment this commits.
-  PERFORM set_config('warden.approving_upgrade', r.tenant_id, true);
+  -- SET LOCAL, which a distributed cluster hands to the node that runs the guard (with
+  -- citus.propagate_set_commands = local; set_config() stays where it is called).
+  EXECUTE format('SET LOCAL warden.approving_upgrade = %L', r.tenant_id);
   UPDATE tenants t SET plan = r.requested_plan WHERE t.tenant_id = r.tenant_id;
   v_email := tenant_contact_email(r.tenant_id);
-  PERFORM set_config('warden.approving_upgrade', '', true);
+  SET LOCAL warden.approving_upgrade = '';
   PERFORM upgrade_request_notify(r.tenant_id, v_email, 'upgrade_approved',
     jsonb_build_object('request_id', r.request_id, 'plan', r.requested_plan, 'previous_plan', r.from_plan));
   PERFORM audit_operator_event(r.tenant_id, 'upgrade.approved', p_reviewer,
