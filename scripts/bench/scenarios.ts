@@ -30,6 +30,8 @@ export function scenarios(accounts: Account[], password: string, budget?: Accoun
     // One caller, one request at a time: the latency a bot sees when warden is not busy.
     simulate_one_caller: { path: "/v1/simulate", method: "POST", body: { preset: "small_payment" }, headers: key, connections: 1 },
     protect_one_caller: { path: "/v1/protect", method: "POST", body: payment, headers: key, connections: 1 },
+    // A few callers, each waiting for its answer: what batching costs when no one else is coming.
+    protect_four_callers: { path: "/v1/protect", method: "POST", body: payment, keys, connections: 4 },
     // Last, and with 8 connections: bcrypt (cost 12, ~250 ms of CPU each) is slow on purpose, and
     // 64 waiting logins would only measure the queue. Its backlog must not spill into others.
     login: { path: "/auth/login", method: "POST", body: { email: account.email, password }, connections: 8, timeout: "10s" },
