@@ -49,7 +49,7 @@ CREATE TABLE member_routes (
 );
 
 -- Written by the procedures that add and remove members, in their transaction (tenant_signup(),
--- member_accept(), member_remove()), not by a trigger: distributed by tenant (docs/scaling.md), a
+-- member_invitation_accept(), member_remove()), not by a trigger: distributed by tenant (docs/scaling.md), a
 -- trigger on members runs on the tenant's shard, where it may write no other table.
 CREATE FUNCTION member_route_add(p_account_id text, p_tenant_id text, p_member_id text, p_joined_at timestamptz) RETURNS void
 LANGUAGE sql AS $$
@@ -280,6 +280,7 @@ LANGUAGE plpgsql AS $$
 DECLARE
   v_actor_role text;
   v_expires timestamptz := p_now + interval '7 days';
+  v_token_hash text := auth_token_digest(p_token);
 BEGIN
   v_actor_role := member_actor_check(p_tenant_id, p_actor, 'admin');
   IF member_role_rank(p_role) IS NULL THEN
@@ -301,9 +302,9 @@ BEGIN
     RAISE EXCEPTION 'the tenant has % pending invitations', member_invitations_cap() USING ERRCODE = 'WT005';
   END IF;
   INSERT INTO member_invitations (invitation_id, tenant_id, email, role, token_hash, invited_by, created_at, expires_at)
-  VALUES (p_invitation_id, p_tenant_id, p_email, p_role, auth_token_digest(p_token), p_actor, p_now, v_expires);
+  VALUES (p_invitation_id, p_tenant_id, p_email, p_role, v_token_hash, p_actor, p_now, v_expires);
   -- Its route, here rather than by a trigger on member_invitations (docs/scaling.md); a token hash used twice is 23505.
-  INSERT INTO invitation_routes (token_hash, tenant_id, invitation_id) VALUES (auth_token_digest(p_token), p_tenant_id, p_invitation_id);
+  INSERT INTO invitation_routes (token_hash, tenant_id, invitation_id) VALUES (v_token_hash, p_tenant_id, p_invitation_id);
   PERFORM mail_enqueue('member_invitation', p_email, p_tenant_id,
                        coalesce(p_public_data, '{}'::jsonb) || jsonb_build_object('token_sealed', p_token_sealed, 'role', p_role));
   RETURN QUERY SELECT p_invitation_id, p_email, p_role, iso_time(p_now), iso_time(v_expires);

@@ -180,7 +180,8 @@ BEGIN
   -- The plan changes in this same transaction; limits are read from the plan on every call,
   -- so they rise the moment this commits.
   -- SET LOCAL, which a distributed cluster hands to the node that runs the guard (with
-  -- citus.propagate_set_commands = local; set_config() stays where it is called).
+  -- citus.propagate_set_commands = local, inside a transaction block; set_config() stays where
+  -- it is called).
   EXECUTE format('SET LOCAL warden.approving_upgrade = %L', r.tenant_id);
   UPDATE tenants t SET plan = r.requested_plan WHERE t.tenant_id = r.tenant_id;
   v_email := tenant_contact_email(r.tenant_id);
