@@ -44,22 +44,29 @@ const TAG_INTRO: Record<string, string> = {
   approvals: `A rule with \`effect: "require_approval"\` ([policy.md](policy.md#approvals-require_approval))
 holds an action for people. \`POST /v1/protect\` answers DENIED at once (a client that knows
 nothing of approvals fails closed) with \`approval: {approval_id, status: "pending", expires_at,
-action_hash}\`, where \`action_hash\` is the protect receipt's \`content_hash\`. States, kept by the
+action_hash, outcome_receipt_id}\`, where \`action_hash\` is the protect receipt's \`content_hash\`.
+One approval per key and action hash: a retry of the same protect by the same key while it is
+pending answers that approval (no second approval, no second mail); while it is approved and
+executable, or for \`expires_in\` after it was denied or expired, a retry answers it with its
+status (a cancelled or executed one, or an older outcome, lets the key ask again). States, kept by the
 database: \`pending -> approved | denied | expired | cancelled\`, then \`approved -> executed\`. A
-quorum of distinct members of the terms' roles approves; one deny denies; \`expired\` (a denial)
+quorum of distinct people (accounts: one who leaves and is invited back, or votes through another
+membership, still has one vote) of the terms' roles approves; one deny denies; \`expired\` (a denial)
 happens on time, nobody asking. Every step is a signed receipt in the tenant's log: the protect,
-each vote (\`kind: "vote"\`, payload \`{v, kind, approval_id, action_hash, vote, member_id, role,
+each vote (\`kind: "vote"\`, payload \`{v, kind, approval_id, action_hash, vote, member_id, account_id, role,
 comment_hash, mfa, self_approval?, at}\`), the outcome (\`kind: "approval"\`, ALLOWED exactly when
 approved, payload \`{decision, kind, outcome: {approval_id, action_hash, status, votes, terms,
-expires_at}, protect_receipt_id, v}\`) and the execute of the outcome (its payload names
+expires_at, cancelled_by?}, protect_receipt_id, v}\`) and the execute of the outcome (its payload names
 \`outcome: {approval_id, receipt_id}\`). The agent waits with \`GET /v1/approvals/{id}?wait=30\`
 (answered as soon as the status changes), then executes \`outcome_receipt_id\` once within
-\`execute_within\`. \`GET /customer/approvals/{id}/bundle\` saved to a file is checked offline by
-\`warden verify --proof FILE\`: every receipt in the log, a quorum of distinct eligible members
-on this exact action before expiry and before the outcome, the outcome naming exactly those votes.
+\`execute_within\`, with the key that asked (another key: 403 \`forbidden_key\`). Only that key
+cancels through \`POST /v1/approvals/{id}/cancel\` (another: 403 \`forbidden_key\`); an owner or admin
+cancels through \`POST /customer/approvals/{id}/cancel\`. \`GET /customer/approvals/{id}/bundle\` saved to a file is checked offline by
+\`warden verify --proof FILE\`: every receipt in the log, a quorum of distinct people (by
+\`account_id\`) as eligible members on this exact action before expiry and before the outcome, the outcome naming exactly those votes.
 Votes: 409 \`action_changed\` (the hash shown is not the approval's), \`already_voted\`,
 \`not_pending\`; 403 \`forbidden_role\` (a role the terms do not name), \`self_approval\` (the
-calling key's creator). At most 100 pending approvals per tenant (429 \`quota_exceeded\`, \`limit:
+person who created the calling key, through any membership). At most 100 pending approvals per tenant (429 \`quota_exceeded\`, \`limit:
 "approvals_pending"\`).`,
   keys: `**Keys for agents.** A key may carry, at creation or by \`PATCH /customer/keys/{key_id}\`
 (a field sent replaces that property, \`null\` clears it, a field not sent stays): \`expires_at\`
@@ -181,9 +188,10 @@ const ERROR_MEANING: Record<ErrorCode, string> = {
   key_not_active: "rotate or revoke of a key that is not active",
   webhook_disabled: "a test event to a webhook endpoint that was disabled (it answered 410 Gone): delete it and create another",
   already_executed: "execute twice on one protect receipt",
-  already_voted: "a second vote on one approval by the same member",
+  already_voted: "a second vote on one approval by the same person (through any membership, or after leaving and joining again)",
+  forbidden_key: "cancel or execute of an approval by a key other than the one that asked",
   action_changed: "a vote whose action_hash is not the approval's: the action shown is not the one to decide",
-  self_approval: "a vote by the member who created the key that asked (allowed only in a one-member tenant whose owner turned allow_self_approval on)",
+  self_approval: "a vote by the person who created the key that asked, through any of their memberships (allowed only in a one-member tenant whose owner turned allow_self_approval on)",
   idempotency_in_progress: "the same `Idempotency-Key` while the first request still runs",
   payload_too_large: "body over 64 KiB",
   unsupported_media_type: "a body that is not `application/json`",

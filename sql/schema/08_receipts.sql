@@ -545,7 +545,9 @@ BEGIN
                WHEN p.kind IS NULL OR p.kind NOT IN ('protect', 'approval') THEN 'WR002'
                WHEN p.decision <> 'ALLOWED' THEN 'WR003'
                -- An approved action is executed within its terms' execute_within of the approval.
-               WHEN p.kind = 'approval' AND (ap.execute_before IS NULL OR i.issued_at >= ap.execute_before) THEN 'WR004'
+               -- Only the key that asked executes what people approved for it.
+               WHEN p.kind = 'approval' AND ap.key_id IS DISTINCT FROM i.key_id THEN 'WR011'
+               WHEN p.kind = 'approval' AND (ap.execute_before IS NULL OR i.issued_at >= ap.execute_before) THEN 'WR010'
                WHEN p.kind = 'protect' AND i.issued_at - p.issued_at >= receipt_execute_window() THEN 'WR004'
                WHEN d.executed THEN 'WR007'
              END AS refusal,
@@ -563,7 +565,7 @@ BEGIN
       ) d ON true
       LEFT JOIN LATERAL (
         -- As in receipt_by_id(): a range of one id, in order, keeps the probe on approvals_outcome_receipt_id_key.
-        SELECT a.execute_before FROM approvals a
+        SELECT a.execute_before, a.key_id FROM approvals a
         WHERE a.tenant_id = i.tenant_id AND p.kind = 'approval'
           AND a.outcome_receipt_id >= i.protect_receipt_id AND a.outcome_receipt_id <= i.protect_receipt_id
         ORDER BY a.outcome_receipt_id LIMIT 1
@@ -584,8 +586,8 @@ BEGIN
 END $$;
 COMMENT ON FUNCTION receipt_execute_rules(receipt_append_item[]) IS
   'The execute rules of receipt_append(): each execute not refused yet needs a stored ALLOWED protect receipt of its tenant younger than '
-  'receipt_execute_window(), or an approved approval''s outcome receipt (kind approval, ALLOWED) before its execute_before (WR002, WR003, '
-  'WR004), not executed before, in the table or earlier in the call (WR007). Sets those refusals; '
+  'receipt_execute_window() (WR004), or an approved approval''s outcome receipt (kind approval, ALLOWED) from the key that asked (WR011) '
+  'before its execute_before (WR010) (WR002, WR003), not executed before, in the table or earlier in the call (WR007). Sets those refusals; '
   'other items are returned as they came.';
 
 CREATE FUNCTION receipt_quota_rules(p_items receipt_append_item[]) RETURNS receipt_append_item[]
@@ -698,7 +700,7 @@ COMMENT ON FUNCTION receipt_usage_add(receipt_append_item[]) IS
   'Adds the accepted items (refusal NULL) to their tenants'' usage_daily counts of protect and execute calls, per UTC day.';
 
 CREATE FUNCTION receipt_append(p_items json)
-RETURNS TABLE (idx integer, seq bigint, prev_hash text, chain_hash text, quota_limit integer, quota_used integer, refusal text)
+RETURNS TABLE (idx integer, seq bigint, prev_hash text, chain_hash text, quota_limit integer, quota_used integer, refusal text, approval json)
 LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $$
 #variable_conflict use_column
 DECLARE
@@ -730,14 +732,15 @@ BEGIN
   PERFORM receipt_approval_executed(v_items);
 
   RETURN QUERY
-    SELECT i.idx, i.seq, i.prev_hash, i.chain_hash, i.quota_limit, i.quota_used, i.refusal
+    SELECT i.idx, i.seq, i.prev_hash, i.chain_hash, i.quota_limit, i.quota_used, i.refusal,
+           CASE WHEN (i.approval ->> 'answered')::boolean THEN i.approval END
     FROM unnest(v_items) AS i
     ORDER BY i.idx;
 END $$;
 COMMENT ON FUNCTION receipt_append(json) IS
   'Stores a JSON array of decisions ({receipt_id, tenant_id, key_id, kind, request_id, timestamp, decision, payload, content_hash, '
   'signature, protect_receipt_id, approval, usage}) as their tenants'' next receipts, in input order, and counts them against the plans; one row per item '
-  '(idx 0-based). Per item, first refusal wins: receipt_execute_rules() (WR002, WR003, WR004, WR007), then receipt_usage_rules() (WB002), then receipt_quota_rules() '
+  '(idx 0-based; approval: the approval a retry answers, receipt_approval_rules()). Per item, first refusal wins: receipt_execute_rules() (WR002, WR003, WR004, WR007, WR010, WR011), then receipt_usage_rules() (WB002), then receipt_quota_rules() '
   '(WQ003, then WQ001 or WQ002), then receipt_approval_rules() (WQ004), then receipt_usage_rules() again (WB002); stored protects with approval terms open their approvals '
   '(receipt_approval_open()) and executes of outcomes mark them executed (receipt_approval_executed()). Refused items are not stored and count towards nothing. Raises 22007 for a timestamp not in iso_time() '
   'form, 22023 for a kind other than protect or execute (receipt_append_parse()). Agrees with appending the items one by one, '

@@ -47,17 +47,25 @@ CREATE TABLE approvals (
 CREATE INDEX approvals_due ON approvals (expires_at) WHERE status = 'pending';
 CREATE INDEX approvals_tenant_pending ON approvals (tenant_id) WHERE status = 'pending';
 CREATE INDEX approvals_tenant_list ON approvals (tenant_id, created_at DESC, approval_id DESC);
+-- One approval per (key, action hash) while it is pending: a retry of the same protect by the same
+-- key answers that approval (receipt_approval_rules()), and no writer can open a second.
+CREATE UNIQUE INDEX approvals_one_pending ON approvals (tenant_id, key_id, action_hash) WHERE status = 'pending';
+-- A key's latest approval of an action, which a retry answers (receipt_approval_answer()).
+CREATE INDEX approvals_by_action ON approvals (tenant_id, key_id, action_hash, created_at DESC);
 
 CREATE TABLE approval_votes (
   tenant_id    text NOT NULL,
   approval_id  text NOT NULL,
   member_id    text NOT NULL,
+  -- The person behind the membership: a quorum counts people, so one who leaves and is invited
+  -- back (a new member_id) still has one vote.
+  account_id   text NOT NULL REFERENCES accounts (account_id),
   vote         text NOT NULL CHECK (vote IN ('approve', 'deny')),
   receipt_id   text NOT NULL,
   voted_at     timestamptz NOT NULL,
   -- The vote's receipt says so when a single-member tenant's owner approved their own key's request.
   self_approved boolean NOT NULL DEFAULT false,
-  PRIMARY KEY (tenant_id, approval_id, member_id),
+  PRIMARY KEY (tenant_id, approval_id, account_id),
   CONSTRAINT approval_votes_receipt_id_key UNIQUE (tenant_id, receipt_id),
   CONSTRAINT approval_votes_approval_id_fkey FOREIGN KEY (tenant_id, approval_id) REFERENCES approvals (tenant_id, approval_id),
   CONSTRAINT approval_votes_member_id_fkey FOREIGN KEY (tenant_id, member_id) REFERENCES members (tenant_id, member_id),
@@ -112,15 +120,19 @@ COMMENT ON FUNCTION approvals_guard() IS
   'terms never change; nothing is deleted (WV007); any other move is WV002.';
 CREATE TRIGGER approvals_guard BEFORE UPDATE OR DELETE ON approvals FOR EACH ROW EXECUTE FUNCTION approvals_guard();
 
--- A vote is accepted only while the approval is pending and unexpired, from an active member of
--- the tenant whose role the terms name, once per member, never from the member who created the
--- calling key (unless the tenant has that one member and its owner allowed self-approval), and
--- only with the receipt that records it.
+-- The one checker of a vote, whoever inserts it (approval_vote() is the service's way in): the
+-- approval pending and unexpired; the voter an active member of the tenant, the person that
+-- membership is, with a role the terms name; one vote per person (not per membership); never the
+-- person who created the calling key, through any of their memberships (unless the tenant has that
+-- one member and its owner allowed self-approval); and recorded by the vote receipt that says
+-- exactly this: approval, action hash, member, person, role and vote.
 CREATE FUNCTION approval_votes_guard() RETURNS trigger
 LANGUAGE plpgsql AS $$
 DECLARE
   a approvals%ROWTYPE;
   v_role text;
+  v_account text;
+  v_creator text;
   v_allow_self boolean;
   v_members integer;
   r record;
@@ -132,34 +144,45 @@ BEGIN
   IF a.status <> 'pending' OR NEW.voted_at >= a.expires_at THEN
     RAISE EXCEPTION 'the approval is not pending' USING ERRCODE = 'WV002';
   END IF;
-  SELECT m.role INTO v_role FROM members m WHERE m.member_id = NEW.member_id AND m.tenant_id = a.tenant_id AND m.status = 'active';
+  SELECT m.role, m.account_id INTO v_role, v_account FROM members m
+  WHERE m.tenant_id = a.tenant_id AND m.member_id = NEW.member_id AND m.status = 'active';
   IF v_role IS NULL OR NOT (v_role = ANY (a.roles)) THEN
     RAISE EXCEPTION 'this member''s role may not vote on this approval' USING ERRCODE = 'WV006';
   END IF;
-  IF NEW.member_id = a.key_created_by THEN
+  IF NEW.account_id IS DISTINCT FROM v_account THEN
+    RAISE EXCEPTION 'a vote names the person its membership is' USING ERRCODE = 'WV007';
+  END IF;
+  SELECT m.account_id INTO v_creator FROM members m WHERE m.tenant_id = a.tenant_id AND m.member_id = a.key_created_by;
+  IF NEW.account_id = v_creator THEN
     SELECT t.allow_self_approval INTO v_allow_self FROM tenants t WHERE t.tenant_id = a.tenant_id;
     SELECT count(*) INTO v_members FROM members m WHERE m.tenant_id = a.tenant_id AND m.status = 'active';
     IF NOT (v_allow_self AND v_members = 1 AND v_role = 'owner') OR NOT NEW.self_approved THEN
-      RAISE EXCEPTION 'the member who created the calling key may not vote on its request' USING ERRCODE = 'WV005';
+      RAISE EXCEPTION 'the person who created the calling key may not vote on its request' USING ERRCODE = 'WV005';
     END IF;
   ELSIF NEW.self_approved THEN
     RAISE EXCEPTION 'only the key''s creator approves their own request' USING ERRCODE = 'WV007';
   END IF;
-  IF EXISTS (SELECT 1 FROM approval_votes v WHERE v.tenant_id = NEW.tenant_id AND v.approval_id = NEW.approval_id AND v.member_id = NEW.member_id) THEN
-    RAISE EXCEPTION 'this member has voted already' USING ERRCODE = 'WV003';
+  IF EXISTS (SELECT 1 FROM approval_votes v WHERE v.tenant_id = NEW.tenant_id AND v.approval_id = NEW.approval_id AND v.account_id = NEW.account_id) THEN
+    RAISE EXCEPTION 'this person has voted already' USING ERRCODE = 'WV003';
   END IF;
   SELECT x.kind, x.protect_receipt_id, x.payload::jsonb AS p INTO r FROM receipt_by_id(NEW.tenant_id, NEW.receipt_id) x;
+  IF r.kind = 'vote' AND r.p ->> 'action_hash' IS DISTINCT FROM a.action_hash THEN
+    RAISE EXCEPTION 'the action changed since it was shown' USING ERRCODE = 'WV004';
+  END IF;
   IF r.kind IS DISTINCT FROM 'vote' OR r.protect_receipt_id <> a.protect_receipt_id
-     OR r.p ->> 'approval_id' IS DISTINCT FROM a.approval_id OR r.p ->> 'action_hash' IS DISTINCT FROM a.action_hash
-     OR r.p ->> 'member_id' IS DISTINCT FROM NEW.member_id OR r.p ->> 'vote' IS DISTINCT FROM NEW.vote THEN
+     OR r.p ->> 'approval_id' IS DISTINCT FROM a.approval_id OR r.p ->> 'member_id' IS DISTINCT FROM NEW.member_id
+     OR r.p ->> 'account_id' IS DISTINCT FROM NEW.account_id OR r.p ->> 'role' IS DISTINCT FROM v_role
+     OR r.p ->> 'vote' IS DISTINCT FROM NEW.vote OR coalesce(r.p ->> 'self_approval' = 'true', false) IS DISTINCT FROM NEW.self_approved THEN
     RAISE EXCEPTION 'a vote needs the receipt that records exactly it' USING ERRCODE = 'WV007';
   END IF;
   RETURN NEW;
 END $$;
 COMMENT ON FUNCTION approval_votes_guard() IS
-  'A vote: the approval pending and not expired (WV002), the member active in the tenant with a role the terms name (WV006), not the '
-  'creator of the calling key unless the tenant has that one member, its owner, with allow_self_approval (then self_approved; WV005), one '
-  'per member (WV003), recorded by its vote receipt (kind vote, same approval, action hash, member and vote; WV007). Votes never change.';
+  'The one checker of a vote: the approval pending and not expired (WV002); the member active in the tenant with a role the terms name '
+  '(WV006); the vote''s account_id the person of that membership; not the person who created the calling key (through any membership) '
+  'unless the tenant has that one member, its owner, with allow_self_approval (then self_approved; WV005); one per person (WV003); '
+  'recorded by its vote receipt on the approval''s action hash (WV004) naming the same approval, member, person, role, vote and '
+  'self-approval (WV007). Votes never change.';
 CREATE TRIGGER approval_votes_guard BEFORE INSERT OR UPDATE OR DELETE ON approval_votes FOR EACH ROW EXECUTE FUNCTION approval_votes_guard();
 
 -- -------------------------------------------------------------------------------------------------
@@ -235,31 +258,80 @@ COMMENT ON FUNCTION approval_emit(text, text, text, text) IS
 -- -------------------------------------------------------------------------------------------------
 -- The pieces receipt_append() runs for approvals (sql/schema/08_receipts.sql).
 
--- Before linking: a protect that would open an approval is refused when its tenant has the most
--- pending approvals it may (counting the earlier ones of the same call).
+-- What a retry answers: the key's latest approval of the same action (its protect receipt's
+-- content_hash) while it is pending, approved and still executable, or denied or expired less than
+-- the rule's expires_in ago. A cancelled or executed one, or an older outcome, lets it ask again.
+CREATE FUNCTION receipt_approval_answer(p_tenant_id text, p_key_id text, p_action_hash text, p_at timestamptz) RETURNS json
+LANGUAGE plpgsql STABLE AS $$
+BEGIN
+  RETURN (
+  SELECT json_build_object('answered', true, 'approval_id', a.approval_id, 'status', a.status, 'expires_at', iso_time(a.expires_at),
+                           'outcome_receipt_id', a.outcome_receipt_id)
+  FROM (SELECT x.approval_id, x.status, x.created_at, x.expires_at, x.decided_at, x.execute_before, x.outcome_receipt_id FROM approvals x
+        WHERE x.tenant_id = p_tenant_id AND x.key_id = p_key_id AND x.action_hash = p_action_hash
+        ORDER BY x.created_at DESC LIMIT 1) a
+  WHERE a.status = 'pending'
+     OR (a.status = 'approved' AND p_at < a.execute_before)
+     OR (a.status IN ('denied', 'expired') AND p_at < a.decided_at + (a.expires_at - a.created_at)));
+END $$;
+COMMENT ON FUNCTION receipt_approval_answer(text, text, text, timestamptz) IS
+  'The approval a protect of this key and action hash at p_at answers instead of opening one: the latest, if pending, approved before its '
+  'execute_before, or denied or expired less than its expires_in ago ({answered, approval_id, status, expires_at, outcome_receipt_id}); '
+  'NULL: the protect opens a new one.';
+
+-- Before linking: a protect under a require_approval rule answers the approval a retry finds
+-- (receipt_approval_answer()), or the one an earlier item of the same call opens; the others open
+-- one, and are refused when their tenant would have more pending approvals than it may.
 CREATE FUNCTION receipt_approval_rules(p_items receipt_append_item[]) RETURNS receipt_append_item[]
 LANGUAGE plpgsql AS $$
 DECLARE
   v record;
+  v_answer json;
+  v_opener integer;
+  v_opened integer;
 BEGIN
   FOR v IN
-    SELECT i.idx
-    FROM (
-      SELECT i.idx, i.tenant_id,
-             row_number() OVER (PARTITION BY i.tenant_id ORDER BY i.idx) AS place
-      FROM unnest(p_items) AS i
-      WHERE i.refusal IS NULL AND i.approval IS NOT NULL
-    ) i
-    CROSS JOIN LATERAL (SELECT count(*) AS pending FROM approvals a WHERE a.tenant_id = i.tenant_id AND a.status = 'pending') p
-    WHERE p.pending + i.place > approvals_pending_cap()
+    SELECT i.idx, i.tenant_id, i.key_id, i.content_hash, i.issued_at, i.approval,
+           (SELECT count(*) FROM approvals a WHERE a.tenant_id = i.tenant_id AND a.status = 'pending') AS pending
+    FROM unnest(p_items) AS i
+    WHERE i.refusal IS NULL AND i.approval IS NOT NULL
+    ORDER BY i.idx
   LOOP
-    p_items[v.idx + 1].refusal := 'WQ004';
+    v_answer := receipt_approval_answer(v.tenant_id, v.key_id, v.content_hash, v.issued_at);
+    IF v_answer IS NULL THEN
+      -- The same action asked twice in one call: the later one answers the first's approval.
+      SELECT min(o.idx) INTO v_opener FROM unnest(p_items) AS o
+      WHERE o.idx < v.idx AND o.tenant_id = v.tenant_id AND o.key_id = v.key_id AND o.content_hash = v.content_hash
+        AND o.approval IS NOT NULL AND NOT coalesce((o.approval ->> 'answered')::boolean, false);
+      IF v_opener IS NOT NULL THEN
+        IF p_items[v_opener + 1].refusal IS NOT NULL THEN
+          p_items[v.idx + 1].refusal := p_items[v_opener + 1].refusal;
+          CONTINUE;
+        END IF;
+        v_answer := json_build_object('answered', true, 'approval_id', p_items[v_opener + 1].approval ->> 'approval_id', 'status', 'pending',
+                                      'expires_at', iso_time(p_items[v_opener + 1].issued_at
+                                                             + make_interval(secs => (p_items[v_opener + 1].approval ->> 'expires_in')::integer)),
+                                      'outcome_receipt_id', NULL);
+      END IF;
+    END IF;
+    IF v_answer IS NOT NULL THEN
+      p_items[v.idx + 1].approval := (v.approval::jsonb || v_answer::jsonb)::json;
+      CONTINUE;
+    END IF;
+    SELECT count(*) INTO v_opened FROM unnest(p_items) AS o
+    WHERE o.idx < v.idx AND o.tenant_id = v.tenant_id AND o.refusal IS NULL AND o.approval IS NOT NULL
+      AND NOT coalesce((o.approval ->> 'answered')::boolean, false);
+    IF v.pending + v_opened + 1 > approvals_pending_cap() THEN
+      p_items[v.idx + 1].refusal := 'WQ004';
+    END IF;
   END LOOP;
   RETURN p_items;
 END $$;
 COMMENT ON FUNCTION receipt_approval_rules(receipt_append_item[]) IS
-  'The approval rules of receipt_append(): a protect that opens an approval (approval not NULL) is refused (WQ004) when its tenant would '
-  'have more than approvals_pending_cap() pending approvals. Other items are returned as they came.';
+  'The approval rules of receipt_append(), for protects with approval terms (approval not NULL): one that a retry answers '
+  '(receipt_approval_answer(), or an earlier item of the call with the same key and content_hash) gets approval.answered and the '
+  'answered approval; the others open one and are refused (WQ004) when their tenant would have more than approvals_pending_cap() '
+  'pending approvals. Other items are returned as they came.';
 
 -- After the insert: each stored protect that requires approval opens its approval, bound to its
 -- content_hash; each eligible member is told by email (the link leads to the console; nothing
@@ -270,7 +342,9 @@ DECLARE
   i record;
   t record;
 BEGIN
-  FOR i IN SELECT * FROM unnest(p_items) AS x WHERE x.refusal IS NULL AND x.approval IS NOT NULL ORDER BY x.idx LOOP
+  FOR i IN SELECT * FROM unnest(p_items) AS x
+           WHERE x.refusal IS NULL AND x.approval IS NOT NULL AND NOT coalesce((x.approval ->> 'answered')::boolean, false)
+           ORDER BY x.idx LOOP
     SELECT (i.approval ->> 'approval_id') AS approval_id, (i.approval ->> 'quorum')::integer AS quorum,
            ARRAY(SELECT json_array_elements_text(i.approval -> 'roles')) AS roles,
            (i.approval ->> 'expires_in')::integer AS expires_in, (i.approval ->> 'execute_within')::integer AS execute_within,
@@ -291,7 +365,7 @@ BEGIN
   END LOOP;
 END $$;
 COMMENT ON FUNCTION receipt_approval_open(receipt_append_item[]) IS
-  'After receipt_append() stored its items: opens the approval of each stored protect whose item carries approval terms ({approval_id, '
+  'After receipt_append() stored its items: opens the approval of each stored protect whose item carries approval terms and answers none ({approval_id, '
   'quorum, roles, expires_in, execute_within, rule, action}), bound to its content_hash and calling key, expiring expires_in after the '
   'receipt, queues an approval_requested email to each active member whose role may vote, and an approval.requested webhook event.';
 
@@ -324,41 +398,38 @@ COMMENT ON FUNCTION receipt_approval_executed(receipt_append_item[]) IS
   'After receipt_append() stored its items: the approval whose outcome receipt a stored execute names becomes executed (approval.executed to webhooks).';
 
 -- -------------------------------------------------------------------------------------------------
--- A vote: its receipt (signed by the service) and its row, in one transaction; the answer says
--- where the approval stands so the caller can settle it when the vote decided it.
-CREATE FUNCTION approval_vote(p_approval_id text, p_member_id text, p_vote text, p_action_hash text, p_self boolean, p_receipt json)
-RETURNS TABLE (approves integer, denies integer, quorum integer, vote_receipt_ids text[])
+-- A vote: its receipt (signed by the service) and its row, in one transaction. What the vote is
+-- comes from its signed payload alone; approval_votes_guard() checks it. The answer says where the
+-- approval stands and which outcome, if any, is now due, for the caller to settle.
+CREATE FUNCTION approval_vote(p_receipt json)
+RETURNS TABLE (approves integer, denies integer, quorum integer, due text, vote_receipt_ids text[])
 LANGUAGE plpgsql AS $$
 #variable_conflict use_column
 DECLARE
   a approvals%ROWTYPE;
+  v_tenant text := p_receipt ->> 'tenant_id';
+  p jsonb := (p_receipt ->> 'payload')::jsonb;
 BEGIN
-  PERFORM receipt_heads_lock(ARRAY[p_receipt ->> 'tenant_id']);
-  SELECT * INTO a FROM approvals x WHERE x.approval_id = p_approval_id AND x.tenant_id = p_receipt ->> 'tenant_id' FOR UPDATE;
+  PERFORM receipt_heads_lock(ARRAY[v_tenant]);
+  SELECT * INTO a FROM approvals x WHERE x.tenant_id = v_tenant AND x.approval_id = p ->> 'approval_id' FOR UPDATE;
   IF NOT FOUND THEN
     RAISE EXCEPTION 'no such approval' USING ERRCODE = 'WV001';
   END IF;
-  IF a.status <> 'pending' OR (p_receipt ->> 'timestamp')::timestamptz >= a.expires_at THEN
-    RAISE EXCEPTION 'the approval is not pending' USING ERRCODE = 'WV002';
-  END IF;
-  IF p_action_hash IS DISTINCT FROM a.action_hash THEN
-    RAISE EXCEPTION 'the action changed since it was shown' USING ERRCODE = 'WV004';
-  END IF;
-  IF EXISTS (SELECT 1 FROM approval_votes v WHERE v.tenant_id = a.tenant_id AND v.approval_id = p_approval_id AND v.member_id = p_member_id) THEN
-    RAISE EXCEPTION 'this member has voted already' USING ERRCODE = 'WV003';
-  END IF;
   PERFORM receipt_append_one(p_receipt);
-  INSERT INTO approval_votes (tenant_id, approval_id, member_id, vote, receipt_id, voted_at, self_approved)
-  VALUES (a.tenant_id, p_approval_id, p_member_id, p_vote, p_receipt ->> 'receipt_id', (p_receipt ->> 'timestamp')::timestamptz, p_self);
+  INSERT INTO approval_votes (tenant_id, approval_id, member_id, account_id, vote, receipt_id, voted_at, self_approved)
+  VALUES (a.tenant_id, a.approval_id, p ->> 'member_id', p ->> 'account_id', p ->> 'vote', p_receipt ->> 'receipt_id',
+          (p_receipt ->> 'timestamp')::timestamptz, coalesce((p ->> 'self_approval')::boolean, false));
   RETURN QUERY
-    SELECT count(*) FILTER (WHERE v.vote = 'approve')::integer, count(*) FILTER (WHERE v.vote = 'deny')::integer, a.quorum,
-           array_agg(v.receipt_id ORDER BY v.voted_at, v.receipt_id)
-    FROM approval_votes v WHERE v.tenant_id = a.tenant_id AND v.approval_id = p_approval_id;
+    SELECT t.approves, t.denies, a.quorum,
+           CASE WHEN t.denies > 0 THEN 'denied' WHEN t.approves >= a.quorum THEN 'approved' END, t.ids
+    FROM (SELECT count(*) FILTER (WHERE v.vote = 'approve')::integer AS approves, count(*) FILTER (WHERE v.vote = 'deny')::integer AS denies,
+                 array_agg(v.receipt_id ORDER BY v.voted_at, v.receipt_id) AS ids
+          FROM approval_votes v WHERE v.tenant_id = a.tenant_id AND v.approval_id = a.approval_id) t;
 END $$;
-COMMENT ON FUNCTION approval_vote(text, text, text, text, boolean, json) IS
-  'Records a member''s vote with its signed receipt (kind vote): WV001 no such approval of the receipt''s tenant, WV002 not pending or '
-  'expired, WV004 the action hash shown is not the approval''s, WV003 voted already; approval_votes_guard() checks the role (WV006) and '
-  'self-approval (WV005). Answers the tally and the votes'' receipt ids in order.';
+COMMENT ON FUNCTION approval_vote(json) IS
+  'Records the vote its signed receipt (kind vote) states: WV001 no such approval of the receipt''s tenant; every rule of a vote is '
+  'approval_votes_guard()''s (WV002 to WV007). Answers the tally, the outcome now due (approved: a quorum of people approved; denied: '
+  'one denied; NULL: none yet) and the votes'' receipt ids in order.';
 
 -- The outcome: its receipt (kind approval; ALLOWED for approved, DENIED otherwise) and the move.
 CREATE FUNCTION approval_settle(p_approval_id text, p_status text, p_receipt json)
@@ -368,6 +439,7 @@ LANGUAGE plpgsql AS $$
 DECLARE
   a approvals%ROWTYPE;
   v_at timestamptz := (p_receipt ->> 'timestamp')::timestamptz;
+  v_by text := (p_receipt ->> 'payload')::jsonb -> 'outcome' ->> 'cancelled_by';
 BEGIN
   PERFORM receipt_heads_lock(ARRAY[p_receipt ->> 'tenant_id']);
   SELECT * INTO a FROM approvals x WHERE x.approval_id = p_approval_id AND x.tenant_id = p_receipt ->> 'tenant_id' FOR UPDATE;
@@ -378,8 +450,17 @@ BEGIN
     RAISE EXCEPTION 'the approval is not pending' USING ERRCODE = 'WV002';
   END IF;
   IF (p_status = 'approved') <> (p_receipt ->> 'decision' = 'ALLOWED') OR p_receipt ->> 'kind' <> 'approval'
-     OR p_receipt ->> 'protect_receipt_id' IS DISTINCT FROM a.protect_receipt_id THEN
-    RAISE EXCEPTION 'an outcome needs its receipt: kind approval, ALLOWED exactly when approved, naming the protect' USING ERRCODE = 'WV007';
+     OR p_receipt ->> 'protect_receipt_id' IS DISTINCT FROM a.protect_receipt_id
+     OR (p_status = 'cancelled') <> (v_by IS NOT NULL) THEN
+    RAISE EXCEPTION 'an outcome needs its receipt: kind approval, ALLOWED exactly when approved, naming the protect (and who cancelled)' USING ERRCODE = 'WV007';
+  END IF;
+  -- A request is withdrawn by the key that asked, or by a person who runs the tenant's approvals.
+  IF v_by LIKE 'key\_%' AND v_by <> a.key_id THEN
+    RAISE EXCEPTION 'only the key that asked may cancel its approval' USING ERRCODE = 'WV008';
+  END IF;
+  IF v_by LIKE 'mbr\_%' AND NOT EXISTS (SELECT 1 FROM members m WHERE m.tenant_id = a.tenant_id AND m.member_id = v_by
+                                                                    AND m.status = 'active' AND m.role IN ('owner', 'admin')) THEN
+    RAISE EXCEPTION 'cancelling an approval needs the admin role' USING ERRCODE = 'WT021';
   END IF;
   PERFORM receipt_append_one(p_receipt);
   UPDATE approvals x SET status = p_status, outcome_receipt_id = p_receipt ->> 'receipt_id', decided_at = v_at,
@@ -391,5 +472,6 @@ BEGIN
 END $$;
 COMMENT ON FUNCTION approval_settle(text, text, json) IS
   'Ends a pending approval as approved, denied, expired or cancelled with its signed outcome receipt (kind approval, ALLOWED exactly when '
-  'approved, naming the protect receipt; WV007 otherwise); approvals_guard() checks that the votes or the clock justify it; the event '
+  'approved, naming the protect receipt, and for a cancel who cancelled; WV007 otherwise); a cancel comes from the key that asked (WV008) '
+  'or an active owner or admin (WT021); approvals_guard() checks that the votes or the clock justify it; the event '
   'approval.<status> goes to the tenant''s webhooks. WV001 no such approval of the receipt''s tenant, WV002 not pending.';

@@ -1,7 +1,7 @@
 // Human approval of risky actions (docs/api.md, "Approvals"): reading approvals, members' votes,
 // the outcome, cancel, and the sweeper that expires them on time. Every step is a receipt signed
-// here and stored by a procedure of sql/schema/12_approvals.sql, which enforces the states whoever
-// calls it; the checks below only answer early and name the error precisely.
+// here and stored by a procedure of sql/schema/12_approvals.sql, which enforces the states and
+// every rule of a vote and a cancel whoever calls it; this module signs and maps the refusals.
 import { sha256HexSync } from "../crypto/sync.ts";
 import type { Db, Queryable, QueryRow } from "../db/index.ts";
 import { resolveTerms, type ResolvedTerms } from "../decide/policy.ts";
@@ -26,7 +26,7 @@ export interface ApprovalView {
   rule: string;
   quorum: number;
   terms: ResolvedTerms;
-  votes: { member_id: string; vote: Vote; at: string; receipt_id: string }[];
+  votes: { member_id: string; account_id: string; vote: Vote; at: string; receipt_id: string }[];
   created_at: string;
   expires_at: string;
   decided_at: string | null;
@@ -49,6 +49,8 @@ export interface Voter {
   tenant_id: string;
   member_id: string;
   role: string;
+  /** The person: a quorum counts people, not memberships. */
+  account_id: string;
   mfa_active: boolean;
   request_id: string;
 }
@@ -68,7 +70,7 @@ export class Approvals {
     return row;
   }
 
-  async view(row: Row, q: Queryable = this.deps.db): Promise<ApprovalView> {
+  async view(row: Omit<Row, "key_created_by_account">, q: Queryable = this.deps.db): Promise<ApprovalView> {
     const votes = await q.query("approvals/votes", [row.tenant_id, row.approval_id]);
     return {
       approval_id: row.approval_id,
@@ -82,7 +84,7 @@ export class Approvals {
       rule: row.rule,
       quorum: row.quorum,
       terms: termsOf(row),
-      votes: votes.map((v) => ({ member_id: v.member_id, vote: v.vote as Vote, at: v.at, receipt_id: v.receipt_id })),
+      votes: votes.map((v) => ({ member_id: v.member_id, account_id: v.account_id, vote: v.vote as Vote, at: v.at, receipt_id: v.receipt_id })),
       created_at: row.created_at,
       expires_at: row.expires_at,
       decided_at: row.decided_at,
@@ -93,63 +95,63 @@ export class Approvals {
   /**
    * A member's vote on the action they were shown (its hash). Decides the approval when it makes
    * the quorum (approved) or says deny (denied), in the same transaction: ten concurrent votes
-   * give one outcome, because each locks the tenant's log head and the approval first.
+   * give one outcome, because each locks the tenant's log head and the approval first. Every rule
+   * of a vote is approval_votes_guard()'s; this signs what the person says and maps a refusal.
    */
   async vote(voter: Voter, approvalId: string, vote: Vote, actionHash: string, comment?: string): Promise<ApprovalView> {
     const { db } = this.deps;
-    const [row, settings] = await Promise.all([this.row(voter.tenant_id, approvalId), db.one("members/settings", [voter.tenant_id])]);
-    const before = await this.view(row);
-    if (before.status !== "pending") throw new AppError("not_pending", "This approval is no longer pending: it was decided, expired or cancelled.");
-    if (!before.terms.roles.includes(voter.role as never)) {
-      const lowest = ROLE_ORDER.find((r) => before.terms.roles.includes(r as never))!;
-      throw new AppError("forbidden_role", `The terms of this approval let ${before.terms.roles.join(", ")} vote; you are ${voter.role}.`, { fields: { required_role: lowest } });
-    }
-    // The member who made the calling key may not approve their own bot's request, unless the
-    // tenant is that one person and its owner allowed it (the vote's receipt then says so).
-    let self = false;
-    if (row.key_created_by === voter.member_id) {
-      const members = await db.query("members/list", [voter.tenant_id]);
-      if (!(settings?.allow_self_approval && members.length === 1 && voter.role === "owner")) {
-        throw new AppError("self_approval", "You created the key that asked: someone else must approve its request.");
-      }
-      self = true;
-    }
-    if (actionHash !== before.action_hash) throw new AppError("action_changed", "The action is not the one you were shown: load the approval again and vote on what it says now.");
-
+    const row = await this.row(voter.tenant_id, approvalId);
+    // The person who made the calling key votes on their own bot's request only where the tenant
+    // is that one person and its owner allowed it: the receipt says so, the guard decides.
+    const self = row.key_created_by_account === voter.account_id;
     // The key is loaded before the transaction: inside it, on the embedded database, a read of the
     // signer's own would wait for the transaction's end (receipts are signed with signHeld()).
     await this.deps.signer.ready();
-    await db.tx(async (q) => {
-      const at = this.deps.now().toISOString();
-      const payload: VotePayload = {
-        v: 2,
-        kind: "vote",
-        approval_id: approvalId,
-        action_hash: actionHash,
-        vote,
-        member_id: voter.member_id,
-        role: voter.role as VotePayload["role"],
-        comment_hash: comment === undefined || comment === "" ? null : sha256HexSync(comment),
-        mfa: voter.mfa_active,
-        ...(self ? { self_approval: true as const } : {}),
-        at,
-      };
-      const receipt = await this.sign({ tenantId: voter.tenant_id, keyId: null, kind: "vote", requestId: voter.request_id, timestamp: at, payload, protectReceiptId: before.protect_receipt_id });
-      const tally = (await q.one("approvals/vote", [approvalId, voter.member_id, vote, actionHash, self, receipt]))!;
-      const status: OutcomeStatus | undefined = tally.denies > 0 ? "denied" : tally.approves >= tally.quorum ? "approved" : undefined;
-      if (status) await this.settle(q, before, status, tally.vote_receipt_ids ?? [], voter.request_id);
-    });
+    try {
+      await db.tx(async (q) => {
+        const at = this.deps.now().toISOString();
+        const payload: VotePayload = {
+          v: 2,
+          kind: "vote",
+          approval_id: approvalId,
+          action_hash: actionHash,
+          vote,
+          member_id: voter.member_id,
+          account_id: voter.account_id,
+          role: voter.role as VotePayload["role"],
+          comment_hash: comment === undefined || comment === "" ? null : sha256HexSync(comment),
+          mfa: voter.mfa_active,
+          ...(self ? { self_approval: true as const } : {}),
+          at,
+        };
+        const receipt = await this.sign({ tenantId: voter.tenant_id, keyId: null, kind: "vote", requestId: voter.request_id, timestamp: at, payload, protectReceiptId: row.protect_receipt_id });
+        const tally = (await q.one("approvals/vote", [receipt]))!;
+        if (tally.due) await this.settle(q, await this.view(row, q), tally.due as OutcomeStatus, tally.vote_receipt_ids ?? [], voter.request_id);
+      });
+    } catch (err) {
+      const { error } = toAppError(err);
+      // The refusal names what the terms ask of a voter.
+      if (error.code === "forbidden_role") {
+        const roles = termsOf(row).roles;
+        const lowest = ROLE_ORDER.find((r) => roles.includes(r as never))!;
+        throw new AppError("forbidden_role", `The terms of this approval let ${roles.join(", ")} vote; you are ${voter.role}.`, { fields: { required_role: lowest } });
+      }
+      throw err;
+    }
     this.deps.committed?.();
     return this.get(voter.tenant_id, approvalId);
   }
 
-  /** The agent withdraws its request (POST /v1/approvals/{id}/cancel): 409 not_pending once decided. */
-  async cancel(tenantId: string, approvalId: string, keyId: string, requestId: string): Promise<ApprovalView> {
+  /**
+   * Withdraws a pending request: by the key that asked (POST /v1/approvals/{id}/cancel) or by an
+   * owner or admin (POST /customer/approvals/{id}/cancel); approval_settle() checks who, and
+   * that it is still pending (409 not_pending once decided).
+   */
+  async cancel(tenantId: string, approvalId: string, by: string, requestId: string): Promise<ApprovalView> {
     const before = await this.get(tenantId, approvalId);
-    if (before.status !== "pending") throw new AppError("not_pending", "This approval is no longer pending: it was decided, expired or cancelled.");
     await this.deps.signer.ready();
     await this.deps.db.tx(async (q) => {
-      await this.settle(q, before, "cancelled", before.votes.map((v) => v.receipt_id), requestId, keyId);
+      await this.settle(q, before, "cancelled", before.votes.map((v) => v.receipt_id), requestId, by);
     });
     this.deps.committed?.();
     return this.get(tenantId, approvalId);

@@ -1,6 +1,7 @@
 // Offline check of an approval bundle (GET /customer/approvals/{id}/bundle; `warden verify --proof`
 // and the console): with only the JWKS, that every receipt of the approval is signed and in the
-// tenant's log under the checkpoint, and that a quorum of distinct members, each of a role the
+// tenant's log under the checkpoint, and that a quorum of distinct people (accounts: one who
+// left and came back, or votes through two memberships, is one), each a member of a role the
 // terms name, approved this exact action (the protect receipt's content_hash) before the outcome
 // and before expiry, under the terms the protect receipt carries. Input comes from files: nothing
 // here may throw. Docs: docs/api.md, "Approvals".
@@ -12,11 +13,11 @@ export interface ApprovalBundleChecks {
   receipts_in_log: boolean;
   /** One protect receipt, DENIED by a require_approval rule, carrying the terms. */
   protect: boolean;
-  /** Every vote is on this approval and this exact action, by a distinct member of a role the terms name, before expiry and before the outcome. */
+  /** Every vote is on this approval and this exact action, by a distinct person (account) as a member of a role the terms name, before expiry and before the outcome. */
   votes: boolean;
   /** One outcome naming exactly those votes, its status justified by them (or by the clock), ALLOWED exactly when approved. */
   outcome: boolean;
-  /** When the bundle holds an execute: of the approved outcome, within execute_within, for the same input. */
+  /** When the bundle holds an execute: of the approved outcome, by the key that asked, within execute_within, for the same input. */
   execute: boolean;
 }
 
@@ -65,14 +66,15 @@ export async function verifyApprovalBundle(
   const termsMatch = !!terms && !!op && canonicalJson(op.terms) === canonicalJson(terms);
   const expiryMatch = !!protect && typeof terms?.expires_in === "number" && time(protect.timestamp) + terms.expires_in * 1000 === expiresAt;
 
-  // 4. The votes: on this approval and action, distinct members of eligible roles, before expiry and the outcome.
+  // 4. The votes: on this approval and action, distinct people as members of eligible roles, before expiry and the outcome.
   const votes = receipts.filter((r) => r.kind === "vote").sort((x, y) => (x.seq as number) - (y.seq as number));
   const vp = votes.map((v) => (isObject(v.payload) ? v.payload : {}));
-  const members = vp.map((p) => p.member_id);
+  const people = vp.map((p) => p.account_id);
   const votesOk =
     !!protect &&
     !!outcome &&
-    new Set(members).size === members.length &&
+    people.every((a) => typeof a === "string" && a !== "") &&
+    new Set(people).size === people.length &&
     votes.every(
       (v, i) =>
         v.protect_receipt_id === protect.receipt_id &&
@@ -119,6 +121,7 @@ export async function verifyApprovalBundle(
       !!pp &&
       status === "approved" &&
       ex.protect_receipt_id === outcome.receipt_id &&
+      ex.key_id === protect?.key_id &&
       (ex.seq as number) > (outcome.seq as number) &&
       time(ex.timestamp) < time(outcome.timestamp) + (typeof terms?.execute_within === "number" ? terms.execute_within : 0) * 1000 &&
       canonicalJson(ep?.input) === canonicalJson(pp.input));

@@ -23,7 +23,7 @@ export const ListQuery = t.Object(
   strict,
 );
 
-const Votes = t.Array(t.Object({ member_id: t.String({ pattern: "^mbr_" }), vote: t.Union([t.Literal("approve"), t.Literal("deny")]), at: Iso, receipt_id: t.String({ pattern: "^rcpt_" }) }));
+const Votes = t.Array(t.Object({ member_id: t.String({ pattern: "^mbr_" }), account_id: t.String({ pattern: "^acct_", description: "the person: a quorum counts people" }), vote: t.Union([t.Literal("approve"), t.Literal("deny")]), at: Iso, receipt_id: t.String({ pattern: "^rcpt_" }) }));
 
 /** An approval as agents and people see it. */
 export const Approval = t.Object({

@@ -20,6 +20,8 @@ export interface VotePayload {
   action_hash: string;
   vote: Vote;
   member_id: string;
+  /** The person behind the membership: a quorum counts people, whatever memberships they held. */
+  account_id: string;
   /** The member's role when they voted: the terms name the roles that may vote. */
   role: "owner" | "admin" | "developer" | "approver" | "viewer";
   /** SHA-256 of the comment (the comment itself stays in the service), or null without one. */
@@ -38,6 +40,7 @@ export const VotePayload = Type.Object({
   action_hash: Hash,
   vote: Type.Union([Type.Literal("approve"), Type.Literal("deny")]),
   member_id: Type.String({ pattern: "^mbr_" }),
+  account_id: Type.String({ pattern: "^acct_" }),
   role: Role,
   comment_hash: Type.Union([Hash, Type.Null()]),
   mfa: Type.Boolean(),
@@ -57,7 +60,7 @@ export interface OutcomePayload {
     votes: string[];
     terms: Required<ApprovalTerms>;
     expires_at: string;
-    /** A cancelled approval: the key that withdrew the request (any key of the tenant may). */
+    /** A cancelled approval: the key that asked (it withdrew its request), or the owner or admin (member) who cancelled it. */
     cancelled_by?: string;
   };
   protect_receipt_id: string;
@@ -74,7 +77,7 @@ export const OutcomePayload = Type.Object({
     votes: Type.Array(Type.String({ pattern: "^rcpt_" })),
     terms: Type.Required(ApprovalTerms),
     expires_at: Type.String({ format: "date-time" }),
-    cancelled_by: Type.Optional(Type.String({ pattern: "^key_", description: "a cancelled approval: the key that withdrew the request" })),
+    cancelled_by: Type.Optional(Type.String({ pattern: "^(key|mbr)_", description: "a cancelled approval: the key that asked (it withdrew its request), or the member who cancelled it" })),
   }),
   protect_receipt_id: Type.String({ pattern: "^rcpt_" }),
   v: Type.Literal(2),
@@ -88,7 +91,7 @@ export function outcomePayload(args: {
   terms: Required<ApprovalTerms>;
   expiresAt: string;
   protectReceiptId: string;
-  /** A cancel: the key that withdrew the request. */
+  /** A cancel: the key that withdrew the request, or the member who cancelled it. */
   cancelledBy?: string;
 }): OutcomePayload {
   const t = args.terms;

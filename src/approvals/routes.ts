@@ -67,7 +67,11 @@ function agentRoutes(deps: Deps) {
         {
           params: ApprovalParams,
           response: { 200: ApprovalResponse, ...errors },
-          detail: { summary: "Withdraw a pending approval: cancelled, with its DENIED outcome receipt (409 not_pending once decided)", tags: ["approvals"], security: keySecurity },
+          detail: {
+            summary: "Withdraw a pending approval: cancelled, with its DENIED outcome receipt; only the key that asked (403 forbidden_key), 409 not_pending once decided",
+            tags: ["approvals"],
+            security: keySecurity,
+          },
         },
       )
   );
@@ -112,7 +116,7 @@ function peopleRoutes(deps: Deps) {
       .post(
         "/:approval_id/votes",
         async ({ customer, params, body, request }) => {
-          const voter = { tenant_id: customer.tenant_id, member_id: customer.member_id, role: customer.role, mfa_active: customer.mfa_active, request_id: requestId(request) };
+          const voter = { tenant_id: customer.tenant_id, member_id: customer.member_id, account_id: customer.account_id, role: customer.role, mfa_active: customer.mfa_active, request_id: requestId(request) };
           return shown(await deps.approvals.vote(voter, params.approval_id, body.vote, body.action_hash, body.comment));
         },
         {
@@ -121,6 +125,15 @@ function peopleRoutes(deps: Deps) {
           parse: "json",
           response: { 200: ApprovalResponse, ...errors },
           detail: { summary: "Vote approve or deny on the action shown (its action_hash); a quorum of approvals, or one deny, decides", tags: ["approvals"], security },
+        },
+      )
+      .post(
+        "/:approval_id/cancel",
+        async ({ customer, params, request }) => shown(await deps.approvals.cancel(customer.tenant_id, params.approval_id, customer.member_id, requestId(request))),
+        {
+          params: ApprovalParams,
+          response: { 200: ApprovalResponse, ...errors },
+          detail: { summary: "Cancel a pending approval (owner or admin): cancelled, with its DENIED outcome receipt naming who cancelled (409 not_pending once decided)", tags: ["approvals"], security },
         },
       )
       .get(

@@ -53,7 +53,7 @@ export function auditEntry(row: Row): AuditEntry {
 
 function outcomeActor(status: string, cancelledBy: string | undefined, decidedBy: string | null, keyId: string): AuditActor {
   if (status === "expired") return { service: "expiry" };
-  if (status === "cancelled") return { key_id: cancelledBy ?? keyId };
+  if (status === "cancelled") return cancelledBy?.startsWith("mbr_") ? { member_id: cancelledBy } : { key_id: cancelledBy ?? keyId };
   // approved or denied: the last vote the outcome names decided it (its receipt is in the log).
   return decidedBy === null ? { key_id: keyId } : { member_id: decidedBy };
 }

@@ -229,6 +229,7 @@ export interface Queries {
       protect_receipt_id: string;
       key_id: string;
       key_created_by: string | null;
+      key_created_by_account: string | null;
       action_hash: string;
       rule: string;
       quorum: number;
@@ -295,11 +296,12 @@ export interface Queries {
     };
   };
   "approvals/vote": {
-    params: [string, string, string, string, boolean, unknown];
+    params: [unknown];
     row: {
       approves: number;
       denies: number;
       quorum: number;
+      due: string;
       vote_receipt_ids: string[];
     };
   };
@@ -307,6 +309,7 @@ export interface Queries {
     params: [string, string];
     row: {
       member_id: string;
+      account_id: string;
       vote: string;
       at: string;
       receipt_id: string;
@@ -833,6 +836,7 @@ export interface Queries {
       quota_limit: number | null;
       quota_used: number | null;
       refusal: string | null;
+      approval: unknown;
     };
   };
   "receipts/get": {

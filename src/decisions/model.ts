@@ -3,12 +3,18 @@ import { t } from "elysia";
 import { Receipt } from "../receipts/model.ts";
 import { ServedVerified } from "../simulation/model.ts";
 
-/** The approval a require_approval rule opened (docs/api.md, "Approvals"); absent otherwise. */
+/**
+ * The approval a require_approval rule opened, or the one a retry of the same action by the same
+ * key answers (docs/api.md, "Approvals"); absent otherwise.
+ */
 const OpenedApproval = t.Object(
   {
     approval_id: t.String({ pattern: "^apv_" }),
-    status: t.Literal("pending"),
+    status: t.Union([t.Literal("pending"), t.Literal("approved"), t.Literal("denied"), t.Literal("expired")], {
+      description: "pending: opened now or by an earlier call; approved (executable before execute_before), denied or expired: a retry answered with its outcome",
+    }),
     expires_at: t.String({ format: "date-time" }),
+    outcome_receipt_id: t.Union([t.String({ pattern: "^rcpt_" }), t.Null()], { description: "the outcome receipt once decided (execute it when approved)" }),
     action_hash: t.String({ pattern: "^0x[0-9a-f]{64}$", description: "the receipt's content_hash: the action the votes name" }),
   },
   { additionalProperties: false },

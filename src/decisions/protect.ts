@@ -10,7 +10,7 @@ import { decide, usageNeeds, type UsageFacts } from "../decide/engine.ts";
 import { buildPayload, type ResultPayload } from "../decide/payload.ts";
 import { payloadPrincipal, type ProtectInput, type PolicyDocument, type PolicyRef } from "../decide/policy.ts";
 import type { PolicyVersions } from "../policies/store.ts";
-import type { OpenedApproval } from "../receipts/append.ts";
+import type { AnsweredApproval, OpenedApproval } from "../receipts/append.ts";
 import type { DecisionReceiptView } from "../receipts/store.ts";
 import { newId } from "../ids.ts";
 import { recordDecision, type Recording } from "./record.ts";
@@ -31,18 +31,23 @@ export async function protect(deps: Recording & { policies: PolicyVersions }, pr
   const at = deps.now();
   const needs = usageNeeds(input, policy.document, { key_id: principal.key_id }, at.toISOString());
   let opened: OpenedApproval | undefined;
-  const shape = (receipt: DecisionReceiptView) => ({
+  // A retry of a held action answers the approval it already has (one per key and action hash):
+  // no second approval, no second mail to the approvers.
+  const shape = (receipt: DecisionReceiptView, answered?: AnsweredApproval) => ({
     ok: true,
     verified: false,
     ...receipt,
-    ...(opened && {
-      approval: {
-        approval_id: opened.approval_id,
-        status: "pending",
-        expires_at: new Date(Date.parse(receipt.timestamp) + opened.expires_in * 1000).toISOString(),
-        action_hash: receipt.content_hash,
-      },
-    }),
+    ...(answered
+      ? { approval: { ...answered, action_hash: receipt.content_hash } }
+      : opened && {
+          approval: {
+            approval_id: opened.approval_id,
+            status: "pending",
+            expires_at: new Date(Date.parse(receipt.timestamp) + opened.expires_in * 1000).toISOString(),
+            outcome_receipt_id: null,
+            action_hash: receipt.content_hash,
+          },
+        }),
   });
   const args = { tenantId: principal.tenant_id, keyId: principal.key_id, requestId };
   if (needs.length === 0) {

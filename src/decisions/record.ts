@@ -4,7 +4,7 @@ import type { Queryable } from "../db/index.ts";
 import { AppError, toAppError } from "../http/errors.ts";
 import type { Outcome } from "../http/idempotency.ts";
 import type { Metrics } from "../observability/metrics.ts";
-import type { OpenedApproval, ReceiptAppender, UsageDecision } from "../receipts/append.ts";
+import type { AnsweredApproval, OpenedApproval, ReceiptAppender, UsageDecision } from "../receipts/append.ts";
 import { usageSummary, type DecisionReceiptView } from "../receipts/store.ts";
 import type { ResultPayload } from "../decide/payload.ts";
 import { rateLimitHeaders, utcDay } from "./rate-limit.ts";
@@ -31,14 +31,14 @@ export async function recordDecision(
     usage?: Pick<UsageDecision, "at" | "needs" | "make">;
   },
   /** The response body around the stored receipt. */
-  shape: (receipt: DecisionReceiptView) => Record<string, unknown>,
+  shape: (receipt: DecisionReceiptView, answered?: AnsweredApproval) => Record<string, unknown>,
 ): Promise<Outcome> {
   try {
-    const { receipt, quota, at } = args.usage
+    const { receipt, quota, at, answered } = args.usage
       ? await deps.receipts.appendDecided({ tenantId: args.tenantId, keyId: args.keyId, requestId: args.requestId, ...args.usage })
       : await deps.receipts.append(args);
     deps.metrics.decision(receipt.kind, receipt.decision);
-    return { status: 200, body: shape(receipt), headers: rateLimitHeaders(quota.limit, quota.used, at) };
+    return { status: 200, body: shape(receipt, answered), headers: rateLimitHeaders(quota.limit, quota.used, at) };
   } catch (err) {
     const { error } = toAppError(err);
     if (error.code !== "quota_exceeded") throw err;

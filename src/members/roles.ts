@@ -81,10 +81,12 @@ export const ROUTE_ROLES: Readonly<Record<string, Role>> = {
   "GET /customer/receipts/tile/*": "viewer",
   // The audit trail (events of the same log): everyone reads it.
   "GET /customer/audit": "viewer",
-  // Approvals: everyone reads them; who may vote is the rule's terms' to say (checked on the vote).
+  // Approvals: everyone reads them; who may vote is the rule's terms' to say (checked on the vote),
+  // who may cancel is approval_settle()'s (an owner or admin).
   "GET /customer/approvals": "viewer",
   "GET /customer/approvals/:approval_id": "viewer",
   "POST /customer/approvals/:approval_id/votes": "viewer",
+  "POST /customer/approvals/:approval_id/cancel": "viewer",
   "GET /customer/approvals/:approval_id/bundle": "viewer",
   // Webhooks: reads for all, endpoints and their secrets for admins.
   "GET /customer/webhooks": "viewer",

@@ -84,8 +84,18 @@ export interface OpenedApproval {
 /** receipt_append()'s answer for one item: its link and quota, or the refusal's SQLSTATE. */
 type AppendRow = QueryRow<"receipts/append">;
 
+/** The approval a retried protect answers instead of opening one (receipt_approval_answer()). */
+export interface AnsweredApproval {
+  approval_id: string;
+  status: "pending" | "approved" | "denied" | "expired";
+  expires_at: string;
+  outcome_receipt_id: string | null;
+}
+
 export interface Appended {
   receipt: DecisionReceiptView;
+  /** A protect under a require_approval rule that a retry made: the approval it answers. */
+  answered?: AnsweredApproval;
   /** The daily quota this call counted against: limit null = unlimited. */
   quota: { limit: number | null; used: number };
   /** The receipt's time, also the instant the quota day and RateLimit-Reset refer to. */
@@ -111,6 +121,13 @@ function decideOn(d: UsageDecision, read: string[]) {
       usage: d.needs.map((n, i) => ({ counter: n.counter, scope: n.scope, window_start: n.window_start, before: before[i], add: n.add })),
     },
   };
+}
+
+/** receipt_append()'s approval column (JSON: parsed by one driver, text from another). */
+function answeredApproval(value: unknown): AnsweredApproval | undefined {
+  if (value === null || value === undefined) return undefined;
+  const a = (typeof value === "string" ? JSON.parse(value) : value) as AnsweredApproval;
+  return { approval_id: a.approval_id, status: a.status, expires_at: a.expires_at, outcome_receipt_id: a.outcome_receipt_id ?? null };
 }
 
 function counterRef(tenantId: string, n: { counter: string; scope: string; window_start: string }): CounterRef {
@@ -308,7 +325,8 @@ export class ReceiptAppender {
       payload,
       signature: item.signature,
     };
-    return { receipt, quota: { limit: row.quota_limit, used: row.quota_used ?? 0 }, at: new Date(item.timestamp) };
+    const answered = answeredApproval(row.approval);
+    return { receipt, quota: { limit: row.quota_limit, used: row.quota_used ?? 0 }, at: new Date(item.timestamp), ...(answered && { answered }) };
   }
 
   /** The payload of an ALLOWED protect receipt of this tenant that this process stored lately, if any. */

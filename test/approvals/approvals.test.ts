@@ -4,8 +4,8 @@
 import { beforeAll, describe, expect, test } from "bun:test";
 import { bearer, laterService } from "../helpers/accounts.ts";
 import { execute, protect, setPlan } from "../helpers/customer.ts";
-import { addMember, type Member } from "../helpers/members.ts";
-import { call, expectErrorShape, signup } from "../helpers/service.ts";
+import { addMember, invitationToken, type Member } from "../helpers/members.ts";
+import { call, expectErrorShape, signup, subjectOf } from "../helpers/service.ts";
 import { verifyApprovalBundle } from "../../src/approvals/bundle.ts";
 import { APPROVAL_MAIL } from "../../src/approvals/mail.ts";
 import { testConfig, testService } from "../helpers/service.ts";
@@ -14,6 +14,9 @@ import { createLogger } from "../../src/log.ts";
 import { testQuery } from "../helpers/sql.ts";
 
 const REFUND = { action: "refund.issue", amount: 250, currency: "EUR" };
+// Each test asks about an action of its own: a retry of the same one answers the approval it has.
+let refunds = 0;
+const refund = () => ({ ...REFUND, amount: 200 + ++refunds });
 
 export const APPROVAL_POLICY = {
   default_effect: "deny",
@@ -44,12 +47,12 @@ const vote = (who: { token: string }, id: string, v: "approve" | "deny", actionH
 
 describe("a protect under require_approval", () => {
   test("answers DENIED at once with a pending approval bound to the receipt's content_hash", async () => {
-    const reply = await protect(owner.apiKey, REFUND);
+    const reply = await protect(owner.apiKey, refund());
     expect(reply.status).toBe(200);
     expect(reply.body.decision).toBe("DENIED");
     expect(reply.body.reasons).toEqual(["refund_over_100"]);
     expect(reply.body.payload.requires_approval).toEqual({ quorum: 2, roles: ["owner", "admin", "approver"], expires_in: 600, execute_within: 300 });
-    expect(reply.body.approval).toEqual({ approval_id: expect.stringMatching(/^apv_/), status: "pending", expires_at: expect.any(String), action_hash: reply.body.content_hash });
+    expect(reply.body.approval).toEqual({ approval_id: expect.stringMatching(/^apv_/), status: "pending", expires_at: expect.any(String), outcome_receipt_id: null, action_hash: reply.body.content_hash });
     expect(Date.parse(reply.body.approval.expires_at) - Date.parse(reply.body.timestamp)).toBe(600_000);
     // The protect itself cannot be executed: it is DENIED.
     expectErrorShape(await execute(owner.apiKey, reply.body.receipt_id), 403, "decision_denied");
@@ -58,7 +61,7 @@ describe("a protect under require_approval", () => {
   });
 
   test("two approvals make the quorum: approved, with an ALLOWED outcome receipt the agent executes once", async () => {
-    const asked = await protect(owner.apiKey, REFUND);
+    const asked = await protect(owner.apiKey, refund());
     const { approval_id, action_hash } = asked.body.approval;
     const first = await vote(alice, approval_id, "approve", action_hash);
     expect(first.status).toBe(200);
@@ -87,7 +90,7 @@ describe("a protect under require_approval", () => {
   });
 
   test("one deny denies; the outcome receipt is DENIED and cannot be executed", async () => {
-    const asked = await protect(owner.apiKey, REFUND);
+    const asked = await protect(owner.apiKey, refund());
     const { approval_id, action_hash } = asked.body.approval;
     const denied = await vote(carol, approval_id, "deny", action_hash);
     expect(denied.body.status).toBe("denied");
@@ -96,7 +99,7 @@ describe("a protect under require_approval", () => {
   });
 
   test("votes: a wrong hash, a role the terms do not name, the key's creator, a stranger's id", async () => {
-    const asked = await protect(owner.apiKey, REFUND);
+    const asked = await protect(owner.apiKey, refund());
     const { approval_id, action_hash } = asked.body.approval;
     expectErrorShape(await vote(alice, approval_id, "approve", "0x" + "0".repeat(64)), 409, "action_changed");
     const byDev = await vote(dev, approval_id, "approve", action_hash);
@@ -111,15 +114,130 @@ describe("a protect under require_approval", () => {
   });
 
   test("the agent cancels; cancelling again is 409 not_pending", async () => {
-    const asked = await protect(owner.apiKey, REFUND);
+    const asked = await protect(owner.apiKey, refund());
     const { approval_id } = asked.body.approval;
     const cancelled = await call("POST", `/v1/approvals/${approval_id}/cancel`, { headers: { "x-api-key": owner.apiKey } });
     expect(cancelled.body.status).toBe("cancelled");
     expectErrorShape(await call("POST", `/v1/approvals/${approval_id}/cancel`, { headers: { "x-api-key": owner.apiKey } }), 409, "not_pending");
   });
 
+  test("a quorum counts people: a member who votes, leaves and is invited back does not vote again", async () => {
+    // Dana has a tenant of her own, so she can come back with her own session.
+    const dana = await signup();
+    const join = async () => {
+      const token = await invitationToken(owner.token, dana.email, "approver");
+      const accepted = await call("POST", "/auth/invitations/accept", { json: { token }, headers: bearer(dana.token) });
+      expect(accepted.status).toBe(200);
+      return { token: accepted.body.token as string, memberId: accepted.body.member_id as string };
+    };
+    const first = await join();
+    const asked = await protect(owner.apiKey, refund());
+    const { approval_id, action_hash } = asked.body.approval;
+    expect((await vote(first, approval_id, "approve", action_hash)).body.status).toBe("pending");
+    expect((await call("DELETE", `/customer/members/${first.memberId}`, { headers: bearer(first.token) })).status).toBe(200);
+    const second = await join();
+    expect(second.memberId).not.toBe(first.memberId);
+    expectErrorShape(await vote(second, approval_id, "approve", action_hash), 409, "already_voted");
+    const seen = await call("GET", `/v1/approvals/${approval_id}`, { headers: { "x-api-key": owner.apiKey } });
+    expect(seen.body.status).toBe("pending");
+    expect(seen.body.votes).toHaveLength(1);
+    expect(seen.body.votes[0].account_id).toBe(subjectOf(dana.token).account_id);
+    // The vote's signed payload names the person as well as the member.
+    const receipt = await call("GET", `/customer/receipts/${seen.body.votes[0].receipt_id}`, { headers: bearer(owner.token) });
+    expect(receipt.body.receipt.payload).toMatchObject({ member_id: first.memberId, account_id: subjectOf(dana.token).account_id });
+    await call("DELETE", `/customer/members/${second.memberId}`, { headers: bearer(second.token) });
+  });
+
+  test("the person who created the calling key cannot approve its request through another membership", async () => {
+    // Erin creates a key as an admin, leaves, and is invited back as an approver.
+    const erin = await signup();
+    const join = async (role: string) => {
+      const token = await invitationToken(owner.token, erin.email, role);
+      const accepted = await call("POST", "/auth/invitations/accept", { json: { token }, headers: bearer(erin.token) });
+      return { token: accepted.body.token as string, memberId: accepted.body.member_id as string };
+    };
+    const admin = await join("admin");
+    const made = await call("POST", "/customer/keys", { json: { label: "erin's bot" }, headers: bearer(admin.token) });
+    expect(made.status).toBe(201);
+    await call("DELETE", `/customer/members/${admin.memberId}`, { headers: bearer(admin.token) });
+    const approver = await join("approver");
+    const asked = await protect(made.body.secret, refund());
+    expect(asked.status).toBe(200);
+    expectErrorShape(await vote(approver, asked.body.approval.approval_id, "approve", asked.body.approval.action_hash), 403, "self_approval");
+    await call("DELETE", `/customer/members/${approver.memberId}`, { headers: bearer(approver.token) });
+  });
+
+  test("a retry while pending answers the same approval: no second approval, no second mail", async () => {
+    const input = refund();
+    const first = await protect(owner.apiKey, input);
+    const again = await protect(owner.apiKey, input);
+    expect(again.status).toBe(200);
+    expect(again.body.decision).toBe("DENIED");
+    expect(again.body.receipt_id).not.toBe(first.body.receipt_id);
+    expect(again.body.approval).toEqual({ ...first.body.approval, expires_at: first.body.approval.expires_at });
+    const listed = await call("GET", "/customer/approvals?status=pending&limit=100", { headers: bearer(owner.token) });
+    expect(listed.body.approvals.filter((a: { action_hash: string }) => a.action_hash === first.body.content_hash)).toHaveLength(1);
+    // Another key asking the same is another approval.
+    const other = await call("POST", "/customer/keys", { json: { label: "second bot" }, headers: bearer(carol.token) });
+    const byOther = await protect(other.body.secret, input);
+    expect(byOther.body.approval.approval_id).not.toBe(first.body.approval.approval_id);
+    const { service } = await testService();
+    const mails: string[] = [];
+    for (let i = 0; i < 20; i++) {
+      for (const r of await service.deps.db.query("outbox/claim", ["mail", 500, 60])) {
+        if (r.kind === "approval_requested" && (r.data as { approval_id: string }).approval_id === first.body.approval.approval_id) mails.push(r.recipient);
+      }
+      await Bun.sleep(10);
+    }
+    expect(new Set(mails).size).toBe(mails.length);
+  });
+
+  test("after a denial, a retry within expires_in answers the denied approval; after a cancel it asks again", async () => {
+    const input = refund();
+    const first = await protect(owner.apiKey, input);
+    const denied = await vote(carol, first.body.approval.approval_id, "deny", first.body.approval.action_hash);
+    expect(denied.body.status).toBe("denied");
+    const again = await protect(owner.apiKey, input);
+    expect(again.body.approval).toMatchObject({ approval_id: first.body.approval.approval_id, status: "denied", outcome_receipt_id: denied.body.outcome_receipt_id });
+    // After expires_in (600 s) it asks again.
+    const later = await laterService(601_000);
+    try {
+      const fresh = await call("POST", "/v1/protect", { json: input, headers: { "x-api-key": owner.apiKey }, service: later });
+      expect(fresh.body.approval).toMatchObject({ status: "pending" });
+      expect(fresh.body.approval.approval_id).not.toBe(first.body.approval.approval_id);
+    } finally {
+      await later.close();
+    }
+    const cancelledInput = refund();
+    const held = await protect(owner.apiKey, cancelledInput);
+    await call("POST", `/v1/approvals/${held.body.approval.approval_id}/cancel`, { headers: { "x-api-key": owner.apiKey } });
+    const asked = await protect(owner.apiKey, cancelledInput);
+    expect(asked.body.approval.status).toBe("pending");
+    expect(asked.body.approval.approval_id).not.toBe(held.body.approval.approval_id);
+  });
+
+  test("only the key that asked cancels or executes its approval (403 forbidden_key); an admin cancels through the console's route", async () => {
+    const other = await call("POST", "/customer/keys", { json: { label: "another bot" }, headers: bearer(carol.token) });
+    const asked = await protect(owner.apiKey, refund());
+    const { approval_id, action_hash } = asked.body.approval;
+    expectErrorShape(await call("POST", `/v1/approvals/${approval_id}/cancel`, { headers: { "x-api-key": other.body.secret } }), 403, "forbidden_key");
+    await vote(alice, approval_id, "approve", action_hash);
+    const approved = await vote(bob, approval_id, "approve", action_hash);
+    expectErrorShape(await execute(other.body.secret, approved.body.outcome_receipt_id), 403, "forbidden_key");
+    expect((await execute(owner.apiKey, approved.body.outcome_receipt_id)).status).toBe(200);
+
+    const held = await protect(owner.apiKey, refund());
+    const byApprover = await call("POST", `/customer/approvals/${held.body.approval.approval_id}/cancel`, { headers: bearer(alice.token) });
+    expectErrorShape(byApprover, 403, "forbidden_role");
+    expect(byApprover.body.required_role).toBe("admin");
+    const byAdmin = await call("POST", `/customer/approvals/${held.body.approval.approval_id}/cancel`, { headers: bearer(carol.token) });
+    expect(byAdmin.body.status).toBe("cancelled");
+    const outcome = await call("GET", `/customer/receipts/${byAdmin.body.outcome_receipt_id}`, { headers: bearer(owner.token) });
+    expect(outcome.body.receipt.payload.outcome.cancelled_by).toBe(carol.memberId);
+  });
+
   test("an agent waiting with ?wait= is answered as soon as the status changes", async () => {
-    const asked = await protect(owner.apiKey, REFUND);
+    const asked = await protect(owner.apiKey, refund());
     const { approval_id, action_hash } = asked.body.approval;
     const started = Date.now();
     const waiting = call("GET", `/v1/approvals/${approval_id}?wait=20`, { headers: { "x-api-key": owner.apiKey } });
@@ -132,7 +250,7 @@ describe("a protect under require_approval", () => {
   });
 
   test("10 concurrent votes with quorum 2 give exactly one outcome", async () => {
-    const asked = await protect(owner.apiKey, REFUND);
+    const asked = await protect(owner.apiKey, refund());
     const { approval_id, action_hash } = asked.body.approval;
     const voters = [alice, bob, carol, ...(await Promise.all(Array.from({ length: 7 }, () => addMember(owner.token, "approver"))))];
     const replies = await Promise.all(voters.map((m) => vote(m, approval_id, "approve", action_hash)));
@@ -145,7 +263,7 @@ describe("a protect under require_approval", () => {
   });
 
   test("the bundle proves offline that a quorum of distinct eligible members approved this exact action, and tampering shows", async () => {
-    const asked = await protect(owner.apiKey, REFUND);
+    const asked = await protect(owner.apiKey, refund());
     const { approval_id, action_hash } = asked.body.approval;
     await vote(alice, approval_id, "approve", action_hash);
     const approved = await vote(carol, approval_id, "approve", action_hash);
@@ -174,7 +292,7 @@ describe("a protect under require_approval", () => {
   });
 
   test("expiry: after expires_in a vote is refused, and the sweeper expires it with a DENIED outcome, nobody asking", async () => {
-    const asked = await protect(owner.apiKey, REFUND);
+    const asked = await protect(owner.apiKey, refund());
     const { approval_id, action_hash } = asked.body.approval;
     const later = await laterService(601_000);
     try {
@@ -192,13 +310,17 @@ describe("a protect under require_approval", () => {
   });
 
   test("an approved action is executed within execute_within, not after", async () => {
-    const asked = await protect(owner.apiKey, REFUND);
+    const asked = await protect(owner.apiKey, refund());
     const { approval_id, action_hash } = asked.body.approval;
     await vote(alice, approval_id, "approve", action_hash);
     const approved = await vote(bob, approval_id, "approve", action_hash);
     const later = await laterService(301_000);
     try {
-      expectErrorShape(await execute(owner.apiKey, approved.body.outcome_receipt_id, { service: later }), 400, "token_expired");
+      const late = await execute(owner.apiKey, approved.body.outcome_receipt_id, { service: later });
+      expectErrorShape(late, 400, "token_expired");
+      // The approval's own window closed, not a protect's 15 minutes.
+      expect(late.body.message).toContain("execute window");
+      expect(late.body.message).not.toContain("older than");
     } finally {
       await later.close();
     }
@@ -209,7 +331,7 @@ describe("a protect under require_approval", () => {
     await setPlan(busy.tenantId, "pro");
     await call("PUT", "/customer/policy", { json: { document: APPROVAL_POLICY }, headers: bearer(busy.token) });
     const replies = [];
-    for (let i = 0; i < 101; i++) replies.push(await protect(busy.apiKey, REFUND));
+    for (let i = 0; i < 101; i++) replies.push(await protect(busy.apiKey, refund()));
     expect(replies.slice(0, 100).every((r) => r.status === 200)).toBe(true);
     const refused = replies[100];
     expectErrorShape(refused, 429, "quota_exceeded");
@@ -220,7 +342,7 @@ describe("a protect under require_approval", () => {
   });
 
   test("each member who may vote is emailed a link to the approval in the console, and no one else", async () => {
-    const asked = await protect(owner.apiKey, REFUND);
+    const asked = await protect(owner.apiKey, refund());
     const { approval_id } = asked.body.approval;
     const { service } = await testService();
     const mails = [];
@@ -243,7 +365,7 @@ describe("a protect under require_approval", () => {
   test("each step is a webhook event carrying its signed receipt: requested, approved, executed", async () => {
     const hook = await call("POST", "/customer/webhooks", { json: { url: "https://93.184.215.14/hooks/approvals", events: ["approval.requested", "approval.approved", "approval.executed"] }, headers: bearer(owner.token) });
     expect(hook.status).toBe(201);
-    const asked = await protect(owner.apiKey, REFUND);
+    const asked = await protect(owner.apiKey, refund());
     const { approval_id, action_hash } = asked.body.approval;
     await vote(alice, approval_id, "approve", action_hash);
     const approved = await vote(bob, approval_id, "approve", action_hash);
@@ -260,7 +382,7 @@ describe("a protect under require_approval", () => {
   });
 
   test("the sweeper expires a due approval within a second or two, nobody asking", async () => {
-    const asked = await protect(owner.apiKey, REFUND);
+    const asked = await protect(owner.apiKey, refund());
     const { approval_id } = asked.body.approval;
     const { db } = await testService();
     // A service whose clock is past the expiry, sweeping as every instance does by default.
@@ -280,7 +402,7 @@ describe("a protect under require_approval", () => {
   test("a vote and a cancel go through when the signing key is due for a reload (no read inside their transaction)", async () => {
     const { service } = await testService();
     const stale = () => ((service.deps.signer as unknown as { loadedAt: number }).loadedAt = 0);
-    const asked = await protect(owner.apiKey, REFUND);
+    const asked = await protect(owner.apiKey, refund());
     stale();
     expect((await vote(alice, asked.body.approval.approval_id, "approve", asked.body.approval.action_hash)).status).toBe(200);
     stale();

@@ -44,15 +44,18 @@ afterAll(async () => {
 
 const cli = (args: string[], token: string | undefined) => runCli(["approvals", ...args], { WARDEN_URL: started.url, WARDEN_INSECURE: "1", WARDEN_TOKEN: token, LOG_LEVEL: "silent" });
 
+// Each test holds an action of its own: a retry of the same one answers the approval it has.
+let held_ = 0;
 async function held() {
-  const reply = await protect(owner.apiKey, REFUND);
+  const input = { ...REFUND, resource: `order/${77 + held_++}` };
+  const reply = await protect(owner.apiKey, input);
   expect(reply.body.decision).toBe("DENIED");
-  return reply.body.approval as { approval_id: string; action_hash: string };
+  return { ...(reply.body.approval as { approval_id: string; action_hash: string }), input };
 }
 
 describe("warden approvals", () => {
   test("list shows the inbox (--status pending) and show the exact input, key, rule and receipts", async () => {
-    const { approval_id, action_hash } = await held();
+    const { approval_id, action_hash, input } = await held();
     const pending = await cli(["list", "--status", "pending", "--limit", "100"], alice.token);
     expect(pending.code).toBe(0);
     expect(pending.json.ok).toBe(true);
@@ -62,18 +65,18 @@ describe("warden approvals", () => {
 
     const shown = await cli(["show", approval_id], alice.token);
     expect(shown.code).toBe(0);
-    expect(shown.json).toMatchObject({ ok: true, approval_id, status: "pending", input: REFUND, rule: "refunds_over_100", reason: "refund_over_100", action_hash });
+    expect(shown.json).toMatchObject({ ok: true, approval_id, status: "pending", input, rule: "refunds_over_100", reason: "refund_over_100", action_hash });
     expect(shown.json.receipts.map((r: { kind: string }) => r.kind)).toEqual(["protect"]);
   }, SLOW);
 
   test("approve sends the action hash shown, prints what was approved, and the approval is decided", async () => {
-    const { approval_id, action_hash } = await held();
+    const { approval_id, action_hash, input } = await held();
     const run = await cli(["approve", approval_id, "--comment", "checked the order"], alice.token);
     expect({ code: run.code, stderr: run.stderr }).toEqual({
       code: 0,
-      stderr: `approved: refund.issue 250 EUR on order/77 (action_hash ${action_hash}, rule refunds_over_100); approval ${approval_id} is now approved\n`,
+      stderr: `approved: refund.issue 250 EUR on ${input.resource} (action_hash ${action_hash}, rule refunds_over_100); approval ${approval_id} is now approved\n`,
     });
-    expect(run.json).toMatchObject({ ok: true, vote: "approve", voted_on: { approval_id, action_hash, input: REFUND, rule: "refunds_over_100" }, approval: { status: "approved" } });
+    expect(run.json).toMatchObject({ ok: true, vote: "approve", voted_on: { approval_id, action_hash, input, rule: "refunds_over_100" }, approval: { status: "approved" } });
     expect(run.json.approval.votes).toEqual([expect.objectContaining({ member_id: alice.memberId, vote: "approve" })]);
     // The vote's receipt holds the comment's hash, not the text.
     const vote = await call("GET", `/customer/receipts/${run.json.approval.votes[0].receipt_id}`, { headers: bearer(alice.token) });
@@ -87,13 +90,13 @@ describe("warden approvals", () => {
   }, SLOW);
 
   test("deny denies; the service's refusals (self_approval, not_found) exit 1 and say why", async () => {
-    const { approval_id } = await held();
+    const { approval_id, input } = await held();
     const self = await cli(["approve", approval_id], owner.token);
     expect(self.code).toBe(1);
     expect(self.stderr).toContain("HTTP 403 self_approval");
     const denied = await cli(["deny", approval_id], bob.token);
     expect(denied.code).toBe(0);
-    expect(denied.stderr).toStartWith("denied: refund.issue 250 EUR on order/77");
+    expect(denied.stderr).toStartWith(`denied: refund.issue 250 EUR on ${input.resource}`);
     expect(denied.json.approval.status).toBe("denied");
 
     const missing = await cli(["show", "apv_0000000000000000000000"], alice.token);

@@ -2,6 +2,7 @@
 // token, read from the outbox as the mail worker would open it.
 import { expect } from "bun:test";
 import { bearer } from "./accounts.ts";
+import type { Service } from "../../src/app/service.ts";
 import { call, GOOD_PASSWORD, testService, uniqueEmail } from "./service.ts";
 
 export interface Member {
@@ -14,9 +15,17 @@ export interface Member {
 const claimed = new Map<string, { token_sealed: string }>();
 
 export async function addMember(ownerToken: string, role: string): Promise<Member> {
-  const { service } = await testService();
   const email = uniqueEmail(role);
-  const invited = await call("POST", "/customer/members/invitations", { json: { email, role }, headers: bearer(ownerToken) });
+  const token = await invitationToken(ownerToken, email, role);
+  const accepted = await call("POST", "/auth/invitations/accept", { json: { token, password: GOOD_PASSWORD } });
+  expect(accepted.status).toBe(200);
+  return { email, token: accepted.body.token, memberId: accepted.body.member_id };
+}
+
+/** Invites `email` with `role` and answers the invitation's token, as the invited person's mail shows it. */
+export async function invitationToken(ownerToken: string, email: string, role: string, on?: Service): Promise<string> {
+  const service = on ?? (await testService()).service;
+  const invited = await call("POST", "/customer/members/invitations", { json: { email, role }, headers: bearer(ownerToken), service });
   expect(invited.status).toBe(201);
   let token: string | undefined;
   for (let i = 0; i < 100 && token === undefined; i++) {
@@ -28,7 +37,7 @@ export async function addMember(ownerToken: string, role: string): Promise<Membe
     else await Bun.sleep(20);
   }
   if (token === undefined) throw new Error(`no invitation mail to ${email} in the outbox`);
-  const accepted = await call("POST", "/auth/invitations/accept", { json: { token, password: GOOD_PASSWORD } });
-  expect(accepted.status).toBe(200);
-  return { email, token: accepted.body.token, memberId: accepted.body.member_id };
+  // Claimed once: the next invitation to the same address is a new mail.
+  claimed.delete(email);
+  return token;
 }

@@ -7,8 +7,12 @@
 -- nullable: key_id, decision, event, protect_receipt_id, opened_approval_id, decided_by
 SELECT r.receipt_id, r.tenant_id, r.kind, r.seq, r.prev_hash, r.chain_hash, r.key_id, r.protect_receipt_id, r.decision,
        r.request_id, r.content_hash, iso_time(r.issued_at) AS timestamp, r.payload, r.signature, r.event,
+       -- The approval a protect opened or, for a retry of the same action by the same key, answered.
        CASE WHEN r.event = 'approval.requested' THEN
-         (SELECT a.approval_id FROM approvals a WHERE a.tenant_id = r.tenant_id AND a.protect_receipt_id = r.receipt_id)
+         coalesce((SELECT a.approval_id FROM approvals a WHERE a.tenant_id = r.tenant_id AND a.protect_receipt_id = r.receipt_id),
+                  (SELECT a.approval_id FROM approvals a
+                   WHERE a.tenant_id = r.tenant_id AND a.key_id = r.key_id AND a.action_hash = r.content_hash AND a.created_at <= r.issued_at
+                   ORDER BY a.created_at DESC LIMIT 1))
        END AS opened_approval_id,
        CASE WHEN r.event IN ('approval.approved', 'approval.denied') THEN
          (SELECT v.payload::jsonb ->> 'member_id' FROM receipt_by_id(r.tenant_id, r.payload::jsonb -> 'outcome' -> 'votes' ->> -1) v)

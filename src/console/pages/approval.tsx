@@ -407,7 +407,7 @@ const CHECKS: [keyof ProofChecks, string][] = [
 const APPROVAL_CHECKS: [keyof ApprovalBundleChecks, string][] = [
   ["receipts_in_log", "Every receipt is signed and in your log under the checkpoint"],
   ["protect", "The request: one protect receipt, held (DENIED) by a require_approval rule that carries the terms"],
-  ["votes", "The votes: on this approval and this exact action hash, by distinct members of roles the terms name, before the expiry and the outcome"],
+  ["votes", "The votes: on this approval and this exact action hash, by distinct people (one vote per account, whatever their memberships) of roles the terms name, before the expiry and the outcome"],
   ["outcome", "The outcome: names exactly those votes, which (or the clock) justify its status; ALLOWED only when approved"],
   ["execute", "The execute, if any: of the approved outcome, within the execute window, for the same input"],
 ];
@@ -432,7 +432,7 @@ function BundlePanel({ approval, who }: { approval: ApprovalDetail; who: (id: st
       <h2 id="bundle-title">Proof</h2>
       <p>
         Checks every receipt of this approval here, in your browser, with the public keys at <code>/.well-known/jwks.json</code>: its hash, its signature, its chain hash,
-        and its inclusion in your log under one signed checkpoint; once decided, that the votes of distinct members whose roles the terms name made the outcome, on this
+        and its inclusion in your log under one signed checkpoint; once decided, that the votes of distinct people (one per account) whose roles the terms name made the outcome, on this
         exact action, in time. <code>warden verify --proof</code> checks the same bundle offline (
         <code class="wrap">GET /customer/approvals/{approvalId}/bundle</code>).
       </p>
