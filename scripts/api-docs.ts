@@ -219,9 +219,11 @@ operation lists every status it can answer: its own, plus on every operation 400
 DELETE 415, and wherever a credential is checked 401, 503 and (a session) 403 or (an API key)
 429. The body of each error status is one component, \`Error<status>\`: its codes, and the fields
 each code adds (\`required_plan\`, \`feature\`, \`required_role\`, \`limit\`, \`retry_after\`,
-\`results\`). Operations that take no credential say \`security: []\`. The tile route's path
-parameter is \`{tile}\`, the path below \`tile/\` with its slashes as they are or as \`%2F\`. Redocly's
-\`recommended-strict\` rules lint it in the tests (\`npm run lint:openapi\`).`;
+\`results\`). Operations that take no credential say \`security: []\`. The log's C2SP tiles
+have the prefix \`/customer/log/\`; the tile route's path parameter is \`{tile}\`, the path below
+\`tile/\` with its slashes as they are or as \`%2F\`. No two paths of the document match one URL.
+Redocly's \`recommended-strict\` rules lint it and openapi-typescript generates types from it in
+the tests (\`npm run lint:openapi\`), with no finding ignored.`;
 
 /** docs/api.md for an OpenAPI document. */
 export function renderApiDoc(spec: OpenApi): string {

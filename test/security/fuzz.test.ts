@@ -123,7 +123,7 @@ const ROUTES: Route[] = [
   { method: "GET", path: "/customer/receipts/export", auth: "jwt" },
   { method: "GET", path: "/customer/receipts/:receipt_id", auth: "jwt" },
   { method: "GET", path: "/customer/receipts/:receipt_id/proof", auth: "jwt", query: ["tree_size"] },
-  { method: "GET", path: "/customer/receipts/tile/*", auth: "jwt" },
+  { method: "GET", path: "/customer/log/tile/*", auth: "jwt" },
   { method: "POST", path: "/customer/keys", auth: "jwt", fields: { label: text(120) } },
   { method: "GET", path: "/customer/keys", auth: "jwt" },
   {
