@@ -12,7 +12,7 @@ const ROOT = join(import.meta.dir, "..");
 const REDOCLY = join(ROOT, "node_modules", "@redocly", "cli", "bin", "cli.js");
 const OPENAPI_TYPESCRIPT = join(ROOT, "node_modules", "openapi-typescript", "bin", "cli.js");
 /** What to run when openapi-typescript is missing from node_modules. */
-export const OPENAPI_TYPESCRIPT_INSTALL = "npm install -D openapi-typescript@7.13.0";
+export const OPENAPI_TYPESCRIPT_INSTALL = "npm install --save-dev --save-exact openapi-typescript@7.13.0";
 
 export interface ToolRun {
   code: number;
