@@ -160,7 +160,7 @@ const ERROR_MEANING: Record<ErrorCode, string> = {
   mfa_enrollment_required: "the tenant requires a second factor and the caller has none: only enrolling one, and the caller's own account, stay open",
   already_member: "inviting, or accepting an invitation for, a person who is already a member of the tenant",
   last_owner: "removing or demoting the tenant's last owner: make another member owner first",
-  invalid_request: "the body, a parameter or the query fails validation (`message` names the JSON path); also unknown fields",
+  invalid_request: "the body, a parameter or the query fails validation (`message` names the JSON path); also unknown fields and a lone UTF-16 surrogate in a string",
   invalid_request_id: "`X-Request-ID` is not 1 to 128 visible ASCII characters",
   invalid_preset: "unknown simulation preset",
   invalid_email: "not a valid email address",
@@ -204,7 +204,10 @@ const ERROR_MEANING: Record<ErrorCode, string> = {
 };
 
 const INTRO = `Every request and response body is JSON; a POST body of another type gets 415, one over
-64 KiB gets 413, and unknown fields are refused. Successful bodies carry \`ok: true\`; errors are
+64 KiB gets 413, and unknown fields are refused. A body is UTF-8 and every string in it Unicode
+text: a lone UTF-16 surrogate (an escape from \`\\ud800\` to \`\\udfff\` without its pair), as a
+value or a property name, is 400 \`invalid_request\` on every route, the message naming its JSON
+path (\`body/label: ...\`). Successful bodies carry \`ok: true\`; errors are
 \`{ "ok": false, "error": "<code>", "message": "...", "request_id": "..." }\` plus the fields
 named under [Error codes](#error-codes). Every response carries \`X-Request-ID\` (yours, when you
 send one of 1 to 128 visible ASCII characters). Timestamps are ISO 8601 UTC with milliseconds;
@@ -224,9 +227,11 @@ operation lists every status it can answer: its own, plus on every operation 400
 DELETE 415, and wherever a credential is checked 401, 503 and (a session) 403 or (an API key)
 429. The body of each error status is one component, \`Error<status>\`: its codes, and the fields
 each code adds (\`required_plan\`, \`feature\`, \`required_role\`, \`limit\`, \`retry_after\`,
-\`results\`). Operations that take no credential say \`security: []\`. The tile route's path
-parameter is \`{tile}\`, the path below \`tile/\` with its slashes as they are or as \`%2F\`. Redocly's
-\`recommended-strict\` rules lint it in the tests (\`npm run lint:openapi\`).`;
+\`results\`). Operations that take no credential say \`security: []\`. The log's C2SP tiles
+have the prefix \`/customer/log/\`; the tile route's path parameter is \`{tile}\`, the path below
+\`tile/\` with its slashes as they are or as \`%2F\`. No two paths of the document match one URL.
+Redocly's \`recommended-strict\` rules lint it and openapi-typescript generates types from it in
+the tests (\`npm run lint:openapi\`), with no finding ignored.`;
 
 /** docs/api.md for an OpenAPI document. */
 export function renderApiDoc(spec: OpenApi): string {

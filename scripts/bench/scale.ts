@@ -44,7 +44,7 @@ export interface ScaleResult {
   checkpoint_large: LatencyMs;
   proof_large: LatencyMs;
   consistency_large: LatencyMs;
-  /** GET /customer/receipts/tile/0/N: a full tile of leaf hashes. */
+  /** GET /customer/log/tile/0/N: a full tile of leaf hashes. */
   tile_large: LatencyMs;
   /** CPU of the service (and PostgreSQL's processes) per checkpoint or proof, the loops running alone. */
   log_read_cpu_ms: number;
@@ -121,7 +121,7 @@ function logRequests(url: string, account: Account, receiptIds: string[]) {
     // A full level-0 tile (256 receipts' leaf hashes): the largest tile to answer.
     tile: (size: number) => async (i: number) => {
       const path = tilePath({ level: 0, index: (i * 7919) % Math.floor(size / TILE_WIDTH), width: TILE_WIDTH });
-      const res = await fetch(`${base}/tile/${path}`, { ...insecure, headers: { authorization: `Bearer ${account.token}` } });
+      const res = await fetch(`${url}/customer/log/tile/${path}`, { ...insecure, headers: { authorization: `Bearer ${account.token}` } });
       const bytes = await res.arrayBuffer();
       if (!res.ok || bytes.byteLength !== TILE_WIDTH * 32) throw new Error(`tile ${path}: ${res.status}, ${bytes.byteLength} bytes`);
     },

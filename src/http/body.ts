@@ -1,4 +1,5 @@
-// Request bodies: JSON only, at most 64 KiB, strict UTF-8 (docs/api.md, the introduction).
+// Request bodies: JSON only, at most 64 KiB, strict UTF-8, Unicode text in every string
+// (docs/api.md, the introduction).
 import { AppError } from "./errors.ts";
 
 export const MAX_BODY_BYTES = 64 * 1024;
@@ -8,6 +9,15 @@ export const MAX_BODY_BYTES = 64 * 1024;
  * validator, which pretty-prints the value it refuses (quadratic in the depth).
  */
 export const MAX_JSON_DEPTH = 32;
+/**
+ * JSON text that is valid UTF-8 can hold a lone UTF-16 surrogate only as an escape (`\ud800`);
+ * text without one needs no walk over the parsed value. An escaped backslash before `u` matches
+ * too, which costs only the walk.
+ */
+const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
+/** A surrogate code unit that is not half of a pair (`u` makes a pair one code point). */
+const LONE_SURROGATE = /\p{Cs}/u;
+const LONE_SURROGATES = /\p{Cs}/gu;
 const JSON_TYPE = /^application\/json\s*(;|$)/i;
 const BODY_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
@@ -45,6 +55,10 @@ export async function readJsonBody(request: Request): Promise<unknown> {
     throw new AppError("invalid_json");
   }
   if (jsonDepth(text) > MAX_JSON_DEPTH) throw new AppError("invalid_request", `The request body is nested more than ${MAX_JSON_DEPTH} levels deep.`);
+  if (SURROGATE_ESCAPE.test(text)) {
+    const where = loneSurrogatePath(parsed, "body");
+    if (where !== undefined) throw new AppError("invalid_request", `${where}: a lone UTF-16 surrogate (\\ud800 to \\udfff without its pair) is not Unicode text.`);
+  }
   return parsed;
 }
 
@@ -97,4 +111,29 @@ export function jsonDepth(text: string): number {
     else if (c === 0x5d || c === 0x7d) depth--;
   }
   return deepest;
+}
+
+/**
+ * The path (`body/a/0/b`, as validation errors name one) of the first string or property name
+ * holding a lone surrogate, or undefined when there is none. I-JSON (RFC 7493), which JCS (RFC
+ * 8785) hashes, has none, and PostgreSQL's jsonb refuses one: it would reach the database and
+ * fail there. The depth is bounded by MAX_JSON_DEPTH, checked first.
+ */
+export function loneSurrogatePath(value: unknown, path: string): string | undefined {
+  if (typeof value === "string") return LONE_SURROGATE.test(value) ? path : undefined;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const found = loneSurrogatePath(value[i], `${path}/${i}`);
+      if (found !== undefined) return found;
+    }
+    return undefined;
+  }
+  if (value === null || typeof value !== "object") return undefined;
+  for (const [key, item] of Object.entries(value)) {
+    // The property named with U+FFFD in place of its lone surrogates: an answer never echoes one.
+    if (LONE_SURROGATE.test(key)) return `${path}/${key.replace(LONE_SURROGATES, "\ufffd")}`;
+    const found = loneSurrogatePath(item, `${path}/${key}`);
+    if (found !== undefined) return found;
+  }
+  return undefined;
 }

@@ -78,7 +78,7 @@ export const ROUTE_ROLES: Readonly<Record<string, Role>> = {
   "GET /customer/receipts/checkpoint": "viewer",
   "GET /customer/receipts/consistency": "viewer",
   "GET /customer/receipts/export": "viewer",
-  "GET /customer/receipts/tile/*": "viewer",
+  "GET /customer/log/tile/*": "viewer",
   // The audit trail (events of the same log): everyone reads it.
   "GET /customer/audit": "viewer",
   // Approvals: everyone reads them; who may vote is the rule's terms' to say (checked on the vote),

@@ -1,5 +1,6 @@
 // Receipt verification material (the public keys that sign receipts and checkpoints) and the
-// customer's receipt log: /customer/receipts, one receipt, checkpoint, proofs, tiles, export.
+// customer's receipt log: /customer/receipts, one receipt, checkpoint, proofs, export, and the
+// log's C2SP tiles under /customer/log/.
 import { Elysia, t } from "elysia";
 import { AppError, ErrorResponse } from "../http/errors.ts";
 import type { Deps } from "../app/deps.ts";
@@ -28,7 +29,8 @@ export function receiptsRoutes(deps: Deps) {
         detail: { summary: "Public keys (Ed25519) that sign receipts, active and retired; a revoked key carries compromised_since", tags: ["receipts"], security: [] },
       },
     )
-    .use(receiptLogRoutes(deps));
+    .use(receiptLogRoutes(deps))
+    .use(receiptTileRoutes(deps));
 }
 
 /** A path's percent-escapes decoded; a malformed escape gives a string no tile path matches. */
@@ -104,36 +106,6 @@ function receiptLogRoutes(deps: Deps) {
           },
         },
       )
-      // The document names the wildcard {tile} (src/app/openapi.ts): generated clients send its
-      // slashes percent-encoded, tlog clients as they are; both name the same tile.
-      .get(
-        "/tile/*",
-        ({ customer, params }) => {
-          const tile = parseTilePath(decodedPath(params["*"]));
-          if (!tile) throw new AppError("invalid_request", "path: not a tile of c2sp.org/tlog-tiles: tile/<L>/<N>[.p/<W>] or tile/entries/<N>[.p/<W>].");
-          return deps.logReads.run(customer.tenant_id, async () => {
-            const body = await tileBody(deps.db, customer.tenant_id, tile);
-            if (!body) throw new AppError("not_found", "No such tile: the log does not hold all of it (yet).");
-            // A tile's bytes never change once the log holds it, whatever the log's later size.
-            return new Response(body, { headers: { "content-type": "application/octet-stream", "cache-control": "private, max-age=31536000, immutable" } });
-          });
-        },
-        {
-          params: t.Object({ "*": t.String({ description: "<L>/<N>[.p/<W>] or entries/<N>[.p/<W>], as c2sp.org/tlog-tiles spells them (the slashes as they are, or as %2F)" }) }),
-          response: { 400: ErrorResponse, 401: ErrorResponse, 404: ErrorResponse },
-          detail: {
-            summary: "A tile of the log's Merkle tree, or an entry bundle, in the C2SP tlog-tiles layout",
-            tags: ["receipts"],
-            security,
-            responses: {
-              200: {
-                description: "Tile: the 32-byte hashes of tree level 8L, indexes N*256 to N*256+W-1 (level 0: leaf hashes). Entry bundle: each receipt's chain hash (32 bytes) after its length as a big-endian uint16.",
-                content: { "application/octet-stream": { schema: { type: "string", format: "binary" } } },
-              },
-            },
-          },
-        },
-      )
       .get(
         "/:receipt_id",
         async ({ customer, params }) => {
@@ -161,6 +133,47 @@ function receiptLogRoutes(deps: Deps) {
           query: ProofQuery,
           response: { 200: InclusionProof, 400: ErrorResponse, 401: ErrorResponse, 404: ErrorResponse },
           detail: { summary: "Inclusion proof of a receipt (RFC 9162 section 2.1.3), for tree_size (default: current)", tags: ["receipts"], security },
+        },
+      )
+  );
+}
+
+/**
+ * The log as C2SP tlog-tiles (docs/api.md) under its own prefix, /customer/log/: a tile's path is
+ * one no other route's template can match, which generated clients (openapi-typescript) require.
+ */
+function receiptTileRoutes(deps: Deps) {
+  return (
+    new Elysia({ name: "receipt-tiles", prefix: "/customer/log" })
+      .derive(async ({ request, route }) => ({ customer: await deps.sessions.require(request, route) }))
+      // The document names the wildcard {tile} (src/app/openapi.ts): generated clients send its
+      // slashes percent-encoded, tlog clients as they are; both name the same tile.
+      .get(
+        "/tile/*",
+        ({ customer, params }) => {
+          const tile = parseTilePath(decodedPath(params["*"]));
+          if (!tile) throw new AppError("invalid_request", "path: not a tile of c2sp.org/tlog-tiles: tile/<L>/<N>[.p/<W>] or tile/entries/<N>[.p/<W>].");
+          return deps.logReads.run(customer.tenant_id, async () => {
+            const body = await tileBody(deps.db, customer.tenant_id, tile);
+            if (!body) throw new AppError("not_found", "No such tile: the log does not hold all of it (yet).");
+            // A tile's bytes never change once the log holds it, whatever the log's later size.
+            return new Response(body, { headers: { "content-type": "application/octet-stream", "cache-control": "private, max-age=31536000, immutable" } });
+          });
+        },
+        {
+          params: t.Object({ "*": t.String({ description: "<L>/<N>[.p/<W>] or entries/<N>[.p/<W>], as c2sp.org/tlog-tiles spells them (the slashes as they are, or as %2F)" }) }),
+          response: { 400: ErrorResponse, 401: ErrorResponse, 404: ErrorResponse },
+          detail: {
+            summary: "A tile of the log's Merkle tree, or an entry bundle, in the C2SP tlog-tiles layout (the log's prefix: /customer/log/)",
+            tags: ["receipts"],
+            security,
+            responses: {
+              200: {
+                description: "Tile: the 32-byte hashes of tree level 8L, indexes N*256 to N*256+W-1 (level 0: leaf hashes). Entry bundle: each receipt's chain hash (32 bytes) after its length as a big-endian uint16.",
+                content: { "application/octet-stream": { schema: { type: "string", format: "binary" } } },
+              },
+            },
+          },
         },
       )
   );

@@ -94,8 +94,8 @@ describe("what a generated client needs", () => {
 
   test("no path has a wildcard: the tile route's is the named parameter {tile}, and it lists its bytes", () => {
     expect(Object.keys(doc.paths).filter((p) => p.includes("*"))).toEqual([]);
-    const tile = doc.paths["/customer/receipts/tile/{tile}"].get;
-    expect(tile.operationId).toBe("getCustomerReceiptsTileByTile");
+    const tile = doc.paths["/customer/log/tile/{tile}"].get;
+    expect(tile.operationId).toBe("getCustomerLogTileByTile");
     expect(tile.parameters).toEqual([{ name: "tile", in: "path", required: true, schema: expect.objectContaining({ type: "string" }) }]);
     expect(Object.keys(tile.responses[200].content)).toEqual(["application/octet-stream"]);
     expect(Object.keys(doc.paths["/customer/receipts/export"].get.responses[200].content)).toEqual(["application/x-ndjson"]);
@@ -105,8 +105,8 @@ describe("what a generated client needs", () => {
     const owner = await signup();
     await call("POST", "/v1/protect", { json: SMALL_PAYMENT, headers: apiKey(owner.apiKey) });
     // Signup records no event: the protect is the log's one receipt.
-    const raw = await call("GET", "/customer/receipts/tile/0/000.p/1", { headers: bearer(owner.token) });
-    const encoded = await call("GET", `/customer/receipts/tile/${encodeURIComponent("0/000.p/1")}`, { headers: bearer(owner.token) });
+    const raw = await call("GET", "/customer/log/tile/0/000.p/1", { headers: bearer(owner.token) });
+    const encoded = await call("GET", `/customer/log/tile/${encodeURIComponent("0/000.p/1")}`, { headers: bearer(owner.token) });
     expect([raw.status, encoded.status]).toEqual([200, 200]);
     expect(encoded.text).toBe(raw.text);
   });
@@ -289,7 +289,7 @@ describe("the check itself", () => {
     expect(checker.problems("POST", "/v1/protect", as(429, { ...error, retry_after: 1 }))).toEqual([]);
     expect(checker.problems("POST", "/v1/protect", as(429, error))).not.toEqual([]);
     expect(checker.problems("POST", "/v1/protect", as(429, { ...error, retry_after: 1, required_role: "owner" }))).not.toEqual([]);
-    expect(checker.problems("GET", "/customer/receipts/tile/0/x001/000.p/5", as(200, undefined, "application/octet-stream"))).toEqual([]);
+    expect(checker.problems("GET", "/customer/log/tile/0/x001/000.p/5", as(200, undefined, "application/octet-stream"))).toEqual([]);
     expect(checker.operationOf("GET", "/customer/receipts/checkpoint")).toEqual({ method: "get", path: "/customer/receipts/checkpoint" });
     expect(checker.problems("GET", "/console", as(200, undefined, "text/html"))).toBeUndefined();
   });

@@ -70,14 +70,17 @@ describe("POST /v1/protect", () => {
     expect(stored.body.receipt).toEqual(Object.fromEntries(Object.entries(reply.body).filter(([k]) => k !== "ok" && k !== "verified")));
   });
 
-  test("any text the schema allows is stored, \\u0000 and lone surrogates included", async () => {
+  test("any text the schema allows is stored, \\u0000 included; a lone surrogate is no text: 400", async () => {
     const a = await signup();
-    const input = { action: "document.read", resource: "nul\u0000and\ud800", context: { note: "\u0000" } };
+    const input = { action: "document.read", resource: "nul\u0000and\ud83d\ude00", context: { note: "\u0000" } };
     const reply = await protect(a.apiKey, input);
     expect(reply.status).toBe(200);
     expect(reply.body.payload.input).toEqual(input);
     const verified = await verify(a.apiKey, { receipt: reply.body });
     expect(verified.body.verified).toBe(true);
+    const lone = await protect(a.apiKey, { ...input, context: { note: "\ud800" } });
+    expectErrorShape(lone, 400, "invalid_request");
+    expect(lone.body.message).toStartWith("body/context/note: ");
   });
 
   test("bad input: 400 invalid_request with the path, 400 invalid_json, 415", async () => {

@@ -87,10 +87,10 @@ describe("README: Try it", () => {
     const partial = [...section.matchAll(/`(tile\/[^`]+\.p\/\d+)`/g)].map((m) => m[1]);
     expect(partial.length).toBeGreaterThan(0);
     for (const tile of partial) {
-      const res = await fetch(`${started.url}/customer/receipts/${tile}`, { ...insecure, headers: { authorization: `Bearer ${token}` } });
+      const res = await fetch(`${started.url}/customer/log/${tile}`, { ...insecure, headers: { authorization: `Bearer ${token}` } });
       expect({ tile, status: res.status }).toEqual({ tile, status: 200 });
     }
-    const full = await fetch(`${started.url}/customer/receipts/tile/0/000`, { ...insecure, headers: { authorization: `Bearer ${token}` } });
+    const full = await fetch(`${started.url}/customer/log/tile/0/000`, { ...insecure, headers: { authorization: `Bearer ${token}` } });
     expect(full.status).toBe(404);
   }, SLOW);
 });

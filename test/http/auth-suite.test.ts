@@ -57,7 +57,7 @@ const ROUTES: ProtectedRoute[] = [
   { method: "GET", path: () => "/customer/receipts/checkpoint", auth: "jwt" },
   { method: "GET", path: () => "/customer/receipts/consistency?from=1", auth: "jwt" },
   { method: "GET", path: () => "/customer/receipts/export", auth: "jwt" },
-  { method: "GET", path: () => "/customer/receipts/tile/0/000.p/1", auth: "jwt" },
+  { method: "GET", path: () => "/customer/log/tile/0/000.p/1", auth: "jwt" },
   // Policy versions, tests, impact, simulate
   { method: "GET", path: () => "/customer/policy/versions", auth: "jwt" },
   { method: "GET", path: () => "/customer/policy/versions/1", auth: "jwt" },

@@ -1,4 +1,4 @@
-// GET /customer/receipts/tile/...: the tenant's log in the C2SP tlog-tiles layout. The tiles'
+// GET /customer/log/tile/...: the tenant's log in the C2SP tlog-tiles layout. The tiles'
 // bytes are checked against the receipts' chain hashes with node:crypto only, and Go's
 // golang.org/x/mod/sumdb/tlog (where `go` is installed; .ci/run installs it) reads the saved tiles
 // as a standard client does: it checks them against the checkpoint, rebuilds the root and proves
@@ -44,7 +44,7 @@ describe("tile paths (c2sp.org/tlog-tiles)", () => {
   });
 });
 
-describe("GET /customer/receipts/tile/...", () => {
+describe("GET /customer/log/tile/...", () => {
   // Level 0: tiles 000, 001 and 002.p/8; level 1 (tree level 8): 000.p/2.
   const N = 520;
   const OLD = 100;
@@ -55,7 +55,7 @@ describe("GET /customer/receipts/tile/...", () => {
   /** The raw reply: tiles are bytes, which the suite's `call` would read as text. */
   async function fetchTile(path: string, token = a.token) {
     const { service } = await testService();
-    const res = await service.handle(new Request(`${BASE}/customer/receipts/tile/${path}`, { headers: bearer(token) }));
+    const res = await service.handle(new Request(`${BASE}/customer/log/tile/${path}`, { headers: bearer(token) }));
     return { status: res.status, headers: res.headers, body: Buffer.from(await res.arrayBuffer()) };
   }
 
@@ -104,19 +104,19 @@ describe("GET /customer/receipts/tile/...", () => {
       expect({ path, status: encoded.status }).toEqual({ path, status: 200 });
       expect(encoded.body.equals((await fetchTile(path)).body)).toBe(true);
     }
-    expectErrorShape(await call("GET", "/customer/receipts/tile/0%2F000%E0%A4%A", { headers: bearer(a.token) }), 400, "invalid_request");
+    expectErrorShape(await call("GET", "/customer/log/tile/0%2F000%E0%A4%A", { headers: bearer(a.token) }), 400, "invalid_request");
   });
 
   test("a tile the log does not hold (yet) is 404; a malformed path 400; no session 401", async () => {
     for (const path of ["0/002", "0/002.p/9", "0/003.p/1", "1/000", "1/000.p/3", "2/000.p/1", "entries/002", "63/000.p/1"]) {
-      const reply = await call("GET", `/customer/receipts/tile/${path}`, { headers: bearer(a.token) });
+      const reply = await call("GET", `/customer/log/tile/${path}`, { headers: bearer(a.token) });
       expectErrorShape(reply, 404, "not_found");
     }
     for (const path of ["0/1", "0/000.p/256", "0/x000/001", "64/000", "0"]) {
-      const reply = await call("GET", `/customer/receipts/tile/${path}`, { headers: bearer(a.token) });
+      const reply = await call("GET", `/customer/log/tile/${path}`, { headers: bearer(a.token) });
       expectErrorShape(reply, 400, "invalid_request");
     }
-    expectErrorShape(await call("GET", "/customer/receipts/tile/0/000"), 401, "unauthorized");
+    expectErrorShape(await call("GET", "/customer/log/tile/0/000"), 401, "unauthorized");
   });
 
   test("each tenant reads its own log's tiles", async () => {

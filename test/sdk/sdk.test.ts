@@ -92,7 +92,7 @@ describe("the package", () => {
     expect(js).not.toMatch(/\bfrom\s*["'](node:|[a-z@])/);
     expect(js).not.toMatch(/\brequire\(|\bimport\(["']/);
     expect(js).not.toMatch(/\b(process|Buffer|Bun|Deno)\./);
-    for (const name of ["createWarden", "postV1Protect", "postAccessV1Evaluations", "getCustomerReceiptsTileByTile", "verifyResult", "verifyProofBundle", "verifyApprovalBundle", "verifyWebhook", "fetchProofBundle"]) {
+    for (const name of ["createWarden", "postV1Protect", "postAccessV1Evaluations", "getCustomerLogTileByTile", "verifyResult", "verifyProofBundle", "verifyApprovalBundle", "verifyWebhook", "fetchProofBundle"]) {
       expect(js).toMatch(new RegExp(`\\b${name}\\b`));
     }
     expect(existsSync(join(sdk, "gen", "types.gen.d.ts"))).toBe(true);

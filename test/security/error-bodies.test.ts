@@ -47,6 +47,61 @@ describe("U+0000 in a string that reaches a text column: 400 invalid_request, ne
   });
 });
 
+describe("a lone UTF-16 surrogate in a JSON string: 400 invalid_request with its path, never 500", () => {
+  const LONE = /\p{Cs}/u;
+  const json = { "content-type": "application/json" };
+
+  test("as a value, in an array, in a nested object or as a property name", async () => {
+    const user = await signup();
+    remember(user.token);
+    const keyId = (await call("POST", "/customer/keys", { json: { label: "surrogates" }, headers: bearer(user.token) })).body.key_id;
+    const cases: [string, string, string, string][] = [
+      // JSON.stringify writes a JS string's lone surrogate as the escape: what a JS client sends.
+      ["POST", "/customer/keys", JSON.stringify({ label: "\ud800" }), "body/label"],
+      ["POST", "/customer/keys", '{"label":"a\\uDFFFb"}', "body/label"],
+      ["PATCH", `/customer/keys/${keyId}`, JSON.stringify({ actions: ["payment.*", "x\udc00"] }), "body/actions/1"],
+      ["PATCH", `/customer/keys/${keyId}`, JSON.stringify({ metadata: { team: "\udbff" } }), "body/metadata/team"],
+      ["PATCH", `/customer/keys/${keyId}`, JSON.stringify({ metadata: { "a\ud800": "b" } }), "body/metadata/a\ufffd"],
+      // Before validation: an unknown field with one is refused for the surrogate, not the field.
+      ["POST", "/customer/keys", '{"label":"ok","\\ud800":1}', "body/\ufffd"],
+    ];
+    for (const [method, path, body, where] of cases) {
+      const reply = await call(method, path, { body, headers: { ...bearer(user.token), ...json } });
+      expectCleanError(reply, 400, "invalid_request");
+      expect(reply.body.message).toStartWith(`${where}: `);
+      expect(reply.body.message).toContain("surrogate");
+      // The answer never echoes a lone surrogate back.
+      expect(LONE.test(reply.text)).toBe(false);
+    }
+    // A pair is one character: it is text like any other.
+    const emoji = await call("POST", "/customer/keys", { body: '{"label":"\\ud83d\\ude00"}', headers: { ...bearer(user.token), ...json } });
+    expect(emoji.status).toBe(201);
+    expect(emoji.body.label).toBe("\u{1f600}");
+    // Nothing of the refused requests was stored.
+    const listed = await call("GET", "/customer/keys", { headers: bearer(user.token) });
+    const labels = listed.body.keys.map((k: { label: string }) => k.label);
+    expect(labels).toHaveLength(3); // with the first key, made at signup
+    expect(labels).toContain("\u{1f600}");
+    expect(labels).toContain("surrogates");
+  });
+
+  test("a raw one in a body's text arrives as U+FFFD; WTF-8 bytes, a query string or a path parameter cannot carry one", async () => {
+    const user = await signup();
+    remember(user.token);
+    // A JS string written as the body text: the client's UTF-8 encoder sends U+FFFD in its place.
+    const raw = await call("POST", "/customer/keys", { body: '{"label":"\ud800"}', headers: { ...bearer(user.token), ...json } });
+    expect(raw.status).toBe(201);
+    expect(raw.body.label).toBe("\ufffd");
+    // Its bytes in WTF-8 (ED A0 80) are not UTF-8.
+    const bytes = new Uint8Array([...new TextEncoder().encode('{"label":"'), 0xed, 0xa0, 0x80, ...new TextEncoder().encode('"}')]);
+    expectCleanError(await call("POST", "/customer/keys", { body: bytes, headers: { ...bearer(user.token), ...json } }), 400, "invalid_json");
+    // Percent-decoding refuses those bytes too: 400, 404, never a lone surrogate in a query.
+    expectCleanError(await call("GET", "/customer/audit?event=%ED%A0%80", { headers: bearer(user.token) }), 400, "invalid_request");
+    expectCleanError(await call("GET", "/customer/keys?cursor=%ED%A0%80", { headers: bearer(user.token) }), 400, "invalid_request");
+    expectCleanError(await call("GET", "/customer/receipts/rcpt_%ED%A0%80", { headers: bearer(user.token) }), 400, "invalid_request");
+  });
+});
+
 describe(`bodies nested deeper than ${MAX_JSON_DEPTH} levels: 400 invalid_request, at once`, () => {
   test("arrays and objects, on routes with and without a free-form field", async () => {
     const user = await signup();

@@ -6,7 +6,7 @@ import {
   createWarden,
   fetchJwks,
   fetchProofBundle,
-  getCustomerReceiptsTileByTile,
+  getCustomerLogTileByTile,
   postAccessV1Evaluation,
   postAuthSignup,
   postCustomerKeys,
@@ -43,7 +43,7 @@ const proved = await verifyProofBundle(bundle, jwks);
 
 // The log's level-0 tile as tlog clients read it, through the generated function: its path
 // parameter holds slashes.
-const tile = await getCustomerReceiptsTileByTile({ client: session, path: { tile: `0/000.p/${bundle.checkpoint.tree_size}` }, throwOnError: true });
+const tile = await getCustomerLogTileByTile({ client: session, path: { tile: `0/000.p/${bundle.checkpoint.tree_size}` }, throwOnError: true });
 
 // An approval's bundle saved earlier (the test made it): who approved what, checked with only the
 // public keys; the same bundle without its first vote no longer shows a quorum.
