@@ -88,7 +88,8 @@ and every other scalar goes into \`context\` under its path (\`subject.id\`,
 \`subject.properties.department\`, \`resource.type\`, \`action.properties.method\`, and the
 request's own context keys as they are); [authzen.md](authzen.md) has the whole mapping. The
 answer is \`{decision, context: {receipt_id, reason_user}}\`, \`decision\` true if and only if
-the protect was ALLOWED; a batch answers \`{evaluations: [...]}\` in order, an evaluation its
+the protect was ALLOWED; under a \`require_approval\` rule the context also names
+\`approval_id\`, \`approval_status\` and \`expires_at\`. A batch answers \`{evaluations: [...]}\` in order, an evaluation its
 daily quota refused as \`{decision: false, context: {error: {status: 429, code, message, limit}}}\`.
 Unlike the rest of the API, unknown fields are ignored, as the specification requires.`,
   audit: `Every change of who may do what is a signed receipt of \`kind: "event"\` in the tenant's receipt

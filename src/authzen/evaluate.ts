@@ -1,5 +1,5 @@
 // Running AuthZEN evaluations: each one is a POST /v1/protect of its mapped input (the same
-// decision, signed receipt and daily quota), answered in the specification's shape.
+// decision, signed receipt, daily quota and approval), answered in the specification's shape.
 import { protect } from "../decisions/protect.ts";
 import { AppError, toAppError } from "../http/errors.ts";
 import type { Outcome } from "../http/idempotency.ts";
@@ -10,15 +10,35 @@ import type { BatchDecision, Decision, Semantic } from "./model.ts";
 /** What a protect needs of the service. */
 type Protecting = Parameters<typeof protect>[0];
 
-/** The AuthZEN decision of one protect result: true if and only if it was ALLOWED. */
-export function toDecision(result: { receipt_id: string; decision: string; reasons: string[] }): Decision {
-  return { decision: result.decision === "ALLOWED", context: { receipt_id: result.receipt_id, reason_user: result.reasons.join("; ") } };
+/** What toDecision reads of a protect result. */
+interface ProtectAnswer {
+  receipt_id: string;
+  decision: string;
+  reasons: string[];
+  approval?: { approval_id: string; status: string; expires_at: string };
+}
+
+/**
+ * The AuthZEN decision of one protect result: true if and only if it was ALLOWED. Under a
+ * require_approval rule the context names the approval, so the gateway that asked can follow it
+ * (GET /v1/approvals/{approval_id}) instead of learning only that the answer is no.
+ */
+export function toDecision(result: ProtectAnswer): Decision {
+  const { approval } = result;
+  return {
+    decision: result.decision === "ALLOWED",
+    context: {
+      receipt_id: result.receipt_id,
+      reason_user: result.reasons.join("; "),
+      ...(approval && { approval_id: approval.approval_id, approval_status: approval.status, expires_at: approval.expires_at }),
+    },
+  };
 }
 
 /** One evaluation: protect's outcome (a quota refusal throws, as on /v1/protect), reshaped. */
 export async function evaluateOne(deps: Protecting, principal: KeyPrincipal, input: ProtectInput, requestId: string): Promise<Outcome> {
   const outcome = await protect(deps, principal, input, requestId);
-  return { ...outcome, body: toDecision(outcome.body as Parameters<typeof toDecision>[0]) };
+  return { ...outcome, body: toDecision(outcome.body as ProtectAnswer) };
 }
 
 /**

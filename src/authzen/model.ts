@@ -66,10 +66,13 @@ export const EvaluationsRequest = t.Object(
 );
 export type EvaluationsRequest = typeof EvaluationsRequest.static;
 
-/** What a decision carries: the signed protect receipt that records it, and the policy's reason. */
+/** What a decision carries: the signed protect receipt that records it, the policy's reason, and the approval it waits for. */
 const DecisionContext = t.Object({
   receipt_id: t.String({ pattern: "^rcpt_", description: "the protect receipt that records this evaluation (GET /customer/receipts/{receipt_id})" }),
   reason_user: t.String({ description: "the reason of the policy rule (or default) that decided" }),
+  approval_id: t.Optional(t.String({ pattern: "^apv_", description: "under a require_approval rule: the approval that holds the action (GET /v1/approvals/{approval_id})" })),
+  approval_status: t.Optional(t.String({ description: "under a require_approval rule: the approval's status, pending while people decide" })),
+  expires_at: t.Optional(t.String({ format: "date-time", description: "under a require_approval rule: when the approval expires unless decided" })),
 });
 /** An evaluation of a batch that could not be decided: closed, with the error that stopped it. */
 const ErrorContext = t.Object({

@@ -189,6 +189,58 @@ describe("each evaluation is a protect", () => {
   });
 });
 
+describe("under a require_approval rule", () => {
+  const APPROVAL_POLICY: PolicyDocument = {
+    default_effect: "deny",
+    default_reason: "no_rule_matched",
+    rules: [{ id: "refunds_need_one", effect: "require_approval", reason: "refund_over_100", when: { actions: ["refund.issue"], amount: { gt: 100 } }, approval: { expires_in: 600 } }],
+  };
+  let held: Awaited<ReturnType<typeof signup>>;
+  beforeAll(async () => {
+    held = await signup();
+    await setPlan(held.tenantId, "pro");
+    expect((await call("PUT", "/customer/policy", { json: { document: APPROVAL_POLICY }, headers: bearer(held.token) })).status).toBe(200);
+  });
+  const refund = (amount: number) => ({ subject: { type: "agent", id: "refund-bot" }, action: { name: "refund.issue", properties: { amount, currency: "EUR" } }, resource: { type: "order", id: "o-1" } });
+  const approval = (id: string) => call("GET", `/v1/approvals/${id}`, { headers: apiKey(held.apiKey) });
+  const pending = async () => (await call("GET", "/customer/approvals?status=pending&limit=100", { headers: bearer(held.token) })).body.approvals.length as number;
+
+  test("the answer is false and names the approval, which the gateway's key can follow", async () => {
+    const reply = await evaluation(refund(250), apiKey(held.apiKey));
+    expect(reply.status).toBe(200);
+    expect(reply.body).toEqual({
+      decision: false,
+      context: { receipt_id: expect.stringMatching(/^rcpt_/), reason_user: "refund_over_100", approval_id: expect.stringMatching(/^apv_/), approval_status: "pending", expires_at: expect.any(String) },
+    });
+    const seen = await approval(reply.body.context.approval_id);
+    expect(seen.body).toMatchObject({ ok: true, status: "pending", protect_receipt_id: reply.body.context.receipt_id, expires_at: reply.body.context.expires_at });
+  });
+
+  test("in a batch, the approval is in the evaluation's context", async () => {
+    const reply = await evaluations({ ...refund(300), evaluations: [{}] }, apiKey(held.apiKey));
+    expect(reply.body.evaluations).toEqual([
+      { decision: false, context: { receipt_id: expect.stringMatching(/^rcpt_/), reason_user: "refund_over_100", approval_id: expect.stringMatching(/^apv_/), approval_status: "pending", expires_at: expect.any(String) } },
+    ]);
+  });
+
+  test("no approval is named where no rule holds the action", async () => {
+    const reply = await evaluation(refund(50), apiKey(held.apiKey));
+    expect(reply.body).toEqual({ decision: false, context: { receipt_id: expect.stringMatching(/^rcpt_/), reason_user: "no_rule_matched" } });
+  });
+
+  // Passes once POST /v1/protect answers a repeated action of the same key with its pending
+  // approval (docs/api.md, "Approvals": one approval per key and action hash while it is pending):
+  // an evaluation is that protect, so it needs nothing of its own.
+  test("the same evaluation twice: the same approval, and no second one opened", async () => {
+    const first = await evaluation(refund(400), apiKey(held.apiKey));
+    const before = await pending();
+    const again = await evaluation(refund(400), apiKey(held.apiKey));
+    expect(again.body.context.approval_id).toBe(first.body.context.approval_id);
+    expect(again.body.context.approval_status).toBe("pending");
+    expect(await pending()).toBe(before);
+  });
+});
+
 describe("credentials", () => {
   const body = { subject: { type: "user", id: "alice@example.com" }, action: { name: "can_read" }, resource: { type: "document", id: "boxcarring.md" } };
 
