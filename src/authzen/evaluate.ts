@@ -5,7 +5,8 @@ import { AppError, toAppError } from "../http/errors.ts";
 import type { Outcome } from "../http/idempotency.ts";
 import type { KeyPrincipal } from "../keys/authenticate.ts";
 import type { ProtectInput } from "../decide/policy.ts";
-import type { BatchDecision, Decision, Semantic } from "./model.ts";
+import type { Item } from "./mapping.ts";
+import type { BatchDecision, BatchResponse, Decision, Semantic } from "./model.ts";
 
 /** What a protect needs of the service. */
 type Protecting = Parameters<typeof protect>[0];
@@ -42,22 +43,24 @@ export async function evaluateOne(deps: Protecting, principal: KeyPrincipal, inp
 }
 
 /**
- * An evaluation of a batch: a quota refusal, or an action outside the key's list, becomes that
- * evaluation's closed decision, so the others' answers still reach the caller.
+ * An evaluation of a batch: an item that could not be mapped, a quota refusal, or an action
+ * outside the key's list becomes that evaluation's closed decision, so the others' answers still
+ * reach the caller.
  */
-async function evaluateItem(deps: Protecting, principal: KeyPrincipal, input: ProtectInput, requestId: string): Promise<BatchDecision> {
+async function evaluateItem(deps: Protecting, principal: KeyPrincipal, item: Item, requestId: string): Promise<BatchDecision> {
+  if ("refused" in item) return closed(item.refused);
   try {
-    return (await evaluateOne(deps, principal, input, requestId)).body as Decision;
+    return (await evaluateOne(deps, principal, item.input, requestId)).body as Decision;
   } catch (err) {
     const { error } = toAppError(err);
     if (error.code !== "quota_exceeded" && error.code !== "action_not_allowed") throw err;
-    return { decision: false, context: { error: errorContext(error) } };
+    return closed(error);
   }
 }
 
-function errorContext(error: AppError): { status: number; code: string; message: string; limit?: string } {
+function closed(error: AppError): BatchDecision {
   const limit = error.options.fields?.limit;
-  return { status: error.status, code: error.code, message: error.message, ...(typeof limit === "string" ? { limit } : {}) };
+  return { decision: false, context: { error: { status: error.status, code: error.code, message: error.message, ...(typeof limit === "string" ? { limit } : {}) } } };
 }
 
 /**
@@ -65,14 +68,27 @@ function errorContext(error: AppError): { status: number; code: string; message:
  * share commits); deny_on_first_deny and permit_on_first_permit decide in order and stop after
  * the first denial (a refusal counts as one) or the first permit, answering what they decided.
  */
-export async function evaluateBatch(deps: Protecting, principal: KeyPrincipal, inputs: ProtectInput[], semantic: Semantic, requestId: string): Promise<BatchDecision[]> {
-  if (semantic === "execute_all") return Promise.all(inputs.map((input) => evaluateItem(deps, principal, input, requestId)));
+export async function evaluateBatch(deps: Protecting, principal: KeyPrincipal, items: Item[], semantic: Semantic, requestId: string): Promise<BatchDecision[]> {
+  if (semantic === "execute_all") return Promise.all(items.map((item) => evaluateItem(deps, principal, item, requestId)));
   const stopOn = semantic === "permit_on_first_permit";
   const decisions: BatchDecision[] = [];
-  for (const input of inputs) {
-    const decision = await evaluateItem(deps, principal, input, requestId);
+  for (const item of items) {
+    const decision = await evaluateItem(deps, principal, item, requestId);
     decisions.push(decision);
     if (decision.decision === stopOn) break;
   }
   return decisions;
+}
+
+/**
+ * A batch's answer. The working group's interop runners compare each item with a bare
+ * `{decision}`, so an item carries its context only when the request asks for it
+ * (`options.item_context`) or when it failed (the specification's per-evaluation error); the
+ * receipts stay named, in item order, in the answer's top-level context.
+ */
+export function batchAnswer(decisions: BatchDecision[], itemContext: boolean): BatchResponse {
+  return {
+    evaluations: decisions.map((d) => (itemContext || "error" in d.context ? d : { decision: d.decision })),
+    context: { receipt_ids: decisions.map((d) => ("receipt_id" in d.context ? d.context.receipt_id : null)) },
+  };
 }
