@@ -95,9 +95,15 @@ and every other scalar goes into \`context\` under its path (\`subject.id\`,
 \`subject.properties.department\`, \`resource.type\`, \`action.properties.method\`, and the
 request's own context keys as they are); [authzen.md](authzen.md) has the whole mapping. The
 answer is \`{decision, context: {receipt_id, reason_user}}\`, \`decision\` true if and only if
-the protect was ALLOWED; a batch answers \`{evaluations: [...]}\` in order, an evaluation its
-daily quota refused as \`{decision: false, context: {error: {status: 429, code, message, limit}}}\`.
-Unlike the rest of the API, unknown fields are ignored, as the specification requires.`,
+the protect was ALLOWED; under a \`require_approval\` rule the context also names
+\`approval_id\`, \`approval_status\` and \`expires_at\`. A batch answers
+\`{evaluations: [{decision}, ...], context: {receipt_ids: [...]}}\`: the decisions in order, bare
+(as the working group's interop runners compare them) unless \`options.item_context\` is true,
+and the receipts in the top-level context; an evaluation that cannot be decided (no \`resource\`
+anywhere, a value warden cannot map, its daily quota spent) is
+\`{decision: false, context: {error: {status, code, message, limit?}}}\`. A body that is not JSON
+is 400 \`invalid_json\` here (not 415). Unlike the rest of the API, unknown fields are ignored, as
+the specification requires.`,
   audit: `Every change of who may do what is a signed receipt of \`kind: "event"\` in the tenant's receipt
 log: the same claims, hash chain and Merkle tree as decisions (\`key_id\`, \`decision\` and
 \`protect_receipt_id\` null), so \`GET /customer/receipts\` lists events among the decisions, and
@@ -203,11 +209,11 @@ const ERROR_MEANING: Record<ErrorCode, string> = {
   unavailable: "the database cannot be reached; `Retry-After` header",
 };
 
-const INTRO = `Every request and response body is JSON; a POST body of another type gets 415, one over
-64 KiB gets 413, and unknown fields are refused. A body is UTF-8 and every string in it Unicode
-text: a lone UTF-16 surrogate (an escape from \`\\ud800\` to \`\\udfff\` without its pair), as a
-value or a property name, is 400 \`invalid_request\` on every route, the message naming its JSON
-path (\`body/label: ...\`). Successful bodies carry \`ok: true\`; errors are
+const INTRO = `Every request and response body is JSON; a POST body of another type gets 415 (400 on
+the AuthZEN routes), one over 64 KiB gets 413, and unknown fields are refused. A body is UTF-8 and
+every string in it Unicode text: a lone UTF-16 surrogate (an escape from \`\\ud800\` to \`\\udfff\`
+without its pair), as a value or a property name, is 400 \`invalid_request\` on every route, the
+message naming its JSON path (\`body/label: ...\`). Successful bodies carry \`ok: true\`; errors are
 \`{ "ok": false, "error": "<code>", "message": "...", "request_id": "..." }\` plus the fields
 named under [Error codes](#error-codes). Every response carries \`X-Request-ID\` (yours, when you
 send one of 1 to 128 visible ASCII characters). Timestamps are ISO 8601 UTC with milliseconds;
@@ -224,8 +230,8 @@ bytes while it runs, whatever requests came first; \`servers\` names its \`PUBLI
 in it is closed (\`additionalProperties: false\`) unless it says otherwise (AuthZEN's). Each
 operation lists every status it can answer: its own, plus on every operation 400
 (\`invalid_request_id\`), 403 (\`https_required\`), 413 and 500, on every POST, PUT, PATCH and
-DELETE 415, and wherever a credential is checked 401, 503 and (a session) 403 or (an API key)
-429. The body of each error status is one component, \`Error<status>\`: its codes, and the fields
+DELETE 415 (400 on the AuthZEN routes), and wherever a credential is checked 401, 503 and (a
+session) 403 or (an API key) 429. The body of each error status is one component, \`Error<status>\`: its codes, and the fields
 each code adds (\`required_plan\`, \`feature\`, \`required_role\`, \`limit\`, \`retry_after\`,
 \`results\`). Operations that take no credential say \`security: []\`. The log's C2SP tiles
 have the prefix \`/customer/log/\`; the tile route's path parameter is \`{tile}\`, the path below

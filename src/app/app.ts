@@ -17,7 +17,7 @@ import { policiesRoutes } from "../policies/routes.ts";
 import { consoleRoutes } from "../console/routes.ts";
 import { auditRoutes } from "../audit/routes.ts";
 import { mailRoutes } from "../mail/routes.ts";
-import { authzenRoutes } from "../authzen/routes.ts";
+import { authzenMediaTypeRefusal, authzenRoutes } from "../authzen/routes.ts";
 import { webhooksRoutes } from "../webhooks/routes.ts";
 import { systemRoutes } from "./system-routes.ts";
 import { docsRoutes } from "./docs-routes.ts";
@@ -140,7 +140,7 @@ export function createApp(deps: Deps) {
         const proxied = deps.config.trustProxy && request.headers.get("x-forwarded-proto")?.toLowerCase() === "https";
         if (!proxied) throw new AppError("https_required");
       }
-      checkBodyHeaders(request);
+      checkBodyHeaders(request, (r) => authzenMediaTypeRefusal(new URL(r.url).pathname));
       response = await app.handle(request);
     } catch (err) {
       response = errorResponse(toAppError(err).error, state);

@@ -12,6 +12,7 @@ import { toOpenAPISchema } from "@elysiajs/openapi";
 import { t, type TSchema } from "elysia";
 import { OptionalKind, Type } from "@sinclair/typebox";
 import { ERROR_STATUS, type ErrorCode } from "../http/errors.ts";
+import { authzenMediaTypeRefusal } from "../authzen/routes.ts";
 import { ROLES } from "../members/roles.ts";
 import { CaseResult } from "../policies/model.ts";
 
@@ -65,10 +66,11 @@ const BODY_METHODS = new Set(["post", "put", "patch", "delete"]);
 /**
  * What any request may meet before its route runs (src/app/app.ts, src/http/body.ts): 400
  * invalid_request_id, 403 https_required, 413 on a declared length over 64 KiB, 500; and on a
- * method that carries a body, 400 invalid_json and 415.
+ * method that carries a body, 400 invalid_json and 415 (400 instead on the AuthZEN routes).
  */
-function frontDoorStatuses(method: string): number[] {
-  return BODY_METHODS.has(method) ? [400, 403, 413, 415, 500] : [400, 403, 413, 500];
+function frontDoorStatuses(method: string, path: string): number[] {
+  if (!BODY_METHODS.has(method)) return [400, 403, 413, 500];
+  return authzenMediaTypeRefusal(path) ? [400, 403, 413, 500] : [400, 403, 413, 415, 500];
 }
 
 /**
@@ -276,7 +278,7 @@ function shapeOperation(method: string, path: string, generated: Json, route: Ro
   // The plugin drops `detail.responses` when the route has a response schema: bodies it cannot
   // describe (NDJSON, binary tiles) are declared there.
   const responses: Json = { ...declared, ...(detail.responses ?? {}) };
-  const statuses = new Set([...Object.keys(responses).map(Number), ...frontDoorStatuses(method), ...credentialStatuses(op.security)]);
+  const statuses = new Set([...Object.keys(responses).map(Number), ...frontDoorStatuses(method, path), ...credentialStatuses(op.security)]);
   op.responses = {};
   for (const status of [...statuses].sort((a, b) => a - b)) {
     op.responses[status] = status >= 400 ? { $ref: `#/components/responses/Error${status}` } : responses[status];

@@ -5,7 +5,7 @@ import { AppError } from "../http/errors.ts";
 import { ProtectInput } from "../decide/policy.ts";
 import type { EvaluationRequest, EvaluationsRequest, Semantic } from "./model.ts";
 
-// The limits of the protect input (s../decide/policy.ts, docs/policy.md).
+// The limits of the protect input (../decide/policy.ts, docs/policy.md).
 const ACTION = /^[A-Za-z0-9_.:/-]{1,200}$/;
 const CURRENCY = /^[A-Z]{3}$/;
 const NAME = /^[A-Za-z0-9_.-]+$/;
@@ -78,24 +78,39 @@ export function toProtectInput(request: EvaluationRequest, path = ""): ProtectIn
   return input;
 }
 
-/** What a batch asks for: the evaluations with their defaults filled in, and how to run them. */
-export type Plan = { kind: "single"; evaluation: EvaluationRequest } | { kind: "batch"; evaluations: EvaluationRequest[]; semantic: Semantic };
+/** One evaluation of a batch: its protect input, or the refusal that makes it a closed decision. */
+export type Item = { input: ProtectInput } | { refused: AppError };
+
+/** What a request asks for: one evaluation's input, or a batch's items and how to run and answer them. */
+export type Plan = { kind: "single"; input: ProtectInput } | { kind: "batch"; items: Item[]; semantic: Semantic; itemContext: boolean };
 
 /**
  * Resolves an evaluations request. Without evaluations (or with an empty array) it is a single
- * evaluation; otherwise each item takes any entity it leaves out from the top level (a whole
- * entity, never merged field by field), and one that still lacks one is refused.
+ * evaluation, refused whole (400) when it lacks an entity or cannot be mapped. Otherwise each item
+ * takes any entity it leaves out from the top level (a whole entity, never merged field by field);
+ * an item that still lacks one, or cannot be mapped, is that item's refusal, answered as a closed
+ * decision while the others are decided, as the AuthZEN certification scenario asks.
  */
 export function planEvaluations(body: EvaluationsRequest): Plan {
   const { evaluations, options, ...defaults } = body;
-  if (!evaluations || evaluations.length === 0) return { kind: "single", evaluation: complete(defaults, "") };
+  if (!evaluations || evaluations.length === 0) return { kind: "single", input: toProtectInput(complete(defaults, ""), "") };
   return {
     kind: "batch",
     semantic: options?.evaluations_semantic ?? "execute_all",
-    evaluations: evaluations.map((item, i) => complete({ ...defaults, ...withoutUndefined(item) }, `/evaluations/${i}`)),
+    itemContext: options?.item_context === true,
+    items: evaluations.map((item, i) => {
+      const path = `/evaluations/${i}`;
+      try {
+        return { input: toProtectInput(complete({ ...defaults, ...withoutUndefined(item) }, path), path) };
+      } catch (err) {
+        if (err instanceof AppError) return { refused: err };
+        throw err;
+      }
+    }),
   };
 }
 
+/** The evaluation with every entity it needs, or the refusal naming the first it lacks. */
 function complete(e: Partial<EvaluationRequest>, path: string): EvaluationRequest {
   for (const entity of ["subject", "action", "resource"] as const) {
     if (e[entity] === undefined) throw refuse(path, `${entity} is required (in the evaluation or at the top level)`);

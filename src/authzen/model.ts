@@ -57,6 +57,7 @@ export const EvaluationsRequest = t.Object(
       t.Object(
         {
           evaluations_semantic: t.Optional(t.Union(SEMANTICS.map((s) => t.Literal(s)), { description: "execute_all (the default), deny_on_first_deny or permit_on_first_permit" })),
+          item_context: t.Optional(t.Boolean({ description: "warden's option: true puts each evaluation's context (receipt_id, reason_user, approval) in its item; otherwise an item is {decision} (plus context.error when it failed)" })),
         },
         open,
       ),
@@ -66,16 +67,19 @@ export const EvaluationsRequest = t.Object(
 );
 export type EvaluationsRequest = typeof EvaluationsRequest.static;
 
-/** What a decision carries: the signed protect receipt that records it, and the policy's reason. */
+/** What a decision carries: the signed protect receipt that records it, the policy's reason, and the approval it waits for. */
 const DecisionContext = t.Object({
   receipt_id: t.String({ pattern: "^rcpt_", description: "the protect receipt that records this evaluation (GET /customer/receipts/{receipt_id})" }),
   reason_user: t.String({ description: "the reason of the policy rule (or default) that decided" }),
+  approval_id: t.Optional(t.String({ pattern: "^apv_", description: "under a require_approval rule: the approval that holds the action (GET /v1/approvals/{approval_id})" })),
+  approval_status: t.Optional(t.String({ description: "under a require_approval rule: the approval's status, pending while people decide" })),
+  expires_at: t.Optional(t.String({ format: "date-time", description: "under a require_approval rule: when the approval expires unless decided" })),
 });
 /** An evaluation of a batch that could not be decided: closed, with the error that stopped it. */
 const ErrorContext = t.Object({
   error: t.Object({
-    status: t.Integer({ description: "the HTTP status the same refusal has on POST /v1/protect" }),
-    code: t.String({ description: "the error code, e.g. quota_exceeded" }),
+    status: t.Integer({ description: "the HTTP status the same refusal has on its own (400, or as on POST /v1/protect)" }),
+    code: t.String({ description: "the error code, e.g. invalid_request or quota_exceeded" }),
     message: t.String(),
     limit: t.Optional(t.String({ description: "for quota_exceeded: which limit" })),
   }),
@@ -83,9 +87,18 @@ const ErrorContext = t.Object({
 
 export const Decision = t.Object({ decision: t.Boolean({ description: "true if and only if warden's decision is ALLOWED" }), context: DecisionContext });
 export type Decision = typeof Decision.static;
-export const BatchDecision = t.Object({ decision: t.Boolean(), context: t.Union([DecisionContext, ErrorContext]) });
-export type BatchDecision = typeof BatchDecision.static;
-export const EvaluationsResponse = t.Union([t.Object({ evaluations: t.Array(BatchDecision) }), Decision]);
+/** An evaluation of a batch as decided: its whole context, or the error that closed it. */
+export type BatchDecision = { decision: boolean; context: typeof DecisionContext.static | typeof ErrorContext.static };
+/** An item of a batch's answer: the decision, with its context when asked for (options.item_context) or when it failed. */
+const BatchItem = t.Object({ decision: t.Boolean(), context: t.Optional(t.Union([DecisionContext, ErrorContext])) });
+export const BatchResponse = t.Object({
+  evaluations: t.Array(BatchItem, { description: "the decisions in request order (only those decided, under a short-circuit semantic)" }),
+  context: t.Object({
+    receipt_ids: t.Array(t.Union([t.String({ pattern: "^rcpt_" }), t.Null()]), { description: "the receipt of each item of evaluations, in its order; null for an item that failed" }),
+  }),
+});
+export type BatchResponse = typeof BatchResponse.static;
+export const EvaluationsResponse = t.Union([BatchResponse, Decision]);
 
 export const PdpMetadata = t.Object({
   policy_decision_point: t.String({ description: "this service's PUBLIC_URL" }),

@@ -2,11 +2,11 @@
 // gateways that speak it. Each evaluation is a protect of the calling key's tenant.
 import { Elysia } from "elysia";
 import type { Deps } from "../app/deps.ts";
-import { ErrorResponse } from "../http/errors.ts";
+import { AppError, ErrorResponse } from "../http/errors.ts";
 import { withIdempotency } from "../http/idempotency.ts";
 import { requestId } from "../http/request-state.ts";
 import { assertVerdict } from "../plans/features.ts";
-import { evaluateBatch, evaluateOne } from "./evaluate.ts";
+import { batchAnswer, evaluateBatch, evaluateOne } from "./evaluate.ts";
 import { planEvaluations, toProtectInput } from "./mapping.ts";
 import { EvaluationRequest, EvaluationsRequest, EvaluationsResponse, Decision, PdpMetadata } from "./model.ts";
 
@@ -14,6 +14,16 @@ import { EvaluationRequest, EvaluationsRequest, EvaluationsResponse, Decision, P
 const security: Record<string, string[]>[] = [{ apiKey: [] }, { apiKeyBearer: [] }];
 // 409 and 422 also come from Idempotency-Key (in progress, mismatch).
 const errors = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 409: ErrorResponse, 422: ErrorResponse, 429: ErrorResponse };
+
+const ACCESS = "/access/v1";
+
+/**
+ * The refusal of a body that is not JSON on these routes: 400, as the AuthZEN certification
+ * scenario requires of a PDP, where the rest of the API answers 415. Undefined elsewhere.
+ */
+export function authzenMediaTypeRefusal(pathname: string): AppError | undefined {
+  return pathname.startsWith(`${ACCESS}/`) ? new AppError("invalid_json", "The request body is not JSON: send it as application/json.") : undefined;
+}
 
 export function authzenRoutes(deps: Deps) {
   const base = deps.config.publicUrl;
@@ -34,7 +44,7 @@ export function authzenRoutes(deps: Deps) {
 
 function accessRoutes(deps: Deps) {
   return (
-    new Elysia({ name: "authzen-access", prefix: "/access/v1" })
+    new Elysia({ name: "authzen-access", prefix: ACCESS })
       // Before body validation: a stranger learns nothing about the schema.
       .derive(async ({ request }) => ({ principal: await deps.keys.require(request, { bearer: true }) }))
       .post(
@@ -55,23 +65,19 @@ function accessRoutes(deps: Deps) {
         "/evaluations",
         async ({ principal, body, request }) => {
           assertVerdict("protect", principal.features.protect);
-          // Every evaluation is mapped before any is decided: a bad one stores nothing.
+          // Every evaluation is mapped before any is decided: an item that cannot be is answered closed, not stored.
           const plan = planEvaluations(body);
-          if (plan.kind === "single") {
-            const input = toProtectInput(plan.evaluation);
-            return withIdempotency(deps, request, principal.tenant_id, body, () => evaluateOne(deps, principal, input, requestId(request)));
-          }
-          const inputs = plan.evaluations.map((e, i) => toProtectInput(e, `/evaluations/${i}`));
+          if (plan.kind === "single") return withIdempotency(deps, request, principal.tenant_id, body, () => evaluateOne(deps, principal, plan.input, requestId(request)));
           return withIdempotency(deps, request, principal.tenant_id, body, async () => ({
             status: 200,
-            body: { evaluations: await evaluateBatch(deps, principal, inputs, plan.semantic, requestId(request)) },
+            body: batchAnswer(await evaluateBatch(deps, principal, plan.items, plan.semantic, requestId(request)), plan.itemContext),
           }));
         },
         {
           body: EvaluationsRequest,
           parse: "json",
           response: { 200: EvaluationsResponse, ...errors },
-          detail: { summary: "AuthZEN access evaluations: a batch with top-level defaults and options.evaluations_semantic; each evaluation a protect receipt", tags: ["authzen"], security },
+          detail: { summary: "AuthZEN access evaluations: a batch with top-level defaults and options.evaluations_semantic; each evaluation a protect receipt, named in the top-level context", tags: ["authzen"], security },
         },
       )
   );

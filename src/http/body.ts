@@ -23,15 +23,16 @@ const BODY_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
 /**
  * Checks the headers before anything is read: declared size (on every method: a GET carrying a
- * large body gets the same 413 as a POST) and, where a body is expected, the content type.
+ * large body gets the same 413 as a POST) and, where a body is expected, the content type (415,
+ * or what `wrongType` answers instead for the route).
  */
-export function checkBodyHeaders(request: Request): void {
+export function checkBodyHeaders(request: Request, wrongType: (request: Request) => AppError | undefined = () => undefined): void {
   const length = request.headers.get("content-length");
   if (length !== null && Number(length) > MAX_BODY_BYTES) throw new AppError("payload_too_large");
   if (!BODY_METHODS.has(request.method)) return;
   // A declared length decides; without one, a chunked or in-process body still counts.
   const hasBody = length !== null ? length !== "0" : request.headers.has("transfer-encoding") || request.body !== null;
-  if (hasBody && !JSON_TYPE.test(request.headers.get("content-type") ?? "")) throw new AppError("unsupported_media_type");
+  if (hasBody && !JSON_TYPE.test(request.headers.get("content-type") ?? "")) throw wrongType(request) ?? new AppError("unsupported_media_type");
 }
 
 /**

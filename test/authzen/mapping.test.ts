@@ -103,9 +103,11 @@ describe("toProtectInput", () => {
 });
 
 describe("planEvaluations", () => {
-  test("no evaluations, or an empty array: a single evaluation of the top level", () => {
-    expect(planEvaluations({ subject: alice, action: read, resource: doc })).toEqual({ kind: "single", evaluation: { subject: alice, action: read, resource: doc } });
-    expect(planEvaluations({ subject: alice, action: read, resource: doc, context: { a: 1 }, evaluations: [] })).toEqual({ kind: "single", evaluation: { subject: alice, action: read, resource: doc, context: { a: 1 } } });
+  const inputOf = (e: EvaluationRequest, path = "") => ({ input: toProtectInput(e, path) });
+
+  test("no evaluations, or an empty array: a single evaluation of the top level, refused whole when it lacks an entity", () => {
+    expect(planEvaluations({ subject: alice, action: read, resource: doc })).toEqual({ kind: "single", input: toProtectInput({ subject: alice, action: read, resource: doc }) });
+    expect(planEvaluations({ subject: alice, action: read, resource: doc, context: { a: 1 }, evaluations: [] })).toEqual({ kind: "single", input: toProtectInput({ subject: alice, action: read, resource: doc, context: { a: 1 } }) });
     expect(refusal(() => planEvaluations({ subject: alice, action: read, evaluations: [] }))).toBe("body: resource is required (in the evaluation or at the top level)");
   });
 
@@ -120,29 +122,39 @@ describe("planEvaluations", () => {
     expect(plan).toEqual({
       kind: "batch",
       semantic: "execute_all",
-      evaluations: [
-        { subject: alice, action: read, resource: { type: "document", id: "boxcarring.md" }, context: time },
-        { subject: alice, action: read, resource: { type: "document", id: "subject-search.md" }, context: time },
-        { subject: alice, action: { name: "can_edit" }, resource: { type: "document", id: "resource-search.md" }, context: time },
+      itemContext: false,
+      items: [
+        inputOf({ subject: alice, action: read, resource: { type: "document", id: "boxcarring.md" }, context: time }),
+        inputOf({ subject: alice, action: read, resource: { type: "document", id: "subject-search.md" }, context: time }),
+        inputOf({ subject: alice, action: { name: "can_edit" }, resource: { type: "document", id: "resource-search.md" }, context: time }),
       ],
     });
   });
 
   test("an evaluation's context replaces the top-level one whole", () => {
     const plan = planEvaluations({ subject: alice, action: read, resource: doc, context: { a: 1, b: 2 }, evaluations: [{ context: { b: 3 } }, {}] });
-    expect(plan.kind === "batch" && plan.evaluations.map((e) => e.context)).toEqual([{ b: 3 }, { a: 1, b: 2 }]);
+    expect(plan.kind === "batch" && plan.items).toEqual([inputOf({ subject: alice, action: read, resource: doc, context: { b: 3 } }), inputOf({ subject: alice, action: read, resource: doc, context: { a: 1, b: 2 } })]);
   });
 
-  test("the semantic comes from options", () => {
-    const plan = planEvaluations({ subject: alice, action: read, evaluations: [{ resource: doc }], options: { evaluations_semantic: "permit_on_first_permit" } });
-    expect(plan.kind === "batch" && plan.semantic).toBe("permit_on_first_permit");
+  test("the semantic and item_context come from options", () => {
+    const plan = planEvaluations({ subject: alice, action: read, evaluations: [{ resource: doc }], options: { evaluations_semantic: "permit_on_first_permit", item_context: true } });
+    expect(plan.kind === "batch" && [plan.semantic, plan.itemContext]).toEqual(["permit_on_first_permit", true]);
   });
 
-  test("an evaluation that lacks an entity with no default is refused with its index", () => {
+  test("an item that lacks an entity with no default, or cannot be mapped, is that item's refusal with its index; the others are planned", () => {
+    const refusals = (plan: ReturnType<typeof planEvaluations>) => (plan.kind === "batch" ? plan.items.map((item) => ("refused" in item ? [item.refused.code, item.refused.message] : "input")) : []);
     // The specification's own options example has no action anywhere.
-    expect(refusal(() => planEvaluations({ evaluations: [{ resource: { type: "doc", id: "1" }, subject: { type: "doc", id: "2" } }], options: { evaluations_semantic: "execute_all" } }))).toBe(
-      "body/evaluations/0: action is required (in the evaluation or at the top level)",
-    );
-    expect(refusal(() => planEvaluations({ action: read, resource: doc, evaluations: [{ subject: alice }, {}] }))).toBe("body/evaluations/1: subject is required (in the evaluation or at the top level)");
+    expect(refusals(planEvaluations({ evaluations: [{ resource: { type: "doc", id: "1" }, subject: { type: "doc", id: "2" } }], options: { evaluations_semantic: "execute_all" } }))).toEqual([
+      ["invalid_request", "body/evaluations/0: action is required (in the evaluation or at the top level)"],
+    ]);
+    // The certification scenario's batch whose second item has no resource.
+    expect(refusals(planEvaluations({ subject: alice, action: read, options: { evaluations_semantic: "execute_all" }, evaluations: [{ resource: doc }, {}] }))).toEqual([
+      "input",
+      ["invalid_request", "body/evaluations/1: resource is required (in the evaluation or at the top level)"],
+    ]);
+    expect(refusals(planEvaluations({ subject: alice, action: read, resource: doc, evaluations: [{}, { context: { "bad name": 1 } }] }))).toEqual([
+      "input",
+      ["invalid_request", expect.stringMatching(/^body\/evaluations\/1\/context\/bad name: /)],
+    ]);
   });
 });
