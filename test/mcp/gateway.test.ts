@@ -15,6 +15,7 @@ import { call, signup, testService } from "../helpers/service.ts";
 import { upstreamServer } from "./fixtures/upstream.ts";
 import { runCli } from "../helpers/cli.ts";
 import { argumentsHash } from "../../src/mcp/context.ts";
+import { listen, type Listener } from "../../src/runtime.ts";
 
 const ROOT = join(import.meta.dir, "..", "..");
 const FIXTURE = join(import.meta.dir, "fixtures", "upstream.ts");
@@ -37,7 +38,7 @@ let approver: Member;
 let dir: string;
 let wardenUrl: string;
 let closedUrl: string;
-let front: ReturnType<typeof Bun.serve>;
+let front: Listener;
 let httpUpstream: ReturnType<typeof Bun.serve>;
 const httpHeaders: Record<string, string>[] = [];
 const httpCalls: Record<string, unknown>[] = [];
@@ -47,11 +48,10 @@ let logs = 0;
 beforeAll(async () => {
   const { service } = await testService();
   // Plain HTTP on the loopback, presented to the service as the HTTPS it asks for (TLS is not under test here).
-  front = Bun.serve({
+  // listen() is what `warden serve` listens with: its idle timeout is the one in production.
+  front = listen({
     port: 0,
     hostname: "127.0.0.1",
-    // Above GET /v1/approvals/{id}?wait=30: Bun's default (10 s) would cut an approval's wait.
-    idleTimeout: 60,
     fetch: (request, server) => service.handle(new Request(request.url.replace(/^http:/, "https:"), request), { ip: () => server.requestIP(request)?.address }),
   });
   wardenUrl = `http://127.0.0.1:${front.port}`;
@@ -84,7 +84,7 @@ afterEach(async () => {
 });
 
 afterAll(async () => {
-  front?.stop(true);
+  await front?.stop(true);
   httpUpstream?.stop(true);
   if (dir) rmSync(dir, { recursive: true, force: true });
 }, SLOW);
