@@ -4,13 +4,13 @@
 // warden first (POST /v1/protect with action `mcp.<server>.<tool>`, then POST /v1/execute of an
 // ALLOWED receipt) and only then forwarded; its result names the receipt. With --hide-denied,
 // `tools/list` answers lose the tools a call without arguments would be denied.
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { isJSONRPCErrorResponse, isJSONRPCNotification, isJSONRPCRequest, isJSONRPCResultResponse, type JSONRPCMessage, type JSONRPCRequest } from "@modelcontextprotocol/sdk/types.js";
 import type { Logger } from "../log.ts";
 import { argumentsTooLarge, callContext, serverPart, toolAction } from "./context.ts";
+import { stdioAgent } from "./stdio.ts";
 import { describeRefusal, type Warden, type WardenReply } from "./warden.ts";
 
 export interface GatewayOptions {
@@ -67,7 +67,7 @@ export function upstreamEnv(env: Record<string, string | undefined>): Record<str
 
 export async function runGateway(opts: GatewayOptions): Promise<number> {
   const { warden, log } = opts;
-  const agent: Transport = opts.agent ?? new StdioServerTransport();
+  const agent: Transport = opts.agent ?? stdioAgent();
   let http: StreamableHTTPClientTransport | undefined;
   let upstream: Transport;
   if (opts.upstream) {

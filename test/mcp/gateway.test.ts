@@ -345,6 +345,60 @@ describe("mcp gateway in front of a Streamable HTTP server", () => {
   }, SLOW);
 });
 
+describe("when the host closes stdin (MCP's stdio shutdown, or a host that crashed)", () => {
+  const alive = (pid: number) => {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  /** `warden mcp ARGS` with its stdin a pipe, initialized over it; closes stdin and says how long each process took to go. */
+  async function closeStdin(args: string[], pidFile?: string) {
+    const proc = Bun.spawn([process.execPath, "src/cli/main.ts", "mcp", ...args], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", WARDEN_URL: wardenUrl, WARDEN_API_KEY: owner.apiKey, ...(pidFile ? { FIXTURE_PID: pidFile } : {}) },
+      stdin: "pipe",
+      stdout: "pipe",
+      stderr: "ignore",
+    });
+    let upstreamPid: number | undefined;
+    try {
+      proc.stdin.write(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "host", version: "1" } } }) + "\n");
+      await proc.stdin.flush();
+      const reader = proc.stdout.getReader();
+      const first = new TextDecoder().decode((await reader.read()).value);
+      expect(JSON.parse(first.split("\n")[0])).toMatchObject({ id: 1, result: { serverInfo: expect.anything() } });
+      if (pidFile) upstreamPid = Number(readFileSync(pidFile, "utf8"));
+      if (upstreamPid !== undefined) expect(alive(upstreamPid)).toBe(true);
+      const closed = performance.now();
+      await proc.stdin.end();
+      const exited = await Promise.race([proc.exited, Bun.sleep(8_000).then(() => "still running")]);
+      const gatewayMs = performance.now() - closed;
+      while (upstreamPid !== undefined && alive(upstreamPid) && performance.now() - closed < 8_000) await Bun.sleep(50);
+      return { exited, gatewayMs, upstreamAlive: upstreamPid !== undefined && alive(upstreamPid) };
+    } finally {
+      // What the case started, by its pid, whatever happened.
+      if (proc.exitCode === null) proc.kill("SIGKILL");
+      if (upstreamPid !== undefined && alive(upstreamPid)) process.kill(upstreamPid, "SIGKILL");
+    }
+  }
+
+  test("mcp gateway exits, and its upstream child with it", async () => {
+    const pidFile = join(dir, "upstream.pid");
+    const { exited, gatewayMs, upstreamAlive } = await closeStdin(["gateway", "--name", "fix", "--", process.execPath, FIXTURE], pidFile);
+    expect({ exited, upstreamAlive }).toEqual({ exited: 0, upstreamAlive: false });
+    expect(gatewayMs).toBeLessThan(6_000);
+  }, SLOW);
+
+  test("mcp serve exits", async () => {
+    const { exited, gatewayMs } = await closeStdin(["serve"]);
+    expect(exited).toBe(0);
+    expect(gatewayMs).toBeLessThan(6_000);
+  }, SLOW);
+});
+
 describe("mcp on the command line", () => {
   test("bad usage and a missing key exit 2 with the command's usage; help mcp", async () => {
     const none = await runCli(["mcp", "gateway"], { WARDEN_API_KEY: "k" });
