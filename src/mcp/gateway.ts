@@ -116,7 +116,8 @@ export async function runGateway(opts: GatewayOptions): Promise<number> {
     if (executed.kind !== "ok") {
       const why = executed.kind === "unreachable" ? `warden is unreachable (${executed.message})` : `warden refused the execute: ${describeRefusal(executed)}`;
       if (opts.shadow) return forward(request, { ...record, shadow: true, error: why });
-      return refuse(request.id, `Refused by warden: ${record.action} was allowed (receipt ${record.receipt_id}) but ${why}; the call was not forwarded.`, { ...record, error: why });
+      const allowedBy = record.outcome_receipt_id ? `by approval ${record.approval_id}, outcome receipt ${record.outcome_receipt_id}` : `receipt ${record.receipt_id}`;
+      return refuse(request.id, `Refused by warden: ${record.action} was allowed (${allowedBy}) but ${why}; the call was not forwarded.`, { ...record, error: why });
     }
     return forward(request, { ...record, execute_receipt_id: executed.body.receipt_id });
   };
@@ -316,8 +317,15 @@ export async function runGateway(opts: GatewayOptions): Promise<number> {
 /** The text appended to a forwarded call's result, so the agent (and its model) sees the receipt. */
 export function receiptNote(record: CallRecord): string {
   const parts = [`warden: ${record.action} ${record.decision}`];
-  if (record.receipt_id) parts.push(`receipt ${record.receipt_id}`);
-  if (record.approval_id) parts.push(`approval ${record.approval_id}`);
+  if (record.approval_id && record.outcome_receipt_id) {
+    // People decided: the outcome receipt holds the decision; the protect receipt (DENIED) only asked them.
+    parts[0] += ` by approval ${record.approval_id} (${record.approval_status})`;
+    parts.push(`outcome receipt ${record.outcome_receipt_id}`);
+    if (record.receipt_id) parts.push(`the protect receipt ${record.receipt_id} was DENIED pending approval`);
+  } else {
+    if (record.receipt_id) parts.push(`receipt ${record.receipt_id}`);
+    if (record.approval_id) parts.push(`approval ${record.approval_id} ${record.approval_status ?? "pending"}`);
+  }
   if (record.execute_receipt_id) parts.push(`executed as ${record.execute_receipt_id}`);
   if (record.shadow) parts.push("shadow mode: forwarded whatever the decision");
   if (record.error) parts.push(record.error);

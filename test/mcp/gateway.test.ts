@@ -193,6 +193,11 @@ describe("mcp gateway in front of a stdio server", () => {
     const through: any = await gw.client.callTool({ name: "write_file", arguments: args });
     expect(through.isError).toBeFalsy();
     like(through._meta.warden).toMatchObject({ decision: "ALLOWED", approval_id, receipt_id, approval_status: "approved", outcome_receipt_id: voted.body.outcome_receipt_id });
+    // What the model reads names the ALLOWED outcome receipt, not the DENIED protect receipt as allowed.
+    const note = through.content.at(-1).text;
+    expect(note).toContain(`ALLOWED by approval ${approval_id} (approved); outcome receipt ${voted.body.outcome_receipt_id}`);
+    expect(note).toContain(`the protect receipt ${receipt_id} was DENIED pending approval`);
+    expect(note).not.toContain(`ALLOWED; receipt ${receipt_id}`);
     expect(gw.upstreamCalls()).toEqual([{ tool: "write_file", arguments: args, warden_env: [] }]);
     const after = await call("GET", `/v1/approvals/${approval_id}`, { headers: { "x-api-key": owner.apiKey } });
     expect(after.body.status).toBe("executed");
