@@ -169,6 +169,13 @@ describe("mcp gateway in front of a stdio server", () => {
     const system: any = await gw.client.callTool({ name: "write_file", arguments: { path: "/etc/passwd", content: "x" } });
     expect(system.isError).toBe(true);
     expect(system._meta.warden.reasons).toEqual(["system_path"]);
+    // A tool the upstream does not have: unknown, not a decision of the policy (no receipt).
+    const unknown: any = await gw.client.callTool({ name: "no_such_tool", arguments: {} });
+    expect(unknown.isError).toBe(true);
+    expect(textOf(unknown)).toStartWith('Unknown tool: "no_such_tool".');
+    expect(textOf(unknown)).toContain("echo, write_file, delete_everything");
+    expect(textOf(unknown)).not.toContain("DENIED");
+    expect(unknown._meta.warden).toEqual({ action: "mcp.fix.no_such_tool", arguments_sha256: "", decision: "UNDECIDED", error: "unknown tool" });
     expect(gw.upstreamCalls()).toEqual([]);
   }, SLOW);
 
@@ -340,6 +347,9 @@ describe("mcp gateway in front of a Streamable HTTP server", () => {
     like(allowed._meta.warden).toMatchObject({ decision: "ALLOWED", receipt_id: expect.stringMatching(/^rcpt_/) });
     const denied: any = await gw.client.callTool({ name: "delete_everything", arguments: {} });
     expect(denied.isError).toBe(true);
+    const unknown: any = await gw.client.callTool({ name: "no_such_tool", arguments: {} });
+    expect(unknown.isError).toBe(true);
+    like(unknown._meta.warden).toMatchObject({ decision: "UNDECIDED", error: "unknown tool" });
     expect(httpCalls.map((c) => c.tool)).toEqual(["echo"]);
     expect(httpHeaders.length).toBeGreaterThan(0);
     for (const headers of httpHeaders) {
