@@ -4,7 +4,7 @@
 // warden first (POST /v1/protect with action `mcp.<server>.<tool>`, then POST /v1/execute of an
 // ALLOWED receipt) and only then forwarded; its result names the receipt. A call of a tool the
 // upstream's tools/list lacks is answered "unknown tool", warden not asked. With --hide-denied,
-// `tools/list` answers lose the tools a call without arguments would be denied.
+// `tools/list` answers lose the tools that no arguments could get through.
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
@@ -21,7 +21,7 @@ export interface GatewayOptions {
   wait: boolean;
   /** Forward every call whatever warden says (or whether it answers); log what it would have done. */
   shadow: boolean;
-  /** Drop from tools/list the tools a call without arguments would be denied. */
+  /** Drop from tools/list the tools that the policy denies whatever their arguments. */
   hideDenied: boolean;
   /** The upstream: a command and its arguments, or a Streamable HTTP URL. */
   command?: string[];
@@ -279,10 +279,13 @@ export async function runGateway(opts: GatewayOptions): Promise<number> {
     return settle(request, record, reply.body);
   };
 
-  /** --hide-denied: keep a tool unless a call of it without arguments is DENIED with no approval to ask for. */
+  /**
+   * --hide-denied: keep a tool unless no arguments could let a call of it through. Warden answers
+   * that for the action (`action_allowable` of POST /v1/simulate: some rule could allow it or ask
+   * for approval), so a tool allowed only for some arguments (small payments) stays listed.
+   */
   const hideDenied = async (tools: unknown[]): Promise<unknown[]> => {
     if (server === undefined) return tools;
-    const { context } = await callContext({});
     const keep: boolean[] = new Array(tools.length).fill(true);
     let next = 0;
     const worker = async () => {
@@ -293,9 +296,11 @@ export async function runGateway(opts: GatewayOptions): Promise<number> {
           keep[i] = false; // never callable through the gateway
           continue;
         }
-        const simulated = await warden.call("POST", "/v1/simulate", { input: { action: named.action, context } });
+        const simulated = await warden.call("POST", "/v1/simulate", { input: { action: named.action } });
         // Hiding is a courtesy, not the enforcement: when warden does not answer, the tool stays and its calls are refused.
-        if (simulated.kind === "ok") keep[i] = !(simulated.body.decision === "DENIED" && simulated.body.approval_required !== true);
+        if (simulated.kind === "ok") keep[i] = simulated.body.action_allowable !== false;
+        // A key limited to other actions may never ask about this one.
+        else if (simulated.kind === "refused" && simulated.body.error === "action_not_allowed") keep[i] = false;
       }
     };
     await Promise.all(Array.from({ length: Math.min(HIDE_CONCURRENCY, tools.length) }, worker));

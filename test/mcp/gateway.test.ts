@@ -29,6 +29,7 @@ export const MCP_POLICY = {
     { id: "no_system_files", effect: "deny", reason: "system_path", when: { actions: ["mcp.fix.write_file"], context: { path: { prefix: "/etc/" } } } },
     { id: "writes_need_approval", effect: "require_approval", reason: "writes_need_approval", when: { actions: ["mcp.fix.write_file"] }, approval: { quorum: 1 } },
     { id: "echo_ok", effect: "allow", reason: "echo_is_harmless", when: { actions: ["mcp.fix.echo", "mcp.fixture_files.echo"] } },
+    { id: "small_payments", effect: "allow", reason: "small_payment", when: { actions: ["mcp.fix.pay"], context: { amount: { lte: 100 } } } },
   ],
 };
 
@@ -289,7 +290,7 @@ describe("mcp gateway in front of a stdio server", () => {
 
   test("everything but tools/call passes through; --hide-denied drops the tools never allowed", async () => {
     const plain = await stdioGateway();
-    expect((await plain.client.listTools()).tools.map((t) => t.name)).toEqual(["echo", "write_file", "delete_everything"]);
+    expect((await plain.client.listTools()).tools.map((t) => t.name)).toEqual(["echo", "write_file", "delete_everything", "pay"]);
     like(plain.client.getServerVersion()).toMatchObject({ name: "fixture files" });
     expect((await plain.client.listResources()).resources).toEqual([{ uri: "fixture://readme", name: "readme", mimeType: "text/plain" }]);
     like((await plain.client.readResource({ uri: "fixture://readme" })).contents[0]).toMatchObject({ text: "the fixture's readme" });
@@ -297,12 +298,18 @@ describe("mcp gateway in front of a stdio server", () => {
     expect((await plain.client.getPrompt({ name: "greet" })).messages[0].content).toEqual({ type: "text", text: "hello from the fixture" });
 
     const hiding = await stdioGateway(["--name", "fix", "--hide-denied"]);
-    // write_file stays: a call of it may be approved (and one outside /etc/ is not denied outright).
-    expect((await hiding.client.listTools()).tools.map((t) => t.name)).toEqual(["echo", "write_file"]);
+    // write_file stays: a call of it may be approved (and one outside /etc/ is not denied outright);
+    // pay stays: small payments are allowed, though a call without arguments is not.
+    expect((await hiding.client.listTools()).tools.map((t) => t.name)).toEqual(["echo", "write_file", "pay"]);
+    const paid: any = await hiding.client.callTool({ name: "pay", arguments: { amount: 50 } });
+    expect(paid.content[0].text).toBe("paid 50");
+    like(paid._meta.warden).toMatchObject({ decision: "ALLOWED", reasons: ["small_payment"] });
+    const tooMuch: any = await hiding.client.callTool({ name: "pay", arguments: { amount: 500 } });
+    expect(tooMuch.isError).toBe(true);
     // Hiding is not the enforcement: a call of a hidden tool is still decided (and denied).
     const hidden: any = await hiding.client.callTool({ name: "delete_everything", arguments: {} });
     expect(hidden.isError).toBe(true);
-    expect(hiding.upstreamCalls()).toEqual([]);
+    expect(hiding.upstreamCalls().map((c) => c.tool)).toEqual(["pay"]);
   }, SLOW);
 
   test("arguments too large to decide: refused, saying so, before warden or the upstream hears of them", async () => {
@@ -341,7 +348,7 @@ describe("mcp gateway in front of a Streamable HTTP server", () => {
     httpCalls.length = 0;
     httpHeaders.length = 0;
     const gw = await agent(["gateway", "--name", "fix", "--upstream", `http://127.0.0.1:${httpUpstream.port}/mcp`]);
-    expect((await gw.client.listTools()).tools.map((t) => t.name)).toEqual(["echo", "write_file", "delete_everything"]);
+    expect((await gw.client.listTools()).tools.map((t) => t.name)).toEqual(["echo", "write_file", "delete_everything", "pay"]);
     const allowed: any = await gw.client.callTool({ name: "echo", arguments: { text: "over http" } });
     expect(allowed.content[0].text).toBe("echo: over http");
     like(allowed._meta.warden).toMatchObject({ decision: "ALLOWED", receipt_id: expect.stringMatching(/^rcpt_/) });
