@@ -69,6 +69,14 @@ export function insecureFetchInit(): RequestInit {
 
 // ---- listening ----------------------------------------------------------------------------
 
+/**
+ * Seconds a connection may stay silent before the server cuts it: comfortably above the longest
+ * answer the service holds back, `GET /v1/approvals/{id}?wait=30` (docs/api.md). Bun's default of
+ * 10 s cut such a wait at about 12 s; Bun allows at most 255. Deno.serve has no idle timeout: it
+ * keeps a connection open as long as its handler runs, so there is nothing to set there.
+ */
+export const IDLE_TIMEOUT_S = 75;
+
 /** The part of Bun's server that warden uses; Deno's is adapted to it. */
 export interface Listener {
   readonly port: number;
@@ -87,11 +95,11 @@ export interface ListenOptions {
   fetch(request: Request, listener: Listener): Response | Promise<Response>;
 }
 
-/** Serves fetch on Bun.serve, or on Deno.serve under Deno. */
+/** Serves fetch on Bun.serve, or on Deno.serve under Deno; every listener of warden starts here. */
 export function listen(opts: ListenOptions): Listener {
   if (RUNTIME === "bun") {
     let self: Listener;
-    const server = Bun.serve({ ...opts, fetch: (request) => opts.fetch(request, self) });
+    const server = Bun.serve({ ...opts, idleTimeout: IDLE_TIMEOUT_S, fetch: (request) => opts.fetch(request, self) });
     self = listener(server);
     return self;
   }

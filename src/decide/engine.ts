@@ -102,6 +102,25 @@ export function counterOf(r: Rule): string {
 
 const toDecision = (effect: "allow" | "deny"): Decision => (effect === "allow" ? "ALLOWED" : "DENIED");
 
+/**
+ * Whether some input with this action (any resource, amount, currency, context, usage) could be
+ * ALLOWED or held for approval under the policy, for this caller: false only when every such input
+ * is denied. Conservative: a rule that allows or asks for approval under conditions on the rest
+ * of the input counts as reachable, even when no value could satisfy them; a deny rule decides
+ * every input only when nothing but its actions and keys restricts it (docs/policy.md).
+ */
+export function actionAllowable(action: string, policy: PolicyDocument, caller: Caller = { key_id: null }): boolean {
+  for (const r of policy.rules) {
+    const { actions, keys, ...rest } = r.when;
+    if (actions && !actions.some((p) => matchPattern(p, action))) continue;
+    if (keys && (caller.key_id === null || !keys.includes(caller.key_id))) continue;
+    if (r.effect !== "deny") return true;
+    // A deny with no other condition takes every input with this action: no later rule is reached.
+    if (Object.values(rest).every((v) => v === undefined)) return false;
+  }
+  return policy.default_effect === "allow";
+}
+
 // Every field present in the condition must hold; an empty condition matches everything.
 function matches(when: Condition, input: ProtectInput, caller: Caller): boolean {
   if (when.actions && !when.actions.some((p) => matchPattern(p, input.action))) return false;

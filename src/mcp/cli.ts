@@ -13,7 +13,7 @@ export const MCP_LINES: UsageLine[] = [
   {
     synopsis: "mcp gateway [--name SERVER] [--wait] [--shadow] [--hide-denied] -- CMD ARGS...",
     summary:
-      "an MCP server on stdio in front of the MCP server CMD runs: every tools/call is asked of warden first (action mcp.SERVER.TOOL, the arguments in context), forwarded only when ALLOWED; --wait awaits a pending approval; --shadow forwards everything and only logs; --hide-denied drops from tools/list the tools a call without arguments would be denied",
+      "an MCP server on stdio in front of the MCP server CMD runs: every tools/call is asked of warden first (action mcp.SERVER.TOOL, the arguments in context), forwarded only when ALLOWED; --wait awaits a pending approval; --shadow forwards everything and only logs; --hide-denied drops from tools/list the tools the policy denies whatever their arguments",
   },
   { synopsis: "mcp gateway --upstream URL [--name SERVER] [...]", summary: "the same in front of a Streamable HTTP MCP server" },
   { synopsis: "mcp serve", summary: "an MCP server on stdio with the tools simulate, protect, execute, verify and approval_status, for agents that ask on their own" },

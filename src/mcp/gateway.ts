@@ -2,15 +2,16 @@
 // towards the upstream server (a command over stdio, or a Streamable HTTP URL), both the official
 // SDK's transports. Messages are relayed as they are, except `tools/call`: each is decided by
 // warden first (POST /v1/protect with action `mcp.<server>.<tool>`, then POST /v1/execute of an
-// ALLOWED receipt) and only then forwarded; its result names the receipt. With --hide-denied,
-// `tools/list` answers lose the tools a call without arguments would be denied.
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+// ALLOWED receipt) and only then forwarded; its result names the receipt. A call of a tool the
+// upstream's tools/list lacks is answered "unknown tool", warden not asked. With --hide-denied,
+// `tools/list` answers lose the tools that no arguments could get through.
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { isJSONRPCErrorResponse, isJSONRPCNotification, isJSONRPCRequest, isJSONRPCResultResponse, type JSONRPCMessage, type JSONRPCRequest } from "@modelcontextprotocol/sdk/types.js";
 import type { Logger } from "../log.ts";
 import { argumentsTooLarge, callContext, serverPart, toolAction } from "./context.ts";
+import { stdioAgent } from "./stdio.ts";
 import { describeRefusal, type Warden, type WardenReply } from "./warden.ts";
 
 export interface GatewayOptions {
@@ -20,7 +21,7 @@ export interface GatewayOptions {
   wait: boolean;
   /** Forward every call whatever warden says (or whether it answers); log what it would have done. */
   shadow: boolean;
-  /** Drop from tools/list the tools a call without arguments would be denied. */
+  /** Drop from tools/list the tools that the policy denies whatever their arguments. */
   hideDenied: boolean;
   /** The upstream: a command and its arguments, or a Streamable HTTP URL. */
   command?: string[];
@@ -54,6 +55,10 @@ export interface CallRecord {
 /** Waits longer than the service's longest ?wait= (30 s) before calling it out of reach. */
 const APPROVAL_WAIT_S = 30;
 const HIDE_CONCURRENCY = 4;
+/** How long the gateway waits for the upstream to answer a request of its own (tools/list). */
+const UPSTREAM_ASK_MS = 15_000;
+/** Pages of tools/list read at most; past them the list counts as unknown. */
+const TOOL_PAGES_MAX = 100;
 
 /**
  * The environment of an upstream command: the gateway's own, without warden's variables, so the
@@ -67,7 +72,7 @@ export function upstreamEnv(env: Record<string, string | undefined>): Record<str
 
 export async function runGateway(opts: GatewayOptions): Promise<number> {
   const { warden, log } = opts;
-  const agent: Transport = opts.agent ?? new StdioServerTransport();
+  const agent: Transport = opts.agent ?? stdioAgent();
   let http: StreamableHTTPClientTransport | undefined;
   let upstream: Transport;
   if (opts.upstream) {
@@ -88,6 +93,12 @@ export async function runGateway(opts: GatewayOptions): Promise<number> {
   const deciding = new Set<Id>();
   /** Approvals opened by calls without --wait, by action and arguments: the same call again uses them. */
   const approvals = new Map<string, { approval_id: string; receipt_id: string; reasons: string[] }>();
+  /** The gateway's own requests to the upstream, by id: their answers stay with the gateway. */
+  const asked = new Map<Id, (message: JSONRPCMessage | undefined) => void>();
+  const askPrefix = `warden-gateway-${crypto.randomUUID()}-`;
+  let askCount = 0;
+  /** The upstream's tool names (every page of its tools/list); undefined when it would not tell. Dropped on tools/list_changed. */
+  let upstreamTools: Promise<Set<string> | undefined> | undefined;
 
   const toAgent = (message: JSONRPCMessage) => agent.send(message).catch((err: Error) => log.error("mcp_agent_send_failed", { error: err.message }));
   const toUpstream = (message: JSONRPCMessage) =>
@@ -116,7 +127,8 @@ export async function runGateway(opts: GatewayOptions): Promise<number> {
     if (executed.kind !== "ok") {
       const why = executed.kind === "unreachable" ? `warden is unreachable (${executed.message})` : `warden refused the execute: ${describeRefusal(executed)}`;
       if (opts.shadow) return forward(request, { ...record, shadow: true, error: why });
-      return refuse(request.id, `Refused by warden: ${record.action} was allowed (receipt ${record.receipt_id}) but ${why}; the call was not forwarded.`, { ...record, error: why });
+      const allowedBy = record.outcome_receipt_id ? `by approval ${record.approval_id}, outcome receipt ${record.outcome_receipt_id}` : `receipt ${record.receipt_id}`;
+      return refuse(request.id, `Refused by warden: ${record.action} was allowed (${allowedBy}) but ${why}; the call was not forwarded.`, { ...record, error: why });
     }
     return forward(request, { ...record, execute_receipt_id: executed.body.receipt_id });
   };
@@ -139,12 +151,66 @@ export async function runGateway(opts: GatewayOptions): Promise<number> {
     return refuse(request.id, `Refused by warden: approval ${approval.approval_id} of ${record.action} is ${approval.status}${approval.outcome_receipt_id ? ` (outcome receipt ${approval.outcome_receipt_id})` : ""}; the call was not forwarded.`, next);
   };
 
+  /** A request of the gateway's own to the upstream: its answer, or undefined when none came in time. */
+  const askUpstream = (method: string, params: Record<string, unknown>): Promise<JSONRPCMessage | undefined> =>
+    new Promise((resolve) => {
+      const id = `${askPrefix}${++askCount}`;
+      const timer = setTimeout(() => answered(undefined), UPSTREAM_ASK_MS);
+      const answered = (message: JSONRPCMessage | undefined) => {
+        clearTimeout(timer);
+        asked.delete(id);
+        resolve(message);
+      };
+      asked.set(id, answered);
+      upstream.send({ jsonrpc: "2.0", id, method, params }).catch(() => answered(undefined));
+    });
+
+  const listUpstreamTools = async (): Promise<Set<string> | undefined> => {
+    const names = new Set<string>();
+    let cursor: string | undefined;
+    for (let page = 0; page < TOOL_PAGES_MAX; page++) {
+      const reply = await askUpstream("tools/list", cursor === undefined ? {} : { cursor });
+      if (!reply || !isJSONRPCResultResponse(reply)) return undefined;
+      const result = reply.result as { tools?: unknown; nextCursor?: unknown };
+      if (!Array.isArray(result.tools)) return undefined;
+      for (const tool of result.tools) if (typeof (tool as { name?: unknown })?.name === "string") names.add((tool as { name: string }).name);
+      if (typeof result.nextCursor !== "string" || result.nextCursor === "") return names;
+      cursor = result.nextCursor;
+    }
+    return undefined;
+  };
+
+  /**
+   * Whether the upstream lacks the tool: its tools/list, read again once before saying so (a tool
+   * added since). An upstream that does not list its tools has every tool it is asked for.
+   */
+  const unknownTool = async (tool: string): Promise<string[] | undefined> => {
+    upstreamTools ??= listUpstreamTools();
+    let names = await upstreamTools;
+    if (names === undefined || names.has(tool)) return undefined;
+    upstreamTools = listUpstreamTools();
+    names = await upstreamTools;
+    return names === undefined || names.has(tool) ? undefined : [...names];
+  };
+
   const decideCall = async (request: JSONRPCRequest) => {
     const id = request.id;
     const params = (request.params ?? {}) as { name?: unknown; arguments?: unknown };
     const unnamed = (error: string): CallRecord => ({ action: "", arguments_sha256: "", decision: "UNDECIDED", error });
     if (server === undefined) {
       return refuse(id, "Refused by warden: the upstream has not told its name yet (no initialize answer); give the gateway --name.", unnamed("no server name"));
+    }
+    // A tool the upstream does not have is no decision of the policy's: say so, ask warden nothing.
+    if (typeof params.name === "string") {
+      const known = await unknownTool(params.name);
+      if (known) {
+        const shown = known.slice(0, 50).join(", ") + (known.length > 50 ? ", ..." : "");
+        const error = "unknown tool";
+        const record = { ...unnamed(error), action: `mcp.${server}.${params.name}`.slice(0, 200) };
+        // --shadow does not stand in the way: the upstream answers for its own tools.
+        if (opts.shadow) return forward(request, { ...record, shadow: true });
+        return refuse(id, `Unknown tool: ${JSON.stringify(params.name.slice(0, 200))}. The server has no tool of that name (its tools: ${shown || "none"}); the call was not forwarded.`, record);
+      }
     }
     const named = toolAction(server, params.name);
     if ("error" in named) return refuse(id, `Refused by warden: ${named.error}.`, unnamed(named.error));
@@ -213,10 +279,13 @@ export async function runGateway(opts: GatewayOptions): Promise<number> {
     return settle(request, record, reply.body);
   };
 
-  /** --hide-denied: keep a tool unless a call of it without arguments is DENIED with no approval to ask for. */
+  /**
+   * --hide-denied: keep a tool unless no arguments could let a call of it through. Warden answers
+   * that for the action (`action_allowable` of POST /v1/simulate: some rule could allow it or ask
+   * for approval), so a tool allowed only for some arguments (small payments) stays listed.
+   */
   const hideDenied = async (tools: unknown[]): Promise<unknown[]> => {
     if (server === undefined) return tools;
-    const { context } = await callContext({});
     const keep: boolean[] = new Array(tools.length).fill(true);
     let next = 0;
     const worker = async () => {
@@ -227,9 +296,11 @@ export async function runGateway(opts: GatewayOptions): Promise<number> {
           keep[i] = false; // never callable through the gateway
           continue;
         }
-        const simulated = await warden.call("POST", "/v1/simulate", { input: { action: named.action, context } });
+        const simulated = await warden.call("POST", "/v1/simulate", { input: { action: named.action } });
         // Hiding is a courtesy, not the enforcement: when warden does not answer, the tool stays and its calls are refused.
-        if (simulated.kind === "ok") keep[i] = !(simulated.body.decision === "DENIED" && simulated.body.approval_required !== true);
+        if (simulated.kind === "ok") keep[i] = simulated.body.action_allowable !== false;
+        // A key limited to other actions may never ask about this one.
+        else if (simulated.kind === "refused" && simulated.body.error === "action_not_allowed") keep[i] = false;
       }
     };
     await Promise.all(Array.from({ length: Math.min(HIDE_CONCURRENCY, tools.length) }, worker));
@@ -258,6 +329,11 @@ export async function runGateway(opts: GatewayOptions): Promise<number> {
   };
 
   upstream.onmessage = (message) => {
+    if ((isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) && message.id !== undefined && asked.has(message.id)) {
+      asked.get(message.id)!(message);
+      return;
+    }
+    if (isJSONRPCNotification(message) && message.method === "notifications/tools/list_changed") upstreamTools = undefined;
     if ((isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) && message.id !== undefined) {
       const id = message.id;
       if (initializing.delete(id) && isJSONRPCResultResponse(message)) {
@@ -316,8 +392,15 @@ export async function runGateway(opts: GatewayOptions): Promise<number> {
 /** The text appended to a forwarded call's result, so the agent (and its model) sees the receipt. */
 export function receiptNote(record: CallRecord): string {
   const parts = [`warden: ${record.action} ${record.decision}`];
-  if (record.receipt_id) parts.push(`receipt ${record.receipt_id}`);
-  if (record.approval_id) parts.push(`approval ${record.approval_id}`);
+  if (record.approval_id && record.outcome_receipt_id) {
+    // People decided: the outcome receipt holds the decision; the protect receipt (DENIED) only asked them.
+    parts[0] += ` by approval ${record.approval_id} (${record.approval_status})`;
+    parts.push(`outcome receipt ${record.outcome_receipt_id}`);
+    if (record.receipt_id) parts.push(`the protect receipt ${record.receipt_id} was DENIED pending approval`);
+  } else {
+    if (record.receipt_id) parts.push(`receipt ${record.receipt_id}`);
+    if (record.approval_id) parts.push(`approval ${record.approval_id} ${record.approval_status ?? "pending"}`);
+  }
   if (record.execute_receipt_id) parts.push(`executed as ${record.execute_receipt_id}`);
   if (record.shadow) parts.push("shadow mode: forwarded whatever the decision");
   if (record.error) parts.push(record.error);

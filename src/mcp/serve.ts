@@ -3,10 +3,10 @@
 // Each tool answers the service's JSON (as text and as structuredContent); a refusal of the
 // service or an unreachable service is an error result (isError) that says which.
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import pkg from "../../package.json" with { type: "json" };
+import { stdioAgent } from "./stdio.ts";
 import { describeRefusal, type Warden, type WardenReply } from "./warden.ts";
 
 const CONTEXT = {
@@ -92,7 +92,7 @@ export async function callServeTool(warden: Warden, name: string, args: Record<s
   }
 }
 
-export async function runServe(warden: Warden, transport: Transport = new StdioServerTransport()): Promise<number> {
+export async function runServe(warden: Warden, transport: Transport = stdioAgent()): Promise<number> {
   const server = new Server({ name: "warden", version: pkg.version }, { capabilities: { tools: {} }, instructions: "Ask warden before acting: protect an action, execute an ALLOWED receipt, wait for an approval with approval_status." });
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: SERVE_TOOLS }));
   server.setRequestHandler(CallToolRequestSchema, (request) => callServeTool(warden, request.params.name, (request.params.arguments ?? {}) as Record<string, unknown>));

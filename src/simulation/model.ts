@@ -34,6 +34,10 @@ export const SimulationResult = t.Object({
   preset: t.Union([t.String(), t.Null()], { description: "the preset simulated; null for an input" }),
   reasons: t.Array(t.String()),
   approval_required: t.Boolean({ description: "a require_approval rule decided: a protect would open an approval (docs/api.md, \"Approvals\")" }),
+  action_allowable: t.Boolean({
+    description:
+      "false when the policy denies this action whatever the rest of the input (resource, amount, currency, context) says, with no approval to ask for; true when some input with this action could be ALLOWED or held for approval (conservatively: a rule that allows it under any condition counts)",
+  }),
   payload: ResultPayload,
   // The signed claims the fields above do not already show, so a saved result verifies alone.
   tenant_id: t.String(),

@@ -6,7 +6,7 @@ import { sha256HexSync } from "../crypto/sync.ts";
 import { receiptClaims } from "../receipts/claims.ts";
 import type { ReceiptSigner } from "../receipts/signer.ts";
 import { AppError } from "../http/errors.ts";
-import { decide, type UsageFacts } from "../decide/engine.ts";
+import { actionAllowable, decide, type UsageFacts } from "../decide/engine.ts";
 import { buildPayload } from "../decide/payload.ts";
 import { payloadPrincipal, readsKeys, type ProtectInput, type SimulatedPolicy } from "../decide/policy.ts";
 import { PRESETS } from "./presets.ts";
@@ -61,13 +61,16 @@ export async function simulate(args: {
   const { subject } = args;
   let preset: string | null = null;
   let result: Outcome;
+  let action: string;
   if ("preset" in subject) {
     if (!Object.hasOwn(PRESETS, subject.preset)) throw new AppError("invalid_preset", "Unknown preset; GET /v1/presets lists them.");
     preset = subject.preset;
+    action = PRESETS[subject.preset].input.action;
     // Under usage facts the outcome depends on the counters, not only on the preset and version: not memoised.
     result = args.usage ? outcome(PRESETS[subject.preset].input, args.policy, args.keyId, subject.preset, args.usage) : args.outcomes.of(subject.preset, args.policy, args.keyId);
   } else {
     result = outcome(subject.input, args.policy, args.keyId, undefined, args.usage);
+    action = subject.input.action;
   }
   const { decision, reasons, payload, content_hash } = result;
   // A simulation is never stored: no receipt id, no executed protect.
@@ -93,6 +96,8 @@ export async function simulate(args: {
     reasons,
     // The same decision a protect would answer (DENIED), saying that people could approve it.
     approval_required: payload.requires_approval !== undefined,
+    // Whether another input with this action could pass (what `mcp gateway --hide-denied` hides by).
+    action_allowable: actionAllowable(action, args.policy.document, { key_id: args.keyId }),
     payload,
     tenant_id: claims.tenant_id,
     key_id: claims.key_id,

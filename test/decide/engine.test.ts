@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { Value } from "@sinclair/typebox/value";
-import { decide } from "../../src/decide/engine.ts";
+import fc from "fast-check";
+import { actionAllowable, decide } from "../../src/decide/engine.ts";
 import {
   DEFAULT_POLICY,
   DEFAULT_POLICY_REF,
@@ -241,6 +242,70 @@ describe("decide", () => {
     expect(holds(when, { action: "payment.send", currency: "EUR", amount: 50 })).toBe(false);
     expect(holds(when, { action: "transfer", currency: "USD", amount: 50 })).toBe(false);
     expect(holds(when, { action: "payment.send", currency: "USD", amount: 51 })).toBe(false);
+  });
+});
+
+describe("actionAllowable: could some input with this action pass?", () => {
+  const doc = (rules: unknown[], default_effect = "deny") => ({ default_effect, default_reason: "default", rules }) as PolicyDocument;
+  const rule = (id: string, effect: string, when: Condition) => ({ id, effect, reason: id, when });
+
+  test("an allow or approval rule under conditions on the arguments keeps the action (small payments pass)", () => {
+    const policy = doc([rule("big", "deny", { actions: ["mcp.pay.send"], context: { amount: { gt: 100 } } }), rule("small", "allow", { actions: ["mcp.pay.send"], context: { amount: { lte: 100 } } })]);
+    expect(actionAllowable("mcp.pay.send", policy)).toBe(true);
+    // No allow rule names this action, and the default denies.
+    expect(actionAllowable("mcp.pay.refund", policy)).toBe(false);
+    expect(actionAllowable("mcp.x.y", doc([rule("held", "require_approval", { actions: ["mcp.x.*"], resources: ["r"] })]))).toBe(true);
+  });
+
+  test("a deny with no condition but its actions takes every input: nothing after it is reached", () => {
+    const policy = doc([rule("never", "deny", { actions: ["mcp.fs.*"] }), rule("reads", "allow", { actions: ["mcp.fs.read"] })], "allow");
+    expect(actionAllowable("mcp.fs.read", policy)).toBe(false);
+    expect(actionAllowable("mcp.other.read", policy)).toBe(true); // the default allows
+    expect(actionAllowable("mcp.fs.read", doc([rule("all", "deny", {})], "allow"))).toBe(false);
+  });
+
+  test("a deny under a condition (arguments, usage) does not take every input; the default decides the rest", () => {
+    const usage = { sum: "count", per: "key", window: "day", gt: 5 } as Condition["usage"];
+    expect(actionAllowable("a.b", doc([rule("cap", "deny", { actions: ["a.b"], usage })], "allow"))).toBe(true);
+    expect(actionAllowable("a.b", doc([rule("cap", "deny", { actions: ["a.b"], context: { x: { exists: true } } })], "allow"))).toBe(true);
+    expect(actionAllowable("a.b", doc([rule("cap", "deny", { actions: ["a.b"], amount: { gt: 1 } })], "deny"))).toBe(false);
+  });
+
+  test("keys: a rule for other keys is never reached; one for this key holds", () => {
+    const policy = doc([rule("mine", "deny", { keys: ["key_mine"] }), rule("others", "allow", { keys: ["key_other"] })], "allow");
+    expect(actionAllowable("a.b", policy, { key_id: "key_mine" })).toBe(false);
+    expect(actionAllowable("a.b", policy, { key_id: "key_third" })).toBe(true);
+    expect(actionAllowable("a.b", doc([rule("others", "allow", { keys: ["key_other"] })]), { key_id: "key_mine" })).toBe(false);
+    expect(actionAllowable("a.b", doc([rule("others", "allow", { keys: ["key_other"] })]), { key_id: null })).toBe(false);
+  });
+
+  test("sound: whenever it says no input passes, decide() denies every input without approval (random policies)", () => {
+    const when = fc.record(
+      {
+        actions: fc.constantFrom(["a.b"], ["a.*"], ["c.d"], ["a.b", "c.d"]),
+        keys: fc.constantFrom(["key_a"], ["key_b"]),
+        context: fc.constantFrom({ x: { eq: 1 } }, { x: { exists: false } }),
+        amount: fc.constantFrom({ gt: 5 }, { lte: 5 }),
+        usage: fc.constant({ sum: "count", per: "key", window: "day", lte: 1 }),
+      },
+      { requiredKeys: [] },
+    );
+    const policies = fc.record({
+      rules: fc.array(fc.record({ effect: fc.constantFrom("allow", "deny", "require_approval"), when }), { maxLength: 5 }),
+      default_effect: fc.constantFrom("allow", "deny"),
+    });
+    const inputs = fc.record({ action: fc.constantFrom("a.b", "a.c", "c.d"), amount: fc.constantFrom(undefined, 1, 10), x: fc.constantFrom(undefined, 1, 2) });
+    fc.assert(
+      fc.property(policies, fc.array(inputs, { minLength: 1, maxLength: 10 }), fc.constantFrom("key_a", "key_b", null), (p, samples, key) => {
+        const policy = doc(p.rules.map((r, i) => rule(`r${i}`, r.effect, r.when as Condition)), p.default_effect);
+        for (const s of samples) {
+          const input = { action: s.action, ...(s.amount === undefined ? {} : { amount: s.amount }), ...(s.x === undefined ? {} : { context: { x: s.x } }) };
+          const verdict = decide(input, policy, { key_id: key });
+          if (!actionAllowable(s.action, policy, { key_id: key })) expect({ decision: verdict.decision, approval: verdict.approval }).toEqual({ decision: "DENIED", approval: undefined });
+        }
+      }),
+      { numRuns: 500 },
+    );
   });
 });
 

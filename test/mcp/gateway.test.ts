@@ -15,6 +15,7 @@ import { call, signup, testService } from "../helpers/service.ts";
 import { upstreamServer } from "./fixtures/upstream.ts";
 import { runCli } from "../helpers/cli.ts";
 import { argumentsHash } from "../../src/mcp/context.ts";
+import { listen, type Listener } from "../../src/runtime.ts";
 
 const ROOT = join(import.meta.dir, "..", "..");
 const FIXTURE = join(import.meta.dir, "fixtures", "upstream.ts");
@@ -28,6 +29,7 @@ export const MCP_POLICY = {
     { id: "no_system_files", effect: "deny", reason: "system_path", when: { actions: ["mcp.fix.write_file"], context: { path: { prefix: "/etc/" } } } },
     { id: "writes_need_approval", effect: "require_approval", reason: "writes_need_approval", when: { actions: ["mcp.fix.write_file"] }, approval: { quorum: 1 } },
     { id: "echo_ok", effect: "allow", reason: "echo_is_harmless", when: { actions: ["mcp.fix.echo", "mcp.fixture_files.echo"] } },
+    { id: "small_payments", effect: "allow", reason: "small_payment", when: { actions: ["mcp.fix.pay"], context: { amount: { lte: 100 } } } },
   ],
 };
 
@@ -37,7 +39,7 @@ let approver: Member;
 let dir: string;
 let wardenUrl: string;
 let closedUrl: string;
-let front: ReturnType<typeof Bun.serve>;
+let front: Listener;
 let httpUpstream: ReturnType<typeof Bun.serve>;
 const httpHeaders: Record<string, string>[] = [];
 const httpCalls: Record<string, unknown>[] = [];
@@ -47,11 +49,10 @@ let logs = 0;
 beforeAll(async () => {
   const { service } = await testService();
   // Plain HTTP on the loopback, presented to the service as the HTTPS it asks for (TLS is not under test here).
-  front = Bun.serve({
+  // listen() is what `warden serve` listens with: its idle timeout is the one in production.
+  front = listen({
     port: 0,
     hostname: "127.0.0.1",
-    // Above GET /v1/approvals/{id}?wait=30: Bun's default (10 s) would cut an approval's wait.
-    idleTimeout: 60,
     fetch: (request, server) => service.handle(new Request(request.url.replace(/^http:/, "https:"), request), { ip: () => server.requestIP(request)?.address }),
   });
   wardenUrl = `http://127.0.0.1:${front.port}`;
@@ -84,7 +85,7 @@ afterEach(async () => {
 });
 
 afterAll(async () => {
-  front?.stop(true);
+  await front?.stop(true);
   httpUpstream?.stop(true);
   if (dir) rmSync(dir, { recursive: true, force: true });
 }, SLOW);
@@ -169,6 +170,13 @@ describe("mcp gateway in front of a stdio server", () => {
     const system: any = await gw.client.callTool({ name: "write_file", arguments: { path: "/etc/passwd", content: "x" } });
     expect(system.isError).toBe(true);
     expect(system._meta.warden.reasons).toEqual(["system_path"]);
+    // A tool the upstream does not have: unknown, not a decision of the policy (no receipt).
+    const unknown: any = await gw.client.callTool({ name: "no_such_tool", arguments: {} });
+    expect(unknown.isError).toBe(true);
+    expect(textOf(unknown)).toStartWith('Unknown tool: "no_such_tool".');
+    expect(textOf(unknown)).toContain("echo, write_file, delete_everything");
+    expect(textOf(unknown)).not.toContain("DENIED");
+    expect(unknown._meta.warden).toEqual({ action: "mcp.fix.no_such_tool", arguments_sha256: "", decision: "UNDECIDED", error: "unknown tool" });
     expect(gw.upstreamCalls()).toEqual([]);
   }, SLOW);
 
@@ -193,6 +201,11 @@ describe("mcp gateway in front of a stdio server", () => {
     const through: any = await gw.client.callTool({ name: "write_file", arguments: args });
     expect(through.isError).toBeFalsy();
     like(through._meta.warden).toMatchObject({ decision: "ALLOWED", approval_id, receipt_id, approval_status: "approved", outcome_receipt_id: voted.body.outcome_receipt_id });
+    // What the model reads names the ALLOWED outcome receipt, not the DENIED protect receipt as allowed.
+    const note = through.content.at(-1).text;
+    expect(note).toContain(`ALLOWED by approval ${approval_id} (approved); outcome receipt ${voted.body.outcome_receipt_id}`);
+    expect(note).toContain(`the protect receipt ${receipt_id} was DENIED pending approval`);
+    expect(note).not.toContain(`ALLOWED; receipt ${receipt_id}`);
     expect(gw.upstreamCalls()).toEqual([{ tool: "write_file", arguments: args, warden_env: [] }]);
     const after = await call("GET", `/v1/approvals/${approval_id}`, { headers: { "x-api-key": owner.apiKey } });
     expect(after.body.status).toBe("executed");
@@ -277,7 +290,7 @@ describe("mcp gateway in front of a stdio server", () => {
 
   test("everything but tools/call passes through; --hide-denied drops the tools never allowed", async () => {
     const plain = await stdioGateway();
-    expect((await plain.client.listTools()).tools.map((t) => t.name)).toEqual(["echo", "write_file", "delete_everything"]);
+    expect((await plain.client.listTools()).tools.map((t) => t.name)).toEqual(["echo", "write_file", "delete_everything", "pay"]);
     like(plain.client.getServerVersion()).toMatchObject({ name: "fixture files" });
     expect((await plain.client.listResources()).resources).toEqual([{ uri: "fixture://readme", name: "readme", mimeType: "text/plain" }]);
     like((await plain.client.readResource({ uri: "fixture://readme" })).contents[0]).toMatchObject({ text: "the fixture's readme" });
@@ -285,12 +298,18 @@ describe("mcp gateway in front of a stdio server", () => {
     expect((await plain.client.getPrompt({ name: "greet" })).messages[0].content).toEqual({ type: "text", text: "hello from the fixture" });
 
     const hiding = await stdioGateway(["--name", "fix", "--hide-denied"]);
-    // write_file stays: a call of it may be approved (and one outside /etc/ is not denied outright).
-    expect((await hiding.client.listTools()).tools.map((t) => t.name)).toEqual(["echo", "write_file"]);
+    // write_file stays: a call of it may be approved (and one outside /etc/ is not denied outright);
+    // pay stays: small payments are allowed, though a call without arguments is not.
+    expect((await hiding.client.listTools()).tools.map((t) => t.name)).toEqual(["echo", "write_file", "pay"]);
+    const paid: any = await hiding.client.callTool({ name: "pay", arguments: { amount: 50 } });
+    expect(paid.content[0].text).toBe("paid 50");
+    like(paid._meta.warden).toMatchObject({ decision: "ALLOWED", reasons: ["small_payment"] });
+    const tooMuch: any = await hiding.client.callTool({ name: "pay", arguments: { amount: 500 } });
+    expect(tooMuch.isError).toBe(true);
     // Hiding is not the enforcement: a call of a hidden tool is still decided (and denied).
     const hidden: any = await hiding.client.callTool({ name: "delete_everything", arguments: {} });
     expect(hidden.isError).toBe(true);
-    expect(hiding.upstreamCalls()).toEqual([]);
+    expect(hiding.upstreamCalls().map((c) => c.tool)).toEqual(["pay"]);
   }, SLOW);
 
   test("arguments too large to decide: refused, saying so, before warden or the upstream hears of them", async () => {
@@ -329,12 +348,15 @@ describe("mcp gateway in front of a Streamable HTTP server", () => {
     httpCalls.length = 0;
     httpHeaders.length = 0;
     const gw = await agent(["gateway", "--name", "fix", "--upstream", `http://127.0.0.1:${httpUpstream.port}/mcp`]);
-    expect((await gw.client.listTools()).tools.map((t) => t.name)).toEqual(["echo", "write_file", "delete_everything"]);
+    expect((await gw.client.listTools()).tools.map((t) => t.name)).toEqual(["echo", "write_file", "delete_everything", "pay"]);
     const allowed: any = await gw.client.callTool({ name: "echo", arguments: { text: "over http" } });
     expect(allowed.content[0].text).toBe("echo: over http");
     like(allowed._meta.warden).toMatchObject({ decision: "ALLOWED", receipt_id: expect.stringMatching(/^rcpt_/) });
     const denied: any = await gw.client.callTool({ name: "delete_everything", arguments: {} });
     expect(denied.isError).toBe(true);
+    const unknown: any = await gw.client.callTool({ name: "no_such_tool", arguments: {} });
+    expect(unknown.isError).toBe(true);
+    like(unknown._meta.warden).toMatchObject({ decision: "UNDECIDED", error: "unknown tool" });
     expect(httpCalls.map((c) => c.tool)).toEqual(["echo"]);
     expect(httpHeaders.length).toBeGreaterThan(0);
     for (const headers of httpHeaders) {
@@ -342,6 +364,60 @@ describe("mcp gateway in front of a Streamable HTTP server", () => {
       expect(headers["x-api-key"]).toBeUndefined();
       expect(Object.values(headers).some((v) => v.includes(owner.apiKey))).toBe(false);
     }
+  }, SLOW);
+});
+
+describe("when the host closes stdin (MCP's stdio shutdown, or a host that crashed)", () => {
+  const alive = (pid: number) => {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  /** `warden mcp ARGS` with its stdin a pipe, initialized over it; closes stdin and says how long each process took to go. */
+  async function closeStdin(args: string[], pidFile?: string) {
+    const proc = Bun.spawn([process.execPath, "src/cli/main.ts", "mcp", ...args], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", WARDEN_URL: wardenUrl, WARDEN_API_KEY: owner.apiKey, ...(pidFile ? { FIXTURE_PID: pidFile } : {}) },
+      stdin: "pipe",
+      stdout: "pipe",
+      stderr: "ignore",
+    });
+    let upstreamPid: number | undefined;
+    try {
+      proc.stdin.write(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "host", version: "1" } } }) + "\n");
+      await proc.stdin.flush();
+      const reader = proc.stdout.getReader();
+      const first = new TextDecoder().decode((await reader.read()).value);
+      expect(JSON.parse(first.split("\n")[0])).toMatchObject({ id: 1, result: { serverInfo: expect.anything() } });
+      if (pidFile) upstreamPid = Number(readFileSync(pidFile, "utf8"));
+      if (upstreamPid !== undefined) expect(alive(upstreamPid)).toBe(true);
+      const closed = performance.now();
+      await proc.stdin.end();
+      const exited = await Promise.race([proc.exited, Bun.sleep(8_000).then(() => "still running")]);
+      const gatewayMs = performance.now() - closed;
+      while (upstreamPid !== undefined && alive(upstreamPid) && performance.now() - closed < 8_000) await Bun.sleep(50);
+      return { exited, gatewayMs, upstreamAlive: upstreamPid !== undefined && alive(upstreamPid) };
+    } finally {
+      // What the case started, by its pid, whatever happened.
+      if (proc.exitCode === null) proc.kill("SIGKILL");
+      if (upstreamPid !== undefined && alive(upstreamPid)) process.kill(upstreamPid, "SIGKILL");
+    }
+  }
+
+  test("mcp gateway exits, and its upstream child with it", async () => {
+    const pidFile = join(dir, "upstream.pid");
+    const { exited, gatewayMs, upstreamAlive } = await closeStdin(["gateway", "--name", "fix", "--", process.execPath, FIXTURE], pidFile);
+    expect({ exited, upstreamAlive }).toEqual({ exited: 0, upstreamAlive: false });
+    expect(gatewayMs).toBeLessThan(6_000);
+  }, SLOW);
+
+  test("mcp serve exits", async () => {
+    const { exited, gatewayMs } = await closeStdin(["serve"]);
+    expect(exited).toBe(0);
+    expect(gatewayMs).toBeLessThan(6_000);
   }, SLOW);
 });
 

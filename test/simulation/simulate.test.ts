@@ -48,7 +48,7 @@ describe("POST /v1/simulate", () => {
       expect(reply.status).toBe(200);
       const r = reply.body;
       expect(Object.keys(r).sort()).toEqual([
-        "approval_required", "content_hash", "decision", "key_id", "kind", "ok", "payload", "preset", "protect_receipt_id", "reasons", "receipt_id", "request_id", "signature", "tenant_id", "timestamp", "verified",
+        "action_allowable", "approval_required", "content_hash", "decision", "key_id", "kind", "ok", "payload", "preset", "protect_receipt_id", "reasons", "receipt_id", "request_id", "signature", "tenant_id", "timestamp", "verified",
       ]);
       expect(r).toMatchObject({ tenant_id: user.tenantId, receipt_id: null, protect_receipt_id: null, kind: "simulation" });
       expect(r.key_id).toMatch(/^key_/);
@@ -142,6 +142,20 @@ describe("POST /v1/simulate", () => {
       expectErrorShape(await simulate(preset, { "x-api-key": user.apiKey }), 400, "invalid_preset");
     });
   }
+
+  test("action_allowable: whether another input with the action could pass, under the default policy", async () => {
+    const user = await signup();
+    const ask = async (input: unknown) => (await call("POST", "/v1/simulate", { json: { input }, headers: { "x-api-key": user.apiKey } })).body;
+    // Over the limit is DENIED, yet a smaller payment passes: the action stays allowable.
+    expect(await ask({ action: "payment.send", amount: 5000, currency: "USD" })).toMatchObject({ decision: "DENIED", action_allowable: true });
+    // A shell is denied whatever the rest says, and nothing names this action: neither is.
+    expect(await ask({ action: "shell.exec", context: { cmd: "ls" } })).toMatchObject({ decision: "DENIED", action_allowable: false });
+    expect(await ask({ action: "nothing.names.this" })).toMatchObject({ decision: "DENIED", action_allowable: false });
+    // Bulk email is denied by its context; other email passes.
+    expect(await ask({ action: "email.send", context: { bulk: true } })).toMatchObject({ decision: "DENIED", action_allowable: true });
+    // A delete is denied in production by a rule, elsewhere by the default: no input passes.
+    expect(await ask({ action: "file.delete", resource: "staging/a" })).toMatchObject({ decision: "DENIED", action_allowable: false });
+  });
 
   test("a preset that is not a string, a missing preset, extra fields: invalid_request", async () => {
     const user = await signup();
