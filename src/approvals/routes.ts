@@ -45,12 +45,14 @@ function agentRoutes(deps: Deps) {
           const tenant = principal.tenant_id;
           let approval = await deps.approvals.get(tenant, params.approval_id);
           const wait = Math.min(30, Math.max(0, query.wait ?? 0));
-          // Wait while nothing moved: the commit that changes it wakes us (no polling per waiter).
-          if (wait > 0 && approval.status === "pending") {
-            const started = approval.status;
-            const changed = await deps.approvalWaiters.until(tenant, approval.approval_id, wait * 1000, request.signal);
-            if (changed || Date.now() >= Date.parse(approval.expires_at)) approval = await deps.approvals.get(tenant, params.approval_id);
-            void started;
+          // Wait while its status stays pending: a commit that touches it wakes us (no polling per
+          // waiter); a wake that left it pending (a vote short of the quorum) waits out the rest.
+          const deadline = Date.now() + wait * 1000;
+          while (approval.status === "pending" && Date.now() < deadline && !request.signal.aborted) {
+            const changed = await deps.approvalWaiters.until(tenant, approval.approval_id, deadline - Date.now(), request.signal);
+            if (!changed && Date.now() < Date.parse(approval.expires_at)) break;
+            approval = await deps.approvals.get(tenant, params.approval_id);
+            if (!changed) break;
           }
           return shown(approval);
         },
