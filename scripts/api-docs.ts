@@ -138,9 +138,12 @@ delete it and create another). At most 64 KiB of an answer is read. Targets must
 most 2,000 characters, no user name or password in the URL); a host that resolves to a loopback,
 private, link-local, carrier-grade NAT, multicast, documentation or otherwise non-public address
 is refused (400 \`invalid_request\`, the message says why) when the endpoint is created, and again
-at every attempt, which connects to the address it checked and follows no redirect; the operator
-may allow private targets (\`WEBHOOK_ALLOW_PRIVATE=1\`). The secret is kept sealed, never in the
-clear. Creating, rotating and deleting an endpoint are events of the audit trail.`,
+at every attempt, which connects to the address it checked and follows no redirect; a delivery
+refused so fails at once (no retries: the answer will not change); the operator may allow private
+targets (\`WEBHOOK_ALLOW_PRIVATE=1\`). Each delivery in the list carries \`last_error\`, why its last
+attempt failed in a few words (\`HTTP 500 Internal Server Error\`, \`no answer within 10 s\`, a TLS
+error, \`hooks.example.com resolves to a private address\`); it is \`null\` once delivered. The
+secret is kept sealed, never in the clear. Creating, rotating and deleting an endpoint are events of the audit trail.`,
 };
 
 // What each error code means; the status comes from src/http/errors.ts. A code missing here
