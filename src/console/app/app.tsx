@@ -17,6 +17,7 @@ import { AuditPage } from "../pages/audit.tsx";
 import { InvitationPage } from "../pages/invitation.tsx";
 import { ApprovalsPage } from "../pages/approvals.tsx";
 import { ApprovalPage } from "../pages/approval.tsx";
+import { WebhooksPage } from "../pages/webhooks.tsx";
 import { requiredRole, roleAtLeast, type Role } from "../../members/roles.ts";
 import { TenantSwitcher } from "./tenants.tsx";
 
@@ -60,6 +61,7 @@ const NAV: { page: Page; label: string }[] = [
   { page: "policy", label: "Policy" },
   { page: "plan", label: "Plan" },
   { page: "members", label: "Members" },
+  { page: "webhooks", label: "Webhooks" },
   { page: "audit", label: "Audit" },
   { page: "account", label: "Account" },
 ];
@@ -138,6 +140,7 @@ export function App() {
   else if (route.page === "policy") content = <PolicyPage session={signedIn} />;
   else if (route.page === "plan") content = <PlanPage session={signedIn} />;
   else if (route.page === "members") content = <MembersPage session={signedIn} />;
+  else if (route.page === "webhooks") content = <WebhooksPage session={signedIn} />;
   else if (route.page === "audit") content = <AuditPage session={signedIn} />;
   else if (route.page === "account") content = <AccountPage session={signedIn} />;
   else if (route.page === "mailbox") content = <MailboxPage session={signedIn} />;
