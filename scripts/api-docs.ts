@@ -59,7 +59,10 @@ expires_at}, protect_receipt_id, v}\`) and the execute of the outcome (its paylo
 on this exact action before expiry and before the outcome, the outcome naming exactly those votes.
 Votes: 409 \`action_changed\` (the hash shown is not the approval's), \`already_voted\`,
 \`not_pending\`; 403 \`forbidden_role\` (a role the terms do not name), \`self_approval\` (the
-calling key's creator). At most 100 pending approvals per tenant (429 \`quota_exceeded\`, \`limit:
+calling key's creator). Each member who may vote is emailed a link to the approval in the
+console, but not the calling key's creator, whose vote would be refused (unless the tenant has
+that one member, its owner, with \`allow_self_approval\` on); the console shows the creator no vote
+buttons and says why. At most 100 pending approvals per tenant (429 \`quota_exceeded\`, \`limit:
 "approvals_pending"\`).`,
   keys: `**Keys for agents.** A key may carry, at creation or by \`PATCH /customer/keys/{key_id}\`
 (a field sent replaces that property, \`null\` clears it, a field not sent stays): \`expires_at\`

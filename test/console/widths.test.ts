@@ -237,6 +237,7 @@ describe.skipIf(!chromiumAvailable)("the console at 390 and 1280 px", () => {
   ];
   const publicPages = [
     { path: "login", ready: "main form" },
+    { path: "mailbox", ready: "main p" },
     { path: "signup", ready: "main form" },
     { path: "forgot", ready: "main form" },
     { path: "reset?token=x", ready: "main h1" },
@@ -308,6 +309,14 @@ describe.skipIf(!chromiumAvailable)("the console at 390 and 1280 px", () => {
       expect(await overflowing(phone)).toEqual([]);
       await shot(phone, "approver-dashboard-390");
       await intoTenant(phone, tenants.a);
+      expect(await overflowing(phone)).toEqual([]);
+      // Her dashboard tells an approver what she does here, not to try or rotate a key she did not make.
+      await phone.goto(`${origin}/console/dashboard`);
+      await phone.getByTestId("plan").waitFor();
+      const part = phone.getByTestId("your-part");
+      await part.waitFor();
+      expect(await part.textContent()).toContain("You are an approver");
+      expect(await phone.getByTestId("next-step").count()).toBe(0);
       expect(await overflowing(phone)).toEqual([]);
       await phone.goto(`${origin}/console/approvals`);
       await heading(phone, "Approvals");
