@@ -129,6 +129,7 @@ export function App() {
   else if (route.page === "reset") content = <ResetPage token={route.query.get("token")} />;
   else if (route.page === "invitation") content = <InvitationPage token={route.query.get("token")} signedIn={!!token} account={token ? account : null} />;
   else if (route.page === "verify") content = <VerifyPage token={route.query.get("token")} signedIn={!!token} onVerified={refreshAccount} />;
+  else if (route.page === "mailbox") content = token && !account && !accountError ? <p class="loading">Loading…</p> : <MailboxPage session={signedIn} />;
   else if (route.page === "not_found") content = <NotFound />;
   else if (!signedIn) content = accountError ? <ErrorNotice error={accountError} /> : <p class="loading">Loading…</p>;
   else if (route.page === "dashboard") content = <DashboardPage session={signedIn} />;
@@ -143,7 +144,6 @@ export function App() {
   else if (route.page === "webhooks") content = <WebhooksPage session={signedIn} />;
   else if (route.page === "audit") content = <AuditPage session={signedIn} />;
   else if (route.page === "account") content = <AccountPage session={signedIn} />;
-  else if (route.page === "mailbox") content = <MailboxPage session={signedIn} />;
 
   return (
     <>
@@ -180,6 +180,8 @@ export function App() {
       {/* A switch of tenant or member starts every page afresh: nothing of the other one stays. */}
       <main id="main" tabIndex={-1} key={signedIn ? signedIn.account.member_id : "signed-out"}>
         {content}
+        {/* Signed out (a newcomer with an invitation, a forgotten password): the mail of a development server. */}
+        {!token && route.page !== "mailbox" && <DevMailboxLink />}
       </main>
     </>
   );
