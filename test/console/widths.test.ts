@@ -258,6 +258,17 @@ describe.skipIf(!chromiumAvailable)("the console at 390 and 1280 px", () => {
         await p.getByTestId("delivery-reason").first().waitFor();
       }
       const over = await overflowing(p);
+      // A checkbox sits beside the first line of its label, not above it.
+      over.push(
+        ...(await p.evaluate(() =>
+          [...document.querySelectorAll(".check")].flatMap((row) => {
+            const box = row.querySelector("input")?.getBoundingClientRect();
+            const label = row.querySelector("label")?.getBoundingClientRect();
+            if (!box || !label || box.width === 0) return [];
+            return Math.abs(box.top - label.top) > 8 || box.right > label.left ? [`checkbox ${row.querySelector("input")!.id} at ${box.top}, its label at ${label.top}`] : [];
+          }),
+        )),
+      );
       if (over.length) found[path] = over;
       await shot(p, `${who}-${path.replace(/[/?=]/g, "_")}-${width}`);
     }
@@ -345,6 +356,22 @@ describe.skipIf(!chromiumAvailable)("the console at 390 and 1280 px", () => {
       expect(await overflowing(phone)).toEqual([]);
       await shot(phone, "approver-approved-390");
       await phone.close();
+    },
+    STEP_MS,
+  );
+
+  test(
+    "a key's edit panel closes when that key is rotated: it would edit the old key",
+    async () => {
+      await page.setViewportSize({ width: 1280, height: 900 });
+      await page.goto(`${origin}/console/keys`);
+      const row = page.getByTestId("keys-table").locator("tbody tr", { hasText: "default" });
+      await row.getByRole("button", { name: "Edit" }).click();
+      await page.getByTestId("key-editor").waitFor();
+      await row.getByRole("button", { name: "Rotate" }).click();
+      await page.getByRole("dialog").getByRole("button", { name: "Rotate key" }).click();
+      await page.getByTestId("secret-reveal").waitFor();
+      await page.getByTestId("key-editor").waitFor({ state: "detached" });
     },
     STEP_MS,
   );

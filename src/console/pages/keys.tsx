@@ -209,6 +209,8 @@ export function KeysPage({ session }: { session: Session }) {
         setRevealed({ secret: reply.secret, label: key.label });
         announce(`Key ${key.label} rotated: the old secret ${overlap > 0 ? "works a while longer" : "no longer works"}. Copy the new one now.`);
       } else announce(`Key ${key.label} revoked: requests with it are refused from now on.`);
+      // The key edited is no longer the active one (a rotation made a new key): its form would save nothing.
+      setEditing((open) => (open?.key_id === key.key_id ? null : open));
       list.reload();
     } catch (error) {
       setActionError(error);
