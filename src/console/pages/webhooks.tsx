@@ -47,7 +47,7 @@ function CreateForm({ onCreated }: { onCreated: (hook: Webhook & { secret: strin
     const el = event.currentTarget as HTMLFormElement;
     const url = (el.elements.namedItem("url") as HTMLInputElement).value.trim();
     const description = (el.elements.namedItem("description") as HTMLInputElement).value.trim();
-    if (!/^https:\/\/\S+$/i.test(url)) return form.fail({ url: "An https:// address, for example https://hooks.example.com/warden." });
+    if (!/^https:\/\/\S+$/i.test(url)) return form.fail({ url: "An address that starts with https:// and names your receiver's host." });
     let events: string[];
     try {
       events = chosenEvents(el);
@@ -71,7 +71,7 @@ function CreateForm({ onCreated }: { onCreated: (hook: Webhook & { secret: strin
       <h2 id="new-webhook">Add an endpoint</h2>
       <form onSubmit={create} ref={form.formRef} noValidate>
         <ErrorNotice error={form.error} />
-        <Field label="URL" name="url" type="url" inputMode="url" maxLength={2000} required placeholder="https://hooks.example.com/warden" hint="https only, on a public host: warden refuses addresses inside a private network." error={form.fields.url} />
+        <Field label="URL" name="url" type="url" inputMode="url" maxLength={2000} required hint="https only, on a public host: warden refuses addresses inside a private network." error={form.fields.url} />
         <Field label="Description (optional)" name="description" maxLength={200} />
         <fieldset aria-describedby={eventsError ? "events-error" : undefined}>
           <legend>Events it hears</legend>
