@@ -143,7 +143,7 @@ describe.skipIf(!chromiumAvailable)("approvals in the console", () => {
   );
 
   test(
-    "the owner sees it first in the inbox, with the pending count; having made the bot's key, their vote is refused and the page says why",
+    "the owner sees it first in the inbox, with the pending count; having made the bot's key, they are shown no vote buttons, and why",
     async () => {
       // A tab in the background gets no animation frames, which Playwright's clicks wait for.
       await owner.bringToFront();
