@@ -66,7 +66,10 @@ cancels through \`POST /customer/approvals/{id}/cancel\`. \`GET /customer/approv
 \`account_id\`) as eligible members on this exact action before expiry and before the outcome, the outcome naming exactly those votes.
 Votes: 409 \`action_changed\` (the hash shown is not the approval's), \`already_voted\`,
 \`not_pending\`; 403 \`forbidden_role\` (a role the terms do not name), \`self_approval\` (the
-person who created the calling key, through any membership). At most 100 pending approvals per tenant (429 \`quota_exceeded\`, \`limit:
+person who created the calling key, through any membership). Each member who may vote is emailed a
+link to the approval in the console, but not the person who created the calling key, whose vote
+would be refused (unless the tenant has that one member, its owner, with \`allow_self_approval\`
+on); the console shows them no vote buttons and says why. At most 100 pending approvals per tenant (429 \`quota_exceeded\`, \`limit:
 "approvals_pending"\`).`,
   keys: `**Keys for agents.** A key may carry, at creation or by \`PATCH /customer/keys/{key_id}\`
 (a field sent replaces that property, \`null\` clears it, a field not sent stays): \`expires_at\`
@@ -151,9 +154,12 @@ delete it and create another). At most 64 KiB of an answer is read. Targets must
 most 2,000 characters, no user name or password in the URL); a host that resolves to a loopback,
 private, link-local, carrier-grade NAT, multicast, documentation or otherwise non-public address
 is refused (400 \`invalid_request\`, the message says why) when the endpoint is created, and again
-at every attempt, which connects to the address it checked and follows no redirect; the operator
-may allow private targets (\`WEBHOOK_ALLOW_PRIVATE=1\`). The secret is kept sealed, never in the
-clear. Creating, rotating and deleting an endpoint are events of the audit trail.`,
+at every attempt, which connects to the address it checked and follows no redirect; a delivery
+refused so fails at once (no retries: the answer will not change); the operator may allow private
+targets (\`WEBHOOK_ALLOW_PRIVATE=1\`). Each delivery in the list carries \`last_error\`, why its last
+attempt failed in a few words (\`HTTP 500 Internal Server Error\`, \`no answer within 10 s\`, a TLS
+error, \`hooks.example.com resolves to a private address\`); it is \`null\` once delivered. The
+secret is kept sealed, never in the clear. Creating, rotating and deleting an endpoint are events of the audit trail.`,
 };
 
 // What each error code means; the status comes from src/http/errors.ts. A code missing here

@@ -360,6 +360,13 @@ BEGIN
                                             'expires_at', iso_time(i.issued_at + make_interval(secs => t.expires_in))))
     FROM members m JOIN accounts a ON a.account_id = m.account_id
     WHERE m.tenant_id = i.tenant_id AND m.status = 'active' AND m.role = ANY (t.roles)
+      -- Not the person who created the key, whose vote approval_votes_guard() refuses (WV005), unless
+      -- it would take it: the tenant's one member, its owner, with allow_self_approval.
+      AND (m.account_id IS DISTINCT FROM (SELECT c.account_id FROM approvals ap JOIN members c ON c.tenant_id = ap.tenant_id AND c.member_id = ap.key_created_by
+                                           WHERE ap.tenant_id = i.tenant_id AND ap.approval_id = t.approval_id)
+           OR (m.role = 'owner'
+               AND (SELECT tn.allow_self_approval FROM tenants tn WHERE tn.tenant_id = i.tenant_id)
+               AND (SELECT count(*) FROM members c WHERE c.tenant_id = i.tenant_id AND c.status = 'active') = 1))
     ORDER BY m.joined_at, m.member_id;
     PERFORM approval_emit(i.tenant_id, 'approval.requested', t.approval_id, i.receipt_id);
   END LOOP;
@@ -367,7 +374,8 @@ END $$;
 COMMENT ON FUNCTION receipt_approval_open(receipt_append_item[]) IS
   'After receipt_append() stored its items: opens the approval of each stored protect whose item carries approval terms and answers none ({approval_id, '
   'quorum, roles, expires_in, execute_within, rule, action}), bound to its content_hash and calling key, expiring expires_in after the '
-  'receipt, queues an approval_requested email to each active member whose role may vote, and an approval.requested webhook event.';
+  'receipt, queues an approval_requested email to each active member whose role may vote (not the key''s creator, whose vote would be '
+  'refused, unless self-approval is allowed), and an approval.requested webhook event.';
 
 -- After the insert: an execute of an approved approval's outcome receipt moves it to executed.
 CREATE FUNCTION receipt_approval_executed(p_items receipt_append_item[]) RETURNS void

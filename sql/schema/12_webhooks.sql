@@ -359,7 +359,7 @@ COMMENT ON FUNCTION webhook_delivery_attempted(text, bigint, integer) IS
   'Records the HTTP status of a delivery''s latest attempt (NULL: it got no answer: refused, unreachable, timed out); false when no delivery has that outbox row.';
 
 CREATE FUNCTION webhook_deliveries_page(p_tenant_id text, p_webhook_id text, p_before bigint, p_limit integer)
-RETURNS TABLE (delivery_id text, event text, status text, attempts integer, last_status_code integer,
+RETURNS TABLE (delivery_id text, event text, status text, attempts integer, last_status_code integer, last_error text,
                next_attempt_at text, created_at text, page_position bigint)
 LANGUAGE plpgsql STABLE AS $$
 #variable_conflict use_column
@@ -371,6 +371,8 @@ BEGIN
     SELECT d.delivery_id, d.event,
            CASE o.status WHEN 'sent' THEN 'delivered' ELSE o.status END,
            o.attempts, d.last_status_code,
+           -- Why the last attempt failed (the worker's short reason); a delivered one has none.
+           CASE WHEN o.status <> 'sent' THEN o.last_error END,
            CASE WHEN o.status = 'pending' THEN iso_time(o.next_attempt_at) END,
            iso_time(d.created_at), d.outbox_id
     FROM webhook_deliveries d
@@ -381,7 +383,8 @@ BEGIN
 END $$;
 COMMENT ON FUNCTION webhook_deliveries_page(text, text, bigint, integer) IS
   'A page of an endpoint''s deliveries, newest first, before position p_before (the page_position of the last row of the page before): status '
-  'pending | delivered | failed, attempts so far, the last attempt''s HTTP status, when the next attempt is due (pending only). WH004: not this '
+  'pending | delivered | failed, attempts so far, the last attempt''s HTTP status, why the last attempt failed (NULL once delivered or before '
+  'an attempt), when the next attempt is due (pending only). WH004: not this '
   'tenant''s live endpoint.';
 
 -- JWT_SECRET changed (JWT_SECRET_PREVIOUS set): the service seals each secret again under the new one.

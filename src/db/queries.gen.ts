@@ -1052,6 +1052,7 @@ export interface Queries {
       status: string;
       attempts: number;
       last_status_code: number | null;
+      last_error: string | null;
       next_attempt_at: string | null;
       created_at: string;
       page_position: number;

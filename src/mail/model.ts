@@ -3,6 +3,8 @@ import { t } from "elysia";
 
 export const DevMailbox = t.Object({
   ok: t.Literal(true),
+  /** instance: every message of this instance (it is reached only from this machine); account: those to the signed-in person. */
+  scope: t.Union([t.Literal("instance"), t.Literal("account")]),
   messages: t.Array(
     t.Object({
       id: t.Integer(),

@@ -18,6 +18,8 @@ export interface ImpactExample {
   input: ProtectInput;
   before: Outcome;
   after: Outcome;
+  /** Whether the decision itself changes (ALLOWED <-> DENIED); false: the same decision for another reason. */
+  flipped: boolean;
 }
 
 /** The most changed decisions an impact report shows. */
@@ -27,6 +29,7 @@ export function impactOf(rows: readonly StoredDecision[], draft: PolicyDocument)
   let unchanged = 0;
   let allowedToDenied = 0;
   let deniedToAllowed = 0;
+  let reasonChanged = 0;
   const examples: ImpactExample[] = [];
   // Decisions a require_approval rule of the draft would have held for people, per UTC day.
   const approvalDays = new Map<string, number>();
@@ -53,8 +56,10 @@ export function impactOf(rows: readonly StoredDecision[], draft: PolicyDocument)
     }
     if (before.decision === "ALLOWED" && after.decision === "DENIED") allowedToDenied++;
     if (before.decision === "DENIED" && after.decision === "ALLOWED") deniedToAllowed++;
+    const flipped = after.decision !== before.decision;
+    if (!flipped) reasonChanged++;
     // Oldest first here: the newest MAX_EXAMPLES are kept, and shown newest first below.
-    examples.push({ receipt_id: row.receipt_id, input: payload.input, before, after: { decision: after.decision, reason: after.reasons[0] } });
+    examples.push({ receipt_id: row.receipt_id, input: payload.input, before, after: { decision: after.decision, reason: after.reasons[0] }, flipped });
     if (examples.length > MAX_EXAMPLES) examples.shift();
   }
   return {
@@ -63,6 +68,7 @@ export function impactOf(rows: readonly StoredDecision[], draft: PolicyDocument)
     changed: rows.length - unchanged,
     allowed_to_denied: allowedToDenied,
     denied_to_allowed: deniedToAllowed,
+    reason_changed: reasonChanged,
     approval_required: [...approvalDays.values()].reduce((a, b) => a + b, 0),
     approval_required_by_day: [...approvalDays.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([day, count]) => ({ day, count })),
     examples: examples.reverse(),

@@ -68,10 +68,13 @@ export const ImpactReport = t.Object({
   ok: t.Literal(true),
   evaluated: Type.Integer(),
   unchanged: Type.Integer(),
-  changed: Type.Integer(),
+  changed: Type.Integer({ description: "decisions whose outcome changes at all: allowed_to_denied + denied_to_allowed + reason_changed" }),
   allowed_to_denied: Type.Integer(),
   denied_to_allowed: Type.Integer(),
+  reason_changed: Type.Integer({ description: "the same decision for another reason (no flip)" }),
   approval_required: Type.Integer({ description: "how many of the decisions evaluated a require_approval rule of the draft would have held for people" }),
   approval_required_by_day: t.Array(t.Object({ day: t.String({ description: "UTC day, YYYY-MM-DD" }), count: Type.Integer() })),
-  examples: t.Array(t.Object({ receipt_id: t.String(), input: ProtectInput, before: Outcome, after: Outcome })),
+  examples: t.Array(
+    t.Object({ receipt_id: t.String(), input: ProtectInput, before: Outcome, after: Outcome, flipped: t.Boolean({ description: "the decision changes; false: only its reason" }) }),
+  ),
 });

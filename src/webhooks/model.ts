@@ -80,6 +80,8 @@ export const DeliveryList = t.Object({
       status: t.Union([t.Literal("pending"), t.Literal("delivered"), t.Literal("failed")]),
       attempts: t.Integer({ minimum: 0 }),
       last_status_code: t.Union([t.Integer(), t.Null()]),
+      /** Why the last attempt failed ("HTTP 500 Internal Server Error", "no answer within 10 s", a TLS error, a private address); null once delivered. */
+      last_error: t.Union([t.String(), t.Null()]),
       next_attempt_at: t.Union([Iso, t.Null()]),
       created_at: Iso,
     }),

@@ -69,7 +69,7 @@ export function webhooksRoutes(deps: Deps) {
         params: WebhookParams,
         query: DeliveryListQuery,
         response: { 200: DeliveryList, 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse },
-        detail: { summary: "An endpoint's deliveries, newest first (cursor pagination): status, attempts, the last HTTP status, the next attempt", tags: ["webhooks"], security },
+        detail: { summary: "An endpoint's deliveries, newest first (cursor pagination): status, attempts, the last HTTP status, why the last attempt failed, the next attempt", tags: ["webhooks"], security },
       })
   );
 }

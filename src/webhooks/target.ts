@@ -29,6 +29,14 @@ export class TargetRefused extends Error {
   }
 }
 
+/** A host that resolves to a non-public address: the same on every retry, so a delivery ends at once. */
+export class TargetNotPublic extends TargetRefused {
+  constructor(message: string) {
+    super(message);
+    this.name = "TargetNotPublic";
+  }
+}
+
 /** The host as a connection names it: an IPv6 literal without its brackets. */
 export function bareHost(url: URL): string {
   return url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
@@ -86,7 +94,7 @@ export class WebhookTargets {
     if (!this.allowPrivate) {
       for (const { address } of addresses) {
         const verdict = classifyAddress(address);
-        if (!verdict.public) throw new TargetRefused(literal ? `${host} is ${verdict.reason}` : `${host} resolves to ${verdict.reason}`);
+        if (!verdict.public) throw new TargetNotPublic(literal ? `${host} is ${verdict.reason}` : `${host} resolves to ${verdict.reason}`);
       }
     }
     return addresses[0]!;

@@ -1,8 +1,11 @@
 // Delivers the webhook channel of the outbox (src/outbox/worker.ts). Each attempt reads the
 // endpoint (a deleted or disabled one takes nothing more), opens its secrets, signs the body
 // (src/webhooks/signature.ts), resolves and checks the host (src/webhooks/target.ts) and POSTs
-// (src/webhooks/post.ts). A 2xx ends the delivery; 410 Gone disables the endpoint; any other
-// answer, or none, is retried with backoff (WEBHOOK in src/webhooks/outbox.ts).
+// (src/webhooks/post.ts). A 2xx ends the delivery; 410 Gone disables the endpoint; a host that
+// resolves to a non-public address ends it at once (it will not change); any other answer, or
+// none, is retried with backoff (WEBHOOK in src/webhooks/outbox.ts). The reason of each failed
+// attempt is the outbox row's last_error, which the deliveries list shows.
+import { STATUS_CODES } from "node:http";
 import type { SecretBox } from "../crypto/secret-box.ts";
 import type { Db } from "../db/index.ts";
 import type { Logger } from "../log.ts";
@@ -11,7 +14,14 @@ import { startOutboxWorker, type OutboxWorker } from "../outbox/worker.ts";
 import { WEBHOOK } from "./outbox.ts";
 import { DEFAULT_LIMITS, postOnce, type PostLimits } from "./post.ts";
 import { webhookHeaders } from "./signature.ts";
-import { parseTargetUrl, type WebhookTargets } from "./target.ts";
+import { parseTargetUrl, TargetNotPublic, type WebhookTargets } from "./target.ts";
+
+/** "HTTP 503 Service Unavailable": the status and its standard text, for the deliveries list. */
+function statusLine(status: number | null): string {
+  if (status === null) return "no HTTP answer";
+  const text = STATUS_CODES[status];
+  return text ? `HTTP ${status} ${text}` : `HTTP ${status}`;
+}
 
 /** The webhook worker: nudge it after committing a delivery. */
 export type WebhookWorker = OutboxWorker;
@@ -86,7 +96,7 @@ export function startWebhookWorker(opts: WebhookWorkerOptions): WebhookWorker {
       const answer = await postOnce(url, address, headers, body, { ms: deadline - Date.now(), maxResponseBytes: limits.maxResponseBytes, ca: opts.ca });
       status = answer.status >= 100 && answer.status <= 599 ? answer.status : null;
     } catch (err) {
-      throw new AttemptFailed((err as Error).message);
+      throw new AttemptFailed((err as Error).message, err instanceof TargetNotPublic);
     } finally {
       await db.query("webhooks/attempted", [endpoint.tenant_id, row.id, status]).catch((err: unknown) => log.warn("webhook.record_failed", { outbox_id: row.id, error: String((err as Error)?.message ?? err) }));
     }
@@ -96,7 +106,7 @@ export function startWebhookWorker(opts: WebhookWorkerOptions): WebhookWorker {
       log.warn("webhook.endpoint_disabled", { webhook_id: endpoint.webhook_id, tenant_id: endpoint.tenant_id });
       throw new AttemptFailed("HTTP 410: the endpoint is gone and now disabled", true);
     }
-    throw new AttemptFailed(status !== null && status >= 300 && status < 400 ? `HTTP ${status} (redirects are not followed)` : `HTTP ${status}`);
+    throw new AttemptFailed(status !== null && status >= 300 && status < 400 ? `${statusLine(status)} (redirects are not followed)` : statusLine(status));
   }
 
   return startOutboxWorker({

@@ -8,6 +8,7 @@ import { join } from "node:path";
 import type { BrowserContext, Page } from "playwright-core";
 import { buildConsole } from "../../src/console/build.ts";
 import { serve } from "../../src/app/server.ts";
+import type { Config } from "../../src/config.ts";
 import { createLogger } from "../../src/log.ts";
 import { startInbox, type Inbox } from "../helpers/mail.ts";
 import { keepPlaywrightMessagesInOrder } from "../helpers/playwright.ts";
@@ -48,7 +49,8 @@ export interface ConsoleInBrowser {
   close: () => Promise<void>;
 }
 
-export async function openConsoleInBrowser(prefix: string): Promise<ConsoleInBrowser> {
+/** `config` overrides the test server's configuration (webhook delivery, for one). */
+export async function openConsoleInBrowser(prefix: string, overrides: Partial<Config> = {}): Promise<ConsoleInBrowser> {
   mkdirSync(ARTIFACTS, { recursive: true });
   // The assets the server reads: npm test builds them first (pretest); a direct `bun test` too.
   await buildConsole();
@@ -59,7 +61,7 @@ export async function openConsoleInBrowser(prefix: string): Promise<ConsoleInBro
   const origin = `https://127.0.0.1:${port}`;
   const dataDir = mkdtempSync(join(tmpdir(), "warden-console-"));
   const logLines: string[] = [];
-  const config = testConfig({ port, host: "127.0.0.1", dataDir, publicUrl: origin, smtpUrl: inbox.url, mailPollMs: 50, databaseUrl: process.env.TEST_DATABASE_URL || undefined });
+  const config = testConfig({ port, host: "127.0.0.1", dataDir, publicUrl: origin, smtpUrl: inbox.url, mailPollMs: 50, databaseUrl: process.env.TEST_DATABASE_URL || undefined, ...overrides });
   const server = await serve(config, { log: createLogger("info", (line) => logLines.push(line)) });
 
   const { chromium } = await import("playwright-core");

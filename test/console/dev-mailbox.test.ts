@@ -96,4 +96,38 @@ describe.skipIf(!available)("the development mailbox in Chromium", () => {
     },
     60_000,
   );
+
+  test(
+    "a brand-new invitee, signed out, finds the invitation in the mailbox from the login page and joins with its link",
+    async () => {
+      // The person of the first test invites someone who has no account.
+      const token = await page.evaluate(() => sessionStorage.getItem("warden.session"));
+      const newcomer = uniqueEmail("newcomer");
+      const invited = await fetch(`${server.url}/customer/members/invitations`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+        body: JSON.stringify({ email: newcomer, role: "approver" }),
+        tls: { rejectUnauthorized: false },
+      } as RequestInit);
+      expect(invited.status).toBe(201);
+
+      const fresh = await context.newPage();
+      fresh.setDefaultTimeout(20_000);
+      fresh.on("pageerror", (e) => pageErrors.push(String(e)));
+      await fresh.goto(`${server.url}/console/login`);
+      await fresh.getByTestId("dev-mailbox-link").getByRole("link", { name: "development mailbox" }).click();
+      await fresh.getByRole("heading", { level: 1, name: "Development mailbox" }).waitFor();
+      const invitation = fresh.getByTestId("dev-message").filter({ hasText: newcomer }).first();
+      for (let i = 0; i < 100 && (await invitation.count()) === 0; i++) {
+        await fresh.getByRole("button", { name: "Refresh" }).click();
+        await Bun.sleep(100);
+      }
+      await invitation.getByRole("link", { name: /\/console\/invitation\?token=/ }).click();
+      await fresh.getByRole("heading", { level: 1, name: "Join a tenant" }).waitFor();
+      await fresh.getByRole("button", { name: "Set password and join" }).waitFor();
+      expect(pageErrors).toEqual([]);
+      await fresh.close();
+    },
+    60_000,
+  );
 });

@@ -95,6 +95,32 @@ describe("README: Try it", () => {
   }, SLOW);
 });
 
+describe("README: Approvals", () => {
+  test("runs literally after Try it, in the same shell: Pro by the operator's own approval, a held refund approved, its outcome executed once", async () => {
+    // A reader of its own (the files of Try it would be in the way of a second signup of the same email).
+    const reader = join(dir, "approver");
+    mkdirSync(reader);
+    const tryIt = shBlocks(readmeSection("Try it")).replace("you@example.com", "approver@example.com");
+    const approvals = shBlocks(readmeSection("Approvals"));
+    expect(approvals).toContain("warden ops upgrades approve");
+    const env: Record<string, string> = {};
+    for (const [name, value] of Object.entries(process.env)) {
+      if (value !== undefined && !name.startsWith("npm_") && !name.startsWith("WARDEN_") && name !== "INIT_CWD") env[name] = value;
+    }
+    env.WARDEN_URL = started.url;
+    // The operator's commands reach the running service through its DATA_DIR (./data on the default set-up).
+    env.DATA_DIR = join(dir, "data");
+    const child = Bun.spawn(["sh", "-e", "-c", `${tryIt}\n${approvals}\n`], { cwd: reader, env, stdout: "pipe", stderr: "pipe" });
+    const [stdout, stderr, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
+    expect({ code, errors: stderr.split("\n").filter((line) => line.startsWith("error")) }).toEqual({ code: 0, errors: [] });
+    const read = (name: string) => JSON.parse(readFileSync(join(reader, name), "utf8"));
+    expect(read("held.json")).toMatchObject({ decision: "DENIED", approval: { status: "pending" } });
+    expect(read("approval.json")).toMatchObject({ status: "approved", outcome_receipt_id: expect.stringMatching(/^rcpt_/) });
+    // The last line is the execute's answer.
+    expect(JSON.parse(stdout.trim().split("\n").pop()!)).toMatchObject({ ok: true, executed: true, decision: "ALLOWED" });
+  }, SLOW);
+});
+
 describe("docs/api.md: verified", () => {
   test("says what verified means on the results the service sends", () => {
     const api = readFileSync(join(ROOT, "docs", "api.md"), "utf8");

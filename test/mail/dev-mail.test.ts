@@ -131,6 +131,45 @@ describe("GET /dev/mailbox", () => {
     });
   });
 
+  test("on an instance only this machine reaches, shows every message of it without a session: a newcomer's invitation, a reset", async () => {
+    await withFileOutbox(async (service) => {
+      // The test service listens on 127.0.0.1 and PUBLIC_URL names it; asked by that name, the mailbox is the instance's.
+      const local = { service, base: PUBLIC_URL };
+      expect(new URL(PUBLIC_URL).hostname).toBe("127.0.0.1");
+      const owner = await signupAt(service, uniqueEmail("box-owner"));
+      const newcomer = uniqueEmail("box-newcomer");
+      expect((await call("POST", "/customer/members/invitations", { service, json: { email: newcomer, role: "approver" }, headers: bearer(owner.token) })).status).toBe(201);
+      expect((await call("POST", "/auth/reset-password/request", { service, json: { email: owner.email } })).status).toBe(202);
+      const all = await until("the invitation and the reset in the mailbox", async () => {
+        const reply = await call("GET", "/dev/mailbox", local);
+        expect(reply.status).toBe(200);
+        const kinds = (reply.body.messages as { kind: string }[]).map((m) => m.kind);
+        return kinds.includes("member_invitation") && kinds.includes("reset_password") && reply.body;
+      });
+      expect(all.scope).toBe("instance");
+      const invitation = all.messages.find((m: { kind: string }) => m.kind === "member_invitation");
+      expect(invitation.to).toBe(newcomer);
+      expect(invitation.links[0]).toStartWith(`${PUBLIC_URL}/console/invitation?token=`);
+      // Asked by another name (DNS rebinding, a proxy), it is the signed-in person's mailbox again.
+      expectErrorShape(await call("GET", "/dev/mailbox", { service }), 401, "unauthorized");
+      const own = await call("GET", "/dev/mailbox", { service, headers: bearer(owner.token) });
+      expect(own.body.scope).toBe("account");
+      expect(own.body.messages.map((m: { to: string }) => m.to)).not.toContain(newcomer);
+    });
+  });
+
+  test("an instance reached from elsewhere (HOST beyond loopback) shows nothing without a session, even asked by 127.0.0.1", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "warden-devmail-open-"));
+    const { db } = await testService();
+    const service = await mailService(db, { dataDir, host: "0.0.0.0" });
+    try {
+      expectErrorShape(await call("GET", "/dev/mailbox", { service, base: PUBLIC_URL }), 401, "unauthorized");
+    } finally {
+      await service.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
   test("needs a session", async () => {
     await withFileOutbox(async (service) => {
       expectErrorShape(await call("GET", "/dev/mailbox", { service }), 401, "unauthorized");

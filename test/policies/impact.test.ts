@@ -25,16 +25,19 @@ describe("POST /customer/policy/impact", () => {
 
     const reply = await impact(a.token, { document: FLIPPED });
     expect(reply.status).toBe(200);
-    expect(reply.body).toMatchObject({ ok: true, evaluated: 3, unchanged: 0, changed: 3, allowed_to_denied: 1, denied_to_allowed: 0 });
+    // The large payment was denied and stays denied, the read stays allowed: reasons changed, no flip.
+    expect(reply.body).toMatchObject({ ok: true, evaluated: 3, unchanged: 0, changed: 3, allowed_to_denied: 1, denied_to_allowed: 0, reason_changed: 2 });
     const byId = Object.fromEntries(reply.body.examples.map((e: { receipt_id: string }) => [e.receipt_id, e]));
     expect(byId[small.body.receipt_id]).toEqual({
       receipt_id: small.body.receipt_id,
       input: SMALL_PAYMENT,
       before: { decision: "ALLOWED", reason: "payment_within_limit" },
       after: { decision: "DENIED", reason: "payments_off" },
+      flipped: true,
     });
     expect(byId[large.body.receipt_id].after).toEqual({ decision: "DENIED", reason: "payments_off" });
-    expect(byId[read.body.receipt_id]).toMatchObject({ before: { decision: "ALLOWED", reason: "read_only" }, after: { decision: "ALLOWED", reason: "open" } });
+    expect(byId[large.body.receipt_id].flipped).toBe(false);
+    expect(byId[read.body.receipt_id]).toMatchObject({ before: { decision: "ALLOWED", reason: "read_only" }, after: { decision: "ALLOWED", reason: "open" }, flipped: false });
 
     // limit takes the newest only.
     const latest = await impact(a.token, { document: FLIPPED, limit: 1 });
@@ -48,7 +51,7 @@ describe("POST /customer/policy/impact", () => {
     const [a, b] = await Promise.all([signup(), signup()]);
     await protect(a.apiKey, SMALL_PAYMENT);
     const reply = await impact(b.token, { document: FLIPPED });
-    expect(reply.body).toEqual({ ok: true, evaluated: 0, unchanged: 0, changed: 0, allowed_to_denied: 0, denied_to_allowed: 0, approval_required: 0, approval_required_by_day: [], examples: [] });
+    expect(reply.body).toEqual({ ok: true, evaluated: 0, unchanged: 0, changed: 0, allowed_to_denied: 0, denied_to_allowed: 0, reason_changed: 0, approval_required: 0, approval_required_by_day: [], examples: [] });
   });
 
   test("limit 1 to 10,000; the document is required and validated", async () => {
@@ -78,14 +81,15 @@ describe("impactOf", () => {
       { receipt_id: "r3", key_id: "key_bot2", payload: payload(READ, "DENIED", "closed") },
     ];
     const report = impactOf(rows, structuredClone(KEYED) as never);
-    expect(report).toMatchObject({ evaluated: 3, unchanged: 1, changed: 2, denied_to_allowed: 2 });
-    expect(report.examples.map((e) => e.receipt_id)).toEqual(["r1", "r2"]);
+    expect(report).toMatchObject({ evaluated: 3, unchanged: 1, changed: 2, denied_to_allowed: 2, reason_changed: 0 });
+    expect(report.examples.map((e) => [e.receipt_id, e.flipped])).toEqual([["r1", true], ["r2", true]]);
   });
 
-  test("at most 20 examples; a changed reason with the same decision counts as changed", () => {
+  test("at most 20 examples; a changed reason with the same decision counts as changed, as a reason change, not a flip", () => {
     const rows = Array.from({ length: 30 }, (_, i) => ({ receipt_id: `r${i}`, key_id: "key_x", payload: payload(READ, "DENIED", "other") }));
     const report = impactOf(rows, { default_effect: "deny", default_reason: "closed", rules: [] });
-    expect(report).toMatchObject({ evaluated: 30, changed: 30, allowed_to_denied: 0, denied_to_allowed: 0 });
+    expect(report).toMatchObject({ evaluated: 30, changed: 30, allowed_to_denied: 0, denied_to_allowed: 0, reason_changed: 30 });
     expect(report.examples).toHaveLength(20);
+    expect(report.examples.every((e) => !e.flipped)).toBe(true);
   });
 });

@@ -224,7 +224,7 @@ describe("one endpoint's routes", () => {
     expect(log.status).toBe(200);
     expect(log.body).toEqual({
       ok: true,
-      deliveries: [{ delivery_id: reply.body.delivery_id, event: "webhook.test", status: "pending", attempts: 0, last_status_code: null, next_attempt_at: expect.any(String), created_at: expect.any(String) }],
+      deliveries: [{ delivery_id: reply.body.delivery_id, event: "webhook.test", status: "pending", attempts: 0, last_status_code: null, last_error: null, next_attempt_at: expect.any(String), created_at: expect.any(String) }],
       next_cursor: null,
     });
     const [queued] = await outbox(hook.webhook_id);

@@ -17,6 +17,7 @@ import { AuditPage } from "../pages/audit.tsx";
 import { InvitationPage } from "../pages/invitation.tsx";
 import { ApprovalsPage } from "../pages/approvals.tsx";
 import { ApprovalPage } from "../pages/approval.tsx";
+import { WebhooksPage } from "../pages/webhooks.tsx";
 import { requiredRole, roleAtLeast, type Role } from "../../members/roles.ts";
 import { TenantSwitcher } from "./tenants.tsx";
 
@@ -60,6 +61,7 @@ const NAV: { page: Page; label: string }[] = [
   { page: "policy", label: "Policy" },
   { page: "plan", label: "Plan" },
   { page: "members", label: "Members" },
+  { page: "webhooks", label: "Webhooks" },
   { page: "audit", label: "Audit" },
   { page: "account", label: "Account" },
 ];
@@ -127,6 +129,7 @@ export function App() {
   else if (route.page === "reset") content = <ResetPage token={route.query.get("token")} />;
   else if (route.page === "invitation") content = <InvitationPage token={route.query.get("token")} signedIn={!!token} account={token ? account : null} />;
   else if (route.page === "verify") content = <VerifyPage token={route.query.get("token")} signedIn={!!token} onVerified={refreshAccount} />;
+  else if (route.page === "mailbox") content = token && !account && !accountError ? <p class="loading">Loading…</p> : <MailboxPage session={signedIn} />;
   else if (route.page === "not_found") content = <NotFound />;
   else if (!signedIn) content = accountError ? <ErrorNotice error={accountError} /> : <p class="loading">Loading…</p>;
   else if (route.page === "dashboard") content = <DashboardPage session={signedIn} />;
@@ -138,9 +141,9 @@ export function App() {
   else if (route.page === "policy") content = <PolicyPage session={signedIn} />;
   else if (route.page === "plan") content = <PlanPage session={signedIn} />;
   else if (route.page === "members") content = <MembersPage session={signedIn} />;
+  else if (route.page === "webhooks") content = <WebhooksPage session={signedIn} />;
   else if (route.page === "audit") content = <AuditPage session={signedIn} />;
   else if (route.page === "account") content = <AccountPage session={signedIn} />;
-  else if (route.page === "mailbox") content = <MailboxPage session={signedIn} />;
 
   return (
     <>
@@ -177,6 +180,8 @@ export function App() {
       {/* A switch of tenant or member starts every page afresh: nothing of the other one stays. */}
       <main id="main" tabIndex={-1} key={signedIn ? signedIn.account.member_id : "signed-out"}>
         {content}
+        {/* Signed out (a newcomer with an invitation, a forgotten password): the mail of a development server. */}
+        {!token && route.page !== "mailbox" && <DevMailboxLink />}
       </main>
     </>
   );

@@ -19,6 +19,7 @@ export function TenantSwitcher({ current }: { current: string }) {
   const tenants = list.data?.tenants ?? [];
   // One tenant: nothing to choose.
   if (tenants.length < 2) return null;
+  const chosen = tenants.find((t) => t.tenant_id === current);
 
   const choose = async (event: Event) => {
     const tenantId = (event.currentTarget as HTMLSelectElement).value;
@@ -26,10 +27,10 @@ export function TenantSwitcher({ current }: { current: string }) {
     setState({ busy: true });
     try {
       const session = await api<{ token: string }>("POST", "/auth/switch", { json: { tenant_id: tenantId } });
-      const chosen = tenants.find((t) => t.tenant_id === tenantId)!;
+      const picked = tenants.find((t) => t.tenant_id === tenantId)!;
       setSessionToken(session.token);
       setState({ busy: false });
-      announce(`Switched to ${tenantName(chosen)}, as ${chosen.role}.`);
+      announce(`Switched to ${tenantName(picked)}, as ${picked.role}.`);
     } catch (error) {
       setState({ busy: false, error });
     }
@@ -45,6 +46,12 @@ export function TenantSwitcher({ current }: { current: string }) {
           </option>
         ))}
       </select>
+      {/* On a phone the select may cut a long name: the whole of it, on lines of its own. */}
+      {chosen && (
+        <p class="tenant-current small" aria-hidden="true">
+          {tenantName(chosen)}, as {chosen.role}
+        </p>
+      )}
       <ErrorNotice error={state.error} />
     </div>
   );

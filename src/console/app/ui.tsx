@@ -309,16 +309,21 @@ export function saveFile(name: string, body: Blob): void {
 
 // ---- one-time secrets ----------------------------------------------------------------------------
 
-/** An API key secret, shown once: a copy button and a warning that it will not be shown again. */
-export function SecretReveal({ secret, label, onDone }: { secret: string; label: string; onDone: () => void }) {
+/** A secret shown once (an API key's, or a webhook endpoint's signing secret): a copy button and a warning that it will not be shown again. */
+export function SecretReveal({ secret, label, onDone, what = "key" }: { secret: string; label: string; onDone: () => void; what?: "key" | "webhook" }) {
   const id = useId();
   // Keyboard and screen-reader users land on the secret (selected, ready to copy).
   useEffect(() => document.getElementById(`s${id}`)?.focus(), [secret]);
   return (
     <section class="secret" aria-labelledby={`h${id}`} data-testid="secret-reveal">
-      <h2 id={`h${id}`}>New API key: {label}</h2>
+      <h2 id={`h${id}`} class="wrap">
+        {what === "key" ? "New API key" : "Signing secret of"}: {label}
+      </h2>
       <p class="warning" id={`w${id}`}>
-        <strong>Copy this secret now. It is shown only once:</strong> warden keeps only a hash of it and cannot show it again. If you lose it, rotate the key.
+        <strong>Copy this secret now. It is shown only once:</strong>{" "}
+        {what === "key"
+          ? "warden keeps only a hash of it and cannot show it again. If you lose it, rotate the key."
+          : "your receiver verifies each delivery's signature with it. If you lose it, rotate the secret."}
       </p>
       <label for={`s${id}`}>Secret</label>
       <div class="secret-row">

@@ -225,6 +225,8 @@ function VotePanel(props: { approval: ApprovalDetail; session: Session; bound: b
   const [state, setState] = useState<{ busy: boolean; error?: unknown }>({ busy: false });
   const mine = approval.votes.find((v) => v.member_id === me);
   const mayVote = session.can(VOTE_ROUTE) && (approval.terms.roles as string[]).includes(role);
+  const ownKey = keyName?.created_by === me;
+  const selfVote = useSelfVote(ownKey && mayVote && approval.status === "pending" && !mine);
 
   const vote = async (choice: "approve" | "deny") => {
     setState({ busy: true });
@@ -255,14 +257,21 @@ function VotePanel(props: { approval: ApprovalDetail; session: Session; bound: b
         </p>
       ) : !mayVote ? (
         <p data-testid="vote-not-allowed">
-          The rule lets {approval.terms.roles.join(", ")} vote; your role here is <strong>{role}</strong>.
+          The rule lets {approval.terms.roles.join(", ")} vote; your role here is <strong>{role}</strong>, so there is no vote for you to cast.
         </p>
+      ) : ownKey && selfVote === false ? (
+        <p data-testid="own-key-no-vote">
+          You made the key that asked, so your vote would not count: someone else with the role {approval.terms.roles.join(", ")} decides. There are no Approve and Deny
+          buttons for you here; the others were told by email.
+        </p>
+      ) : ownKey && selfVote === undefined ? (
+        <Loading what="whether you may vote" />
       ) : (
         <>
-          {keyName?.created_by === me && (
+          {ownKey && (
             <Notice kind="warning">
               <p data-testid="own-key">
-                You made the key that asked. The service refuses your vote unless you are this tenant's only member and its owner allowed self-approval (Members › Settings).
+                You made the key that asked. You may still decide: you are this tenant's only member, and its owner allowed self-approval (Members › Tenant settings). Your vote says so.
               </p>
             </Notice>
           )}
@@ -299,6 +308,27 @@ function VotePanel(props: { approval: ApprovalDetail; session: Session; bound: b
       )}
     </section>
   );
+}
+
+/**
+ * Whether the key's creator may vote on its request (approval_votes_guard(): only the tenant's one
+ * member, its owner, with allow_self_approval on); undefined while reading, and when not asked.
+ */
+function useSelfVote(ask: boolean): boolean | undefined {
+  const [answer, setAnswer] = useState<boolean | undefined>(undefined);
+  useEffect(() => {
+    if (!ask) return setAnswer(undefined);
+    let live = true;
+    Promise.all([api<{ settings: { allow_self_approval?: boolean } }>("GET", "/customer/settings"), api<{ members: unknown[] }>("GET", "/customer/members")]).then(
+      ([settings, members]) => live && setAnswer(!!settings.settings.allow_self_approval && members.members.length === 1),
+      // Unknown: show the buttons; the service still refuses a vote it must (self_approval), and the page says why.
+      () => live && setAnswer(true),
+    );
+    return () => {
+      live = false;
+    };
+  }, [ask]);
+  return answer;
 }
 
 function VoteSummary({ approval, choice }: { approval: ApprovalDetail; choice: "approve" | "deny" }) {

@@ -20,7 +20,8 @@ export function DashboardPage({ session }: { session: Session }) {
   const { data, error, loading, reload } = useLoad(() => api<Dashboard>("GET", "/customer/dashboard"));
   // An account with no calls yet sees the next step first; later it waits under the numbers.
   const fresh = !!data && data.history.every((d) => d.protect === 0 && d.execute === 0);
-  const nextStep = <NextStep firstKeyShown={!!session.firstKey} />;
+  // A first protect call is for those who handle keys; an approver or a viewer is shown their own part.
+  const nextStep = session.can("POST /customer/keys/:key_id/rotate") ? <NextStep firstKeyShown={!!session.firstKey} /> : <YourPart session={session} />;
   return (
     <section>
       <PageTitle text="Dashboard" />
@@ -172,6 +173,34 @@ interface Key {
   label: string;
   status: "active" | "revoked";
   hint: string;
+}
+
+/**
+ * For the roles that handle no keys (approver, viewer): what they do here, and why the keys' buttons
+ * are not theirs, instead of a key to try and rotate that they did not make and cannot rotate.
+ */
+function YourPart({ session }: { session: Session }) {
+  const role = session.account.role;
+  const votes = session.can("POST /customer/approvals/:approval_id/votes");
+  return (
+    <section class="panel" aria-labelledby="your-part" data-testid="your-part">
+      <h2 id="your-part">Your part here</h2>
+      {votes ? (
+        <p>
+          You are an <strong>{role}</strong>: you decide the requests a rule holds for people. They wait under <Link href={`${BASE}/approvals`}>Approvals</Link>, and
+          warden emails you each one. You also read <Link href={`${BASE}/receipts`}>receipts</Link> and the <Link href={`${BASE}/audit`}>audit trail</Link>.
+        </p>
+      ) : (
+        <p>
+          You are a <strong>{role}</strong>: you read everything this tenant has (<Link href={`${BASE}/receipts`}>receipts</Link>, <Link href={`${BASE}/approvals`}>approvals</Link>,{" "}
+          <Link href={`${BASE}/audit`}>the audit trail</Link>) and change nothing.
+        </p>
+      )}
+      <p class="small">
+        Creating, rotating and revoking API keys is for a developer, an admin or the owner: ask one of them if a bot's key needs to change.
+      </p>
+    </section>
+  );
 }
 
 /** What to do next: a first protect call with the newest active key, ready to paste into a shell. */

@@ -209,6 +209,8 @@ export function KeysPage({ session }: { session: Session }) {
         setRevealed({ secret: reply.secret, label: key.label });
         announce(`Key ${key.label} rotated: the old secret ${overlap > 0 ? "works a while longer" : "no longer works"}. Copy the new one now.`);
       } else announce(`Key ${key.label} revoked: requests with it are refused from now on.`);
+      // The key edited is no longer the active one (a rotation made a new key): its form would save nothing.
+      setEditing((open) => (open?.key_id === key.key_id ? null : open));
       list.reload();
     } catch (error) {
       setActionError(error);
@@ -245,11 +247,8 @@ export function KeysPage({ session }: { session: Session }) {
               <thead>
                 <tr>
                   <th scope="col">Label</th>
-                  <th scope="col">Secret ends in</th>
                   <th scope="col">Status</th>
-                  <th scope="col">Created</th>
-                  <th scope="col">Last used</th>
-                  <th scope="col">Created by</th>
+                  <th scope="col">History</th>
                   <th scope="col">Restrictions</th>
                   {(canRotate || canRevoke || canUpdate) && <th scope="col">Actions</th>}
                 </tr>
@@ -258,10 +257,12 @@ export function KeysPage({ session }: { session: Session }) {
                 {keys.map((key) => (
                   <tr key={key.key_id} data-key-id={key.key_id}>
                     <th scope="row" id={`label-${key.key_id}`}>
-                      {key.label}
-                      <div class="small mono">{key.key_id}</div>
+                      <span class="wrap">{key.label}</span>
+                      <div class="small mono wrap">{key.key_id}</div>
+                      <div class="small">
+                        secret ends in <span class="mono">…{key.hint}</span>
+                      </div>
                     </th>
-                    <td class="mono" data-label="Secret ends in">…{key.hint}</td>
                     <td data-label="Status">
                       <span class={`badge ${key.status}`}>{key.status}</span>
                       {key.revoked_at && (
@@ -270,23 +271,22 @@ export function KeysPage({ session }: { session: Session }) {
                         </div>
                       )}
                     </td>
-                    <td data-label="Created">
-                      <When iso={key.created_at} />
+                    <td data-label="History">
+                      <div>
+                        created <When iso={key.created_at} /> by <span class="wrap">{who(key.created_by)}</span>
+                      </div>
+                      <div class="small">
+                        last used <When iso={key.last_used_at} none="never" />
+                      </div>
+                      {key.revoked_by && <div class="small wrap">revoked by {who(key.revoked_by)}</div>}
                     </td>
-                    <td data-label="Last used">
-                      <When iso={key.last_used_at} none="never" />
-                    </td>
-                    <td data-label="Created by">
-                      {who(key.created_by)}
-                      {key.revoked_by && <div class="small">revoked by {who(key.revoked_by)}</div>}
-                    </td>
-                    <td data-label="Restrictions">
+                    <td data-label="Restrictions" class="restrictions">
                       <Restrictions k={key} />
                     </td>
                     {(canRotate || canRevoke || canUpdate) && (
                       <td class="row-actions">
                         {key.status === "active" && (
-                          <div class="row-buttons">
+                          <div class="row-buttons column">
                             {canUpdate && (
                               <button type="button" aria-describedby={`label-${key.key_id}`} onClick={() => setEditing(key)}>
                                 Edit

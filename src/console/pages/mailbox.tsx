@@ -1,6 +1,7 @@
 // /console/mailbox: the development mailbox. A server with no SMTP_URL writes mail to files in
-// DATA_DIR/outbox; GET /dev/mailbox shows the signed-in person the messages to their address
-// (never a password reset), and answers 404 on a server that sends real mail.
+// DATA_DIR/outbox; GET /dev/mailbox shows them: every message of an instance only this machine
+// reaches, signed in or not (a newcomer's invitation included), or elsewhere the signed-in
+// person's own (never a password reset); 404 on a server that sends real mail.
 import { api, ApiError } from "../app/api.ts";
 import type { Session } from "../app/app.tsx";
 import { BASE, Link } from "../app/router.tsx";
@@ -16,11 +17,12 @@ interface DevMessage {
   links: string[];
 }
 
-const loadMailbox = () => api<{ messages: DevMessage[] }>("GET", "/dev/mailbox");
+const loadMailbox = () => api<{ scope: "instance" | "account"; messages: DevMessage[] }>("GET", "/dev/mailbox");
 const sendsRealMail = (error: unknown) => error instanceof ApiError && error.status === 404;
 
-export function MailboxPage({ session }: { session: Session }) {
-  const mailbox = useLoad(loadMailbox);
+export function MailboxPage({ session }: { session: Session | null }) {
+  const mailbox = useLoad(loadMailbox, [session?.account.member_id]);
+  const signedOut = mailbox.error instanceof ApiError && mailbox.error.status === 401;
   return (
     <section>
       <PageTitle text="Development mailbox" />
@@ -30,17 +32,30 @@ export function MailboxPage({ session }: { session: Session }) {
         </Notice>
       ) : (
         <>
-          <p>
-            This server sends no email (no SMTP_URL): it writes each message to its <code>DATA_DIR/outbox</code> folder and prints its links in
-            its log. Here are the newest ones to <strong>{session.account.email}</strong>. Password reset links are not shown here: find them
-            in the log (<code>dev_mail</code>) or the outbox folder.
-          </p>
+          {mailbox.data?.scope === "account" ? (
+            <p>
+              This server sends no email (no SMTP_URL): it writes each message to its <code>DATA_DIR/outbox</code> folder and prints its links in
+              its log. It is reached from other machines, so here are only the newest messages to <strong>{session?.account.email}</strong>, and no
+              password reset links: find those in the log (<code>dev_mail</code>) or the outbox folder.
+            </p>
+          ) : signedOut ? (
+            <p>
+              This server sends no email and is reached from other machines: <Link href={`${BASE}/login?next=${encodeURIComponent(`${BASE}/mailbox`)}`}>log in</Link> to see
+              the messages to your address, or find them in the server's log (<code>dev_mail</code>) and its <code>DATA_DIR/outbox</code> folder.
+            </p>
+          ) : (
+            <p>
+              This server sends no email (no SMTP_URL): it writes each message to its <code>DATA_DIR/outbox</code> folder and prints its links in
+              its log. Only this machine reaches it, so here is every message it sent, to anyone: an invitation to someone without an account
+              yet, a password reset, a verification.
+            </p>
+          )}
           <p>
             <button type="button" onClick={mailbox.reload} disabled={mailbox.loading}>
               Refresh
             </button>
           </p>
-          <ErrorNotice error={mailbox.error} />
+          {!signedOut && <ErrorNotice error={mailbox.error} />}
           {mailbox.loading && !mailbox.data ? <Loading what="messages" /> : null}
           {mailbox.data?.messages.length === 0 && <p data-testid="mailbox-empty">No messages yet.</p>}
           {mailbox.data?.messages.map((m) => (

@@ -260,15 +260,16 @@ function RoleChoice({ member, me, busy, onChange }: { member: Member; me: Role; 
 function InviteForm({ me, onInvited }: { me: Role; onInvited: () => void }) {
   const form = useSubmit((code) => (["invalid_email", "disposable_email", "already_member"].includes(code) ? "email" : undefined));
   const [sent, setSent] = useState<string | null>(null);
+  const [role, setRole] = useState<Role>("developer");
   const invite = (event: Event) => {
     event.preventDefault();
     const el = event.currentTarget as HTMLFormElement;
     const email = (el.elements.namedItem("email") as HTMLInputElement).value.trim();
-    const role = (el.elements.namedItem("role") as HTMLSelectElement).value;
+    const invited = (el.elements.namedItem("role") as HTMLSelectElement).value;
     setSent(null);
     if (!email) return form.fail({ email: "Enter the address to invite." });
     return form.run(async () => {
-      const reply = await api<{ email: string; role: Role; expires_at: string }>("POST", "/customer/members/invitations", { json: { email, role }, idempotencyKey: newIdempotencyKey() });
+      const reply = await api<{ email: string; role: Role; expires_at: string }>("POST", "/customer/members/invitations", { json: { email, role: invited }, idempotencyKey: newIdempotencyKey() });
       (el.elements.namedItem("email") as HTMLInputElement).value = "";
       setSent(`Invitation sent to ${reply.email} as ${reply.role}. The link works once, for 7 days.`);
       announce(`Invitation sent to ${reply.email}.`);
@@ -283,13 +284,17 @@ function InviteForm({ me, onInvited }: { me: Role; onInvited: () => void }) {
         <Field label="Email" name="email" type="email" autoComplete="off" required error={form.fields.email} />
         <div class="field">
           <label for="invite-role">Role</label>
-          <select id="invite-role" name="role" defaultValue="developer">
+          {/* The role's name in the select, what it may do below it: a phone's select cuts long options. */}
+          <select id="invite-role" name="role" value={role} onChange={(e) => setRole((e.currentTarget as HTMLSelectElement).value as Role)} aria-describedby="invite-role-text">
             {grantable(me).map((r) => (
               <option key={r} value={r}>
-                {r}: {ROLE_TEXT[r]}
+                {r}
               </option>
             ))}
           </select>
+          <p class="hint" id="invite-role-text" data-testid="invite-role-text">
+            {role}: {ROLE_TEXT[role]}
+          </p>
         </div>
         <button type="submit" class="primary" disabled={form.busy}>
           {form.busy ? "Sending…" : "Send invitation"}

@@ -70,7 +70,7 @@ export function PlanPage({ session }: { session: Session }) {
       <ErrorNotice error={catalog.error} />
       {catalog.data && (
         <div class="table-wrap">
-          <table>
+          <table class="stack">
             <caption>Daily limits by plan (UTC days)</caption>
             <thead>
               <tr>
@@ -87,9 +87,9 @@ export function PlanPage({ session }: { session: Session }) {
                     {p.plan}
                     {p.plan === plan ? " (yours)" : ""}
                   </th>
-                  <td>{formatCount(p.limits.protect_per_day)}</td>
-                  <td>{formatCount(p.limits.execute_per_day)}</td>
-                  <td>{formatCount(p.limits.receipts_stored)}</td>
+                  <td data-label="Protect per day">{formatCount(p.limits.protect_per_day)}</td>
+                  <td data-label="Execute per day">{formatCount(p.limits.execute_per_day)}</td>
+                  <td data-label="Receipts stored">{formatCount(p.limits.receipts_stored)}</td>
                 </tr>
               ))}
             </tbody>

@@ -71,11 +71,14 @@ interface Impact {
   changed: number;
   allowed_to_denied: number;
   denied_to_allowed: number;
+  /** The same decision for another reason: not a flip. */
+  reason_changed: number;
   /** Decisions a require_approval rule of the draft would have held for people, in all and per UTC day. */
   approval_required: number;
   approval_required_by_day: { day: string; count: number }[];
-  examples: { receipt_id: string; input: { action: string; resource?: string; amount?: number; currency?: string }; before: Outcome; after: Outcome }[];
+  examples: Example[];
 }
+type Example = { receipt_id: string; input: { action: string; resource?: string; amount?: number; currency?: string }; before: Outcome; after: Outcome; flipped: boolean };
 
 /** One value of a result; in a failed case that expected another, the expected one under it. */
 function Got({ got, expected }: { got: string; expected: string | undefined }) {
@@ -477,9 +480,10 @@ function ImpactView({ impact, stale }: { impact: Impact; stale: boolean }) {
   const counts: [string, number, string][] = [
     ["Decided again", impact.evaluated, "evaluated"],
     ["Unchanged", impact.unchanged, "unchanged"],
-    ["Changed", impact.changed, "changed"],
+    ["Decision flips", impact.allowed_to_denied + impact.denied_to_allowed, "flips"],
     ["Allowed → denied", impact.allowed_to_denied, "allowed_to_denied"],
     ["Denied → allowed", impact.denied_to_allowed, "denied_to_allowed"],
+    ["Same decision, other reason", impact.reason_changed, "reason_changed"],
     ["Would need approval", impact.approval_required, "approval_required"],
   ];
   return (
@@ -519,42 +523,49 @@ function ImpactView({ impact, stale }: { impact: Impact; stale: boolean }) {
           </table>
         </div>
       )}
-      {impact.examples.length > 0 && (
-        <div class="table-wrap">
-          <table class="stack" data-testid="impact-examples">
-            <caption>Decisions that would flip (up to 20)</caption>
-            <thead>
-              <tr>
-                <th scope="col">Receipt</th>
-                <th scope="col">Action</th>
-                <th scope="col">Before</th>
-                <th scope="col">After</th>
-              </tr>
-            </thead>
-            <tbody>
-              {impact.examples.map((e) => (
-                <tr key={e.receipt_id}>
-                  <td data-label="Receipt">
-                    <Link href={`${BASE}/receipts/${e.receipt_id}`} class="mono">
-                      {e.receipt_id}
-                    </Link>
-                  </td>
-                  <td class="mono" data-label="Action">
-                    {e.input.action}
-                    {e.input.amount !== undefined ? ` ${e.input.amount}${e.input.currency ? ` ${e.input.currency}` : ""}` : ""}
-                  </td>
-                  <td data-label="Before">
-                    <OutcomeBadge outcome={e.before} />
-                  </td>
-                  <td data-label="After">
-                    <OutcomeBadge outcome={e.after} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      <ImpactExamples examples={impact.examples.filter((e) => e.flipped)} testId="impact-examples" caption="Decisions that would flip (up to 20 changes shown)" />
+      <ImpactExamples examples={impact.examples.filter((e) => !e.flipped)} testId="impact-reasons" caption="Same decision, another reason (no flip)" />
+    </div>
+  );
+}
+
+/** Changed decisions of the replay: flips or reason changes, each in its own table. */
+function ImpactExamples({ examples, testId, caption }: { examples: Example[]; testId: string; caption: string }) {
+  if (examples.length === 0) return null;
+  return (
+    <div class="table-wrap">
+      <table class="stack" data-testid={testId}>
+        <caption>{caption}</caption>
+        <thead>
+          <tr>
+            <th scope="col">Receipt</th>
+            <th scope="col">Action</th>
+            <th scope="col">Before</th>
+            <th scope="col">After</th>
+          </tr>
+        </thead>
+        <tbody>
+          {examples.map((e) => (
+            <tr key={e.receipt_id}>
+              <td data-label="Receipt">
+                <Link href={`${BASE}/receipts/${e.receipt_id}`} class="mono wrap">
+                  {e.receipt_id}
+                </Link>
+              </td>
+              <td class="mono" data-label="Action">
+                {e.input.action}
+                {e.input.amount !== undefined ? ` ${e.input.amount}${e.input.currency ? ` ${e.input.currency}` : ""}` : ""}
+              </td>
+              <td data-label="Before">
+                <OutcomeBadge outcome={e.before} />
+              </td>
+              <td data-label="After">
+                <OutcomeBadge outcome={e.after} />
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
     </div>
   );
 }
