@@ -7,7 +7,7 @@
 --   WT003 the last owner would go                         WT004 the tenant has the most members
 --   WT005 the most pending invitations                    WT006 the person is already a member
 --   WT007 the invitation is not pending                   WT008 the invitation is for another email
---   WT009 a new person's email already has an account (log in, then accept)
+--   WT009 a new person's email already has an account (made meanwhile: accept with its password)
 
 -- Ranked from the widest to the narrowest: a route that needs a role admits every role ranked above it.
 CREATE FUNCTION member_role_rank(p_role text) RETURNS integer
@@ -391,6 +391,37 @@ END $$;
 COMMENT ON FUNCTION member_invitation_accept(text, text, text, text, text, timestamptz) IS
   'Redeems an invitation once: the signed-in person (same email, WT008 otherwise) or a new person (WT009 when the email has an account) '
   'becomes a member with its role. WA001 unknown or revoked, WA002 expired, WA003 used, WT004 cap, WT006 already a member.';
+
+-- Whom an invitation is for, read before it is accepted: its email and role, and the account that
+-- email already has (NULL: none), with what proves it (its password hash, whether it has a second
+-- factor). A person who has an account but no session (removed from their only tenant, they cannot
+-- log in) then accepts with their own password (docs/api.md, "Teams"). Refuses as the acceptance does.
+CREATE FUNCTION member_invitation_invitee(p_token text, p_now timestamptz)
+RETURNS TABLE (invitation_id text, tenant_id text, email text, role text, expires_at text,
+               account_id text, password_hash text, session_epoch integer, mfa_active boolean)
+LANGUAGE plpgsql STABLE AS $$
+#variable_conflict use_column
+DECLARE
+  v member_invitations%ROWTYPE;
+BEGIN
+  -- The route first, then the invitation in its tenant, as member_invitation_accept() reads them.
+  SELECT r.tenant_id, r.invitation_id INTO v.tenant_id, v.invitation_id FROM invitation_routes r WHERE r.token_hash = auth_token_digest(p_token);
+  SELECT i.* INTO v FROM member_invitations i WHERE i.tenant_id = v.tenant_id AND i.invitation_id = v.invitation_id;
+  IF NOT FOUND OR v.status = 'revoked' THEN
+    RAISE EXCEPTION 'invalid invitation' USING ERRCODE = 'WA001';
+  ELSIF v.status = 'accepted' THEN
+    RAISE EXCEPTION 'invitation already used' USING ERRCODE = 'WA003';
+  ELSIF v.expires_at <= p_now THEN
+    RAISE EXCEPTION 'invitation expired' USING ERRCODE = 'WA002';
+  END IF;
+  RETURN QUERY
+    SELECT v.invitation_id, v.tenant_id, v.email, v.role, iso_time(v.expires_at), a.account_id, a.password_hash, a.session_epoch,
+           EXISTS (SELECT 1 FROM mfa_totp f WHERE f.account_id = a.account_id AND f.status = 'active')
+      FROM (SELECT 1) one LEFT JOIN accounts a ON a.email = v.email;
+END $$;
+COMMENT ON FUNCTION member_invitation_invitee(text, timestamptz) IS
+  'A pending invitation''s email, role and expiry, and the account its email has (NULL account_id: none) with its password hash, session epoch '
+  'and whether it has a second factor. WA001 unknown or revoked, WA002 expired, WA003 used.';
 
 -- ---------------------------------------------------------------------------------------------
 -- The session behind a JWT: the member of the tenant, the person, and what the tokens must carry.

@@ -550,6 +550,20 @@ export interface Queries {
       new_account: boolean;
     };
   };
+  "members/invitation_invitee": {
+    params: [string, Date | string];
+    row: {
+      invitation_id: string;
+      tenant_id: string;
+      email: string;
+      role: string;
+      expires_at: string;
+      account_id: string | null;
+      password_hash: string | null;
+      session_epoch: number | null;
+      mfa_active: boolean;
+    };
+  };
   "members/invitation_revoke": {
     params: [string, string, string, Date | string];
     row: {

@@ -35,7 +35,24 @@ export const InvitationList = t.Object({
 export const InvitationParams = t.Object({ invitation_id: t.String() });
 export const Ok = t.Object({ ok: t.Literal(true) });
 
-export const AcceptBody = t.Object({ token: t.String(), password: t.Optional(t.String()) }, strict);
+export const AcceptBody = t.Object(
+  {
+    token: t.String(),
+    password: t.Optional(t.String({ description: "without a session: a new person's password, or the password of the account the invited email has" })),
+    code: t.Optional(t.String({ minLength: 1, maxLength: 64, description: "with the password of an account that has a second factor: a TOTP or recovery code" })),
+  },
+  strict,
+);
+export const PreviewBody = t.Object({ token: t.String() }, strict);
+export const InvitationPreview = t.Object({
+  ok: t.Literal(true),
+  invitation_id: t.String({ pattern: "^inv_" }),
+  email: t.String(),
+  role: Role,
+  expires_at: Iso,
+  account_exists: t.Boolean({ description: "the invited email has an account: accept with its password (or its session), not a new one" }),
+  mfa_required: t.Boolean({ description: "that account has a second factor: accepting with its password takes a code too" }),
+});
 export const AcceptResponse = t.Object({
   ok: t.Literal(true),
   token: t.String(),
