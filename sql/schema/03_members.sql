@@ -170,13 +170,18 @@ COMMENT ON FUNCTION member_set_role(text, text, text, text) IS
   'An admin (an owner, for owners and for making one) gives a member another role; the member''s sessions of the tenant end. '
   'WT001 unknown member, WT02x actor''s role, WT003 the last owner, 22023 unknown role.';
 
-CREATE FUNCTION member_remove(p_tenant_id text, p_actor text, p_member_id text, p_now timestamptz)
-RETURNS TABLE (member_id text, role text)
+-- p_revoke_keys, or the tenant's revoke_keys_on_member_removal: the keys the member created that
+-- still work (api_keys_of_member()) are revoked in the same transaction, by the actor, each through
+-- api_key_revoke() as a revoke of its own; otherwise they keep working, and the answer lists them.
+CREATE FUNCTION member_remove(p_tenant_id text, p_actor text, p_member_id text, p_now timestamptz, p_revoke_keys boolean)
+RETURNS TABLE (member_id text, role text, revoked_keys jsonb, kept_keys jsonb)
 LANGUAGE plpgsql AS $$
 #variable_conflict use_column
 DECLARE
   v_role text;
   v_account text;
+  v_revoke boolean;
+  v_keys jsonb;
 BEGIN
   -- Anyone may leave; removing another takes an admin, and an owner for an owner.
   IF p_actor IS DISTINCT FROM p_member_id THEN
@@ -193,10 +198,19 @@ BEGIN
   UPDATE members m SET status = 'removed', removed_at = p_now, removed_by = p_actor, session_epoch = m.session_epoch + 1
    WHERE m.tenant_id = p_tenant_id AND m.member_id = p_member_id;
   DELETE FROM member_routes r WHERE r.account_id = v_account AND r.tenant_id = p_tenant_id;
-  RETURN QUERY SELECT p_member_id, v_role;
+  SELECT coalesce(p_revoke_keys, false) OR t.revoke_keys_on_member_removal INTO v_revoke FROM tenants t WHERE t.tenant_id = p_tenant_id;
+  SELECT coalesce(jsonb_agg(jsonb_build_object('key_id', k.key_id, 'label', k.label, 'hint', k.hint) ORDER BY k.created_at, k.key_id), '[]'::jsonb)
+    INTO v_keys FROM api_keys_of_member(p_tenant_id, p_member_id, v_revoke) k;
+  IF v_revoke THEN
+    PERFORM api_key_revoke(p_tenant_id, k->>'key_id', p_actor) FROM jsonb_array_elements(v_keys) k;
+    RETURN QUERY SELECT p_member_id, v_role, v_keys, '[]'::jsonb;
+  ELSE
+    RETURN QUERY SELECT p_member_id, v_role, '[]'::jsonb, v_keys;
+  END IF;
 END $$;
-COMMENT ON FUNCTION member_remove(text, text, text, timestamptz) IS
-  'A member leaves, or an admin (an owner, for owners) removes one: its sessions of the tenant end at once. '
+COMMENT ON FUNCTION member_remove(text, text, text, timestamptz, boolean) IS
+  'A member leaves, or an admin (an owner, for owners) removes one: its sessions of the tenant end at once. With p_revoke_keys or the tenant''s '
+  'revoke_keys_on_member_removal, the keys the member created that still work are revoked (revoked_keys); otherwise they are listed (kept_keys). '
   'WT001 unknown member, WT02x actor''s role, WT003 the last owner.';
 
 -- Where mail about the tenant as a whole goes (an upgrade's review): its oldest active owner.

@@ -601,13 +601,16 @@ export interface Queries {
       role: string;
       joined_at: string;
       mfa_enabled: boolean;
+      keys: unknown;
     };
   };
   "members/remove": {
-    params: [string, string, string, Date | string];
+    params: [string, string, string, Date | string, boolean];
     row: {
       member_id: string;
       role: string;
+      revoked_keys: unknown;
+      kept_keys: unknown;
     };
   };
   "members/set_role": {
@@ -623,15 +626,18 @@ export interface Queries {
     row: {
       require_mfa: boolean;
       allow_self_approval: boolean;
+      revoke_keys_on_member_removal: boolean;
     };
   };
   "members/settings_set": {
-    params: [string, boolean, boolean];
+    params: [string, boolean, boolean, boolean];
     row: {
       require_mfa: boolean;
       allow_self_approval: boolean;
+      revoke_keys_on_member_removal: boolean;
       was_require_mfa: boolean;
       was_allow_self_approval: boolean;
+      was_revoke_keys_on_member_removal: boolean;
     };
   };
   "migrations/bookkeeping_table": {

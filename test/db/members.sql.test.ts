@@ -62,20 +62,20 @@ describe("member roles and removal", () => {
   });
 
   test("the last owner can neither leave nor be demoted (WT003), also by an operator", async () => {
-    expect(await refusal((q, t) => q.query("members/remove", [t.tenantId, t.owner, t.owner, NOW]))).toBe("WT003");
+    expect(await refusal((q, t) => q.query("members/remove", [t.tenantId, t.owner, t.owner, NOW, false]))).toBe("WT003");
     expect(await refusal((q, t) => q.query("members/set_role", [t.tenantId, null, t.owner, "admin"]))).toBe("WT003");
   });
 
   test("a removed member is final (WT001); another tenant's member is WT001; a viewer removes no one else (WT021)", async () => {
     const removed = async (q: Queryable, t: Team) => {
       const viewer = await t.add("viewer");
-      expect(await q.query("members/remove", [t.tenantId, viewer, viewer, NOW])).toEqual([{ member_id: viewer, role: "viewer" }]);
+      expect(await q.query("members/remove", [t.tenantId, viewer, viewer, NOW, false])).toEqual([{ member_id: viewer, role: "viewer", revoked_keys: [], kept_keys: [] }]);
       return viewer;
     };
     expect(await refusal(async (q, t) => q.query("members/set_role", [t.tenantId, t.owner, await removed(q, t), "admin"]))).toBe("WT001");
-    expect(await refusal(async (q, t) => q.query("members/remove", [t.tenantId, t.owner, await removed(q, t), NOW]))).toBe("WT001");
-    expect(await refusal(async (q, t) => q.query("members/remove", [t.tenantId, t.owner, (await team(q)).owner, NOW]))).toBe("WT001");
-    expect(await refusal(async (q, t) => q.query("members/remove", [t.tenantId, await t.add("viewer"), await t.add("developer"), NOW]))).toBe("WT021");
+    expect(await refusal(async (q, t) => q.query("members/remove", [t.tenantId, t.owner, await removed(q, t), NOW, false]))).toBe("WT001");
+    expect(await refusal(async (q, t) => q.query("members/remove", [t.tenantId, t.owner, (await team(q)).owner, NOW, false]))).toBe("WT001");
+    expect(await refusal(async (q, t) => q.query("members/remove", [t.tenantId, await t.add("viewer"), await t.add("developer"), NOW, false]))).toBe("WT021");
   });
 });
 

@@ -309,7 +309,7 @@ describe("settings", () => {
     const secret = (await call("POST", "/customer/account/mfa/enroll", { json: {}, ...as(boss.token) })).body.secret as string;
     expect((await call("POST", "/customer/account/mfa/confirm", { json: { code: await generate({ secret }) }, ...as(boss.token) })).status).toBe(200);
     const set = await call("PUT", "/customer/settings", { json: { require_mfa: true }, ...as(boss.token) });
-    expect(set.body).toEqual({ ok: true, settings: { require_mfa: true, allow_self_approval: false } });
+    expect(set.body).toEqual({ ok: true, settings: { require_mfa: true, allow_self_approval: false, revoke_keys_on_member_removal: false } });
     expectErrorShape(await call("GET", "/customer/keys", as(dev.token)), 403, "mfa_enrollment_required");
     expect((await call("GET", "/customer/account", as(dev.token))).status).toBe(200);
     expect((await call("POST", "/customer/account/mfa/enroll", { json: {}, ...as(dev.token) })).status).toBe(200);

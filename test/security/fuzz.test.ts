@@ -171,7 +171,7 @@ const ROUTES: Route[] = [
   { method: "GET", path: "/customer/members/invitations", auth: "jwt" },
   { method: "POST", path: "/customer/members/invitations/:invitation_id/revoke", auth: "jwt" },
   { method: "PATCH", path: "/customer/members/:member_id", auth: "jwt", fields: { role: fc.constantFrom("owner", "admin", "developer", "approver", "viewer", "root", "") } },
-  { method: "DELETE", path: "/customer/members/:member_id", auth: "jwt" },
+  { method: "DELETE", path: "/customer/members/:member_id", auth: "jwt", query: ["revoke_keys"] },
   { method: "GET", path: "/customer/settings", auth: "jwt" },
   { method: "GET", path: "/customer/audit", auth: "jwt", query: ["limit", "cursor", "event"] },
   { method: "GET", path: "/customer/usage", auth: "jwt" },
@@ -187,7 +187,7 @@ const ROUTES: Route[] = [
   { method: "GET", path: "/customer/webhooks/:id/deliveries", auth: "jwt", query: ["limit", "cursor"] },
   { method: "DELETE", path: "/customer/webhooks/:id", auth: "jwt" },
   // After every other session route: a tenant that comes to require a second factor answers them 403.
-  { method: "PUT", path: "/customer/settings", auth: "jwt", fields: { require_mfa: fc.boolean(), allow_self_approval: fc.boolean() } },
+  { method: "PUT", path: "/customer/settings", auth: "jwt", fields: { require_mfa: fc.boolean(), allow_self_approval: fc.boolean(), revoke_keys_on_member_removal: fc.boolean() } },
   // Last of the API routes: signing out ends the fuzzer's own sessions for the routes after it.
   { method: "POST", path: "/auth/logout", auth: "jwt", fields: { all: fc.oneof(fc.boolean(), text()) } },
   // The web console's pages and assets (not in the OpenAPI document: not API).
