@@ -14,8 +14,16 @@ export interface Member {
 const claimed = new Map<string, { token_sealed: string }>();
 
 export async function addMember(ownerToken: string, role: string): Promise<Member> {
-  const { service } = await testService();
   const email = uniqueEmail(role);
+  const token = await invitationToken(ownerToken, email, role);
+  const accepted = await call("POST", "/auth/invitations/accept", { json: { token, password: GOOD_PASSWORD } });
+  expect(accepted.status).toBe(200);
+  return { email, token: accepted.body.token, memberId: accepted.body.member_id };
+}
+
+/** Invites `email` as `role` and returns the token of its link, read from the outbox. */
+export async function invitationToken(ownerToken: string, email: string, role: string): Promise<string> {
+  const { service } = await testService();
   const invited = await call("POST", "/customer/members/invitations", { json: { email, role }, headers: bearer(ownerToken) });
   expect(invited.status).toBe(201);
   let token: string | undefined;
@@ -28,7 +36,5 @@ export async function addMember(ownerToken: string, role: string): Promise<Membe
     else await Bun.sleep(20);
   }
   if (token === undefined) throw new Error(`no invitation mail to ${email} in the outbox`);
-  const accepted = await call("POST", "/auth/invitations/accept", { json: { token, password: GOOD_PASSWORD } });
-  expect(accepted.status).toBe(200);
-  return { email, token: accepted.body.token, memberId: accepted.body.member_id };
+  return token;
 }
