@@ -412,7 +412,7 @@ COMMENT ON FUNCTION member_invitation_accept(text, text, text, text, text, times
 -- log in) then accepts with their own password (docs/api.md, "Teams"). Refuses as the acceptance does.
 CREATE FUNCTION member_invitation_invitee(p_token text, p_now timestamptz)
 RETURNS TABLE (invitation_id text, tenant_id text, email text, role text, expires_at text,
-               account_id text, password_hash text, session_epoch integer, mfa_active boolean)
+               account_id text, password_hash text, mfa_active boolean)
 LANGUAGE plpgsql STABLE AS $$
 #variable_conflict use_column
 DECLARE
@@ -429,12 +429,12 @@ BEGIN
     RAISE EXCEPTION 'invitation expired' USING ERRCODE = 'WA002';
   END IF;
   RETURN QUERY
-    SELECT v.invitation_id, v.tenant_id, v.email, v.role, iso_time(v.expires_at), a.account_id, a.password_hash, a.session_epoch,
+    SELECT v.invitation_id, v.tenant_id, v.email, v.role, iso_time(v.expires_at), a.account_id, a.password_hash,
            EXISTS (SELECT 1 FROM mfa_totp f WHERE f.account_id = a.account_id AND f.status = 'active')
       FROM (SELECT 1) one LEFT JOIN accounts a ON a.email = v.email;
 END $$;
 COMMENT ON FUNCTION member_invitation_invitee(text, timestamptz) IS
-  'A pending invitation''s email, role and expiry, and the account its email has (NULL account_id: none) with its password hash, session epoch '
+  'A pending invitation''s email, role and expiry, and the account its email has (NULL account_id: none) with its password hash '
   'and whether it has a second factor. WA001 unknown or revoked, WA002 expired, WA003 used.';
 
 -- ---------------------------------------------------------------------------------------------

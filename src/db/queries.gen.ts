@@ -560,7 +560,6 @@ export interface Queries {
       expires_at: string;
       account_id: string | null;
       password_hash: string | null;
-      session_epoch: number | null;
       mfa_active: boolean;
     };
   };
