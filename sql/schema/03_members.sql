@@ -8,6 +8,7 @@
 --   WT005 the most pending invitations                    WT006 the person is already a member
 --   WT007 the invitation is not pending                   WT008 the invitation is for another email
 --   WT009 a new person's email already has an account (made meanwhile: accept with its password)
+--   WT010 the acting member was removed while their request ran (member_hold())
 
 -- Ranked from the widest to the narrowest: a route that needs a role admits every role ranked above it.
 CREATE FUNCTION member_role_rank(p_role text) RETURNS integer
@@ -139,6 +140,23 @@ BEGIN
 END $$;
 COMMENT ON FUNCTION member_actor_check(text, text, text) IS
   'The actor''s role when it is an active member of the tenant ranked at least p_role (NULL actor: an operator, owner); WT001 not a member, WT020..WT023 (the role needed) otherwise.';
+
+-- A member who makes something that is theirs (a key) holds their own row for the transaction
+-- (FOR SHARE): a removal, which locks the row FOR UPDATE, waits for it and then sees what was made
+-- (and revokes it with revoke_keys); one that comes after the removal finds them gone (WT010).
+CREATE FUNCTION member_hold(p_tenant_id text, p_member_id text) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+  IF p_member_id IS NULL THEN
+    RETURN; -- an operator
+  END IF;
+  PERFORM 1 FROM members m WHERE m.tenant_id = p_tenant_id AND m.member_id = p_member_id AND m.status = 'active' FOR SHARE;
+  IF NOT FOUND THEN
+    RAISE EXCEPTION 'the member was removed' USING ERRCODE = 'WT010';
+  END IF;
+END $$;
+COMMENT ON FUNCTION member_hold(text, text) IS
+  'Locks an active member''s row FOR SHARE until the transaction ends, so that their removal waits for what they make; WT010 when they are no active member (removed meanwhile). NULL: an operator, nothing to hold.';
 
 CREATE FUNCTION member_set_role(p_tenant_id text, p_actor text, p_member_id text, p_role text)
 RETURNS TABLE (member_id text, role text, old_role text)

@@ -190,6 +190,8 @@ DECLARE
   v api_keys;
 BEGIN
   PERFORM member_actor_check(p_tenant_id, p_created_by, 'developer');
+  -- The maker's removal waits for this key, and revokes it with the others when asked (member_remove()).
+  PERFORM member_hold(p_tenant_id, p_created_by);
   PERFORM api_keys_check_caps(p_tenant_id, true);
   PERFORM api_key_props_check(p_tenant_id, p_props);
   v := api_key_props_apply(ROW(p_key_id, p_tenant_id, p_label, p_secret_hash, p_hint, 'active', now(), NULL, NULL, NULL, p_created_by, NULL,
@@ -256,6 +258,8 @@ DECLARE
   v_old api_keys%ROWTYPE;
 BEGIN
   PERFORM member_actor_check(p_tenant_id, p_actor, 'developer');
+  -- The successor is the rotator's: their removal waits for it (as for a new key; api_key_create()).
+  PERFORM member_hold(p_tenant_id, p_actor);
   -- The row lock makes concurrent rotations of one key take turns; the second finds it revoked.
   v_old := api_key_lock_active(p_tenant_id, p_key_id);
   IF v_old.key_id IS NULL THEN

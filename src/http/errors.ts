@@ -121,6 +121,7 @@ const BY_SQLSTATE: Record<string, [ErrorCode, string, Record<string, unknown>?]>
   WT007: ["not_pending", "Only a pending invitation can be revoked."],
   WT008: ["invalid_token", "This invitation was sent to another email address: log in as that address to accept it."],
   WT009: ["email_taken", "An account with this email was made meanwhile: accept the invitation with its password."],
+  WT010: ["unauthorized", "Your membership of this tenant ended while the request ran; nothing was made."],
   WT020: ["forbidden_role", "This needs the owner role.", { required_role: "owner" }],
   WT021: ["forbidden_role", "This needs the admin role (or owner).", { required_role: "admin" }],
   WT022: ["forbidden_role", "This needs the developer role (or a wider one).", { required_role: "developer" }],

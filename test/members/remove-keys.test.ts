@@ -4,9 +4,14 @@
 // them in the same step (revoked_keys): the next request with any of them gets 401 key_revoked, and
 // the audit trail has a key.revoked event naming each, by the remover.
 import { describe, expect, test } from "bun:test";
+import { newId } from "../../src/ids.ts";
+import { hashSecret, newSecret, secretHint } from "../../src/keys/secret.ts";
 import { bearer, protect } from "../helpers/customer.ts";
 import { addMember } from "../helpers/members.ts";
-import { call, expectErrorShape, signup } from "../helpers/service.ts";
+import { call, expectErrorShape, signup, type Reply } from "../helpers/service.ts";
+import { testTransaction } from "../helpers/sql.ts";
+
+const DATABASE_URL = process.env.TEST_DATABASE_URL;
 
 const as = (token: string) => ({ headers: bearer(token) });
 
@@ -103,5 +108,42 @@ describe("a removed member's keys", () => {
     const other = await addMember(boss.token, "developer");
     expectErrorShape(await call("DELETE", `/customer/members/${dev.memberId}?revoke_keys=true`, as(other.token)), 403, "forbidden_role");
     expect((await protect(key.secret)).status).toBe(200);
+  });
+});
+
+// PostgreSQL only: the embedded database has one session, where nothing runs concurrently.
+describe.skipIf(!DATABASE_URL)("a key made while its maker is removed", () => {
+  test("the removal waits for the key's transaction, then revokes that key too", async () => {
+    const boss = await signup();
+    const dev = await addMember(boss.token, "developer");
+    const secret = newSecret();
+    const keyId = newId("key_");
+    let removal: Promise<Reply> | undefined;
+    await testTransaction(DATABASE_URL!, async (run) => {
+      await run("key_create", [keyId, boss.tenantId, await hashSecret(secret), secretHint(secret), dev.memberId]);
+      removal = call("DELETE", `/customer/members/${dev.memberId}?revoke_keys=true`, as(boss.token));
+      // The removal is held on the maker's row until this transaction commits.
+      await Bun.sleep(300);
+    });
+    const removed = await removal!;
+    expect(removed.status).toBe(200);
+    expect(removed.body.revoked_keys.map((k: { key_id: string }) => k.key_id)).toContain(keyId);
+    expectErrorShape(await protect(secret), 401, "key_revoked");
+  });
+
+  test("a key asked for while the maker's removal is under way is refused once the removal commits: no key outlives it", async () => {
+    const boss = await signup();
+    const dev = await addMember(boss.token, "developer");
+    let creation: Promise<Reply> | undefined;
+    await testTransaction(DATABASE_URL!, async (run) => {
+      await run("member_remove", [boss.tenantId, boss.memberId, dev.memberId, new Date().toISOString(), true]);
+      // The session still reads the member (the removal has not committed); the key waits on the member's row.
+      creation = call("POST", "/customer/keys", { json: { label: "late" }, ...as(dev.token) });
+      await Bun.sleep(300);
+    });
+    // The session was the removed member's: 401, as its next request would get, and no key.
+    expectErrorShape(await creation!, 401, "unauthorized");
+    const keys = (await call("GET", "/customer/keys", as(boss.token))).body.keys as { label: string }[];
+    expect(keys.map((k) => k.label)).not.toContain("late");
   });
 });
