@@ -164,6 +164,7 @@ export function MembersPage({ session }: { session: Session }) {
                   <th scope="col">Role</th>
                   <th scope="col">Joined</th>
                   <th scope="col">Second factor</th>
+                  <th scope="col">Keys made</th>
                   <th scope="col">Actions</th>
                 </tr>
               </thead>
@@ -182,6 +183,9 @@ export function MembersPage({ session }: { session: Session }) {
                       <When iso={m.joined_at} />
                     </td>
                     <td data-label="Second factor">{m.mfa_enabled ? "on" : "off"}</td>
+                    <td data-label="Keys made" title={m.keys.map((k) => k.label).join(", ") || undefined}>
+                      {m.keys.length === 0 ? "none" : m.keys.length}
+                    </td>
                     <td class="row-actions">
                       {m.member_id === me.member_id ? (
                         lastOwner ? (
