@@ -13,9 +13,11 @@ CREATE TABLE tenants (
   -- Moved by triggers whenever anything a key of this tenant is authorised by changes (05_keys.sql).
   key_context_epoch  bigint NOT NULL DEFAULT 0 CHECK (key_context_epoch >= 0),
   -- Settings an owner changes (PUT /customer/settings): members without a second factor may only
-  -- enrol one; a single-member tenant's owner may vote on approvals of its own keys.
+  -- enrol one; a single-member tenant's owner may vote on approvals of its own keys; removing a
+  -- member revokes the keys they created (member_remove()).
   require_mfa          boolean NOT NULL DEFAULT false,
   allow_self_approval  boolean NOT NULL DEFAULT false,
+  revoke_keys_on_member_removal  boolean NOT NULL DEFAULT false,
   created_at         timestamptz NOT NULL DEFAULT now()
 );
 

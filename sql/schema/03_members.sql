@@ -7,7 +7,8 @@
 --   WT003 the last owner would go                         WT004 the tenant has the most members
 --   WT005 the most pending invitations                    WT006 the person is already a member
 --   WT007 the invitation is not pending                   WT008 the invitation is for another email
---   WT009 a new person's email already has an account (log in, then accept)
+--   WT009 a new person's email already has an account (made meanwhile: accept with its password)
+--   WT010 the acting member was removed while their request ran (member_hold())
 
 -- Ranked from the widest to the narrowest: a route that needs a role admits every role ranked above it.
 CREATE FUNCTION member_role_rank(p_role text) RETURNS integer
@@ -140,6 +141,23 @@ END $$;
 COMMENT ON FUNCTION member_actor_check(text, text, text) IS
   'The actor''s role when it is an active member of the tenant ranked at least p_role (NULL actor: an operator, owner); WT001 not a member, WT020..WT023 (the role needed) otherwise.';
 
+-- A member who makes something that is theirs (a key) holds their own row for the transaction
+-- (FOR SHARE): a removal, which locks the row FOR UPDATE, waits for it and then sees what was made
+-- (and revokes it with revoke_keys); one that comes after the removal finds them gone (WT010).
+CREATE FUNCTION member_hold(p_tenant_id text, p_member_id text) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+  IF p_member_id IS NULL THEN
+    RETURN; -- an operator
+  END IF;
+  PERFORM 1 FROM members m WHERE m.tenant_id = p_tenant_id AND m.member_id = p_member_id AND m.status = 'active' FOR SHARE;
+  IF NOT FOUND THEN
+    RAISE EXCEPTION 'the member was removed' USING ERRCODE = 'WT010';
+  END IF;
+END $$;
+COMMENT ON FUNCTION member_hold(text, text) IS
+  'Locks an active member''s row FOR SHARE until the transaction ends, so that their removal waits for what they make; WT010 when they are no active member (removed meanwhile). NULL: an operator, nothing to hold.';
+
 CREATE FUNCTION member_set_role(p_tenant_id text, p_actor text, p_member_id text, p_role text)
 RETURNS TABLE (member_id text, role text, old_role text)
 LANGUAGE plpgsql AS $$
@@ -170,13 +188,18 @@ COMMENT ON FUNCTION member_set_role(text, text, text, text) IS
   'An admin (an owner, for owners and for making one) gives a member another role; the member''s sessions of the tenant end. '
   'WT001 unknown member, WT02x actor''s role, WT003 the last owner, 22023 unknown role.';
 
-CREATE FUNCTION member_remove(p_tenant_id text, p_actor text, p_member_id text, p_now timestamptz)
-RETURNS TABLE (member_id text, role text)
+-- p_revoke_keys, or the tenant's revoke_keys_on_member_removal: the keys the member created that
+-- still work (api_keys_of_member()) are revoked in the same transaction, by the actor, each through
+-- api_key_revoke() as a revoke of its own; otherwise they keep working, and the answer lists them.
+CREATE FUNCTION member_remove(p_tenant_id text, p_actor text, p_member_id text, p_now timestamptz, p_revoke_keys boolean)
+RETURNS TABLE (member_id text, role text, revoked_keys jsonb, kept_keys jsonb)
 LANGUAGE plpgsql AS $$
 #variable_conflict use_column
 DECLARE
   v_role text;
   v_account text;
+  v_revoke boolean;
+  v_keys jsonb;
 BEGIN
   -- Anyone may leave; removing another takes an admin, and an owner for an owner.
   IF p_actor IS DISTINCT FROM p_member_id THEN
@@ -193,10 +216,19 @@ BEGIN
   UPDATE members m SET status = 'removed', removed_at = p_now, removed_by = p_actor, session_epoch = m.session_epoch + 1
    WHERE m.tenant_id = p_tenant_id AND m.member_id = p_member_id;
   DELETE FROM member_routes r WHERE r.account_id = v_account AND r.tenant_id = p_tenant_id;
-  RETURN QUERY SELECT p_member_id, v_role;
+  SELECT coalesce(p_revoke_keys, false) OR t.revoke_keys_on_member_removal INTO v_revoke FROM tenants t WHERE t.tenant_id = p_tenant_id;
+  SELECT coalesce(jsonb_agg(jsonb_build_object('key_id', k.key_id, 'label', k.label, 'hint', k.hint) ORDER BY k.created_at, k.key_id), '[]'::jsonb)
+    INTO v_keys FROM api_keys_of_member(p_tenant_id, p_member_id, v_revoke) k;
+  IF v_revoke THEN
+    PERFORM api_key_revoke(p_tenant_id, k->>'key_id', p_actor) FROM jsonb_array_elements(v_keys) k;
+    RETURN QUERY SELECT p_member_id, v_role, v_keys, '[]'::jsonb;
+  ELSE
+    RETURN QUERY SELECT p_member_id, v_role, '[]'::jsonb, v_keys;
+  END IF;
 END $$;
-COMMENT ON FUNCTION member_remove(text, text, text, timestamptz) IS
-  'A member leaves, or an admin (an owner, for owners) removes one: its sessions of the tenant end at once. '
+COMMENT ON FUNCTION member_remove(text, text, text, timestamptz, boolean) IS
+  'A member leaves, or an admin (an owner, for owners) removes one: its sessions of the tenant end at once. With p_revoke_keys or the tenant''s '
+  'revoke_keys_on_member_removal, the keys the member created that still work are revoked (revoked_keys); otherwise they are listed (kept_keys). '
   'WT001 unknown member, WT02x actor''s role, WT003 the last owner.';
 
 -- Where mail about the tenant as a whole goes (an upgrade's review): its oldest active owner.
@@ -391,6 +423,37 @@ END $$;
 COMMENT ON FUNCTION member_invitation_accept(text, text, text, text, text, timestamptz) IS
   'Redeems an invitation once: the signed-in person (same email, WT008 otherwise) or a new person (WT009 when the email has an account) '
   'becomes a member with its role. WA001 unknown or revoked, WA002 expired, WA003 used, WT004 cap, WT006 already a member.';
+
+-- Whom an invitation is for, read before it is accepted: its email and role, and the account that
+-- email already has (NULL: none), with what proves it (its password hash, whether it has a second
+-- factor). A person who has an account but no session (removed from their only tenant, they cannot
+-- log in) then accepts with their own password (docs/api.md, "Teams"). Refuses as the acceptance does.
+CREATE FUNCTION member_invitation_invitee(p_token text, p_now timestamptz)
+RETURNS TABLE (invitation_id text, tenant_id text, email text, role text, expires_at text,
+               account_id text, password_hash text, mfa_active boolean)
+LANGUAGE plpgsql STABLE AS $$
+#variable_conflict use_column
+DECLARE
+  v member_invitations%ROWTYPE;
+BEGIN
+  -- The route first, then the invitation in its tenant, as member_invitation_accept() reads them.
+  SELECT r.tenant_id, r.invitation_id INTO v.tenant_id, v.invitation_id FROM invitation_routes r WHERE r.token_hash = auth_token_digest(p_token);
+  SELECT i.* INTO v FROM member_invitations i WHERE i.tenant_id = v.tenant_id AND i.invitation_id = v.invitation_id;
+  IF NOT FOUND OR v.status = 'revoked' THEN
+    RAISE EXCEPTION 'invalid invitation' USING ERRCODE = 'WA001';
+  ELSIF v.status = 'accepted' THEN
+    RAISE EXCEPTION 'invitation already used' USING ERRCODE = 'WA003';
+  ELSIF v.expires_at <= p_now THEN
+    RAISE EXCEPTION 'invitation expired' USING ERRCODE = 'WA002';
+  END IF;
+  RETURN QUERY
+    SELECT v.invitation_id, v.tenant_id, v.email, v.role, iso_time(v.expires_at), a.account_id, a.password_hash,
+           EXISTS (SELECT 1 FROM mfa_totp f WHERE f.account_id = a.account_id AND f.status = 'active')
+      FROM (SELECT 1) one LEFT JOIN accounts a ON a.email = v.email;
+END $$;
+COMMENT ON FUNCTION member_invitation_invitee(text, timestamptz) IS
+  'A pending invitation''s email, role and expiry, and the account its email has (NULL account_id: none) with its password hash '
+  'and whether it has a second factor. WA001 unknown or revoked, WA002 expired, WA003 used.';
 
 -- ---------------------------------------------------------------------------------------------
 -- The session behind a JWT: the member of the tenant, the person, and what the tokens must carry.

@@ -190,6 +190,8 @@ DECLARE
   v api_keys;
 BEGIN
   PERFORM member_actor_check(p_tenant_id, p_created_by, 'developer');
+  -- The maker's removal waits for this key, and revokes it with the others when asked (member_remove()).
+  PERFORM member_hold(p_tenant_id, p_created_by);
   PERFORM api_keys_check_caps(p_tenant_id, true);
   PERFORM api_key_props_check(p_tenant_id, p_props);
   v := api_key_props_apply(ROW(p_key_id, p_tenant_id, p_label, p_secret_hash, p_hint, 'active', now(), NULL, NULL, NULL, p_created_by, NULL,
@@ -256,6 +258,8 @@ DECLARE
   v_old api_keys%ROWTYPE;
 BEGIN
   PERFORM member_actor_check(p_tenant_id, p_actor, 'developer');
+  -- The successor is the rotator's: their removal waits for it (as for a new key; api_key_create()).
+  PERFORM member_hold(p_tenant_id, p_actor);
   -- The row lock makes concurrent rotations of one key take turns; the second finds it revoked.
   v_old := api_key_lock_active(p_tenant_id, p_key_id);
   IF v_old.key_id IS NULL THEN
@@ -280,6 +284,44 @@ COMMENT ON FUNCTION api_key_rotate(text, text, text, text, text, text, integer) 
   'Revokes an active key (replaced_by = the new key) and issues its successor with the same label and properties, in one transaction; '
   'with p_overlap > 0 seconds the old secret is still accepted until overlap_until. No row: not this tenant''s key. WK001: the key is not active; '
   'WK003: the tenant keeps api_keys_total_cap() keys.';
+
+-- Revoking a key: the one writer of a revocation, for the revoke route and for a member's removal
+-- (member_remove()). An active key is revoked by p_actor; a key rotated with an overlap still
+-- running has its overlap ended (its revoked_at and revoked_by stay); no row when the tenant has no
+-- such key. The api_keys_guard trigger refuses (WK001) any other revoked key.
+CREATE FUNCTION api_key_revoke(p_tenant_id text, p_key_id text, p_actor text)
+RETURNS TABLE (key_id text, status text, revoked_at text, revoked_by text)
+LANGUAGE plpgsql AS $$
+#variable_conflict use_column
+BEGIN
+  RETURN QUERY
+    UPDATE api_keys k SET status = 'revoked', revoked_at = coalesce(k.revoked_at, now()),
+           revoked_by = CASE WHEN k.status = 'active' THEN p_actor ELSE k.revoked_by END, overlap_until = NULL
+     WHERE k.tenant_id = p_tenant_id AND k.key_id = p_key_id
+    RETURNING k.key_id, k.status, iso_time(k.revoked_at), k.revoked_by;
+END $$;
+COMMENT ON FUNCTION api_key_revoke(text, text, text) IS
+  'Revokes the tenant''s active key (revoked_by p_actor) or ends a rotated key''s overlap; no row: no such key. WK001: revoked already, with no overlap running.';
+
+-- The keys a member created that still work, oldest first: active ones, and ones rotated with an
+-- overlap still running. p_lock: locked for a change (member_remove() revokes them).
+CREATE FUNCTION api_keys_of_member(p_tenant_id text, p_member_id text, p_lock boolean)
+RETURNS TABLE (key_id text, label text, hint text, created_at timestamptz)
+LANGUAGE plpgsql AS $$
+#variable_conflict use_column
+BEGIN
+  IF p_lock THEN
+    RETURN QUERY SELECT k.key_id, k.label, k.hint, k.created_at FROM api_keys k
+      WHERE k.tenant_id = p_tenant_id AND k.created_by = p_member_id AND (k.status = 'active' OR k.overlap_until > now())
+      ORDER BY k.created_at, k.key_id FOR UPDATE;
+  ELSE
+    RETURN QUERY SELECT k.key_id, k.label, k.hint, k.created_at FROM api_keys k
+      WHERE k.tenant_id = p_tenant_id AND k.created_by = p_member_id AND (k.status = 'active' OR k.overlap_until > now())
+      ORDER BY k.created_at, k.key_id;
+  END IF;
+END $$;
+COMMENT ON FUNCTION api_keys_of_member(text, text, boolean) IS
+  'The keys of the tenant that p_member_id created and that still work (active, or rotated with an overlap running), oldest first; locked FOR UPDATE when p_lock.';
 
 -- One page of a tenant's keys, newest first, after the key at (p_after_at, p_after_key) when
 -- given; never the secret hash. `page_position` is created_at to the microsecond, for the next cursor.

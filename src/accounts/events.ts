@@ -26,7 +26,8 @@ export type SecurityEvent =
   | "auth.mfa_challenged"
   | "auth.mfa_failed"
   | "auth.tenant_switched"
-  | "auth.invitation_accepted";
+  | "auth.invitation_accepted"
+  | "auth.invitation_failed";
 
 const WARN: ReadonlySet<SecurityEvent> = new Set([
   "auth.login_failed",
@@ -36,6 +37,7 @@ const WARN: ReadonlySet<SecurityEvent> = new Set([
   "auth.rate_limited",
   "auth.login_slowed",
   "auth.mfa_failed",
+  "auth.invitation_failed",
 ]);
 
 /** `j***@example.com`: the first character of the local part and the domain. */

@@ -11,7 +11,8 @@ import { Accepted, EmptyBody, LoginResponse, MfaConfirmBody, MfaConfirmResponse,
 import { addressLimit, clearCredentialAttempts, limitCredentialAttempt, loginSubject, hashRequester } from "./rate-limit.ts";
 
 const bearer = [{ bearer: [] as string[] }] as Record<string, string[]>[];
-const mfaSubject = (accountId: string) => `mfa:${accountId}`;
+/** The counters of code guesses for a person (a login's second step, an invitation accepted with a code). */
+export const mfaSubject = (accountId: string) => `mfa:${accountId}`;
 
 export function mfaVerifyRoutes(deps: Deps) {
   return new Elysia({ name: "accounts-mfa-verify", prefix: "/auth/mfa" })

@@ -553,6 +553,19 @@ export interface Queries {
       new_account: boolean;
     };
   };
+  "members/invitation_invitee": {
+    params: [string, Date | string];
+    row: {
+      invitation_id: string;
+      tenant_id: string;
+      email: string;
+      role: string;
+      expires_at: string;
+      account_id: string | null;
+      password_hash: string | null;
+      mfa_active: boolean;
+    };
+  };
   "members/invitation_revoke": {
     params: [string, string, string, Date | string];
     row: {
@@ -590,13 +603,16 @@ export interface Queries {
       role: string;
       joined_at: string;
       mfa_enabled: boolean;
+      keys: unknown;
     };
   };
   "members/remove": {
-    params: [string, string, string, Date | string];
+    params: [string, string, string, Date | string, boolean];
     row: {
       member_id: string;
       role: string;
+      revoked_keys: unknown;
+      kept_keys: unknown;
     };
   };
   "members/set_role": {
@@ -612,15 +628,18 @@ export interface Queries {
     row: {
       require_mfa: boolean;
       allow_self_approval: boolean;
+      revoke_keys_on_member_removal: boolean;
     };
   };
   "members/settings_set": {
-    params: [string, boolean, boolean];
+    params: [string, boolean, boolean, boolean];
     row: {
       require_mfa: boolean;
       allow_self_approval: boolean;
+      revoke_keys_on_member_removal: boolean;
       was_require_mfa: boolean;
       was_allow_self_approval: boolean;
+      was_revoke_keys_on_member_removal: boolean;
     };
   };
   "migrations/bookkeeping_table": {

@@ -100,8 +100,17 @@ export async function revokeKey(audit: AuditTrail, by: ByMember, keyId: string) 
   const row = await audit.tx(async (q, record) => {
     const row = await q.one("keys/revoke", [by.tenantId, keyId, by.actor.member_id]);
     if (!row) throw new AppError("not_found", "No such key.");
-    await record({ ...by, event: "key.revoked", target: { key_id: row.key_id } });
+    await record(keyRevoked(by, row.key_id));
     return row;
   });
   return { ok: true as const, ...row };
+}
+
+/**
+ * The key.revoked event of a key revoked by `by`, whoever revoked it: the revoke route, or a
+ * member's removal (`removedMember`, whose key it was; src/members/manage.ts).
+ */
+export function keyRevoked(by: ByMember, keyId: string, removedMember?: string) {
+  const target = removedMember === undefined ? { key_id: keyId } : { key_id: keyId, removed_member_id: removedMember };
+  return { ...by, event: "key.revoked" as const, target };
 }

@@ -10,6 +10,7 @@ import { AppError } from "../http/errors.ts";
 import { couldNameRow, newId } from "../ids.ts";
 import type { SignupEmails } from "../accounts/email.ts";
 import { newToken } from "../accounts/tokens.ts";
+import { keyRevoked } from "../keys/manage.ts";
 import { isRole, type Role } from "./roles.ts";
 
 const iso = (now: Date) => now.toISOString();
@@ -23,7 +24,9 @@ function role(value: string, path: string): Role {
 const shown = <R extends { role: string }>(row: R) => ({ ...row, role: row.role as Role });
 
 export async function listMembers(db: Db, tenantId: string) {
-  return { ok: true as const, members: (await db.query("members/list", [tenantId])).map(shown) };
+  // keys: jsonb built by the query, [{key_id, label, hint, created_at}].
+  const rows = await db.query("members/list", [tenantId]);
+  return { ok: true as const, members: rows.map((r) => ({ ...shown(r), keys: r.keys as (MemberKey & { created_at: string })[] })) };
 }
 
 /** A role change that changes nothing (the same role) records nothing. */
@@ -40,14 +43,32 @@ export async function setRole(audit: AuditTrail, by: ByMember, memberId: string,
   return { ok: true as const, ...shown(changed) };
 }
 
-/** A member leaving is recorded as their own removal (actor and target the same member). */
-export async function removeMember(audit: AuditTrail, by: ByMember, memberId: string, now: Date) {
+/** A key the member created that still works, as the members list and a removal name it. */
+export interface MemberKey {
+  key_id: string;
+  label: string;
+  hint: string;
+}
+
+/**
+ * A member leaving is recorded as their own removal (actor and target the same member). With
+ * `revokeKeys` (or the tenant's revoke_keys_on_member_removal) the keys they created are revoked in
+ * the same transaction, each recorded as a key.revoked of its own by the remover; the answer names
+ * the keys revoked and the ones that keep working.
+ */
+export async function removeMember(audit: AuditTrail, by: ByMember, memberId: string, revokeKeys: boolean, now: Date) {
   if (!couldNameRow(memberId)) throw new AppError("not_found", "No such member.");
-  await audit.tx(async (q, record) => {
-    const row = (await q.one("members/remove", [by.tenantId, by.actor.member_id, memberId, iso(now)]))!;
-    await record({ ...by, event: "member.removed", target: { member_id: row.member_id, role: row.role } });
+  const row = await audit.tx(async (q, record) => {
+    const row = (await q.one("members/remove", [by.tenantId, by.actor.member_id, memberId, iso(now), revokeKeys]))!;
+    // jsonb built by member_remove(): [{key_id, label, hint}].
+    const revoked = row.revoked_keys as MemberKey[];
+    await record(
+      { ...by, event: "member.removed", target: { member_id: row.member_id, role: row.role, ...(revoked.length > 0 ? { revoked_keys: revoked.map((k) => k.key_id) } : {}) } },
+      ...revoked.map((k) => keyRevoked(by, k.key_id, row.member_id)),
+    );
+    return { revoked_keys: revoked, kept_keys: row.kept_keys as MemberKey[] };
   });
-  return { ok: true as const };
+  return { ok: true as const, member_id: memberId, ...row };
 }
 
 /**

@@ -9,8 +9,8 @@ import { byMember } from "../audit/events.ts";
 import { credentials } from "../accounts/lifecycle.ts";
 import { invite, listInvitations, listMembers, removeMember, revokeInvitation, setRole } from "./manage.ts";
 import {
-  InvitationBody, InvitationCreated, InvitationList, InvitationParams, MemberList, MemberParams, MemberResponse, Ok, RoleBody,
-  SettingsBody, SettingsResponse,
+  InvitationBody, InvitationCreated, InvitationList, InvitationParams, MemberList, MemberParams, MemberRemoved, MemberResponse, Ok, RemoveQuery,
+  RoleBody, SettingsBody, SettingsResponse,
 } from "./model.ts";
 
 const security = [{ bearer: [] as string[] }];
@@ -65,15 +65,21 @@ export function membersRoutes(deps: Deps) {
           security,
         },
       })
-      .delete("/members/:member_id", ({ customer, params, request }) => removeMember(deps.audit, byMember(customer, request), params.member_id, deps.now()), {
-        params: MemberParams,
-        response: { 200: Ok, ...errors },
-        detail: {
-          summary: "Remove a member (anyone may leave; an admin removes others, an owner removes owners); their sessions of this tenant end at once",
-          tags: ["members"],
-          security,
+      .delete(
+        "/members/:member_id",
+        ({ customer, params, query, request }) => removeMember(deps.audit, byMember(customer, request), params.member_id, query.revoke_keys === true, deps.now()),
+        {
+          params: MemberParams,
+          query: RemoveQuery,
+          response: { 200: MemberRemoved, ...errors },
+          detail: {
+            summary:
+              "Remove a member (anyone may leave; an admin removes others, an owner removes owners); their sessions of this tenant end at once. The keys they created keep working (kept_keys) unless revoke_keys=true or the tenant's revoke_keys_on_member_removal revokes them in the same step (revoked_keys)",
+            tags: ["members"],
+            security,
+          },
         },
-      })
+      )
       .get("/settings", async ({ customer }) => ({ ok: true as const, settings: (await deps.db.one("members/settings", [customer.tenant_id]))! }), {
         response: { 200: SettingsResponse, 401: ErrorResponse, 403: ErrorResponse },
         detail: { summary: "The tenant's settings", tags: ["members"], security },
@@ -86,15 +92,18 @@ export function membersRoutes(deps: Deps) {
             throw new AppError("mfa_enrollment_required", "Turn on your own second factor (Account) before you require one of every member.");
           }
           const settings = await deps.audit.tx(async (q, record) => {
-            const row = (await q.one("members/settings_set", [customer.tenant_id, body.require_mfa ?? null, body.allow_self_approval ?? null]))!;
+            const row = (await q.one("members/settings_set", [
+              customer.tenant_id, body.require_mfa ?? null, body.allow_self_approval ?? null, body.revoke_keys_on_member_removal ?? null,
+            ]))!;
             // The settings that changed, with their new values; a PUT that changes nothing records nothing.
             const changed = Object.fromEntries(
-              ([["require_mfa", row.was_require_mfa], ["allow_self_approval", row.was_allow_self_approval]] as const)
+              ([["require_mfa", row.was_require_mfa], ["allow_self_approval", row.was_allow_self_approval],
+                ["revoke_keys_on_member_removal", row.was_revoke_keys_on_member_removal]] as const)
                 .filter(([name, was]) => row[name] !== was)
                 .map(([name]) => [name, row[name]]),
             );
             if (Object.keys(changed).length > 0) await record({ ...byMember(customer, request), event: "settings.changed", target: changed });
-            return { require_mfa: row.require_mfa, allow_self_approval: row.allow_self_approval };
+            return { require_mfa: row.require_mfa, allow_self_approval: row.allow_self_approval, revoke_keys_on_member_removal: row.revoke_keys_on_member_removal };
           });
           return { ok: true as const, settings };
         },
@@ -103,7 +112,8 @@ export function membersRoutes(deps: Deps) {
           parse: "json",
           response: { 200: SettingsResponse, ...errors },
           detail: {
-            summary: "Change the tenant's settings (owner): require_mfa (members without a second factor may only enrol one), allow_self_approval",
+            summary:
+              "Change the tenant's settings (owner): require_mfa (members without a second factor may only enrol one), allow_self_approval, revoke_keys_on_member_removal (removing a member always revokes the keys they created)",
             tags: ["members"],
             security,
           },

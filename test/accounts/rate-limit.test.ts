@@ -7,6 +7,7 @@ import type { RateLimits } from "../../src/config.ts";
 import { createService, type Service } from "../../src/app/service.ts";
 import { createLogger } from "../../src/log.ts";
 import { bearer } from "../helpers/accounts.ts";
+import { invitationToken } from "../helpers/members.ts";
 import { call, expectErrorShape, signup, testConfig, testService, uniqueEmail, type Reply } from "../helpers/service.ts";
 
 const LIMITS: RateLimits = {
@@ -219,6 +220,23 @@ describe("per email", () => {
     for (let i = 0; i < 3; i++) expectErrorShape(await badLogin(ip, user.email), 401, "unauthorized");
     clock += 61_000;
     expectLimited(await badLogin(ip, user.email), 900);
+  });
+
+  test("accepting an invitation with an account's password counts with the login's guesses, per (email, address)", async () => {
+    const boss = await signup();
+    const user = await signup();
+    const token = await invitationToken(boss.token, user.email, "viewer");
+    const ip = ipv4();
+    const accept = (password: string, from: string) => call("POST", "/auth/invitations/accept", { json: { token, password }, ip: from, service });
+    for (let i = 0; i < 3; i++) expectErrorShape(await accept("a wrong guess", ip), 401, "unauthorized");
+    // The login's own counters: a 4th try from this address, by login, is refused.
+    expectLimited(await login(user.email, user.password, ip), 900);
+    clock += 61_000;
+    expectLimited(await accept(user.password, ip), 900);
+    // From another address the right password joins.
+    const joined = await accept(user.password, ipv4());
+    expect(joined.status).toBe(200);
+    expect(joined.body.tenant_id).toBe(boss.tenantId);
   });
 
   test("password change attempts are counted per account and address, apart from login", async () => {

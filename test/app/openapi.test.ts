@@ -84,7 +84,7 @@ describe("what a generated client needs", () => {
     expect(open.sort()).toEqual(
       [
         "GET /.well-known/authzen-configuration", "GET /.well-known/jwks.json", "GET /features/catalog", "GET /health", "GET /livez", "GET /readyz",
-        "GET /v1/presets", "POST /auth/login", "POST /auth/mfa/verify", "POST /auth/reset-password/confirm", "POST /auth/reset-password/request",
+        "GET /v1/presets", "POST /auth/invitations/preview", "POST /auth/login", "POST /auth/mfa/verify", "POST /auth/reset-password/confirm", "POST /auth/reset-password/request",
         "POST /auth/reset-password/validate", "POST /auth/signup", "POST /auth/verify-email/confirm",
       ].sort(),
     );

@@ -1,8 +1,9 @@
 // Teams in a real browser (./chromium.ts): an owner invites two people from the Members page; one
 // is new to warden and joins from the emailed link by choosing a password, the other already has
 // an account (and a tenant of their own) and joins with their session, then switches between
-// their tenants. Roles that cannot write see no write buttons; a removed member's next request
-// ends their session; the Audit page lists all of it and an entry verifies in the browser.
+// their tenants. Roles that cannot write see no write buttons; a removal may revoke the member's
+// keys, and the removed member's next request ends their session; invited again, they join with
+// their own password; the Audit page lists all of it and an entry verifies in the browser.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Page } from "playwright-core";
 import { linkToken, type Inbox } from "../helpers/mail.ts";
@@ -166,15 +167,48 @@ describe.skipIf(!chromiumAvailable)("teams in the console", () => {
       await colleagueRow.getByRole("button", { name: "Save role" }).click();
       await owner.getByTestId("status").filter({ hasText: `${people.colleague} is now approver` }).waitFor();
 
+      // The newcomer made a key; the removal's dialog lists it, and revokes it when asked.
+      const login = await fetch(`${origin}/auth/login`, { ...insecure, method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: people.newcomer, password: PASSWORD }) });
+      const made = await fetch(`${origin}/customer/keys`, {
+        ...insecure, method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${((await login.json()) as { token: string }).token}` }, body: JSON.stringify({ label: "newcomer's bot" }),
+      });
+      const key = (await made.json()) as { key_id: string; secret: string };
+      await owner.reload();
+      await heading(owner, "Members");
       const newcomerRow = owner.getByTestId("members-table").locator("tr", { hasText: people.newcomer });
       await newcomerRow.getByRole("button", { name: "Remove" }).click();
-      await owner.getByRole("dialog").getByRole("button", { name: "Remove member" }).click();
+      const dialog = owner.getByRole("dialog");
+      await dialog.getByTestId("member-keys").getByText("newcomer's bot").waitFor();
+      await dialog.getByLabel("Revoke this key too").check();
+      await dialog.getByRole("button", { name: "Remove member" }).click();
       await owner.getByTestId("status").filter({ hasText: `${people.newcomer} was removed` }).waitFor();
+      await owner.getByTestId("status").filter({ hasText: "Revoked: newcomer's bot" }).waitFor();
+      const protect = await fetch(`${origin}/v1/protect`, { ...insecure, method: "POST", headers: { "content-type": "application/json", "x-api-key": key.secret }, body: JSON.stringify({ action: "document.read" }) });
+      expect(protect.status).toBe(401);
       expect(await owner.getByTestId("members-table").locator("tr", { hasText: people.newcomer }).count()).toBe(0);
 
       // The newcomer's next click: the session is over, and the console says so by asking to log in.
       await newcomer.getByRole("navigation", { name: "Console" }).getByRole("link", { name: "Keys", exact: true }).click();
       await newcomer.waitForURL(/\/console\/login/);
+    },
+    STEP_MS,
+  );
+
+  test(
+    "the removed newcomer, who can no longer log in, is invited again and joins from the link with their own password",
+    async () => {
+      await invite(people.newcomer, "viewer");
+      const mails = await inbox.waitFor(people.newcomer, 2);
+      const token = linkToken(mails[mails.length - 1], "/console/invitation", origin);
+      await newcomer.goto(`${origin}/console/invitation?token=${token}`);
+      await heading(newcomer, "Join a tenant");
+      await newcomer.getByRole("heading", { name: "Join with your account" }).waitFor();
+      await newcomer.getByLabel("Password", { exact: true }).fill(PASSWORD);
+      await newcomer.getByRole("button", { name: "Join", exact: true }).click();
+      await newcomer.waitForURL(/\/console\/dashboard$/);
+      await goTo(newcomer, "Account", "Account");
+      expect(await newcomer.getByTestId("account-role").textContent()).toBe("viewer");
+      await run.shot("04-rejoined");
     },
     STEP_MS,
   );
@@ -190,8 +224,9 @@ describe.skipIf(!chromiumAvailable)("teams in the console", () => {
       await table.locator('tr[data-event="member.removed"]', { hasText: "you" }).waitFor();
       await owner.getByLabel("Show").selectOption("member.joined");
       await owner.waitForFunction(() => [...document.querySelectorAll("[data-testid=audit-table] tbody tr")].every((tr) => tr.getAttribute("data-event") === "member.joined"));
-      expect(await table.locator("tbody tr").count()).toBe(2);
-      await run.shot("04-audit");
+      // The colleague once, the newcomer twice (they joined again).
+      expect(await table.locator("tbody tr").count()).toBe(3);
+      await run.shot("05-audit");
 
       await table.locator("tbody tr").first().getByRole("link").click();
       await heading(owner, /Receipt/);

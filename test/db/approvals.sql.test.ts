@@ -61,7 +61,7 @@ async function pending(q: Queryable, terms = TERMS) {
   /** The member leaves and the same person is invited back: a new membership of the same account. */
   const rejoin = async (member: string, role = "approver", actor = owner.member_id as string) => {
     const [{ email }] = await q.query("members/list", [t.tenantId]).then((rows) => rows.filter((r) => r.member_id === member));
-    await q.query("members/remove", [t.tenantId, actor, member, at(1)]);
+    await q.query("members/remove", [t.tenantId, actor, member, at(1), false]);
     return invite(role, email, accounts.get(member)!, actor);
   };
   return { ...t, keyId, owner: owner.member_id as string, approver, approver2, developer, approvalId, protect, accounts, rejoin };

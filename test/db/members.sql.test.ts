@@ -62,20 +62,61 @@ describe("member roles and removal", () => {
   });
 
   test("the last owner can neither leave nor be demoted (WT003), also by an operator", async () => {
-    expect(await refusal((q, t) => q.query("members/remove", [t.tenantId, t.owner, t.owner, NOW]))).toBe("WT003");
+    expect(await refusal((q, t) => q.query("members/remove", [t.tenantId, t.owner, t.owner, NOW, false]))).toBe("WT003");
     expect(await refusal((q, t) => q.query("members/set_role", [t.tenantId, null, t.owner, "admin"]))).toBe("WT003");
   });
 
   test("a removed member is final (WT001); another tenant's member is WT001; a viewer removes no one else (WT021)", async () => {
     const removed = async (q: Queryable, t: Team) => {
       const viewer = await t.add("viewer");
-      expect(await q.query("members/remove", [t.tenantId, viewer, viewer, NOW])).toEqual([{ member_id: viewer, role: "viewer" }]);
+      expect(await q.query("members/remove", [t.tenantId, viewer, viewer, NOW, false])).toEqual([{ member_id: viewer, role: "viewer", revoked_keys: [], kept_keys: [] }]);
       return viewer;
     };
     expect(await refusal(async (q, t) => q.query("members/set_role", [t.tenantId, t.owner, await removed(q, t), "admin"]))).toBe("WT001");
-    expect(await refusal(async (q, t) => q.query("members/remove", [t.tenantId, t.owner, await removed(q, t), NOW]))).toBe("WT001");
-    expect(await refusal(async (q, t) => q.query("members/remove", [t.tenantId, t.owner, (await team(q)).owner, NOW]))).toBe("WT001");
-    expect(await refusal(async (q, t) => q.query("members/remove", [t.tenantId, await t.add("viewer"), await t.add("developer"), NOW]))).toBe("WT021");
+    expect(await refusal(async (q, t) => q.query("members/remove", [t.tenantId, t.owner, await removed(q, t), NOW, false]))).toBe("WT001");
+    expect(await refusal(async (q, t) => q.query("members/remove", [t.tenantId, t.owner, (await team(q)).owner, NOW, false]))).toBe("WT001");
+    expect(await refusal(async (q, t) => q.query("members/remove", [t.tenantId, await t.add("viewer"), await t.add("developer"), NOW, false]))).toBe("WT021");
+  });
+});
+
+describe("a removed member's keys", () => {
+  const makeKey = async (q: Queryable, t: Team, by: string) => {
+    const secret = newSecret();
+    const [row] = await q.query("keys/create", [newId("key_"), t.tenantId, "bot", await hashSecret(secret), secretHint(secret), by, {}]);
+    return row.key_id as string;
+  };
+  const statusOf = async (q: Queryable, t: Team, keyId: string) => (await q.query("keys/get", [t.tenantId, keyId]))[0];
+
+  test("kept working without p_revoke_keys; revoked by the remover with it, or with the tenant's setting", async () => {
+    await rolledBack(async (q) => {
+      const t = await team(q);
+      const kept = await t.add("developer");
+      const keptKey = await makeKey(q, t, kept);
+      const [plain] = await q.query("members/remove", [t.tenantId, t.owner, kept, NOW, false]);
+      expect(plain).toMatchObject({ revoked_keys: [], kept_keys: [{ key_id: keptKey, label: "bot" }] });
+      expect(await statusOf(q, t, keptKey)).toMatchObject({ status: "active" });
+
+      const gone = await t.add("developer");
+      const goneKey = await makeKey(q, t, gone);
+      const [revoking] = await q.query("members/remove", [t.tenantId, t.owner, gone, NOW, true]);
+      expect(revoking).toMatchObject({ revoked_keys: [{ key_id: goneKey }], kept_keys: [] });
+      expect(await statusOf(q, t, goneKey)).toMatchObject({ status: "revoked", revoked_by: t.owner });
+
+      await q.query("members/settings_set", [t.tenantId, null, null, true]);
+      const leaver = await t.add("developer");
+      const leaverKey = await makeKey(q, t, leaver);
+      const [left] = await q.query("members/remove", [t.tenantId, leaver, leaver, NOW, false]);
+      expect(left).toMatchObject({ revoked_keys: [{ key_id: leaverKey }], kept_keys: [] });
+      expect(await statusOf(q, t, leaverKey)).toMatchObject({ status: "revoked", revoked_by: leaver });
+    });
+    // A developer removes no one else, keys or not.
+    expect(
+      await refusal(async (q, t) => {
+        const dev = await t.add("developer");
+        await makeKey(q, t, dev);
+        return q.query("members/remove", [t.tenantId, await t.add("developer"), dev, NOW, true]);
+      }),
+    ).toBe("WT021");
   });
 });
 

@@ -59,7 +59,7 @@ test("keys, invitations and members are routed as they are made; a removed membe
     { kind: "member", id: t.memberId, via: t.accountId },
     { kind: "member", id: joined.memberId, via: joined.accountId },
   ]));
-  await db.query("members/remove", [t.tenantId, t.memberId, joined.memberId, NOW()]);
+  await db.query("members/remove", [t.tenantId, t.memberId, joined.memberId, NOW(), false]);
   expect((await routes(t.tenantId)).filter((r) => r.kind === "member")).toEqual([{ kind: "member", id: t.memberId, via: t.accountId }]);
   // The person has no tenant left to open a session of.
   expect(await db.query("accounts/member_for_session", [joined.accountId, null])).toEqual([]);

@@ -69,8 +69,8 @@ describe("invitations", () => {
     const first = await owner();
     const second = await owner();
     const { token } = await invited(first.token, second.email, "approver");
-    // Without the session, the person's email already has an account: email_taken, nothing joined.
-    expectErrorShape(await call("POST", "/auth/invitations/accept", { json: { token, password: GOOD_PASSWORD }, service }), 409, "email_taken");
+    // Without the session, the person's email already has an account: a password that is not its own is refused, nothing joined.
+    expectErrorShape(await call("POST", "/auth/invitations/accept", { json: { token, password: "another good passphrase" }, service }), 401, "unauthorized");
     expectErrorShape(await call("POST", "/auth/invitations/accept", { json: { token, password: GOOD_PASSWORD }, ...as(second.token) }), 400, "invalid_request");
     const accepted = await call("POST", "/auth/invitations/accept", { json: { token }, ...as(second.token) });
     expect(accepted.status).toBe(200);
@@ -241,6 +241,63 @@ describe("roles", () => {
   });
 });
 
+describe("a person with an account and no session", () => {
+  test("removed from their only tenant, they cannot log in, and join again when invited, with their own password", async () => {
+    const boss = await owner();
+    const dev = await joined(boss.token, "developer");
+    expect((await call("DELETE", `/customer/members/${dev.memberId}`, as(boss.token))).status).toBe(200);
+    expectErrorShape(await call("POST", "/auth/login", { json: { email: dev.email, password: GOOD_PASSWORD }, service }), 401, "unauthorized");
+
+    const { token } = await invited(boss.token, dev.email, "viewer");
+    // The link's page learns that the email has an account, so it asks for that account's password.
+    const preview = await call("POST", "/auth/invitations/preview", { json: { token }, service });
+    expect(preview.status).toBe(200);
+    expect(preview.body).toMatchObject({ ok: true, email: dev.email, role: "viewer", account_exists: true, mfa_required: false });
+    // A wrong password is a login's refusal; the invitation stays pending.
+    expectErrorShape(await call("POST", "/auth/invitations/accept", { json: { token, password: "not the password at all" }, service }), 401, "unauthorized");
+    expect((await call("GET", "/customer/members/invitations", as(boss.token))).body.invitations[0].status).toBe("pending");
+
+    const accepted = await call("POST", "/auth/invitations/accept", { json: { token, password: GOOD_PASSWORD }, service });
+    expect(accepted.status).toBe(200);
+    expect(accepted.body).toMatchObject({ tenant_id: boss.tenantId, role: "viewer" });
+    expect(accepted.body.member_id).not.toBe(dev.memberId);
+    expect((await call("GET", "/customer/account", as(accepted.body.token))).body).toMatchObject({ email: dev.email, role: "viewer" });
+    // The same person, the same password: login works again.
+    expect((await call("POST", "/auth/login", { json: { email: dev.email, password: GOOD_PASSWORD }, service })).body.tenant_id).toBe(boss.tenantId);
+    // Used: the preview says so as the acceptance does.
+    expectErrorShape(await call("POST", "/auth/invitations/preview", { json: { token }, service }), 400, "token_used");
+  });
+
+  test("an account with a second factor accepts with its password and a code; without a good code nothing joins", async () => {
+    const boss = await owner();
+    const other = await owner();
+    const secret = (await call("POST", "/customer/account/mfa/enroll", { json: {}, ...as(other.token) })).body.secret as string;
+    const confirmed = await call("POST", "/customer/account/mfa/confirm", { json: { code: await generate({ secret }) }, ...as(other.token) });
+    const [recovery] = confirmed.body.recovery_codes as string[];
+    const { token } = await invited(boss.token, other.email, "approver");
+    expect((await call("POST", "/auth/invitations/preview", { json: { token }, service })).body).toMatchObject({ account_exists: true, mfa_required: true });
+    expectErrorShape(await call("POST", "/auth/invitations/accept", { json: { token, password: GOOD_PASSWORD }, service }), 401, "invalid_code");
+    expectErrorShape(await call("POST", "/auth/invitations/accept", { json: { token, password: GOOD_PASSWORD, code: "000000" }, service }), 401, "invalid_code");
+    expect((await call("GET", "/customer/members/invitations", as(boss.token))).body.invitations[0].status).toBe("pending");
+    // The TOTP code of this 30 s step was spent by the confirmation: a recovery code serves.
+    const accepted = await call("POST", "/auth/invitations/accept", { json: { token, password: GOOD_PASSWORD, code: recovery }, service });
+    expect(accepted.status).toBe(200);
+    expect(accepted.body).toMatchObject({ tenant_id: boss.tenantId, role: "approver" });
+  });
+
+  test("a new person's link previews as no account; unknown and revoked links are invalid_token", async () => {
+    const boss = await owner();
+    const email = uniqueEmail("new");
+    const { token, invitationId } = await invited(boss.token, email, "developer");
+    expect((await call("POST", "/auth/invitations/preview", { json: { token }, service })).body).toEqual({
+      ok: true, invitation_id: invitationId, email, role: "developer", expires_at: expect.any(String), account_exists: false, mfa_required: false,
+    });
+    expectErrorShape(await call("POST", "/auth/invitations/preview", { json: { token: "nope" }, service }), 400, "invalid_token");
+    expect((await call("POST", `/customer/members/invitations/${invitationId}/revoke`, as(boss.token))).status).toBe(200);
+    expectErrorShape(await call("POST", "/auth/invitations/preview", { json: { token }, service }), 400, "invalid_token");
+  });
+});
+
 describe("settings", () => {
   test("require_mfa: a member without a second factor may only enrol one (and mind their account)", async () => {
     const boss = await owner();
@@ -252,7 +309,7 @@ describe("settings", () => {
     const secret = (await call("POST", "/customer/account/mfa/enroll", { json: {}, ...as(boss.token) })).body.secret as string;
     expect((await call("POST", "/customer/account/mfa/confirm", { json: { code: await generate({ secret }) }, ...as(boss.token) })).status).toBe(200);
     const set = await call("PUT", "/customer/settings", { json: { require_mfa: true }, ...as(boss.token) });
-    expect(set.body).toEqual({ ok: true, settings: { require_mfa: true, allow_self_approval: false } });
+    expect(set.body).toEqual({ ok: true, settings: { require_mfa: true, allow_self_approval: false, revoke_keys_on_member_removal: false } });
     expectErrorShape(await call("GET", "/customer/keys", as(dev.token)), 403, "mfa_enrollment_required");
     expect((await call("GET", "/customer/account", as(dev.token))).status).toBe(200);
     expect((await call("POST", "/customer/account/mfa/enroll", { json: {}, ...as(dev.token) })).status).toBe(200);

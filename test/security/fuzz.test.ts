@@ -165,13 +165,14 @@ const ROUTES: Route[] = [
   { method: "POST", path: "/customer/account/mfa/recovery-codes", auth: "jwt", fields: { password: password(), code: fc.oneof(fc.stringMatching(/^\d{6}$/), text(80)) } },
   { method: "GET", path: "/auth/tenants", auth: "jwt" },
   { method: "POST", path: "/auth/switch", auth: "jwt", fields: { tenant_id: fc.oneof(fc.constantFrom("cust_" + "A".repeat(22)), text()) } },
-  { method: "POST", path: "/auth/invitations/accept", auth: "none", fields: { token: fc.base64String({ maxLength: 60 }), password: password() } },
+  { method: "POST", path: "/auth/invitations/preview", auth: "none", fields: { token: fc.base64String({ maxLength: 60 }) } },
+  { method: "POST", path: "/auth/invitations/accept", auth: "none", fields: { token: fc.base64String({ maxLength: 60 }), password: password(), code: fc.oneof(fc.stringMatching(/^\d{6}$/), text(80)) } },
   { method: "GET", path: "/customer/members", auth: "jwt" },
   { method: "POST", path: "/customer/members/invitations", auth: "jwt", fields: { email: email(), role: fc.constantFrom("owner", "admin", "developer", "approver", "viewer", "root", "") } },
   { method: "GET", path: "/customer/members/invitations", auth: "jwt" },
   { method: "POST", path: "/customer/members/invitations/:invitation_id/revoke", auth: "jwt" },
   { method: "PATCH", path: "/customer/members/:member_id", auth: "jwt", fields: { role: fc.constantFrom("owner", "admin", "developer", "approver", "viewer", "root", "") } },
-  { method: "DELETE", path: "/customer/members/:member_id", auth: "jwt" },
+  { method: "DELETE", path: "/customer/members/:member_id", auth: "jwt", query: ["revoke_keys"] },
   { method: "GET", path: "/customer/settings", auth: "jwt" },
   { method: "GET", path: "/customer/audit", auth: "jwt", query: ["limit", "cursor", "event"] },
   { method: "GET", path: "/customer/usage", auth: "jwt" },
@@ -187,7 +188,7 @@ const ROUTES: Route[] = [
   { method: "GET", path: "/customer/webhooks/:id/deliveries", auth: "jwt", query: ["limit", "cursor"] },
   { method: "DELETE", path: "/customer/webhooks/:id", auth: "jwt" },
   // After every other session route: a tenant that comes to require a second factor answers them 403.
-  { method: "PUT", path: "/customer/settings", auth: "jwt", fields: { require_mfa: fc.boolean(), allow_self_approval: fc.boolean() } },
+  { method: "PUT", path: "/customer/settings", auth: "jwt", fields: { require_mfa: fc.boolean(), allow_self_approval: fc.boolean(), revoke_keys_on_member_removal: fc.boolean() } },
   // Last of the API routes: signing out ends the fuzzer's own sessions for the routes after it.
   { method: "POST", path: "/auth/logout", auth: "jwt", fields: { all: fc.oneof(fc.boolean(), text()) } },
   // The web console's pages and assets (not in the OpenAPI document: not API).

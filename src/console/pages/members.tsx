@@ -1,5 +1,6 @@
-// /console/members: the people of this tenant and their roles; for admins, invitations and role
-// changes; for owners, the tenant's settings; for everyone, leaving (docs/api.md, "Teams"). The
+// /console/members: the people of this tenant and their roles; for admins, invitations, role
+// changes and removals (whose dialog lists the keys the member created, with a choice to revoke
+// them too); for owners, the tenant's settings; for everyone, leaving (docs/api.md, "Teams"). The
 // server decides every change (an admin cannot touch an owner, the last owner stays): buttons
 // that could only be refused are not shown, and a refusal is shown where it happened.
 import { useState } from "preact/hooks";
@@ -9,12 +10,20 @@ import { BASE, navigate } from "../app/router.tsx";
 import { announce, ConfirmButton, ErrorNotice, Field, Loading, PageTitle, useLoad, useSubmit, When } from "../app/ui.tsx";
 import { ROLES, type Role } from "../../members/roles.ts";
 
+interface MemberKey {
+  key_id: string;
+  label: string;
+  hint: string;
+}
+
 interface Member {
   member_id: string;
   email: string;
   role: Role;
   joined_at: string;
   mfa_enabled: boolean;
+  /** The keys this member created that still work. */
+  keys: (MemberKey & { created_at: string })[];
 }
 
 interface Invitation {
@@ -29,6 +38,7 @@ interface Invitation {
 interface Settings {
   require_mfa: boolean;
   allow_self_approval: boolean;
+  revoke_keys_on_member_removal: boolean;
 }
 
 const ROLE_TEXT: Record<Role, string> = {
@@ -48,6 +58,10 @@ export function MembersPage({ session }: { session: Session }) {
   const canInvite = session.can("POST /customer/members/invitations");
   const members = useLoad(() => api<{ members: Member[] }>("GET", "/customer/members"));
   const invitations = useLoad(() => (canInvite ? api<{ invitations: Invitation[] }>("GET", "/customer/members/invitations") : Promise.resolve({ invitations: [] })));
+  const settings = useLoad(() => api<{ settings: Settings }>("GET", "/customer/settings"));
+  // Whether a removal revokes the member's keys, by member (the tenant's setting: always).
+  const [revokeKeys, setRevokeKeys] = useState<Record<string, boolean>>({});
+  const alwaysRevoke = settings.data?.settings.revoke_keys_on_member_removal === true;
   const [actionError, setActionError] = useState<unknown>(null);
   const [busy, setBusy] = useState<string | null>(null);
 
@@ -72,17 +86,48 @@ export function MembersPage({ session }: { session: Session }) {
 
   const remove = (m: Member) =>
     act(m.member_id, async () => {
-      await api("DELETE", `/customer/members/${encodeURIComponent(m.member_id)}`);
+      const query = revokeKeys[m.member_id] ? "?revoke_keys=true" : "";
+      const reply = await api<{ revoked_keys: MemberKey[]; kept_keys: MemberKey[] }>("DELETE", `/customer/members/${encodeURIComponent(m.member_id)}${query}`);
+      const keys = keysOutcome(reply);
       if (m.member_id === me.member_id) {
         // Leaving ends this session too: log in again (to another tenant, if there is one).
         setSessionToken(null);
         navigate(`${BASE}/login`, true);
-        announce("You left the tenant.");
+        announce(`You left the tenant.${keys}`);
         return;
       }
-      announce(`${m.email} was removed: their sessions of this tenant ended.`);
+      announce(`${m.email} was removed: their sessions of this tenant ended.${keys}`);
       members.reload();
     });
+
+  /** The dialog's part about the member's keys: which they are, and a choice to revoke them with the removal. */
+  const keysChoice = (m: Member) =>
+    m.keys.length === 0 ? (
+      <p>{m.member_id === me.member_id ? "You created" : "They created"} no key that still works.</p>
+    ) : (
+      <>
+        <p>{m.member_id === me.member_id ? "Keys you created" : "Keys they created"}, which keep working after the removal unless revoked:</p>
+        <ul data-testid="member-keys">
+          {m.keys.map((k) => (
+            <li key={k.key_id}>
+              {k.label} <span class="small mono">{k.key_id} …{k.hint}</span>
+            </li>
+          ))}
+        </ul>
+        <div class="check">
+          <input
+            type="checkbox"
+            id={`revoke-${m.member_id}`}
+            checked={alwaysRevoke || revokeKeys[m.member_id] === true}
+            disabled={alwaysRevoke}
+            onChange={(e) => setRevokeKeys({ ...revokeKeys, [m.member_id]: (e.currentTarget as HTMLInputElement).checked })}
+          />
+          <label for={`revoke-${m.member_id}`}>
+            {alwaysRevoke ? "Revoked with the removal: this tenant's settings revoke a removed member's keys." : `Revoke ${m.keys.length === 1 ? "this key" : `these ${m.keys.length} keys`} too`}
+          </label>
+        </div>
+      </>
+    );
 
   const revoke = (inv: Invitation) =>
     act(inv.invitation_id, async () => {
@@ -119,6 +164,7 @@ export function MembersPage({ session }: { session: Session }) {
                   <th scope="col">Role</th>
                   <th scope="col">Joined</th>
                   <th scope="col">Second factor</th>
+                  <th scope="col">Keys made</th>
                   <th scope="col">Actions</th>
                 </tr>
               </thead>
@@ -137,6 +183,9 @@ export function MembersPage({ session }: { session: Session }) {
                       <When iso={m.joined_at} />
                     </td>
                     <td data-label="Second factor">{m.mfa_enabled ? "on" : "off"}</td>
+                    <td data-label="Keys made" title={m.keys.map((k) => k.label).join(", ") || undefined}>
+                      {m.keys.length === 0 ? "none" : m.keys.length}
+                    </td>
                     <td class="row-actions">
                       {m.member_id === me.member_id ? (
                         lastOwner ? (
@@ -147,7 +196,12 @@ export function MembersPage({ session }: { session: Session }) {
                             danger
                             describedBy={`m-${m.member_id}`}
                             title="Leave this tenant?"
-                            body={<p>You lose access to it at once; an admin can invite you again. The last owner cannot leave: make someone else an owner first.</p>}
+                            body={
+                              <>
+                                <p>You lose access to it at once; an admin can invite you again. The last owner cannot leave: make someone else an owner first.</p>
+                                {keysChoice(m)}
+                              </>
+                            }
                             confirm="Leave tenant"
                             disabled={busy === m.member_id}
                             onConfirm={() => void remove(m)}
@@ -160,7 +214,12 @@ export function MembersPage({ session }: { session: Session }) {
                             danger
                             describedBy={`m-${m.member_id}`}
                             title={`Remove ${m.email}?`}
-                            body={<p>Their sessions of this tenant end on their next request. The keys they created keep working until someone revokes them.</p>}
+                            body={
+                              <>
+                                <p>Their sessions of this tenant end on their next request.</p>
+                                {keysChoice(m)}
+                              </>
+                            }
                             confirm="Remove member"
                             disabled={busy === m.member_id}
                             onConfirm={() => void remove(m)}
@@ -228,7 +287,7 @@ export function MembersPage({ session }: { session: Session }) {
           )}
         </section>
       )}
-      <SettingsPanel editable={session.can("PUT /customer/settings")} />
+      <SettingsPanel editable={session.can("PUT /customer/settings")} onSaved={settings.reload} />
     </section>
   );
 }
@@ -309,7 +368,15 @@ function InviteForm({ me, onInvited }: { me: Role; onInvited: () => void }) {
   );
 }
 
-function SettingsPanel({ editable }: { editable: boolean }) {
+/** What became of a removed member's keys, for the announcement. */
+function keysOutcome(reply: { revoked_keys: MemberKey[]; kept_keys: MemberKey[] }): string {
+  const names = (keys: MemberKey[]) => keys.map((k) => k.label).join(", ");
+  if (reply.revoked_keys.length > 0) return ` Revoked: ${names(reply.revoked_keys)}.`;
+  if (reply.kept_keys.length > 0) return ` These keys keep working: ${names(reply.kept_keys)}.`;
+  return "";
+}
+
+function SettingsPanel({ editable, onSaved }: { editable: boolean; onSaved: () => void }) {
   const loaded = useLoad(() => api<{ settings: Settings }>("GET", "/customer/settings"));
   const form = useSubmit();
   const settings = loaded.data?.settings;
@@ -318,9 +385,12 @@ function SettingsPanel({ editable }: { editable: boolean }) {
     const el = event.currentTarget as HTMLFormElement;
     const checked = (name: string) => (el.elements.namedItem(name) as HTMLInputElement).checked;
     return form.run(async () => {
-      await api("PUT", "/customer/settings", { json: { require_mfa: checked("require_mfa"), allow_self_approval: checked("allow_self_approval") } });
+      await api("PUT", "/customer/settings", {
+        json: { require_mfa: checked("require_mfa"), allow_self_approval: checked("allow_self_approval"), revoke_keys_on_member_removal: checked("revoke_keys_on_member_removal") },
+      });
       announce("Settings saved.");
       loaded.reload();
+      onSaved();
     });
   };
   return (
@@ -340,6 +410,10 @@ function SettingsPanel({ editable }: { editable: boolean }) {
             <div class="check">
               <input type="checkbox" id="allow_self_approval" name="allow_self_approval" defaultChecked={settings.allow_self_approval} />
               <label for="allow_self_approval">Allow self-approval: in a tenant of one member, its owner may approve actions of keys they created (the vote says so).</label>
+            </div>
+            <div class="check">
+              <input type="checkbox" id="revoke_keys_on_member_removal" name="revoke_keys_on_member_removal" defaultChecked={settings.revoke_keys_on_member_removal} />
+              <label for="revoke_keys_on_member_removal">Revoke a removed member's keys: removing a member (or leaving) always revokes the keys they created.</label>
             </div>
           </fieldset>
           {editable ? (
