@@ -119,7 +119,7 @@ export const MEMBER_ROLES = ["owner", "admin", "developer", "approver", "viewer"
 const MemberRole = Type.Union([Type.Literal("owner"), Type.Literal("admin"), Type.Literal("developer"), Type.Literal("approver"), Type.Literal("viewer")]);
 
 /**
- * The terms of a require_approval rule: how many distinct members must approve, which roles may
+ * The terms of a require_approval rule: how many distinct people (accounts, whatever their memberships) must approve, which roles may
  * vote, how long the request waits, and how long an approved action may then be executed. Every
  * bound is checked when the document is; the defaults below fill what the rule leaves out.
  */

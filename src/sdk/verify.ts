@@ -92,7 +92,7 @@ export interface ApprovalBundleVerification {
     receipts_in_log: boolean;
     /** One protect receipt, DENIED by a require_approval rule, carrying the terms. */
     protect: boolean;
-    /** Every vote is on this approval and this exact action, by a distinct member of a role the terms name, before expiry and before the outcome. */
+    /** Every vote is on this approval and this exact action, by a distinct person (account) as a member of a role the terms name, before expiry and before the outcome. */
     votes: boolean;
     /** One outcome naming exactly those votes, its status justified by them (or by the clock), ALLOWED exactly when approved. */
     outcome: boolean;
@@ -109,7 +109,7 @@ export interface ApprovalBundleVerification {
 
 /**
  * Checks offline, with only the JWKS, who approved what (`warden verify --proof` on a saved
- * bundle, the console's check): a quorum of distinct members of the roles the terms name approved
+ * bundle, the console's check): a quorum of distinct people (accounts) of the roles the terms name approved
  * this exact action before expiry and before the outcome, every receipt of it in the signed log.
  * Never throws: a bundle read from a file may be anything, and then fails a check.
  */

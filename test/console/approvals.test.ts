@@ -129,7 +129,7 @@ describe.skipIf(!chromiumAvailable)("approvals in the console", () => {
       await alicePage.getByTestId("hash-checked").waitFor();
       expect(await alicePage.getByTestId("approval-key").textContent()).toContain(`refund-bot`);
       expect(await alicePage.getByTestId("approval-key").textContent()).toContain(people.owner);
-      expect(await alicePage.getByTestId("terms-quorum").textContent()).toContain("1 distinct member");
+      expect(await alicePage.getByTestId("terms-quorum").textContent()).toContain("1 person must approve");
       expect(await alicePage.getByTestId("terms-roles").textContent()).toBe("owner, admin, approver");
       expect(await alicePage.getByTestId("countdown").first().textContent()).toMatch(/^1[45] min \d\d s left$/);
       expect(await alicePage.getByTestId("timeline").locator("li").evaluateAll((items) => items.map((li) => li.getAttribute("data-kind")))).toEqual(["protect"]);

@@ -77,6 +77,7 @@ const ROUTES: ProtectedRoute[] = [
   { method: "GET", path: (f) => `/customer/approvals/${f.ids.approval}`, auth: "jwt", owned: true },
   { method: "POST", path: (f) => `/customer/approvals/${f.ids.approval}/votes`, auth: "jwt", json: () => ({ vote: "approve", action_hash: `0x${"0".repeat(64)}` }), owned: true },
   { method: "GET", path: (f) => `/customer/approvals/${f.ids.approval}/bundle`, auth: "jwt", owned: true },
+  { method: "POST", path: (f) => `/customer/approvals/${f.ids.approval}/cancel`, auth: "jwt", owned: true },
   // Webhooks (the owner's delete runs last in its describe: the other routes of the endpoint come first)
   { method: "POST", path: () => "/customer/webhooks", auth: "jwt", json: () => ({ url: "https://93.184.215.14/suite-2", events: ["*"] }) },
   { method: "GET", path: () => "/customer/webhooks", auth: "jwt" },

@@ -180,6 +180,7 @@ const ROUTES: Route[] = [
   { method: "GET", path: "/customer/approvals/:approval_id", auth: "jwt" },
   { method: "POST", path: "/customer/approvals/:approval_id/votes", auth: "jwt", fields: { vote: fc.constantFrom("approve", "deny", "maybe", ""), action_hash: text(), comment: text() } },
   { method: "GET", path: "/customer/approvals/:approval_id/bundle", auth: "jwt" },
+  { method: "POST", path: "/customer/approvals/:approval_id/cancel", auth: "jwt" },
   // Address literals and localhost only: a name would wait on DNS.
   { method: "POST", path: "/customer/webhooks", auth: "jwt", fields: { url: webhookUrl(), events: fc.oneof(fc.array(fc.constantFrom("*", "approval.requested", "approval.denied", "key.created", "", "*.*"), { maxLength: 22 }), fc.jsonValue({ maxDepth: 2 })), description: text(300) } },
   { method: "GET", path: "/customer/webhooks", auth: "jwt" },

@@ -158,7 +158,7 @@ const HINTS: Record<string, Record<string, string>> = {
     lte: "holds at or below this, counting this request",
   },
   "an approval term": {
-    quorum: "distinct members who must approve (1 to 5, default 1)",
+    quorum: "distinct people who must approve (1 to 5, default 1; one person is one vote, whatever their memberships)",
     roles: "roles that may vote (default owner, admin, approver)",
     expires_in: "seconds the request waits (60 to 604800, default 3600)",
     execute_within: "seconds to execute once approved (60 to 86400, default 900)",

@@ -193,7 +193,7 @@ function TermsPanel({ approval, keyName, who }: { approval: ApprovalDetail; keyN
         </dd>
         <dt>Quorum</dt>
         <dd data-testid="terms-quorum">
-          {t.quorum} distinct member{t.quorum === 1 ? "" : "s"} must approve; one deny denies
+          {t.quorum} {t.quorum === 1 ? "person" : "distinct people"} must approve; one deny denies
         </dd>
         <dt>Who may vote</dt>
         <dd data-testid="terms-roles">{t.roles.join(", ")}</dd>

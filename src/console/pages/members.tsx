@@ -160,9 +160,8 @@ export function MembersPage({ session }: { session: Session }) {
             <table class="stack" data-testid="members-table">
               <thead>
                 <tr>
-                  <th scope="col">Email</th>
+                  <th scope="col">Person</th>
                   <th scope="col">Role</th>
-                  <th scope="col">Joined</th>
                   <th scope="col">Second factor</th>
                   <th scope="col">Keys made</th>
                   <th scope="col">Actions</th>
@@ -175,12 +174,13 @@ export function MembersPage({ session }: { session: Session }) {
                       {m.email}
                       {m.member_id === me.member_id && <span class="small"> (you)</span>}
                       <div class="small mono">{m.member_id}</div>
+                      {/* When they joined sits with who they are: one column fewer keeps the table within its panel. */}
+                      <div class="small">
+                        joined <When iso={m.joined_at} />
+                      </div>
                     </th>
                     <td data-label="Role">
                       {mayChange(m) ? <RoleChoice member={m} me={me.role} busy={busy === m.member_id} onChange={(role) => setRole(m, role)} /> : <span class={`badge role-${m.role}`}>{m.role}</span>}
-                    </td>
-                    <td data-label="Joined">
-                      <When iso={m.joined_at} />
                     </td>
                     <td data-label="Second factor">{m.mfa_enabled ? "on" : "off"}</td>
                     <td data-label="Keys made" title={m.keys.map((k) => k.label).join(", ") || undefined}>
