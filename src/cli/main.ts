@@ -17,7 +17,7 @@ import { POLICY_LINES, PolicyUsageError, runPolicy } from "./policy.ts";
 import { APPROVALS_LINES, ApprovalsUsageError, runApprovals } from "./approvals.ts";
 import { KEYS_LINES, KeysUsageError, runKeys } from "./keys.ts";
 import { commandHelp, usageTable, type UsageLine } from "./usage.ts";
-import { MCP_LINES, McpUsageError, runMcp } from "../mcp/cli.ts";
+import { MCP_LINES, McpUsageError, runMcp } from "./mcp.ts";
 import pkg from "../../package.json" with { type: "json" };
 
 export class UsageError extends Error {}

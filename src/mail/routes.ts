@@ -4,7 +4,6 @@
 // this instance writes mail to files (404 with SMTP_URL set), and never shows another address's
 // mail or a password-reset link (docs/security.md, "The development mailbox").
 import { Elysia } from "elysia";
-import { account } from "../accounts/lifecycle.ts";
 import type { Deps } from "../app/deps.ts";
 import { AppError, ErrorResponse } from "../http/errors.ts";
 import { readDevOutbox } from "./dev-outbox.ts";
@@ -24,7 +23,7 @@ export function mailRoutes(deps: Deps) {
     async ({ request, route }) => {
       if (dir === undefined) throw new AppError("not_found");
       const { tenant_id, member_id } = await deps.sessions.require(request, route);
-      const email = (await account(deps.db, tenant_id, member_id))!.email.toLowerCase();
+      const email = (await deps.db.one("accounts/account", [tenant_id, member_id]))!.email.toLowerCase();
       const messages = await readDevOutbox(dir, (m) => m.to.toLowerCase() === email && !NOT_SHOWN.has(m.kind));
       return { ok: true as const, messages };
     },

@@ -10,7 +10,7 @@ import { AppError } from "../http/errors.ts";
 import { couldNameRow, newId } from "../ids.ts";
 import type { SignupEmails } from "../accounts/email.ts";
 import { newToken } from "../accounts/tokens.ts";
-import { isRole, type Role } from "./roles.ts";
+import { isRole, type Role } from "../accounts/roles.ts";
 
 const iso = (now: Date) => now.toISOString();
 

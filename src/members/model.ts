@@ -35,31 +35,6 @@ export const InvitationList = t.Object({
 export const InvitationParams = t.Object({ invitation_id: t.String() });
 export const Ok = t.Object({ ok: t.Literal(true) });
 
-export const AcceptBody = t.Object({ token: t.String(), password: t.Optional(t.String()) }, strict);
-export const AcceptResponse = t.Object({
-  ok: t.Literal(true),
-  token: t.String(),
-  tenant_id: t.String({ pattern: "^cust_" }),
-  member_id: t.String({ pattern: "^mbr_" }),
-  role: Role,
-  expires_at: Iso,
-});
-
 export const Settings = t.Object({ require_mfa: t.Boolean(), allow_self_approval: t.Boolean() });
 export const SettingsBody = t.Object({ require_mfa: t.Optional(t.Boolean()), allow_self_approval: t.Optional(t.Boolean()) }, strict);
 export const SettingsResponse = t.Object({ ok: t.Literal(true), settings: Settings });
-
-export const TenantList = t.Object({
-  ok: t.Literal(true),
-  tenants: t.Array(
-    t.Object({
-      tenant_id: t.String({ pattern: "^cust_" }),
-      role: Role,
-      member_id: t.String({ pattern: "^mbr_" }),
-      joined_at: Iso,
-      contact_email: t.Union([t.String(), t.Null()], { description: "the email of the tenant's oldest owner: how a person tells their tenants apart" }),
-      current: t.Boolean(),
-    }),
-  ),
-});
-export const SwitchBody = t.Object({ tenant_id: t.String() }, strict);

@@ -3,7 +3,7 @@
 // proves the email); a person with an account who is signed out logs in first and comes back.
 import { useEffect, useState } from "preact/hooks";
 import { api, ApiError, setSessionToken } from "../app/api.ts";
-import type { Account } from "../app/app.tsx";
+import type { Account } from "../app/session.ts";
 import { BASE, Link, navigate } from "../app/router.tsx";
 import { announce, ErrorNotice, Field, Loading, Notice, PageTitle, useSubmit } from "../app/ui.tsx";
 

@@ -2,7 +2,7 @@
 // DATA_DIR/outbox; GET /dev/mailbox shows the signed-in person the messages to their address
 // (never a password reset), and answers 404 on a server that sends real mail.
 import { api, ApiError } from "../app/api.ts";
-import type { Session } from "../app/app.tsx";
+import type { Session } from "../app/session.ts";
 import { BASE, Link } from "../app/router.tsx";
 import { ErrorNotice, Loading, Notice, PageTitle, useLoad, When } from "../app/ui.tsx";
 
