@@ -28,6 +28,7 @@ const TAGS: Record<string, string> = {
   system: "System",
   accounts: "Accounts and sessions",
   keys: "API keys",
+  members: "Teams: members and invitations",
   simulation: "Simulation",
   decisions: "Decisions: protect, execute, verify",
   authzen: "AuthZEN (OpenID Authorization API 1.0)",

@@ -7,7 +7,7 @@ import { securityEvent } from "./events.ts";
 import { account, changePassword, credentials, openSession } from "./lifecycle.ts";
 import { AccountResponse, PasswordChangeBody, PasswordChangeResponse } from "./model.ts";
 import { mfaAccountRoutes } from "./mfa-routes.ts";
-import type { Role } from "../members/roles.ts";
+import type { Role } from "./roles.ts";
 import { addressLimit, limitCredentialAttempt, hashRequester } from "./rate-limit.ts";
 
 const bearer = [{ bearer: [] as string[] }] as Record<string, string[]>[];

@@ -2,6 +2,7 @@
 // address, the request id and the time (added by the logger). Never a password, token or
 // secret; an email only masked (PII), enough to spot a pattern without naming the person.
 import type { Logger } from "../log.ts";
+import { maskEmail } from "../mask-email.ts";
 import { requestState } from "../http/request-state.ts";
 
 export type SecurityEvent =
@@ -39,13 +40,6 @@ const WARN: ReadonlySet<SecurityEvent> = new Set([
   "auth.mfa_failed",
   "auth.invitation_failed",
 ]);
-
-/** `j***@example.com`: the first character of the local part and the domain. */
-export function maskEmail(email: string): string {
-  const at = email.lastIndexOf("@");
-  if (at < 1) return "***";
-  return `${email[0]}***${email.slice(at)}`;
-}
 
 export function securityEvent(
   deps: { log: Logger },

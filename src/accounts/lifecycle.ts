@@ -4,7 +4,7 @@
 import type { SecretBox } from "../crypto/secret-box.ts";
 import type { Db, Queryable } from "../db/index.ts";
 import { AppError } from "../http/errors.ts";
-import type { Role } from "../members/roles.ts";
+import type { Role } from "./roles.ts";
 import type { Sessions } from "./sessions.ts";
 import { newToken, type TokenOutcome, type TokenPurpose } from "./tokens.ts";
 

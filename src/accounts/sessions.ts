@@ -3,7 +3,7 @@
 // `sep` claim is the person's session epoch and `mep` the member's: bumping either in the database
 // ends the sessions it covers (every tenant, or this one); a signed-out token's `jti` is refused
 // on its own (session_revocations); a removed member's are refused because the member is gone.
-// Every request is checked against the route's role (../members/roles.ts) here, in one place.
+// Every request is checked against the route's role (./roles.ts) here, in one place.
 // A second-factor challenge is a 5-minute, single-use JWT of another audience, so it never passes
 // for a session.
 import { errors as joseErrors, jwtVerify, SignJWT } from "jose";
@@ -11,7 +11,7 @@ import type { Db, Queryable } from "../db/index.ts";
 import { AppError } from "../http/errors.ts";
 import { noteCaller } from "../http/request-state.ts";
 import { randomBase62 } from "../ids.ts";
-import { isRole, requiredRole, roleAtLeast, type Role } from "../members/roles.ts";
+import { isRole, requiredRole, roleAtLeast, type Role } from "./roles.ts";
 
 export const JWT_LIFETIME_SECONDS = 24 * 60 * 60;
 const ISSUER = "warden";

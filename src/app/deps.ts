@@ -28,7 +28,10 @@ export interface Deps {
   db: Db;
   log: Logger;
   sessions: Sessions;
-  /** API keys to principals; reads the database on every request. */
+  /**
+   * API keys to principals; a key's context is reused for 30 s while its tenant's epoch stands,
+   * so a revoke is seen by the next request (docs/architecture.md, "The objects the root builds").
+   */
   keys: KeyAuthenticator;
   /** Policy documents by version (immutable, so cached without expiry). */
   policies: PolicyVersions;

@@ -13,7 +13,7 @@ import { t, type TSchema } from "elysia";
 import { OptionalKind, Type } from "@sinclair/typebox";
 import { ERROR_STATUS, type ErrorCode } from "../http/errors.ts";
 import { authzenMediaTypeRefusal } from "../authzen/routes.ts";
-import { ROLES } from "../members/roles.ts";
+import { ROLES } from "../accounts/roles.ts";
 import { CaseResult } from "../policies/model.ts";
 
 export const OPENAPI_PATH = "/openapi.json";

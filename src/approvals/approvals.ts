@@ -8,7 +8,7 @@ import { resolveTerms, type ResolvedTerms } from "../decide/policy.ts";
 import { AppError, toAppError } from "../http/errors.ts";
 import { signReceipt } from "../receipts/sign.ts";
 import type { ReceiptSigner } from "../receipts/signer.ts";
-import { outcomePayload, type ApprovalStatus, type OutcomeStatus, type Vote, type VotePayload } from "./payload.ts";
+import { outcomePayload, type ApprovalStatus, type OutcomeStatus, type Vote, type VotePayload } from "../receipts/approval-payload.ts";
 import type { Logger } from "../log.ts";
 
 type Row = QueryRow<"approvals/get">;

@@ -5,7 +5,7 @@ import type { Deps } from "../app/deps.ts";
 import { AppError, ErrorResponse } from "../http/errors.ts";
 import { withIdempotency } from "../http/idempotency.ts";
 import { requestId } from "../http/request-state.ts";
-import { assertVerdict } from "../plans/features.ts";
+import { assertVerdict } from "../features/gate.ts";
 import { batchAnswer, evaluateBatch, evaluateOne } from "./evaluate.ts";
 import { planEvaluations, toProtectInput } from "./mapping.ts";
 import { EvaluationRequest, EvaluationsRequest, EvaluationsResponse, Decision, PdpMetadata } from "./model.ts";

@@ -18,7 +18,7 @@ import { APPROVALS_LINES, ApprovalsUsageError, runApprovals } from "./approvals.
 import { KEYS_LINES, KeysUsageError, runKeys } from "./keys.ts";
 import { MEMBERS_LINES, MembersUsageError, runMembers } from "./members.ts";
 import { commandHelp, usageTable, type UsageLine } from "./usage.ts";
-import { MCP_LINES, McpUsageError, runMcp } from "../mcp/cli.ts";
+import { MCP_LINES, McpUsageError, runMcp } from "./mcp.ts";
 import pkg from "../../package.json" with { type: "json" };
 
 export class UsageError extends Error {}

@@ -72,7 +72,7 @@ export interface Db extends Queryable {
    * Statements on one database session of their own, run in the order they were sent, each sent
    * without waiting for the answers of those before it, so the server goes from one to the next
    * without a round trip between them. For a caller that keeps several statements in flight whose
-   * order matters (receipt batches, src/receipts/batcher.ts). Each statement is still its own
+   * order matters (receipt batches, src/receipts/append.ts). Each statement is still its own
    * transaction. On the embedded database, the database itself.
    */
   readonly pipeline: Queryable;

@@ -1,6 +1,6 @@
 // The policy language (docs/policy.md) and the input it decides on. src/decide/ is the decision
 // core: the input, the policy language, decide() and the payload a receipt hashes. It imports
-// nothing but src/crypto/ (test/decide/leaf.test.ts), so every capability can use it.
+// nothing but src/crypto/ (test/app/layers.test.ts), so every capability can use it.
 import { Type, type Static, type TProperties, type TSchema } from "@sinclair/typebox";
 import { contentHash } from "../crypto/canonical.ts";
 

@@ -8,7 +8,7 @@ import type { KeyPrincipal } from "../keys/authenticate.ts";
 import { assertActionAllowed } from "../keys/rules.ts";
 import { getReceiptRow } from "../receipts/store.ts";
 import { buildPayload, type ResultPayload } from "../decide/payload.ts";
-import type { OutcomePayload } from "../approvals/payload.ts";
+import type { OutcomePayload } from "../receipts/approval-payload.ts";
 import { recordDecision, type Recording } from "./record.ts";
 
 /**

@@ -15,8 +15,3 @@ export function rateLimitHeaders(limit: number | null, used: number, now: Date):
     "ratelimit-reset": String(secondsToUtcMidnight(now)),
   };
 }
-
-/** The UTC calendar day of an instant, as usage_daily keys it. */
-export function utcDay(now: Date): string {
-  return now.toISOString().slice(0, 10);
-}

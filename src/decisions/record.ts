@@ -7,7 +7,8 @@ import type { Metrics } from "../observability/metrics.ts";
 import type { AnsweredApproval, OpenedApproval, ReceiptAppender, UsageDecision } from "../receipts/append.ts";
 import { usageSummary, type DecisionReceiptView } from "../receipts/store.ts";
 import type { ResultPayload } from "../decide/payload.ts";
-import { rateLimitHeaders, utcDay } from "./rate-limit.ts";
+import { utcDay } from "../utc-day.ts";
+import { rateLimitHeaders } from "./rate-limit.ts";
 
 /** What recording a decision needs: the appender, the usage read for a 429's headers, the clock and the counters. */
 export interface Recording {

@@ -4,7 +4,7 @@ import { ErrorResponse } from "../http/errors.ts";
 import type { Deps } from "../app/deps.ts";
 import { withIdempotency } from "../http/idempotency.ts";
 import { requestId } from "../http/request-state.ts";
-import { assertVerdict } from "../plans/features.ts";
+import { assertVerdict } from "../features/gate.ts";
 import { EXECUTE_WINDOW_MINUTES } from "../decide/payload.ts";
 import { ProtectInput } from "../decide/policy.ts";
 import { execute } from "./execute.ts";

@@ -4,7 +4,7 @@ import { Coalescer } from "../db/coalescer.ts";
 import type { Db, QueryRow } from "../db/index.ts";
 import { AppError } from "../http/errors.ts";
 import { noteCaller, requestState } from "../http/request-state.ts";
-import type { FeatureVerdict } from "../plans/features.ts";
+import type { FeatureVerdict } from "../features/gate.ts";
 import type { PolicyRef } from "../decide/policy.ts";
 import { hashSecret, isWellFormedSecret } from "./secret.ts";
 import { keyRulesOf, type KeyRules } from "./rules.ts";

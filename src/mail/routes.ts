@@ -7,7 +7,6 @@
 // signed-in person only the messages to their address, never a password-reset link
 // (docs/security.md, "The development mailbox").
 import { Elysia } from "elysia";
-import { account } from "../accounts/lifecycle.ts";
 import type { Deps } from "../app/deps.ts";
 import { AppError, ErrorResponse } from "../http/errors.ts";
 import { readDevOutbox } from "./dev-outbox.ts";
@@ -40,7 +39,7 @@ export function mailRoutes(deps: Deps) {
         return { ok: true as const, scope: "instance" as const, messages: await readDevOutbox(dir, () => true, 50) };
       }
       const { tenant_id, member_id } = await deps.sessions.require(request, route);
-      const email = (await account(deps.db, tenant_id, member_id))!.email.toLowerCase();
+      const email = (await deps.db.one("accounts/account", [tenant_id, member_id]))!.email.toLowerCase();
       const messages = await readDevOutbox(dir, (m) => m.to.toLowerCase() === email && !NOT_SHOWN.has(m.kind));
       return { ok: true as const, scope: "account" as const, messages };
     },

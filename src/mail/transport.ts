@@ -3,10 +3,10 @@
 import { mkdirSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Transporter } from "nodemailer";
-import { maskEmail } from "../accounts/events.ts";
 import type { Config } from "../config.ts";
 import { lazily } from "../lazily.ts";
 import type { Logger } from "../log.ts";
+import { maskEmail } from "../mask-email.ts";
 import { devMailText, linksIn } from "./dev-outbox.ts";
 
 export interface OutgoingMail {

@@ -93,7 +93,7 @@ export function flattenArguments(args: unknown): Flattened {
 }
 
 /**
- * Arguments the gateway will not decide on (docs/mcp.md, "Limits"): nested deeper than
+ * Arguments the gateway will not decide on (docs/mcp.md, "What warden is asked"): nested deeper than
  * ARGUMENTS_DEPTH_MAX, or whose JCS form is over ARGUMENTS_BYTES_MAX. Such a call is refused
  * with a message that says so; it never reaches warden or the upstream.
  */

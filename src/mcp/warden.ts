@@ -1,7 +1,7 @@
 // The MCP commands' calls of warden (WARDEN_URL, WARDEN_API_KEY): unlike the CLI's one-shot
 // client (src/cli/client.ts) they never end the process; they tell an answer, a refusal (an
 // error body of the service) and "out of reach" apart, because the gateway fails closed on the last.
-import { fetchOptions, serverUrl } from "../cli/client.ts";
+// The command line (src/cli/mcp.ts) hands in where warden is and how to reach it.
 
 export type WardenReply =
   | { kind: "ok"; status: number; body: Record<string, any> }
@@ -15,9 +15,8 @@ export interface Warden {
   call(method: "GET" | "POST", path: string, body?: unknown, timeoutMs?: number): Promise<WardenReply>;
 }
 
-export function wardenFromEnv(env: Record<string, string | undefined> = process.env): Warden {
-  const url = serverUrl();
-  const apiKey = env.WARDEN_API_KEY ?? "";
+/** warden at `url` (no trailing slash), called with `apiKey` and the fetch options in `init`. */
+export function createWarden(url: string, apiKey: string, init: RequestInit): Warden {
   return {
     url,
     async call(method, path, body, timeoutMs = 15_000) {
@@ -25,7 +24,7 @@ export function wardenFromEnv(env: Record<string, string | undefined> = process.
       if (body !== undefined) headers["content-type"] = "application/json";
       let res: Response;
       try {
-        res = await fetch(url + path, { ...fetchOptions(), method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(timeoutMs) });
+        res = await fetch(url + path, { ...init, method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(timeoutMs) });
       } catch (err) {
         return { kind: "unreachable", message: `cannot reach ${url}: ${(err as Error).message}` };
       }

@@ -11,7 +11,7 @@ import { couldNameRow, newId } from "../ids.ts";
 import type { SignupEmails } from "../accounts/email.ts";
 import { newToken } from "../accounts/tokens.ts";
 import { keyRevoked } from "../keys/manage.ts";
-import { isRole, type Role } from "./roles.ts";
+import { isRole, type Role } from "../accounts/roles.ts";
 
 const iso = (now: Date) => now.toISOString();
 

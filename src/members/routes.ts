@@ -1,5 +1,5 @@
 // /customer/members (the tenant's people and their roles), /customer/members/invitations and
-// /customer/settings (docs/api.md, "Teams"). Who may call each route is src/members/roles.ts's
+// /customer/settings (docs/api.md, "Teams"). Who may call each route is src/accounts/roles.ts's
 // table, checked by Sessions.require(); who may change whom is the database's rule.
 import { Elysia } from "elysia";
 import type { Deps } from "../app/deps.ts";

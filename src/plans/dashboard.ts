@@ -1,8 +1,8 @@
 // GET /customer/dashboard: today's usage against the plan's limits, and what the console shows
 // beside it. Days are UTC days of the application clock, as the quotas count them.
 import type { Queryable } from "../db/index.ts";
-import { utcDay } from "../decisions/rate-limit.ts";
 import { usageSummary } from "../receipts/store.ts";
+import { utcDay } from "../utc-day.ts";
 
 export const HISTORY_DAYS = 14;
 

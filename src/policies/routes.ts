@@ -5,7 +5,7 @@ import { Elysia, t } from "elysia";
 import { AppError, ErrorResponse } from "../http/errors.ts";
 import { withIdempotency } from "../http/idempotency.ts";
 import type { Deps } from "../app/deps.ts";
-import { requireFeature } from "../plans/features.ts";
+import { requireFeature } from "../features/gate.ts";
 import { decodeCursor, encodeCursor } from "../receipts/cursor.ts";
 import { ListQuery } from "../receipts/model.ts";
 import { impactOf, type StoredDecision } from "./impact.ts";

@@ -2,7 +2,7 @@
 import { Type } from "@sinclair/typebox";
 import { t } from "elysia";
 import { ResultPayload } from "../decide/payload.ts";
-import { OutcomePayload, VotePayload } from "../approvals/payload.ts";
+import { OutcomePayload, VotePayload } from "./approval-payload.ts";
 
 const Hash = t.String({ pattern: "^0x[0-9a-f]{64}$" });
 const Decision = t.Union([t.Literal("ALLOWED"), t.Literal("DENIED")]);

@@ -4,7 +4,7 @@
 import { Elysia, t } from "elysia";
 import { AppError, ErrorResponse } from "../http/errors.ts";
 import type { Deps } from "../app/deps.ts";
-import { requireFeature } from "../plans/features.ts";
+import { requireFeature } from "../features/gate.ts";
 import { logConsistency, receiptProof, signedCheckpoint } from "./checkpoint.ts";
 import { decodeCursor, encodeCursor } from "./cursor.ts";
 import { Checkpoint, ConsistencyProof, ConsistencyQuery, InclusionProof, ListQuery, OneReceipt, ProofQuery, PublishedKey, ReceiptList, ReceiptParams } from "./model.ts";

@@ -4,7 +4,7 @@ import type { Queryable, QueryRow } from "../db/index.ts";
 import { couldNameRow } from "../ids.ts";
 import type { ResultPayload } from "../decide/payload.ts";
 import type { EventPayload } from "./event.ts";
-import type { OutcomePayload, VotePayload } from "../approvals/payload.ts";
+import type { OutcomePayload, VotePayload } from "./approval-payload.ts";
 
 type StoredRow = QueryRow<"receipts/get">;
 

@@ -6,7 +6,7 @@ import type { Deps } from "../app/deps.ts";
 import { requestId } from "../http/request-state.ts";
 import { PresetList, SimulateBody, SimulationResult } from "./model.ts";
 import { activePolicy, policyVersion } from "../policies/store.ts";
-import { assertVerdict, requireFeature } from "../plans/features.ts";
+import { assertVerdict, requireFeature } from "../features/gate.ts";
 import { documentProblem, policyHash, type SimulatedPolicy } from "../decide/policy.ts";
 import { PRESETS, presetNames } from "./presets.ts";
 import { usageNeeds, type UsageFacts } from "../decide/engine.ts";

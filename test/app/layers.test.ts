@@ -1,34 +1,20 @@
-// The layers of docs/architecture.md, checked on the import lines. src/decide/ is the decision core
-// every capability uses: it imports nothing but itself, the crypto leaf (src/crypto/) and the schema
-// library, or the cycles it was moved out of come back. Logic takes the pieces it needs, so only
-// routes (and the composition root) name Deps, the whole of what the root built.
+// The layers of docs/architecture.md, checked on the import lines. Every folder of src/ has its
+// place in LAYERS (scripts/layers.ts, top first), and a file imports only its own folder and the
+// folders below it: no import runs up, so no two folders import each other and no files form a
+// cycle. src/decide/ is the decision core every capability uses: it imports nothing but itself,
+// the crypto leaf (src/crypto/) and the schema library, or the cycles it was moved out of come
+// back. Logic takes the pieces it needs, so only routes (and the composition root) name Deps,
+// the whole of what the root built.
 import { describe, expect, test } from "bun:test";
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
+import { fileCycles, fileEdges, LAYERS, sourceFiles as filesUnder, specifiers, twoWay, unitOf, upward, type Edge } from "../../scripts/layers.ts";
 
 const SRC = resolve(import.meta.dir, "../../src");
 const PACKAGES = new Set(["@sinclair/typebox"]);
 
-/** Every module a file names: static imports and re-exports (types too), side-effect and dynamic imports, require(). */
-function specifiers(code: string): string[] {
-  const found: string[] = [];
-  const patterns = [
-    /\b(?:import|export)\s[^;]*?\bfrom\s*["']([^"']+)["']/g,
-    /\bimport\s*["']([^"']+)["']/g,
-    /\b(?:import|require)\s*\(\s*["']([^"']+)["']\s*\)/g,
-  ];
-  for (const pattern of patterns) for (const match of code.matchAll(pattern)) found.push(match[1]!);
-  return found;
-}
-
 /** Every .ts or .tsx file under src/, relative to it. */
-function sourceFiles(dir = ""): string[] {
-  return readdirSync(join(SRC, dir)).flatMap((name) => {
-    const path = dir ? `${dir}/${name}` : name;
-    if (statSync(join(SRC, path)).isDirectory()) return sourceFiles(path);
-    return /\.tsx?$/.test(name) ? [path] : [];
-  });
-}
+const sourceFiles = () => filesUnder(SRC);
 
 /** What a file of `dir` may not import: anything outside the allowed folders of src/ and the allowed packages. */
 function outsiders(dir: string, allowed: string[], packages: Set<string>): string[] {
@@ -51,6 +37,7 @@ describe("src/decide is a leaf", () => {
   test("the scan sees every form of import", () => {
     const code = [
       `import { a } from "../app/deps.ts";`,
+      `// import { example } from "../commented/out.ts";`,
       `import type {\n  B,\n} from "../db/index.ts";`,
       `export { c } from "../http/errors.ts";`,
       `import "../mail/templates.ts";`,
@@ -77,5 +64,38 @@ describe("Deps", () => {
     });
     expect(naming.length).toBeGreaterThan(0);
     expect(naming.filter((path) => !path.startsWith("app/") && !/(^|\/|-)routes\.ts$/.test(path))).toEqual([]);
+  });
+});
+
+describe("the layers", () => {
+  const edges = fileEdges(SRC);
+
+  test("name every folder of src/, and only those", () => {
+    const units = new Set(sourceFiles().map(unitOf));
+    expect([...units].filter((unit) => !(LAYERS as readonly string[]).includes(unit)).sort()).toEqual([]);
+    expect(LAYERS.filter((unit) => !units.has(unit))).toEqual([]);
+  });
+
+  test("no import runs up a layer", () => {
+    // Route files still take the type Deps from the composition root, which sits above them; giving
+    // each route module the slice of Deps it uses, from below, removes these (docs/architecture.md).
+    const routeDeps = (e: Edge) => e.depsType && /(^|\/|-)routes\.ts$/.test(e.from);
+    expect(upward(edges).filter((e) => !routeDeps(e)).map((e) => `${e.from} -> ${e.to}`)).toEqual([]);
+  });
+
+  test("no two folders import each other, and no files form a cycle", () => {
+    expect(twoWay(edges.filter((e) => !e.depsType))).toEqual([]);
+    expect(fileCycles(edges)).toEqual([]);
+  });
+
+  test("a new break is seen", () => {
+    const up: Edge = { from: "receipts/store.ts", to: "approvals/approvals.ts", depsType: false };
+    const down: Edge = { from: "approvals/approvals.ts", to: "receipts/store.ts", depsType: false };
+    expect(upward([up, down])).toEqual([up]);
+    expect(twoWay([up, down])).toEqual(["approvals <-> receipts"]);
+    expect(fileCycles([up, { from: "approvals/approvals.ts", to: "receipts/store.ts", depsType: false }])).toEqual([["approvals/approvals.ts", "receipts/store.ts"]]);
+    expect(upward([{ from: "mail/routes.ts", to: "accounts/lifecycle.ts", depsType: false }])).toHaveLength(1);
+    expect(unitOf("log.ts")).toBe("base");
+    expect(unitOf("binary.ts")).toBe("binary");
   });
 });

@@ -13,7 +13,7 @@ import { createLogger } from "../../src/log.ts";
 import { BASE, call, expectErrorShape, testConfig, testService } from "../helpers/service.ts";
 
 // What every page loads (index.html, the entry script, the CSS), and the policy editor's code
-// editor, a chunk of its own that only the policy page loads (docs/console.md, "Size").
+// editor, a chunk of its own that only the policy page loads (docs/console.md, "Build and serving").
 const BUDGET_BYTES = 100 * 1024;
 const EDITOR_BUDGET_BYTES = 160 * 1024;
 let html = "";

@@ -1,5 +1,5 @@
-// One suite of authentication tests, run against every protected route (STYLE.md: as Unkey
-// does). Each route says how it authenticates and, when its path or body names one of the
+// One suite of authentication tests, run against every protected route, as Unkey's API tests
+// do. Each route says how it authenticates and, when its path or body names one of the
 // owner's resources, the stranger must get 404 (never 403: no existence leak).
 import { describe, expect, test } from "bun:test";
 import { SignJWT } from "jose";

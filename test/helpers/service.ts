@@ -72,7 +72,7 @@ export async function call(
     body = JSON.stringify(opts.json);
     headers["content-type"] ??= "application/json";
   }
-  // ip: the peer address the server would pass in (src/http/server.ts).
+  // ip: the peer address the server would pass in (src/app/server.ts).
   const request = new Request((opts.base ?? BASE) + path, { method, headers, body });
   const reply = await toReply(await service.handle(request, { ip: opts.ip }));
   // Every reply a test reads is one the OpenAPI document describes (test/helpers/openapi.ts).

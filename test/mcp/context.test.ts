@@ -5,7 +5,7 @@ import fc from "fast-check";
 import { Value } from "@sinclair/typebox/value";
 import { ProtectInput } from "../../src/decide/policy.ts";
 import { ARGUMENT_ENTRIES_MAX, argumentsHash, argumentsTooLarge, callContext, flattenArguments, serverPart, toolAction } from "../../src/mcp/context.ts";
-import { upstreamEnv } from "../../src/mcp/gateway.ts";
+import { upstreamEnv } from "../../src/mcp/upstream.ts";
 import { sha256Hex } from "../../src/crypto/canonical.ts";
 
 describe("the action of a tools/call", () => {

@@ -1,9 +1,9 @@
 // Every route of the OpenAPI document that takes a session, called by a member of each role: the
-// roles table (src/members/roles.ts) names the route, and the service answers 403 forbidden_role
+// roles table (src/accounts/roles.ts) names the route, and the service answers 403 forbidden_role
 // with that table's required_role exactly to the roles ranked below it. A route added without an
 // entry in the table fails the first test.
 import { beforeAll, describe, expect, test } from "bun:test";
-import { ROLES, ROUTE_ROLES, roleAtLeast, type Role } from "../../src/members/roles.ts";
+import { ROLES, ROUTE_ROLES, roleAtLeast, type Role } from "../../src/accounts/roles.ts";
 import { bearer } from "../helpers/accounts.ts";
 import { call, signup } from "../helpers/service.ts";
 import { addMember } from "../helpers/members.ts";

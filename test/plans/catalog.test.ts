@@ -1,7 +1,7 @@
 // The catalog and the gating read one table, so what the catalog says is what is enforced.
 import { describe, expect, test } from "bun:test";
 import { AppError } from "../../src/http/errors.ts";
-import { requireFeature, type Feature } from "../../src/plans/features.ts";
+import { requireFeature, type Feature } from "../../src/features/gate.ts";
 import { approve, grant } from "../helpers/ops.ts";
 import { call, signup, testService } from "../helpers/service.ts";
 

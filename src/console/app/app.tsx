@@ -18,40 +18,8 @@ import { InvitationPage } from "../pages/invitation.tsx";
 import { ApprovalsPage } from "../pages/approvals.tsx";
 import { ApprovalPage } from "../pages/approval.tsx";
 import { WebhooksPage } from "../pages/webhooks.tsx";
-import { requiredRole, roleAtLeast, type Role } from "../../members/roles.ts";
+import { roleCan, type Account, type Session } from "./session.ts";
 import { TenantSwitcher } from "./tenants.tsx";
-
-export interface Account {
-  tenant_id: string;
-  email: string;
-  email_verified: boolean;
-  plan: string;
-  created_at: string;
-  mfa_enabled: boolean;
-  /** The session's member of the tenant, and its role there. */
-  member_id: string;
-  role: Role;
-}
-
-/** What every signed-in page gets from the shell. */
-export interface Session {
-  account: Account;
-  /** Reads the account again (after a verification, an approved upgrade, ...). */
-  refreshAccount: () => Promise<void>;
-  /** A secret to show once (signup's first key), consumed by the dashboard. */
-  firstKey: string | null;
-  clearFirstKey: () => void;
-  /**
-   * Whether the session's role may call a route ("POST /customer/keys"), by the table the server
-   * checks (src/members/roles.ts): pages show no button that would only be refused.
-   */
-  can: (route: string) => boolean;
-}
-
-export function roleCan(role: Role, route: string): boolean {
-  const space = route.indexOf(" ");
-  return roleAtLeast(role, requiredRole(route.slice(0, space), route.slice(space + 1)));
-}
 
 const NAV: { page: Page; label: string }[] = [
   { page: "dashboard", label: "Dashboard" },

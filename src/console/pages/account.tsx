@@ -2,7 +2,7 @@
 // the second factor (./mfa.tsx).
 import { useState } from "preact/hooks";
 import { api, setSessionToken } from "../app/api.ts";
-import type { Session } from "../app/app.tsx";
+import type { Session } from "../app/session.ts";
 import { announce, ErrorNotice, Field, Notice, PageTitle, useSubmit, When } from "../app/ui.tsx";
 import { SecondFactorPanel } from "./mfa.tsx";
 

@@ -6,7 +6,7 @@
 import { Fragment } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { api, ApiError } from "../app/api.ts";
-import type { Session } from "../app/app.tsx";
+import type { Session } from "../app/session.ts";
 import { amountOf, duration } from "../app/approval-text.ts";
 import { Countdown, StatusBadge, useKeyNames, type ApprovalDetail, type KeyName } from "../app/approvals.tsx";
 import { useMemberNames } from "../app/names.ts";

@@ -4,7 +4,7 @@
 // asked and who made it, the rule, the votes so far and a live countdown.
 import { useEffect, useRef, useState } from "preact/hooks";
 import { api } from "../app/api.ts";
-import type { Session } from "../app/app.tsx";
+import type { Session } from "../app/session.ts";
 import { amountOf } from "../app/approval-text.ts";
 import { Countdown, STATUSES, StatusBadge, useKeyNames, type Approval, type KeyName, type ProtectInput } from "../app/approvals.tsx";
 import { useMemberNames } from "../app/names.ts";

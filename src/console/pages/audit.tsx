@@ -3,7 +3,7 @@
 // in the browser like any decision.
 import { useState } from "preact/hooks";
 import { api } from "../app/api.ts";
-import type { Session } from "../app/app.tsx";
+import type { Session } from "../app/session.ts";
 import { useMemberNames } from "../app/names.ts";
 import { BASE, Link } from "../app/router.tsx";
 import { ErrorNotice, Loading, PageTitle, Pager, useCursorPages, useLoad, When } from "../app/ui.tsx";

@@ -1,7 +1,7 @@
 // /console/dashboard: today's usage against the plan's limits, the usage limits of the active
 // policy in their current windows, and the last 14 days.
 import { api } from "../app/api.ts";
-import type { Session } from "../app/app.tsx";
+import type { Session } from "../app/session.ts";
 import { BASE, Link } from "../app/router.tsx";
 import { protectSnippet } from "../app/snippet.ts";
 import { CopyButton, ErrorNotice, formatCount, HistoryChart, Loading, PageTitle, SecretReveal, UsageBar, useLoad, When } from "../app/ui.tsx";

@@ -3,7 +3,7 @@
 // account joins with its password, and a new person chooses one (the link proves the email).
 import { useEffect, useState } from "preact/hooks";
 import { api, ApiError, setSessionToken } from "../app/api.ts";
-import type { Account } from "../app/app.tsx";
+import type { Account } from "../app/session.ts";
 import { BASE, Link, navigate } from "../app/router.tsx";
 import { announce, ErrorNotice, Field, Loading, Notice, PageTitle, useLoad, useSubmit } from "../app/ui.tsx";
 

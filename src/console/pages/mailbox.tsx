@@ -3,7 +3,7 @@
 // reaches, signed in or not (a newcomer's invitation included), or elsewhere the signed-in
 // person's own (never a password reset); 404 on a server that sends real mail.
 import { api, ApiError } from "../app/api.ts";
-import type { Session } from "../app/app.tsx";
+import type { Session } from "../app/session.ts";
 import { BASE, Link } from "../app/router.tsx";
 import { ErrorNotice, Loading, Notice, PageTitle, useLoad, When } from "../app/ui.tsx";
 

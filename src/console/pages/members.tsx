@@ -5,10 +5,10 @@
 // that could only be refused are not shown, and a refusal is shown where it happened.
 import { useState } from "preact/hooks";
 import { api, newIdempotencyKey, setSessionToken } from "../app/api.ts";
-import type { Session } from "../app/app.tsx";
+import type { Session } from "../app/session.ts";
 import { BASE, navigate } from "../app/router.tsx";
 import { announce, ConfirmButton, ErrorNotice, Field, Loading, PageTitle, useLoad, useSubmit, When } from "../app/ui.tsx";
-import { ROLES, type Role } from "../../members/roles.ts";
+import { ROLES, type Role } from "../../accounts/roles.ts";
 
 interface MemberKey {
   key_id: string;

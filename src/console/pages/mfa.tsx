@@ -3,7 +3,7 @@
 import { useState } from "preact/hooks";
 import { encode } from "uqr";
 import { api } from "../app/api.ts";
-import type { Session } from "../app/app.tsx";
+import type { Session } from "../app/session.ts";
 import { announce, CopyButton, ErrorNotice, Field, Notice, saveFile, useSubmit } from "../app/ui.tsx";
 
 const codeField = (code: string) => (code === "invalid_code" ? "code" : code === "unauthorized" ? "password" : undefined);

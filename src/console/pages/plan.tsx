@@ -2,7 +2,7 @@
 // review, with the member who asked.
 import { useEffect, useState } from "preact/hooks";
 import { api, newIdempotencyKey } from "../app/api.ts";
-import type { Session } from "../app/app.tsx";
+import type { Session } from "../app/session.ts";
 import { loadCatalog, planRank } from "../app/catalog.ts";
 import { useMemberNames } from "../app/names.ts";
 import { announce, ConfirmButton, ErrorNotice, Field, formatCount, Loading, PageTitle, useLoad, useSubmit, When } from "../app/ui.tsx";

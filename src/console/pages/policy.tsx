@@ -3,7 +3,7 @@
 // docs/policy.md has the language.
 import { useState } from "preact/hooks";
 import { api } from "../app/api.ts";
-import type { Session } from "../app/app.tsx";
+import type { Session } from "../app/session.ts";
 import { loadCatalog, planAllows } from "../app/catalog.ts";
 import { useMemberNames } from "../app/names.ts";
 import { BASE, Link } from "../app/router.tsx";

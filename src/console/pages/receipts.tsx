@@ -2,7 +2,7 @@
 // its payload and a "verify" that runs in the browser (../app/verify.ts).
 import { useState } from "preact/hooks";
 import { api, download } from "../app/api.ts";
-import type { Session } from "../app/app.tsx";
+import type { Session } from "../app/session.ts";
 import { loadCatalog, planAllows } from "../app/catalog.ts";
 import { BASE, Link } from "../app/router.tsx";
 import { announce, ErrorNotice, Loading, PageTitle, Pager, saveFile, useCursorPages, useLoad, When } from "../app/ui.tsx";

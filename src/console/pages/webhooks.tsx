@@ -6,7 +6,7 @@
 import { useState } from "preact/hooks";
 import { WEBHOOK_EVENTS } from "../../webhooks/events.ts";
 import { api, newIdempotencyKey } from "../app/api.ts";
-import type { Session } from "../app/app.tsx";
+import type { Session } from "../app/session.ts";
 import { announce, ConfirmButton, ErrorNotice, Field, Loading, Notice, PageTitle, Pager, SecretReveal, useCursorPages, useLoad, useSubmit, When } from "../app/ui.tsx";
 
 interface Webhook {

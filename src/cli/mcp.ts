@@ -2,10 +2,11 @@
 // there; the log goes to stderr as JSON lines.
 import { writeSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { CliError } from "../cli/inputs.ts";
-import type { UsageLine } from "../cli/usage.ts";
 import { createLogger } from "../log.ts";
-import { wardenFromEnv } from "./warden.ts";
+import { createWarden, type Warden } from "../mcp/warden.ts";
+import { fetchOptions, serverUrl } from "./client.ts";
+import { CliError } from "./inputs.ts";
+import type { UsageLine } from "./usage.ts";
 
 export class McpUsageError extends Error {}
 
@@ -23,6 +24,11 @@ function requireKey(): void {
   if (!process.env.WARDEN_API_KEY) throw new CliError("set WARDEN_API_KEY to an API key: the api_key that warden signup prints (or one from the console)", 2);
 }
 
+/** warden at WARDEN_URL with WARDEN_API_KEY, reached as the rest of the command line reaches it. */
+function wardenFromEnv(env: Record<string, string | undefined> = process.env): Warden {
+  return createWarden(serverUrl(), env.WARDEN_API_KEY ?? "", fetchOptions());
+}
+
 const stderrLog = () => createLogger((process.env.LOG_LEVEL as "info" | undefined) ?? "info", (line) => writeSync(2, line + "\n"));
 
 export async function runMcp(args: string[]): Promise<number> {
@@ -30,7 +36,7 @@ export async function runMcp(args: string[]): Promise<number> {
   if (sub === "serve") {
     parseArgs({ args: rest, options: {}, strict: true });
     requireKey();
-    const { runServe } = await import("./serve.ts");
+    const { runServe } = await import("../mcp/serve.ts");
     return runServe(wardenFromEnv());
   }
   if (sub === "gateway") {
@@ -47,7 +53,7 @@ export async function runMcp(args: string[]): Promise<number> {
     if (values.upstream !== undefined && !/^https?:\/\//.test(values.upstream)) throw new McpUsageError(`--upstream takes an http(s) URL, not ${values.upstream}`);
     if (values.name !== undefined && values.name.trim() === "") throw new McpUsageError("--name takes a non-empty SERVER name");
     requireKey();
-    const { runGateway } = await import("./gateway.ts");
+    const { runGateway } = await import("../mcp/gateway.ts");
     return runGateway({
       name: values.name,
       wait: values.wait ?? false,

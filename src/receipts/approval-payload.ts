@@ -1,6 +1,6 @@
 // The payloads of an approval's receipts (docs/api.md, "Approvals"): a member's vote and the
-// outcome. Pure: hashed, signed and stored like every receipt, and read again by the offline check
-// of an approval bundle (./bundle.ts). Keys are chosen so that an outcome's JCS text starts with
+// outcome. Here, below both the receipt store and src/approvals/, which read them. Pure: hashed, signed and stored like every receipt, and read again by the offline check
+// of an approval bundle (src/approvals/bundle.ts). Keys are chosen so that an outcome's JCS text starts with
 // "decision", as the receipts table requires of every receipt that carries one.
 import { Type } from "@sinclair/typebox";
 import { ApprovalTerms } from "../decide/policy.ts";

@@ -1,4 +1,5 @@
-// Feature gating (docs/api.md, plans and features), read from the same `features` table as the catalog.
+// The feature gate (docs/api.md, plans and features), read from the same `features` table as the
+// plans catalog. Below every capability that gates a route on the plan, src/plans/ included.
 import type { Queryable } from "../db/index.ts";
 import { AppError } from "../http/errors.ts";
 
