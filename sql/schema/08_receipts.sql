@@ -454,6 +454,23 @@ CREATE TRIGGER receipt_heads_guard BEFORE UPDATE OR DELETE ON receipt_heads
 CREATE TRIGGER receipt_heads_no_truncate BEFORE TRUNCATE ON receipt_heads
   FOR EACH STATEMENT EXECUTE FUNCTION receipt_heads_guard();
 
+-- A tenant's log head for the reads (no row: no such tenant; a tenant without receipts has size 0).
+-- A function with enable_seqscan off, for the plan the reads keep: a prepared statement's plan made
+-- on statistics of a few tenants would keep a scan of them all. STABLE: it reads with its
+-- caller's snapshot, so a caller that reads the log in the same statement sees the same log.
+CREATE FUNCTION receipt_head(p_tenant_id text)
+RETURNS TABLE (tenant_id text, tree_size bigint, head_hash text, event_count bigint)
+LANGUAGE plpgsql STABLE SET enable_seqscan = off AS $$
+#variable_conflict use_column
+BEGIN
+  RETURN QUERY
+    SELECT t.tenant_id, coalesce(h.tree_size, 0), h.head_hash, coalesce(h.event_count, 0)
+    FROM tenants t LEFT JOIN receipt_heads h ON h.tenant_id = t.tenant_id
+    WHERE t.tenant_id = p_tenant_id;
+END $$;
+COMMENT ON FUNCTION receipt_head(text) IS
+  'The tenant''s log size, last chain_hash (NULL: an empty log) and count of audit events; no row: no such tenant.';
+
 -- Per tenant and UTC day: how many protect and execute calls were accepted. Written only by
 -- receipt_append(), under the tenant's head lock, so reading a count there and adding to it later
 -- in the same call is exact.
