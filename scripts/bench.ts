@@ -12,6 +12,7 @@
 //   BENCH_RATE_FLOOR=0 npm run bench       # without the fixed-rate runs' floor (the generator against a bare TLS server)
 //   SCALE_RECEIPTS=20000 npm run bench     # the receipt log at scale (scripts/bench/scale.ts); BENCH_SCALE=0 skips it
 //   BENCH_PEERS=0 npm run bench            # without warden beside Cerbos, Cedar and Casbin (scripts/bench/peers.ts, last)
+//   BENCH_ONLY=protect_growing npm run bench   # one tenant's log growing on a new database, 3 minutes (scripts/bench/growing.ts)
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -19,6 +20,7 @@ import type { FixedRateResult } from "./bench/fixed-rate.ts";
 import { policyImpact, type ImpactResult } from "./bench/impact.ts";
 import { cpuSeconds, machineBusySeconds, postgresCpuSeconds, rssMb } from "./bench/proc.ts";
 import { sampledFixedRate, type SchedSummary } from "./bench/sampled.ts";
+import { growingScenario, type GrowingResult, growingTable } from "./bench/growing.ts";
 import { peersOptions, type PeersResult, peersTable, runPeers } from "./bench/peers.ts";
 import { scaleScenario, scaleTable, type ScaleResult } from "./bench/scale.ts";
 import { BUDGET_POLICY, scenarios } from "./bench/scenarios.ts";
@@ -38,6 +40,9 @@ const RATE_SCENARIOS = (process.env.BENCH_RATE_SCENARIOS ?? "simulate,protect").
 const RATE_FLOOR = process.env.BENCH_RATE_FLOOR !== "0";
 const SCALE = process.env.BENCH_SCALE !== "0";
 const PEERS = process.env.BENCH_PEERS !== "0" && (!ONLY || ONLY.includes("peers"));
+// protect_growing runs on a service and a new database of its own, after the others of its database.
+const GROWING = !ONLY || ONLY.includes("protect_growing");
+const MAIN = !ONLY || ONLY.some((name) => name !== "protect_growing" && name !== "peers");
 
 interface Row {
   database: string;
@@ -336,27 +341,37 @@ const impacts: (ImpactResult & { database: string })[] = [];
 const startups: Record<string, number> = {};
 const checks: Record<string, string> = {};
 const scale: Record<string, ScaleResult> = {};
+const growing: GrowingResult[] = [];
 // BENCH_DATABASES=postgres skips the embedded database (profiling one side only).
 const DATABASES = process.env.BENCH_DATABASES?.split(",") ?? ["embedded", "postgres"];
 if (DATABASES.includes("embedded")) {
-  const embedded = await benchDatabase("embedded", { DATABASE_URL: "" }, ceiling.rps);
-  rows.push(...embedded.rows);
-  fixed.push(...embedded.fixed);
-  if (embedded.impact) impacts.push(embedded.impact);
-  startups.embedded = embedded.startup_ms;
-  checks.embedded = embedded.correctness;
-  if (embedded.scale) scale.embedded = embedded.scale;
+  if (MAIN) {
+    const embedded = await benchDatabase("embedded", { DATABASE_URL: "" }, ceiling.rps);
+    rows.push(...embedded.rows);
+    fixed.push(...embedded.fixed);
+    if (embedded.impact) impacts.push(embedded.impact);
+    startups.embedded = embedded.startup_ms;
+    checks.embedded = embedded.correctness;
+    if (embedded.scale) scale.embedded = embedded.scale;
+  }
+  if (GROWING) growing.push(await growingScenario(ROOT, "embedded", { DATABASE_URL: "" }));
 }
 if (process.env.DATABASE_URL && DATABASES.includes("postgres")) {
-  // A database of its own beside DATABASE_URL's, dropped after: the run never writes into that one.
-  const database = await freshPostgresDatabase(process.env.DATABASE_URL, "warden_bench");
-  const pg = await benchDatabase("postgres", { DATABASE_URL: database.url }, ceiling.rps).finally(() => database.drop());
-  rows.push(...pg.rows);
-  fixed.push(...pg.fixed);
-  if (pg.impact) impacts.push(pg.impact);
-  startups.postgres = pg.startup_ms;
-  checks.postgres = pg.correctness;
-  if (pg.scale) scale.postgres = pg.scale;
+  if (MAIN) {
+    // A database of its own beside DATABASE_URL's, dropped after: the run never writes into that one.
+    const database = await freshPostgresDatabase(process.env.DATABASE_URL, "warden_bench");
+    const pg = await benchDatabase("postgres", { DATABASE_URL: database.url }, ceiling.rps).finally(() => database.drop());
+    rows.push(...pg.rows);
+    fixed.push(...pg.fixed);
+    if (pg.impact) impacts.push(pg.impact);
+    startups.postgres = pg.startup_ms;
+    checks.postgres = pg.correctness;
+    if (pg.scale) scale.postgres = pg.scale;
+  }
+  if (GROWING) {
+    const database = await freshPostgresDatabase(process.env.DATABASE_URL, "warden_growing");
+    growing.push(await growingScenario(ROOT, "postgres", { DATABASE_URL: database.url }).finally(() => database.drop()));
+  }
 }
 
 // Last, on the embedded database unless PEERS_DATABASE=postgres: a service of its own.
@@ -368,7 +383,8 @@ const stamp = new Date().toISOString().replace(/[:]/g, "-").replace(/\..+/, "");
 const partial = ONLY !== undefined || process.env.BENCH_DATABASES !== undefined;
 const resultsDir = join(ROOT, partial ? "bench/results/scratch" : "bench/results");
 mkdirSync(resultsDir, { recursive: true });
-const md = table(rows, fixed, impacts, ceiling, startups, checks, scale) + (peers ? `\n\n${peersTable(peers)}` : "");
-writeFileSync(join(resultsDir, `${stamp}.json`), JSON.stringify({ date: new Date().toISOString(), connections: CONNECTIONS, threads: THREADS, seconds: SECONDS, ceiling, startup_ms: startups, correctness: checks, rows, fixed_rate: fixed, policy_impact: impacts, scale, peers }, null, 2) + "\n");
+// A run of protect_growing (or the peers) alone has no rows for the main tables.
+const md = [...(MAIN ? [table(rows, fixed, impacts, ceiling, startups, checks, scale)] : []), ...(growing.length ? [growingTable(growing)] : []), ...(peers ? [peersTable(peers)] : [])].join("\n\n");
+writeFileSync(join(resultsDir, `${stamp}.json`), JSON.stringify({ date: new Date().toISOString(), connections: CONNECTIONS, threads: THREADS, seconds: SECONDS, ceiling, startup_ms: startups, correctness: checks, rows, fixed_rate: fixed, policy_impact: impacts, scale, protect_growing: growing, peers }, null, 2) + "\n");
 writeFileSync(join(resultsDir, `${stamp}.md`), md + "\n");
 console.log("\n" + md);

@@ -358,14 +358,16 @@ COMMENT ON FUNCTION api_keys_page(text, timestamptz, text, integer) IS
 -- finish. The read is a later statement, so it sees a revoke that committed meanwhile.
 -- plan_cache_mode: PL/pgSQL keeps a statement's plan, but PostgreSQL would still plan this one
 -- again per call whenever it guessed a custom plan pays, which it never does here. Index probes
--- (LATERAL ... LIMIT 1), so that a generic plan made while a table was small cannot turn into a scan.
+-- (LATERAL ... LIMIT 1) and enable_seqscan off, so that a plan kept from a new database's small
+-- tables, or from their statistics, cannot turn into a scan as tenants and keys grow
+-- (docs/performance.md, "Plans and a growing log").
 CREATE FUNCTION api_key_contexts(p_secret_hashes jsonb)
 RETURNS TABLE (secret_hash text, key_id text, tenant_id text, status text, plan text,
                policy_id text, policy_version integer, policy_hash text,
                features text[], verdicts text[], required_plans text[],
                expires_ms double precision, enabled boolean, actions text[], protect_per_day integer,
                per_second integer, burst integer, allowed_ips text[], overlap_ms double precision)
-LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $$
+LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan SET enable_seqscan = off AS $$
 #variable_conflict use_column
 DECLARE
   v_hashes text[] := ARRAY(SELECT DISTINCT h FROM jsonb_array_elements_text(p_secret_hashes) AS h);
@@ -403,7 +405,7 @@ BEGIN
            k.per_second, k.burst, k.allowed_ips::text[], (extract(epoch FROM k.overlap_until) * 1000)::double precision
     FROM key_routes r
     CROSS JOIN LATERAL (SELECT k.* FROM api_keys k WHERE k.tenant_id = r.tenant_id AND k.key_id = r.key_id LIMIT 1) k
-    JOIN tenants t ON t.tenant_id = k.tenant_id
+    CROSS JOIN LATERAL (SELECT t.plan FROM tenants t WHERE t.tenant_id = k.tenant_id LIMIT 1) t
     JOIN plans tp ON tp.plan = t.plan
     LEFT JOIN LATERAL (
       SELECT po.policy_id, po.version, po.hash FROM policies po WHERE po.tenant_id = k.tenant_id ORDER BY po.version DESC LIMIT 1
@@ -463,9 +465,11 @@ COMMENT ON FUNCTION key_context_changed_for_all() IS
 
 -- The epochs of the tenants named, for reusing contexts read earlier (src/keys/authenticate.ts). A
 -- function so that PGlite, which plans every unnamed statement anew, keeps its plan.
+-- enable_seqscan off: PL/pgSQL keeps this plan, and one made on statistics of a few tenants would
+-- keep a scan of all of them. STABLE: it reads with its caller's snapshot.
 CREATE FUNCTION tenant_key_context_epochs(p_tenant_ids text[])
 RETURNS TABLE (tenant_id text, key_context_epoch bigint)
-LANGUAGE plpgsql STABLE AS $$
+LANGUAGE plpgsql STABLE SET enable_seqscan = off AS $$
 #variable_conflict use_column
 BEGIN
   RETURN QUERY SELECT t.tenant_id, t.key_context_epoch FROM tenants t WHERE t.tenant_id = ANY (p_tenant_ids);
@@ -501,9 +505,11 @@ CREATE TABLE api_key_rate_buckets (
   FOREIGN KEY (tenant_id, key_id) REFERENCES api_keys (tenant_id, key_id)
 );
 
+-- enable_seqscan off: PL/pgSQL keeps the plan of the bucket's update by its key, and one made on
+-- statistics of a few keys would keep a scan of all of them.
 CREATE FUNCTION api_key_rate_take(p_tenant_id text, p_key_id text, p_per_second integer, p_burst integer)
 RETURNS TABLE (allowed boolean, retry_after integer)
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql SET enable_seqscan = off AS $$
 DECLARE
   v_now timestamptz := clock_timestamp();
   v_tokens double precision;

@@ -148,8 +148,12 @@ CREATE TRIGGER receipt_tree_nodes_guard BEFORE INSERT OR UPDATE OR DELETE OR TRU
 
 -- The root of a tenant's complete subtree of level p_level (2^p_level leaves from leaf
 -- p_idx * 2^p_level) folded from its receipts' chain hashes; NULL while the log is shorter.
+-- Planned at each call (force_custom_plan; a one-table range, cheap to plan): with its bounds in
+-- hand the planner takes (tenant_id, seq) for a log of any size, whereas a generic plan kept from
+-- a nearly empty table, where the two indexes' costs tie, may read the tenant's whole log through
+-- the primary key and filter on seq (docs/performance.md, "Plans and a growing log").
 CREATE FUNCTION receipt_subtree_fold(p_tenant text, p_level integer, p_idx bigint) RETURNS bytea
-LANGUAGE plpgsql STABLE AS $$
+LANGUAGE plpgsql STABLE SET plan_cache_mode = force_custom_plan AS $$
 DECLARE
   v_hashes bytea[];
   v_width integer := 1 << p_level;
@@ -173,8 +177,10 @@ COMMENT ON FUNCTION receipt_subtree_fold(text, integer, bigint) IS
   'node = SHA-256(0x01 || left || right); NULL when the log does not hold all of its leaves yet.';
 
 -- Any complete subtree's root: stored from level 4 up, folded from its receipts below.
+-- enable_seqscan off: the probe is by the whole key, and a plan kept from statistics of a small
+-- receipt_tree_nodes would scan the table instead.
 CREATE FUNCTION receipt_tree_node(p_tenant text, p_level integer, p_idx bigint) RETURNS bytea
-LANGUAGE plpgsql STABLE AS $$
+LANGUAGE plpgsql STABLE SET enable_seqscan = off AS $$
 BEGIN
   IF p_level < 4 THEN
     RETURN receipt_subtree_fold(p_tenant, p_level, p_idx);
@@ -215,10 +221,11 @@ COMMENT ON FUNCTION receipt_tree_root(text, bigint) IS
 -- Nodes from level 4 up, one set-based INSERT per level for every tenant of the statement: a node
 -- is new when it ends within (lo, hi]. Level 4 is folded from its 16 receipts, each level above
 -- from the two stored children below it.
+-- enable_seqscan off: every statement probes an index, whatever a kept plan's statistics said.
 -- jit off: the generic plan's guessed row counts (1,000 per generate_series) would cross
 -- jit_above_cost and spend ~100 ms compiling a statement that touches a handful of rows.
 CREATE FUNCTION receipt_tree_grow(p_tenants text[], p_lo bigint[], p_hi bigint[]) RETURNS void
-LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan SET jit = off AS $$
+LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan SET enable_seqscan = off SET jit = off AS $$
 DECLARE
   v_level integer := 4;
   v_added bigint;
@@ -337,8 +344,9 @@ CREATE TRIGGER receipts_no_truncate BEFORE TRUNCATE ON receipts
 
 -- The guard that no code path or operator can break a chain: whoever inserts receipts, they are
 -- stored only as the exact next links of their tenants' chains, and each head advances once.
+-- Generic plans of index probes, with enable_seqscan off, as receipt_append()'s.
 CREATE FUNCTION receipts_chain_check() RETURNS trigger
-LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $$
+LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan SET enable_seqscan = off AS $$
 DECLARE
   v_tenants text[];
   v_lo bigint[];
@@ -417,9 +425,11 @@ CREATE TRIGGER receipts_chain_check AFTER INSERT ON receipts
 -- (tenant_id, seq), a plan made while the table had no statistics (a new database) could pick the
 -- primary key and filter on seq; an ordered range can only be served by (tenant_id, seq).
 -- The events among the new receipts (events, votes, outcomes) are counted exactly (a range of the
--- tenant's new seqs), so that no UPDATE can free storage by calling decisions events.
+-- tenant's new seqs), so that no UPDATE can free storage by calling decisions events. That count
+-- has no order to pin its index, so both statements are planned at each call (force_custom_plan,
+-- two cheap plans per append): with the range's bounds the planner takes (tenant_id, seq).
 CREATE FUNCTION receipt_heads_guard() RETURNS trigger
-LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $$
+LANGUAGE plpgsql SET plan_cache_mode = force_custom_plan AS $$
 DECLARE
   v_seq bigint;
   v_chain text;
@@ -443,6 +453,23 @@ CREATE TRIGGER receipt_heads_guard BEFORE UPDATE OR DELETE ON receipt_heads
   FOR EACH ROW EXECUTE FUNCTION receipt_heads_guard();
 CREATE TRIGGER receipt_heads_no_truncate BEFORE TRUNCATE ON receipt_heads
   FOR EACH STATEMENT EXECUTE FUNCTION receipt_heads_guard();
+
+-- A tenant's log head for the reads (no row: no such tenant; a tenant without receipts has size 0).
+-- A function with enable_seqscan off, for the plan the reads keep: a prepared statement's plan made
+-- on statistics of a few tenants would keep a scan of them all. STABLE: it reads with its
+-- caller's snapshot, so a caller that reads the log in the same statement sees the same log.
+CREATE FUNCTION receipt_head(p_tenant_id text)
+RETURNS TABLE (tenant_id text, tree_size bigint, head_hash text, event_count bigint)
+LANGUAGE plpgsql STABLE SET enable_seqscan = off AS $$
+#variable_conflict use_column
+BEGIN
+  RETURN QUERY
+    SELECT t.tenant_id, coalesce(h.tree_size, 0), h.head_hash, coalesce(h.event_count, 0)
+    FROM tenants t LEFT JOIN receipt_heads h ON h.tenant_id = t.tenant_id
+    WHERE t.tenant_id = p_tenant_id;
+END $$;
+COMMENT ON FUNCTION receipt_head(text) IS
+  'The tenant''s log size, last chain_hash (NULL: an empty log) and count of audit events; no row: no such tenant.';
 
 -- Per tenant and UTC day: how many protect and execute calls were accepted. Written only by
 -- receipt_append(), under the tenant's head lock, so reading a count there and adding to it later
@@ -528,8 +555,11 @@ COMMENT ON FUNCTION receipt_heads_lock(text[]) IS
   'what the rules then read of these tenants cannot change until the transaction ends.';
 
 -- The rules below and receipt_link() run with the caller's settings: receipt_append() sets
--- plan_cache_mode = force_generic_plan for them. Index probes (LATERAL ... LIMIT 1) throughout, so
--- that a generic plan made while a table was small cannot turn into a scan of it.
+-- plan_cache_mode = force_generic_plan and enable_seqscan = off for them. Their plans are made once
+-- per session, often on a new database's nearly empty tables, and kept while the log grows, so each
+-- statement is index probes whose index its shape decides (LATERAL ... LIMIT 1, in the index's
+-- order: no other index serves it without a sort), and no table is scanned even when statistics
+-- of a small table said a scan was cheaper (docs/performance.md, "Plans and a growing log").
 
 CREATE FUNCTION receipt_execute_rules(p_items receipt_append_item[]) RETURNS receipt_append_item[]
 LANGUAGE plpgsql AS $$
@@ -701,7 +731,7 @@ COMMENT ON FUNCTION receipt_usage_add(receipt_append_item[]) IS
 
 CREATE FUNCTION receipt_append(p_items json)
 RETURNS TABLE (idx integer, seq bigint, prev_hash text, chain_hash text, quota_limit integer, quota_used integer, refusal text, approval json)
-LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $$
+LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan SET enable_seqscan = off AS $$
 #variable_conflict use_column
 DECLARE
   v_items receipt_append_item[] := receipt_append_parse(p_items);

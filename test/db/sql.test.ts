@@ -3,7 +3,7 @@
 // checks is the behaviour of a statement outside a transaction or reads rows with test SQL
 // (test/sql, run outside transactions); those commit fresh unique data.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { DbError, openDb, type Db, type Queryable, type QueryParams } from "../../src/db/index.ts";
+import { DbError, type Db, type Queryable, type QueryParams } from "../../src/db/index.ts";
 import { migrate, schemaVersion } from "../../src/db/migrate.ts";
 import { newId } from "../../src/ids.ts";
 import { hashSecret, newSecret, secretHint } from "../../src/keys/secret.ts";
@@ -13,7 +13,7 @@ import { ReceiptSigner, signingKeyBox } from "../../src/receipts/signer.ts";
 import { serviceSecret } from "../../src/accounts/sessions.ts";
 import { createLogger } from "../../src/log.ts";
 import { openTestDb, uniqueEmail } from "../helpers/service.ts";
-import { testOne, testQuery } from "../helpers/sql.ts";
+import { openScratchDb, testOne, testQuery } from "../helpers/sql.ts";
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 // Not a real bcrypt hash; the column only checks the `$2` prefix and nothing here logs in.
@@ -55,27 +55,6 @@ async function rolledBack(fn: (q: Queryable) => Promise<void>): Promise<void> {
 /** Runs fn on the database itself, committed: for tests that read rows with test SQL. */
 async function committed(fn: (q: Db) => Promise<void>): Promise<void> {
   await fn(db);
-}
-
-/** A new, empty database of its own (on a server: a scratch database, dropped on close). */
-async function openScratchDb(): Promise<{ db: Db; close: () => Promise<void> }> {
-  const url = process.env.TEST_DATABASE_URL;
-  if (!url) {
-    const scratch = await openDb({ dataDir: "memory://" });
-    return { db: scratch, close: () => scratch.close() };
-  }
-  const name = `warden_scratch_${process.pid}_${Date.now()}`;
-  await db.runScriptStatement("test/sql/create_database", `CREATE DATABASE ${name}`, []);
-  const target = new URL(url);
-  target.pathname = `/${name}`;
-  const scratch = await openDb({ databaseUrl: target.toString(), dataDir: "memory://", poolSize: 2 });
-  return {
-    db: scratch,
-    close: async () => {
-      await scratch.close();
-      await db.runScriptStatement("test/sql/drop_database", `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`, []);
-    },
-  };
 }
 
 /** The error a promise rejects with (fails the test when it resolves). */

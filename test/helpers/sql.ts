@@ -2,7 +2,7 @@
 // it and the binary never carries it). Each file is one statement with `$n` parameters.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { DbError, type Db, type Queryable, type Row } from "../../src/db/index.ts";
+import { DbError, openDb, type Db, type Queryable, type Row } from "../../src/db/index.ts";
 import { openPostgres } from "../../src/db/postgres.ts";
 import { newId } from "../../src/ids.ts";
 import { hashSecret, newSecret, secretHint } from "../../src/keys/secret.ts";
@@ -68,4 +68,36 @@ export async function sqlstate(promise: Promise<unknown>): Promise<string> {
   const err = await promise.then(() => undefined, (e: unknown) => e);
   if (!(err instanceof DbError)) throw new Error(`expected a database error, got ${String(err)}`);
   return err.sqlstate;
+}
+
+/**
+ * A new, empty database of its own: on a server (TEST_DATABASE_URL) a scratch database beside the
+ * test database, dropped by close(); embedded, a new one in memory. poolSize: its connections.
+ */
+export async function openScratchDb(opts: { poolSize?: number } = {}): Promise<{ db: Db; close: () => Promise<void> }> {
+  const url = process.env.TEST_DATABASE_URL;
+  if (!url) {
+    const scratch = await openDb({ dataDir: "memory://" });
+    return { db: scratch, close: () => scratch.close() };
+  }
+  const name = `warden_scratch_${process.pid}_${Date.now()}`;
+  const admin = async (text: string) => {
+    const a = await openDb({ databaseUrl: url, dataDir: "memory://", poolSize: 1 });
+    try {
+      await a.runScriptStatement("test/sql/scratch_database", text, []);
+    } finally {
+      await a.close();
+    }
+  };
+  await admin(`CREATE DATABASE ${name}`);
+  const target = new URL(url);
+  target.pathname = `/${name}`;
+  const scratch = await openDb({ databaseUrl: target.toString(), dataDir: "memory://", poolSize: opts.poolSize ?? 2 });
+  return {
+    db: scratch,
+    close: async () => {
+      await scratch.close();
+      await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    },
+  };
 }
