@@ -144,6 +144,9 @@ export class Calls {
       }
       return this.waitFor(request, pending);
     }
+    // A retry the service answered with the approval it already has (one per key and action):
+    // approved, its outcome is executed and the call forwarded; denied or expired, refused so.
+    if (body.approval && !shadow) return this.settle(request, { ...record, approval_id: body.approval.approval_id, approval_status: body.approval.status }, body.approval);
     if (shadow) return this.forward(request, { ...record, shadow: true });
     return this.refuse(id, `Refused by warden: ${action} is DENIED (${(body.reasons ?? []).join(", ")}); receipt ${body.receipt_id}. The call was not forwarded.`, record);
   }

@@ -246,6 +246,15 @@ describe("mcp gateway in front of a stdio server", () => {
     like(result._meta.warden).toMatchObject({ approval_id: approval!.approval_id, approval_status: "denied" });
     expect(textOf(result)).toContain("denied");
     expect(gw.upstreamCalls()).toEqual([]);
+    // Another gateway process (a restart) making the same call is answered the denied approval by
+    // the service: people are not asked again, and nothing is forwarded.
+    const restarted = await stdioGateway(["--name", "fix"]);
+    const again: any = await restarted.client.callTool({ name: "write_file", arguments: { path: "/tmp/no.txt", content: "x" } });
+    expect(again.isError).toBe(true);
+    like(again._meta.warden).toMatchObject({ approval_id: approval!.approval_id, approval_status: "denied" });
+    expect(textOf(again)).toContain(`approval ${approval!.approval_id} of mcp.fix.write_file is denied`);
+    expect((await pendingApprovals()).filter((a) => a.approval_id !== approval!.approval_id)).toEqual([]);
+    expect(restarted.upstreamCalls()).toEqual([]);
   }, SLOW);
 
   test("warden unreachable: refused (fail closed); with --shadow: forwarded and logged", async () => {
