@@ -82,10 +82,12 @@ describe("README: Try it", () => {
     expect(await verifyProofBundle(read("bundle.json"), jwks)).toMatchObject({ verified: true });
     expect(existsSync(join(ROOT, "bundle.json"))).toBe(false);
 
-    // The tiles the section names as present after the walk are there.
+    // The tiles the section names as present after the walk are there, as wide as the log is now.
     const token = readFileSync(join(work, ".token"), "utf8");
     const partial = [...section.matchAll(/`(tile\/[^`]+\.p\/\d+)`/g)].map((m) => m[1]);
     expect(partial.length).toBeGreaterThan(0);
+    const head = (await (await fetch(`${started.url}/customer/receipts/checkpoint`, { ...insecure, headers: { authorization: `Bearer ${token}` } })).json()) as { tree_size: number };
+    for (const tile of partial) expect({ tile, width: Number(tile.split(".p/")[1]) }).toEqual({ tile, width: head.tree_size });
     for (const tile of partial) {
       const res = await fetch(`${started.url}/customer/log/${tile}`, { ...insecure, headers: { authorization: `Bearer ${token}` } });
       expect({ tile, status: res.status }).toEqual({ tile, status: 200 });
