@@ -145,7 +145,7 @@ describe("README: every shell snippet", () => {
     expect(snippets.length).toBeGreaterThan(NOT_RUN.length);
     for (const n of NOT_RUN) expect({ first: n.first, snippets: snippets.filter((s) => s.text.startsWith(n.first)).length }).toEqual({ first: n.first, snippets: 1 });
     // Shell in a fence of no language, or of another one, would escape this test.
-    expect(fencedBlocks().map((b) => b.lang).filter((lang) => !["sh", "bash", "shell", "ts"].includes(lang))).toEqual([]);
+    expect(fencedBlocks().map((b) => b.lang).filter((lang) => !["sh", "bash", "shell", "ts", "js", "json", "yaml"].includes(lang))).toEqual([]);
   });
 
   test("the others run literally, top to bottom, in one sh -e: signup to proof, an agent's key, approvals, an operator's reviews", async () => {
