@@ -118,8 +118,9 @@ names); \`target\` holds ids and new values, never an email or a secret. An even
 the transaction of its change, and a change whose event cannot be written does not happen; an
 operator's change queues its event in its own transaction, and the service signs it into the log
 within a second while it runs, else when it next starts (\`at\` is when the change happened). Events count toward no daily quota and not
-toward \`receipts_stored\`. Signup records none: the owner and the first key are the tenant's
-starting state. The events (\`mfa.*\` go into the log of every tenant the person is a member of):
+toward \`receipts_stored\`. Signup records the first key's \`key.created\` (actor: the new owner;
+target \`{key_id, label: "default"}\`) in its own transaction, so a new tenant's log holds one
+receipt, that event, at seq 0 (\`tree_size\` 1, \`receipts_stored\` 0). The events (\`mfa.*\` go into the log of every tenant the person is a member of):
 
 | family | events |
 |---|---|

@@ -3,6 +3,7 @@
 import { Elysia, t } from "elysia";
 import type { Deps } from "../app/deps.ts";
 import { AppError, ErrorResponse } from "../http/errors.ts";
+import { requestId } from "../http/request-state.ts";
 import { newId } from "../ids.ts";
 import { hashSecret, newSecret, secretHint } from "../keys/secret.ts";
 import { normaliseEmail } from "./email.ts";
@@ -38,11 +39,14 @@ function signupLoginRoutes(deps: Deps) {
         const tenantId = newId("cust_");
         const accountId = newId("acct_");
         const memberId = newId("mbr_");
+        const keyId = newId("key_");
         const secret = newSecret();
         const keyHash = await hashSecret(secret);
-        // The verification email is queued in the signup's own transaction: no account without it.
-        await deps.db.tx(async (q) => {
-          await q.query("accounts/signup", [tenantId, accountId, memberId, email, passwordHash, newId("key_"), keyHash, secretHint(secret)]);
+        // The verification email and the first key's key.created event are written in the signup's
+        // own transaction: no account without them (docs/api.md, "The audit trail").
+        await deps.audit.tx(async (q, record) => {
+          await q.query("accounts/signup", [tenantId, accountId, memberId, email, passwordHash, keyId, keyHash, secretHint(secret)]);
+          await record({ tenantId, actor: { member_id: memberId }, requestId: requestId(request), event: "key.created", target: { key_id: keyId, label: "default" } });
           await issueVerification(q, deps.mailTokens, accountId, deps.now());
         });
         deps.mail.nudge();

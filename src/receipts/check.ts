@@ -23,6 +23,9 @@ export interface LogCheck {
   problems: { seq: number; receipt_id?: string; problem: string }[];
 }
 
+/** The kinds the head counts apart from storage (receipt_append()): audit events, approval votes and outcomes. */
+const UNSTORED: ReadonlySet<string> = new Set(["event", "vote", "approval"]);
+
 /**
  * undefined when there is no such tenant. The log is compared with a head read after the walk,
  * and the walk goes on while that head is ahead of it, so receipts that a running service appends
@@ -70,7 +73,7 @@ export async function checkReceiptLog(db: Queryable, tenantId: string, onProgres
       const signed = await verifyCanonical(row.signature, jwks);
       if (!signed.valid || canonicalJson(signed.payload) !== canonicalJson(claims)) report(row.seq, "signature does not verify", id);
       else if (!signedBeforeCompromise(signed.compromised_since, row.timestamp)) report(row.seq, `signed by key ${signed.kid}, compromised at or before this receipt's time`, id);
-      if (row.kind === "event") events++;
+      if (UNSTORED.has(row.kind)) events++;
       pushLeaf(frontier, receiptLeaf(row.chain_hash));
       prev = row.chain_hash;
       expected = row.seq + 1;
@@ -78,8 +81,8 @@ export async function checkReceiptLog(db: Queryable, tenantId: string, onProgres
     onProgress?.(expected, Math.max(head.tree_size, expected));
   }
   if (expected !== head.tree_size || prev !== head.head_hash) report(expected, `the head says ${head.tree_size} receipts ending in ${head.head_hash}; the log has ${expected} ending in ${prev}`);
-  // Storage quotas count the decisions: the head's count of events must be the log's.
-  else if (events !== head.event_count) report(expected, `the head counts ${head.event_count} audit events; the log has ${events}`);
+  // Storage quotas count the decisions: the head's count of the others must be the log's.
+  else if (events !== head.event_count) report(expected, `the head counts ${head.event_count} receipts that take no storage (events, votes, outcomes); the log has ${events}`);
   const root_hash = bytesToHex(foldSubtrees(frontier.map((s) => s.hash)));
   // The stored tree that checkpoints and proofs are read from must agree with the chain.
   const stored = await rangeRoots(db, tenantId, [[0, expected]]).then(([root]) => bytesToHex(root), () => "missing nodes");

@@ -5,7 +5,8 @@ import { beforeAll, describe, expect, test } from "bun:test";
 import { bearer, laterService } from "../helpers/accounts.ts";
 import { execute, protect, setPlan } from "../helpers/customer.ts";
 import { addMember, type Member } from "../helpers/members.ts";
-import { call, signup } from "../helpers/service.ts";
+import { checkReceiptLog } from "../../src/receipts/check.ts";
+import { call, signup, testService } from "../helpers/service.ts";
 
 const REFUND = { action: "refund.issue", amount: 250, currency: "EUR" };
 // Each step asks about an action of its own: a retry of the same one answers the approval it has.
@@ -142,5 +143,15 @@ describe("an approval's steps are in the audit trail", () => {
     const family = (await call("GET", "/customer/audit?limit=100&event=approval.*", { headers: bearer(owner.token) })).body.events as Entry[];
     expect(family.length).toBeGreaterThan(0);
     expect(family.every((e) => e.event.startsWith("approval."))).toBe(true);
+  });
+
+  test("`ops receipts check` passes a log with votes and outcomes: the head counts them with the events, apart from storage", async () => {
+    const { db } = await testService();
+    const check = await checkReceiptLog(db, owner.tenantId);
+    expect(check).toMatchObject({ ok: true, problems: [] });
+    const kinds = ((await call("GET", "/customer/receipts?limit=100", { headers: bearer(owner.token) })).body.receipts as { kind: string }[]).map((r) => r.kind);
+    expect(kinds).toContain("vote");
+    expect(kinds).toContain("approval");
+    expect(check!.receipts).toBe(kinds.length);
   });
 });

@@ -34,10 +34,16 @@ afterAll(async () => {
 
 const as = (token: string) => ({ headers: bearer(token), service });
 
-/** The owner of a new tenant, with their member id. */
+/**
+ * The owner of a new tenant, with their member id, and `signup`: the event its log starts with,
+ * the creation of its first key (as trail() lists it).
+ */
 async function owner(tag = "owner") {
   const user = await signupWithMail(service, inbox, GOOD_PASSWORD, tag);
-  return { ...user, memberId: subjectOf(user.token).member_id };
+  const memberId = subjectOf(user.token).member_id;
+  const [first] = (await call("GET", "/customer/keys", as(user.token))).body.keys;
+  const signup = ["key.created", { member_id: memberId }, { key_id: first.key_id, label: "default" }];
+  return { ...user, memberId, firstKeyId: first.key_id as string, signup };
 }
 
 /** Invites `email` as `role`; the emailed link's token and the invitation's id. */
@@ -95,6 +101,7 @@ describe("each change is in the audit trail, with who made it and what it was ma
 
     const by = { member_id: boss.memberId };
     expect(await trail(boss.token)).toEqual([
+      boss.signup,
       ["member.invited", by, { invitation_id: dev.invitationId, role: "developer" }],
       ["member.joined", { member_id: dev.memberId }, { member_id: dev.memberId, role: "developer", invitation_id: dev.invitationId }],
       ["member.role_changed", by, { member_id: dev.memberId, role: "admin", previous_role: "developer" }],
@@ -116,13 +123,26 @@ describe("each change is in the audit trail, with who made it and what it was ma
     expect((await call("POST", `/customer/keys/${rotated.key_id}/revoke`, as(boss.token))).status).toBe(200);
     const by = { member_id: boss.memberId };
     expect(await trail(boss.token)).toEqual([
+      boss.signup,
       ["key.created", by, { key_id: created.key_id, label: "ci" }],
       ["key.rotated", by, { key_id: created.key_id, replaced_by: rotated.key_id, label: "ci" }],
       ["key.revoked", by, { key_id: rotated.key_id }],
     ]);
     // A refused change records nothing.
     expectErrorShape(await call("POST", `/customer/keys/${rotated.key_id}/revoke`, as(boss.token)), 409, "key_not_active");
-    expect(await audit(boss.token)).toHaveLength(3);
+    expect(await audit(boss.token)).toHaveLength(4);
+  });
+
+  test("signup: the first key's creation, by the new owner, is the new tenant's first receipt", async () => {
+    const boss = await owner();
+    const [entry, ...more] = await audit(boss.token);
+    expect(more).toEqual([]);
+    expect(entry).toMatchObject({ event: "key.created", seq: 0, actor: { member_id: boss.memberId }, target: { key_id: boss.firstKeyId, label: "default" } });
+    expect(entry.receipt).toMatchObject({ kind: "event", key_id: null, decision: null, seq: 0, tenant_id: boss.tenantId });
+    const head = (await call("GET", "/customer/receipts/checkpoint", as(boss.token))).body;
+    expect(head.tree_size).toBe(1);
+    // An event, not a decision: the first protect is the tenant's first stored receipt.
+    expect((await call("GET", "/customer/dashboard", as(boss.token))).body.usage).toEqual({ protect_today: 0, execute_today: 0, receipts_stored: 0 });
   });
 
   test("policies: published, restored, tests changed; versions name who published them", async () => {
@@ -141,10 +161,10 @@ describe("each change is in the audit trail, with who made it and what it was ma
     const by = { member_id: boss.memberId };
     const [policyId, hash] = [published.policy_id, published.hash];
     const events = await trail(boss.token);
-    expect(events.slice(0, 1)).toEqual([["policy.published", by, { policy_id: policyId, version: 2, hash }]]);
-    expect(events[1]).toEqual(["policy.tests_changed", by, { cases: 1, hash: expect.stringMatching(/^0x[0-9a-f]{64}$/) }]);
-    expect(events[2]).toEqual(["policy.restored", by, { policy_id: policyId, version: 3, hash, restored_from: 2 }]);
-    expect(events).toHaveLength(3);
+    expect(events.slice(0, 2)).toEqual([boss.signup, ["policy.published", by, { policy_id: policyId, version: 2, hash }]]);
+    expect(events[2]).toEqual(["policy.tests_changed", by, { cases: 1, hash: expect.stringMatching(/^0x[0-9a-f]{64}$/) }]);
+    expect(events[3]).toEqual(["policy.restored", by, { policy_id: policyId, version: 3, hash, restored_from: 2 }]);
+    expect(events).toHaveLength(4);
   });
 
   test("upgrades: requested and cancelled by the owner; approved and rejected by an operator, with actor {operator}", async () => {
@@ -163,6 +183,7 @@ describe("each change is in the audit trail, with who made it and what it was ma
 
     const by = { member_id: boss.memberId };
     expect(await trail(boss.token)).toEqual([
+      boss.signup,
       ["upgrade.requested", by, { request_id: first.request_id, plan: "pro" }],
       ["upgrade.cancelled", by, { request_id: first.request_id, plan: "pro" }],
       ["upgrade.requested", by, { request_id: second.request_id, plan: "pro" }],
@@ -187,6 +208,7 @@ describe("each change is in the audit trail, with who made it and what it was ma
     // The owner was signed out by the operator: a new session reads the trail.
     const login = await call("POST", "/auth/login", { json: { email: boss.email, password: GOOD_PASSWORD }, service });
     expect(await trail(login.body.token)).toEqual([
+      boss.signup,
       ["feature.granted", { operator: "ops-carol" }, { feature: "sso" }],
       ["feature.revoked", { operator: "ops-dan" }, { feature: "sso" }],
       ["sessions.ended", { operator: "ops-erin" }, { members: 1 }],
@@ -209,6 +231,7 @@ describe("each change is in the audit trail, with who made it and what it was ma
     const here = { member_id: first.memberId };
     const there = { member_id: memberThere };
     expect(await trail(first.token)).toEqual([
+      first.signup,
       ["mfa.enabled", here, here],
       ["mfa.disabled", here, here],
     ]);
@@ -225,6 +248,7 @@ describe("each change is in the audit trail, with who made it and what it was ma
     expect((await call("PUT", "/customer/settings", { json: { allow_self_approval: false }, ...as(boss.token) })).status).toBe(200);
     const by = { member_id: boss.memberId };
     expect(await trail(boss.token)).toEqual([
+      boss.signup,
       ["settings.changed", by, { allow_self_approval: true }],
       ["settings.changed", by, { allow_self_approval: false }],
     ]);
@@ -232,7 +256,7 @@ describe("each change is in the audit trail, with who made it and what it was ma
 });
 
 describe("GET /customer/audit", () => {
-  /** An owner whose trail holds 7 events: 4 key.*, 3 member.* (interleaved). */
+  /** An owner whose trail holds 8 events: the first key's creation at signup, then 4 key.*, 3 member.* (interleaved). */
   async function busyOwner() {
     const boss = await owner();
     for (const label of ["a", "b"]) {
@@ -247,8 +271,8 @@ describe("GET /customer/audit", () => {
   test("newest first, page by page with limit and cursor, each event once; the event filter: one event, or a family", async () => {
     const boss = await busyOwner();
     const all = await audit(boss.token);
-    expect(all.map((e) => e.event)).toEqual(["member.invited", "member.invited", "key.revoked", "key.created", "member.invited", "key.revoked", "key.created"]);
-    expect(all.map((e) => e.seq)).toEqual([6, 5, 4, 3, 2, 1, 0]);
+    expect(all.map((e) => e.event)).toEqual(["member.invited", "member.invited", "key.revoked", "key.created", "member.invited", "key.revoked", "key.created", "key.created"]);
+    expect(all.map((e) => e.seq)).toEqual([7, 6, 5, 4, 3, 2, 1, 0]);
 
     const seen: Entry[] = [];
     let cursor: string | null = null;
@@ -260,12 +284,12 @@ describe("GET /customer/audit", () => {
     } while (cursor);
     expect(seen.map((e) => e.receipt_id)).toEqual(all.map((e) => e.receipt_id));
 
-    expect((await audit(boss.token, "?event=key.revoked")).map((e) => e.seq)).toEqual([4, 1]);
-    expect((await audit(boss.token, "?event=key.*")).map((e) => e.event)).toEqual(["key.revoked", "key.created", "key.revoked", "key.created"]);
+    expect((await audit(boss.token, "?event=key.revoked")).map((e) => e.seq)).toEqual([5, 2]);
+    expect((await audit(boss.token, "?event=key.*")).map((e) => e.event)).toEqual(["key.revoked", "key.created", "key.revoked", "key.created", "key.created"]);
     const page = await call("GET", "/customer/audit?event=member.*&limit=2", as(boss.token));
-    expect(page.body.events.map((e: Entry) => e.seq)).toEqual([6, 5]);
+    expect(page.body.events.map((e: Entry) => e.seq)).toEqual([7, 6]);
     const rest = await audit(boss.token, `?event=member.*&cursor=${page.body.next_cursor}`);
-    expect(rest.map((e) => e.seq)).toEqual([2]);
+    expect(rest.map((e) => e.seq)).toEqual([3]);
     expect(await audit(boss.token, "?event=mfa.*")).toEqual([]);
   });
 
@@ -275,13 +299,13 @@ describe("GET /customer/audit", () => {
     const key = (await call("POST", "/customer/keys", { json: { label: "x" }, ...as(boss.token) })).body;
     expect((await protect(boss.apiKey)).status).toBe(200);
     const [entry] = await audit(boss.token);
-    expect(entry).toMatchObject({ event: "key.created", seq: 1, target: { key_id: key.key_id, label: "x" } });
+    expect(entry).toMatchObject({ event: "key.created", seq: 2, target: { key_id: key.key_id, label: "x" } });
     const one = await call("GET", `/customer/receipts/${entry.receipt_id}`, as(boss.token));
     expect(one.body.receipt).toEqual(entry.receipt);
-    expect(entry.receipt).toMatchObject({ kind: "event", key_id: null, decision: null, protect_receipt_id: null, seq: 1, tenant_id: boss.tenantId });
+    expect(entry.receipt).toMatchObject({ kind: "event", key_id: null, decision: null, protect_receipt_id: null, seq: 2, tenant_id: boss.tenantId });
     expect(entry.receipt.payload).toEqual({ v: 2, kind: "event", event: entry.event, actor: entry.actor, target: entry.target, at: entry.at });
     const log = (await call("GET", "/customer/receipts", as(boss.token))).body.receipts;
-    expect(log.map((r: { kind: string }) => r.kind)).toEqual(["protect", "event", "protect"]);
+    expect(log.map((r: { kind: string }) => r.kind)).toEqual(["protect", "event", "protect", "event"]);
   });
 
   test("bad limit, cursor or event: 400 invalid_request; every role reads it; no session: 401", async () => {
@@ -290,7 +314,7 @@ describe("GET /customer/audit", () => {
       expectErrorShape(await call("GET", `/customer/audit?${query}`, as(boss.token)), 400, "invalid_request");
     }
     const viewer = await joined(boss.token, "viewer");
-    expect((await audit(viewer.token)).map((e) => e.event)).toEqual(["member.joined", "member.invited"]);
+    expect((await audit(viewer.token)).map((e) => e.event)).toEqual(["member.joined", "member.invited", "key.created"]);
     expectErrorShape(await call("GET", "/customer/audit", { service }), 401, "unauthorized");
   });
 
@@ -299,11 +323,14 @@ describe("GET /customer/audit", () => {
     const b = await owner();
     await call("POST", "/customer/keys", { json: { label: "mine" }, ...as(a.token) });
     const [event] = await audit(a.token);
-    expect(await audit(b.token)).toEqual([]);
-    expect((await call("GET", "/customer/receipts", as(b.token))).body.receipts).toEqual([]);
+    // b's own log: its signup's event only.
+    expect(await trail(b.token)).toEqual([b.signup]);
+    expect((await call("GET", "/customer/receipts", as(b.token))).body.receipts.map((r: { receipt_id: string }) => r.receipt_id)).toEqual((await audit(b.token)).map((e) => e.receipt_id));
     expectErrorShape(await call("GET", `/customer/receipts/${event.receipt_id}`, as(b.token)), 404, "not_found");
     expectErrorShape(await call("GET", `/customer/receipts/${event.receipt_id}/proof`, as(b.token)), 404, "not_found");
-    expect(await audit(b.token, `?cursor=${(await call("GET", "/customer/audit?limit=1", as(a.token))).body.next_cursor ?? "czE"}`)).toEqual([]);
+    // a's cursor, used by b, pages through b's own trail only.
+    const paged = await audit(b.token, `?cursor=${(await call("GET", "/customer/audit?limit=1", as(a.token))).body.next_cursor}`);
+    expect(paged.map((e) => [e.event, e.receipt.tenant_id])).toEqual([["key.created", b.tenantId]]);
   });
 });
 
@@ -365,7 +392,7 @@ describe("an event is a receipt like a decision", () => {
     const { boss } = await eventBundle();
     await call("POST", "/customer/keys", { json: { label: "another" }, ...as(boss.token) });
     const check = await checkReceiptLog(db, boss.tenantId);
-    expect(check).toMatchObject({ ok: true, receipts: 5, problems: [] });
+    expect(check).toMatchObject({ ok: true, receipts: 6, problems: [] });
     expect(check!.root_hash).toBe((await call("GET", "/customer/receipts/checkpoint", as(boss.token))).body.root_hash);
   });
 });
@@ -383,7 +410,7 @@ describe("events count toward no quota", () => {
     expect(key.status).toBe(201);
     expect((await call("POST", `/customer/keys/${key.body.key_id}/revoke`, as(boss.token))).status).toBe(200);
     expect((await call("PUT", "/customer/settings", { json: { allow_self_approval: true }, ...as(boss.token) })).status).toBe(200);
-    expect((await audit(boss.token)).map((e) => e.event)).toEqual(["settings.changed", "key.revoked", "key.created"]);
+    expect((await audit(boss.token)).map((e) => e.event)).toEqual(["settings.changed", "key.revoked", "key.created", "key.created"]);
     expect(await usage()).toEqual({ protect_today: 999, execute_today: 0, receipts_stored: 999 });
 
     expect((await protect(boss.apiKey)).status).toBe(200);
@@ -393,7 +420,7 @@ describe("events count toward no quota", () => {
     // Full of decisions, the log still takes events, and they still take no storage.
     expect((await call("POST", "/customer/keys", { json: { label: "full" }, ...as(boss.token) })).status).toBe(201);
     expect(await usage()).toEqual({ protect_today: 1000, execute_today: 0, receipts_stored: 1000 });
-    expect((await call("GET", "/customer/receipts/checkpoint", as(boss.token))).body.tree_size).toBe(1004);
+    expect((await call("GET", "/customer/receipts/checkpoint", as(boss.token))).body.tree_size).toBe(1005);
     expect((await protect(boss.apiKey)).body).toMatchObject({ error: "quota_exceeded", limit: "receipts_stored" });
   }, 120_000);
 });

@@ -152,8 +152,10 @@ describe("checkReceiptLog (what ops receipts check runs)", () => {
     const { a } = await bundleFor();
     const { db } = await testService();
     const intact = await checkReceiptLog(db, a.tenantId);
-    expect(intact).toMatchObject({ ok: true, tenant_id: a.tenantId, receipts: 4, problems: [] });
-    expect(intact!.root_hash).toBe((await call("GET", "/customer/receipts/checkpoint", { headers: bearer(a.token) })).body.root_hash);
+    // The signup's key.created event and 4 decisions: every leaf of the checkpoint.
+    expect(intact).toMatchObject({ ok: true, tenant_id: a.tenantId, receipts: 5, problems: [] });
+    const head = (await call("GET", "/customer/receipts/checkpoint", { headers: bearer(a.token) })).body;
+    expect([intact!.receipts, intact!.root_hash]).toEqual([head.tree_size, head.root_hash]);
 
     const [victim] = (await call("GET", "/customer/receipts?limit=1", { headers: bearer(a.token) })).body.receipts;
     await forgeRequestId(db, victim.receipt_id);
@@ -181,7 +183,7 @@ describe("ops receipts check TENANT", () => {
 
     const intact = await cli(["ops", "receipts", "check", a.body.tenant_id], env);
     expect(intact.code).toBe(0);
-    expect(intact.json).toMatchObject({ ok: true, tenant_id: a.body.tenant_id, receipts: 3, problems: [] });
+    expect(intact.json).toMatchObject({ ok: true, tenant_id: a.body.tenant_id, receipts: 4, problems: [] }); // the signup's event and 3 decisions
 
     db = await open();
     await forgeRequestId(db, victim.receipt_id);

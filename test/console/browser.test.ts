@@ -229,7 +229,7 @@ describe.skipIf(!chromiumAvailable)("console in Chromium", () => {
     "receipts: a protect call made outside appears, and verifies in the browser (and fails against the wrong keys)",
     async () => {
       await goTo("Receipts", "Receipts");
-      // The log so far: the audit events of the key made and revoked above, no decision yet.
+      // The log so far: audit events only (the first key's at signup, the key made and revoked above), no decision yet.
       await page.locator('[data-testid="receipts-table"] td', { hasText: "key.revoked" }).waitFor();
       const reply = await fetch(`${origin}/v1/protect`, { ...insecure, method: "POST", headers: { "content-type": "application/json", "x-api-key": user.apiKey }, body: JSON.stringify(SMALL_PAYMENT) });
       expect(reply.status).toBe(200);

@@ -7,7 +7,7 @@ import { createService, type Service } from "../../src/app/service.ts";
 import { createLogger } from "../../src/log.ts";
 import { verifyResult } from "../../src/receipts/verify.ts";
 import { claimTampered, signedClaims } from "../helpers/claims.ts";
-import { apiKey, bearer, execute, LARGE_PAYMENT, protect, setPlan, setUsage, SMALL_PAYMENT } from "../helpers/customer.ts";
+import { apiKey, bearer, execute, LARGE_PAYMENT, logHead, protect, setPlan, setUsage, SMALL_PAYMENT } from "../helpers/customer.ts";
 import { call, expectErrorShape, signup, testConfig, testService } from "../helpers/service.ts";
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -29,12 +29,14 @@ async function serviceAt(offsetMs: number): Promise<Service> {
 }
 
 describe("POST /v1/protect", () => {
-  test("200: a decision result stored as receipt seq 0, 1, ... with RateLimit headers", async () => {
+  test("200: a decision result stored as the log's next receipts (seq 1, 2, ... after the signup's event) with RateLimit headers", async () => {
     const a = await signup();
+    const head = await logHead(a.token);
+    expect(head.size).toBe(1); // the signup's key.created event
     const first = await protect(a.apiKey, SMALL_PAYMENT, { headers: { "x-request-id": "bot-call-1" } });
     expect(first.status).toBe(200);
     expect(Object.keys(first.body).sort()).toEqual(RESULT_FIELDS);
-    expect(first.body).toMatchObject({ ok: true, verified: false, kind: "protect", decision: "ALLOWED", reasons: ["payment_within_limit"], request_id: "bot-call-1", tenant_id: a.tenantId, seq: 0, prev_hash: null, protect_receipt_id: null });
+    expect(first.body).toMatchObject({ ok: true, verified: false, kind: "protect", decision: "ALLOWED", reasons: ["payment_within_limit"], request_id: "bot-call-1", tenant_id: a.tenantId, seq: head.size, prev_hash: head.last, protect_receipt_id: null });
     expect(first.body.receipt_id).toMatch(/^rcpt_[0-9A-Za-z]{22}$/);
     expect(first.body.timestamp).toMatch(ISO);
     expect(first.body.chain_hash).toMatch(HASH);
@@ -53,7 +55,7 @@ describe("POST /v1/protect", () => {
     expect(Math.abs(reset - (midnight - now.getTime()) / 1000)).toBeLessThan(5);
 
     const second = await protect(a.apiKey, SMALL_PAYMENT);
-    expect(second.body.seq).toBe(1);
+    expect(second.body.seq).toBe(head.size + 1);
     expect(second.body.prev_hash).toBe(first.body.chain_hash);
     // Same input, same policy: same content_hash, whatever the request.
     expect(second.body.content_hash).toBe(first.body.content_hash);
@@ -65,7 +67,7 @@ describe("POST /v1/protect", () => {
     const a = await signup();
     const reply = await protect(a.apiKey, LARGE_PAYMENT);
     expect(reply.status).toBe(200);
-    expect(reply.body).toMatchObject({ decision: "DENIED", reasons: ["amount_over_limit"], seq: 0 });
+    expect(reply.body).toMatchObject({ decision: "DENIED", reasons: ["amount_over_limit"], seq: 1 }); // after the signup's event
     const stored = await call("GET", `/customer/receipts/${reply.body.receipt_id}`, { headers: bearer(a.token) });
     expect(stored.body.receipt).toEqual(Object.fromEntries(Object.entries(reply.body).filter(([k]) => k !== "ok" && k !== "verified")));
   });
@@ -168,7 +170,7 @@ describe("POST /v1/execute", () => {
     const reply = await execute(a.apiKey, decided.receipt_id, { headers: { "x-request-id": "exec-1" } });
     expect(reply.status).toBe(200);
     expect(Object.keys(reply.body).sort()).toEqual([...RESULT_FIELDS, "executed"].sort());
-    expect(reply.body).toMatchObject({ ok: true, executed: true, verified: false, kind: "execute", protect_receipt_id: decided.receipt_id, decision: "ALLOWED", request_id: "exec-1", seq: 1, prev_hash: decided.chain_hash });
+    expect(reply.body).toMatchObject({ ok: true, executed: true, verified: false, kind: "execute", protect_receipt_id: decided.receipt_id, decision: "ALLOWED", request_id: "exec-1", seq: decided.seq + 1, prev_hash: decided.chain_hash });
     expect(reply.body.receipt_id).not.toBe(decided.receipt_id);
     expect(reply.body.payload).toEqual({ ...decided.payload, kind: "execute" });
     expect(signedClaims(reply.body.signature)).toEqual({

@@ -34,6 +34,8 @@ test("examples/bot.ts runs from signup to offline verification", async () => {
   expect({ code, stderr }).toEqual({ code: 0, stderr: "" });
   expect(stdout).toContain("large payment: DENIED");
   expect(stdout).toContain("small payment: ALLOWED");
+  // As docs/bot-example.md shows it: after the two keys' key.created events and the two decisions.
+  expect(stdout).toMatch(/executed: true, receipt rcpt_\w+ \(seq 4\)/);
   expect(stdout).toContain("second execute refused: already_executed");
   expect(stdout).toContain("execute of the denied decision refused: decision_denied");
   const summary = JSON.parse(stdout.trim().split("\n").at(-1)!);

@@ -17,6 +17,16 @@ export function execute(secret: string, receiptId: string, opts: { headers?: Rec
   return call("POST", "/v1/execute", { json: { receipt_id: receiptId }, headers: { ...apiKey(secret), ...opts.headers }, service: opts.service });
 }
 
+/**
+ * The tenant's log as it stands: `size` is the next receipt's seq, `last` the chain_hash its
+ * prev_hash names (null when empty). A new tenant's log holds one receipt: its signup's
+ * key.created event.
+ */
+export async function logHead(token: string, service?: Service): Promise<{ size: number; last: string | null }> {
+  const [newest] = (await call("GET", "/customer/receipts?limit=1", { headers: bearer(token), service })).body.receipts as { seq: number; chain_hash: string }[];
+  return newest ? { size: newest.seq + 1, last: newest.chain_hash } : { size: 0, last: null };
+}
+
 /** Moves a tenant up to a plan as an approved upgrade would. */
 export async function setPlan(tenantId: string, plan: "pro" | "enterprise"): Promise<void> {
   const { db } = await testService();

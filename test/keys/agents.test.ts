@@ -117,6 +117,7 @@ describe("PATCH /customer/keys/{key_id}", () => {
 
   test("key.created names the properties given; key.updated the new value of each that changed, and nothing when none did", async () => {
     const a = await signup();
+    const [first] = (await call("GET", "/customer/keys", { headers: bearer(a.token) })).body.keys;
     const created = await call("POST", "/customer/keys", { json: { label: "agent", actions: ["document.read"], metadata: { agent: "x" } }, headers: bearer(a.token) });
     expect(created.status).toBe(201);
     const keyId = created.body.key_id;
@@ -124,6 +125,8 @@ describe("PATCH /customer/keys/{key_id}", () => {
     expect((await patch(a.token, keyId, { enabled: false })).status).toBe(200);
     const events = (await call("GET", "/customer/audit?event=key.*", { headers: bearer(a.token) })).body.events.reverse();
     expect(events.map((e: any) => [e.event, e.target])).toEqual([
+      // The signup's first key: no property given.
+      ["key.created", { key_id: first.key_id, label: "default" }],
       ["key.created", { key_id: keyId, label: "agent", actions: ["document.read"], metadata: { agent: "x" } }],
       ["key.updated", { key_id: keyId, changed: { enabled: false } }],
     ]);

@@ -70,6 +70,7 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)("psql against the real server", 
       ["feature.granted", { operator: "ops-alice" }],
       ["upgrade.approved", { operator: "ops-alice" }],
       ["upgrade.requested", { member_id: expect.stringMatching(/^mbr_/) }],
+      ["key.created", { member_id: expect.stringMatching(/^mbr_/) }], // the signup's first key
     ]);
 
     // A signing key marked compromised (a retired key of this test's own, so no live signer is touched).
@@ -139,7 +140,10 @@ describe.skipIf(!!process.env.TEST_DATABASE_URL)("the CLI against the embedded d
         ["feature.granted", { operator: process.env.USER || userInfo().username }],
         ["upgrade.approved", { operator: "cli-carol" }],
         ["upgrade.requested", { member_id: expect.stringMatching(/^mbr_/) }],
+        ["key.created", { member_id: expect.stringMatching(/^mbr_/) }], // the signup's first key
       ]);
+      // One person throughout: the owner who signed up and asked.
+      expect(new Set(trail.slice(-2).map((e: { actor: { member_id: string } }) => e.actor.member_id)).size).toBe(1);
     } finally {
       await service.close();
       await db.close();

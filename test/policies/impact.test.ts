@@ -22,6 +22,10 @@ describe("POST /customer/policy/impact", () => {
     const read = await protect(a.apiKey, READ);
     // An execute is no protect decision: it is not replayed.
     expect((await call("POST", "/v1/execute", { json: { receipt_id: small.body.receipt_id }, headers: { "x-api-key": a.apiKey } })).status).toBe(200);
+    const stored = async () => (await call("GET", "/customer/receipts", { headers: bearer(a.token) })).body.receipts;
+    const before = await stored();
+    // The signup's key.created event, 3 protects and the execute.
+    expect(before).toHaveLength(5);
 
     const reply = await impact(a.token, { document: FLIPPED });
     expect(reply.status).toBe(200);
@@ -44,7 +48,7 @@ describe("POST /customer/policy/impact", () => {
     expect(latest.body).toMatchObject({ evaluated: 1, changed: 1 });
     expect(latest.body.examples[0].receipt_id).toBe(read.body.receipt_id);
     // Nothing stored: the receipts list is as it was.
-    expect((await call("GET", "/customer/receipts", { headers: bearer(a.token) })).body.receipts).toHaveLength(4);
+    expect(await stored()).toEqual(before);
   });
 
   test("only the caller's receipts; none at all is an empty report", async () => {

@@ -10,6 +10,9 @@ describe("GET /customer/receipts", () => {
   const ids: string[] = [];
   beforeAll(async () => {
     a = await signup();
+    // The log starts with the signup's key.created event.
+    ids.push(...(await call("GET", "/customer/receipts", { headers: bearer(a.token) })).body.receipts.map((r: { receipt_id: string }) => r.receipt_id));
+    expect(ids).toHaveLength(1);
     for (let i = 0; i < 7; i++) {
       const r = await protect(a.apiKey, i === 2 ? LARGE_PAYMENT : SMALL_PAYMENT);
       ids.push(r.body.receipt_id);
@@ -36,12 +39,12 @@ describe("GET /customer/receipts", () => {
 
   test("default limit 50, exact page sizes end with null", async () => {
     const all = await list();
-    expect(all.body.receipts).toHaveLength(7);
+    expect(all.body.receipts).toHaveLength(8);
     expect(all.body.next_cursor).toBeNull();
-    const exact = await list("?limit=7");
+    const exact = await list("?limit=8");
     expect(exact.body.next_cursor).toBeNull();
     const first = await list("?limit=1");
-    expect(first.body.receipts[0].seq).toBe(6);
+    expect(first.body.receipts[0].seq).toBe(7);
     expect(typeof first.body.next_cursor).toBe("string");
   });
 
@@ -55,7 +58,9 @@ describe("GET /customer/receipts", () => {
   test("a tenant sees only its own receipts", async () => {
     const b = await signup();
     const reply = await list("", b.token);
-    expect(reply.body).toEqual({ ok: true, receipts: [], next_cursor: null });
+    // b's log: its own signup's event, nothing of a's.
+    expect(reply.body.next_cursor).toBeNull();
+    expect(reply.body.receipts.map((r: { tenant_id: string; kind: string; seq: number }) => [r.tenant_id, r.kind, r.seq])).toEqual([[b.tenantId, "event", 0]]);
   });
 
   test("GET /customer/receipts/{receipt_id}: the receipt as protect returned it; another tenant's or unknown: 404", async () => {
@@ -82,9 +87,12 @@ describe("GET /customer/receipts/export", () => {
   test("pro: NDJSON, oldest first, one stored receipt per line, across export pages", async () => {
     const a = await signup();
     await setPlan(a.tenantId, "pro");
-    const empty = await call("GET", "/customer/receipts/export", { headers: bearer(a.token) });
-    expect(empty.status).toBe(200);
-    expect(empty.text).toBe("");
+    // A new log: the signup's key.created event only.
+    const fresh = await call("GET", "/customer/receipts/export", { headers: bearer(a.token) });
+    expect(fresh.status).toBe(200);
+    const signupEvent = JSON.parse(fresh.text);
+    expect(fresh.text).toBe(JSON.stringify(signupEvent) + "\n");
+    expect(signupEvent).toMatchObject({ seq: 0, kind: "event", payload: { event: "key.created" } });
 
     const made = [];
     for (let i = 0; i < 5; i++) made.push((await protect(a.apiKey)).body);
@@ -94,8 +102,9 @@ describe("GET /customer/receipts/export", () => {
     expect(reply.headers.get("content-type")).toBe("application/x-ndjson");
     expect(reply.text.endsWith("\n")).toBe(true);
     const lines = reply.text.trimEnd().split("\n").map((l) => JSON.parse(l));
-    expect(lines.map((l) => l.seq)).toEqual([0, 1, 2, 3, 4, 5]);
-    for (const [i, line] of lines.entries()) {
+    expect(lines.map((l) => l.seq)).toEqual([0, 1, 2, 3, 4, 5, 6]);
+    expect(lines[0]).toEqual(signupEvent);
+    for (const [i, line] of lines.slice(1).entries()) {
       const { ok: _ok, verified: _v, executed: _e, ...receipt } = made[i];
       expect(line).toEqual(receipt);
     }
@@ -107,6 +116,6 @@ describe("GET /customer/receipts/export", () => {
     for (let i = 0; i < 520; i += 20) await Promise.all(Array.from({ length: 20 }, () => protect(a.apiKey)));
     const reply = await call("GET", "/customer/receipts/export", { headers: bearer(a.token) });
     const seqs = reply.text.trimEnd().split("\n").map((l) => JSON.parse(l).seq);
-    expect(seqs).toEqual(Array.from({ length: 520 }, (_, i) => i));
+    expect(seqs).toEqual(Array.from({ length: 521 }, (_, i) => i)); // the signup's event, then 520 decisions
   }, 60_000);
 });

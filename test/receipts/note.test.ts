@@ -29,7 +29,7 @@ describe("GET /customer/receipts/checkpoint: the C2SP signed note", () => {
     const { a, checkpoint, jwks } = await loggedCheckpoint();
     const origin = `${new URL(testConfig().publicUrl).host}/receipts/${a.tenantId}`;
     const body = `${origin}\n${checkpoint.tree_size}\n${Buffer.from(checkpoint.root_hash.slice(2), "hex").toString("base64")}\n`;
-    expect(checkpoint.tree_size).toBe(3);
+    expect(checkpoint.tree_size).toBe(4); // the signup's key.created event and 3 decisions
     expect(checkpoint.note.startsWith(body + "\n\u2014 " + origin + " ")).toBe(true);
 
     // Verifier key: name+hex(key id)+base64(0x01 || public key), key id from SHA-256(name \n 0x01 key).

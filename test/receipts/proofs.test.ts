@@ -193,7 +193,8 @@ describe("src/receipts/merkle.ts", () => {
 
 describe("checkpoint and proofs over HTTP", () => {
   // Past 32 leaves: subtrees of 16 or more are read from the stored tree, smaller ones folded from receipts.
-  const N = 35;
+  // N leaves: the signup's key.created event (seq 0), then N - 1 decisions.
+  const N = 36;
   let a: Awaited<ReturnType<typeof signup>>;
   let receipts: {
     receipt_id: string; seq: number; chain_hash: string; prev_hash: string | null; content_hash: string; request_id: string; timestamp: string;
@@ -204,7 +205,7 @@ describe("checkpoint and proofs over HTTP", () => {
 
   beforeAll(async () => {
     a = await signup();
-    for (let i = 0; i < N; i++) {
+    for (let i = 0; i < N - 1; i++) {
       if (i % 4 === 3) await execute(a.apiKey, receipts_last_allowed!);
       else {
         const r = await protect(a.apiKey, i % 5 === 4 ? LARGE_PAYMENT : SMALL_PAYMENT, { headers: { "x-request-id": `proof-${i}` } });
@@ -244,11 +245,15 @@ describe("checkpoint and proofs over HTTP", () => {
     expect(refVerifyJws(signature, jwks, { tenant_id: a.tenantId, tree_size: N - 1, root_hash, timestamp })).toBe(false);
   });
 
-  test("an empty log has tree_size 0 and the hash of nothing as root", async () => {
+  test("a new tenant's log holds one leaf, its signup's key.created event, and its root is that leaf", async () => {
     const b = await signup();
     const reply = await get("/customer/receipts/checkpoint", b.token);
-    expect(reply.body).toMatchObject({ tree_size: 0, root_hash: hex(sha()) });
-    expect(refVerifyJws(reply.body.signature, jwks, { tenant_id: b.tenantId, tree_size: 0, root_hash: hex(sha()), timestamp: reply.body.timestamp })).toBe(true);
+    const [event] = (await get("/customer/receipts", b.token)).body.receipts;
+    expect(event).toMatchObject({ seq: 0, kind: "event", payload: { event: "key.created" } });
+    const root = hex(refRoot([refLeaf(unhex(event.chain_hash))]));
+    expect(root).not.toBe(hex(sha()));
+    expect(reply.body).toMatchObject({ tree_size: 1, root_hash: root });
+    expect(refVerifyJws(reply.body.signature, jwks, { tenant_id: b.tenantId, tree_size: 1, root_hash: root, timestamp: reply.body.timestamp })).toBe(true);
   });
 
   test("every inclusion proof, for every tree size that holds the receipt, passes the reference verifier", async () => {
@@ -298,6 +303,7 @@ describe("checkpoint and proofs over HTTP", () => {
     }
     expectErrorShape(await get(`/customer/receipts/${r.receipt_id}/proof`, b.token), 404, "not_found");
     expectErrorShape(await get(`/customer/receipts/rcpt_${"0".repeat(22)}/proof`), 404, "not_found");
-    expectErrorShape(await get("/customer/receipts/consistency?from=1", b.token), 400, "invalid_request");
+    // b's log holds one leaf (its signup's event): a size past it is refused.
+    expectErrorShape(await get("/customer/receipts/consistency?from=2", b.token), 400, "invalid_request");
   });
 });

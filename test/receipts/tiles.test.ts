@@ -45,7 +45,8 @@ describe("tile paths (c2sp.org/tlog-tiles)", () => {
 });
 
 describe("GET /customer/log/tile/...", () => {
-  // Level 0: tiles 000, 001 and 002.p/8; level 1 (tree level 8): 000.p/2.
+  // Level 0: tiles 000, 001 and 002.p/8; level 1 (tree level 8): 000.p/2. Leaves: the signup's
+  // key.created event (seq 0), then N - 1 decisions.
   const N = 520;
   const OLD = 100;
   let a: Awaited<ReturnType<typeof signup>>;
@@ -63,8 +64,9 @@ describe("GET /customer/log/tile/...", () => {
     a = await signup();
     await setPlan(a.tenantId, "enterprise");
     const fill = (from: number, to: number) => pool(to - from, 16, (i) => protect(a.apiKey, { action: "document.read", resource: `docs/${from + i}` }));
-    await fill(0, OLD);
+    await fill(1, OLD);
     oldHead = (await call("GET", "/customer/receipts/checkpoint", { headers: bearer(a.token) })).body;
+    expect(oldHead.tree_size).toBe(OLD);
     await fill(OLD, N);
     const receipts: { seq: number; chain_hash: string }[] = [];
     for (let cursor = ""; ; ) {
@@ -122,10 +124,11 @@ describe("GET /customer/log/tile/...", () => {
   test("each tenant reads its own log's tiles", async () => {
     const b = await signup();
     await protect(b.apiKey);
-    const own = await fetchTile("0/000.p/1", b.token);
+    // b's log: its signup's event and one decision.
+    const own = await fetchTile("0/000.p/2", b.token);
     expect(own.status).toBe(200);
-    expect(own.body.equals(sha(Buffer.from([0]), chain[0]))).toBe(false);
-    expect((await fetchTile("0/000.p/2", b.token)).status).toBe(404);
+    expect(own.body.subarray(0, 32).equals(sha(Buffer.from([0]), chain[0]))).toBe(false);
+    expect((await fetchTile("0/000.p/3", b.token)).status).toBe(404);
   });
 
   test.skipIf(!goTlog)("Go's sumdb/tlog checks the tiles against the checkpoint and proves from them; a changed tile fails", async () => {

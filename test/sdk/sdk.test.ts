@@ -127,9 +127,9 @@ describe("a small agent on the package, against the running service", () => {
       verified: true,
       tampered: false,
       proof: { verified: true, checks: { content_hash: true, signature: true, chain_hash: true, inclusion: true, checkpoint: true } },
-      // The key.created event, then the protect: a tile of two 32-byte hashes.
-      tree_size: 2,
-      tile_bytes: 64,
+      // The signup's key.created event, the agent key's, then the protect: a tile of three 32-byte hashes.
+      tree_size: 3,
+      tile_bytes: 96,
       approval: { verified: true, status: "approved", approvers: 2, without_vote: false },
       authzen: { decision: true, context: { receipt_id: expect.stringMatching(/^rcpt_/), reason_user: "payment_within_limit" } },
       webhook: "approval.requested",

@@ -125,7 +125,8 @@ describe(`${PARALLEL} parallel attempts, ${ROUNDS} rounds each: exactly one winn
       const result = await race(() => execute(t.apiKey, decided.receipt_id), (r) => r.status === 200);
       expectOneWinner(result, 409, "already_executed");
       const receipts = (await call("GET", "/customer/receipts", { headers: bearer(t.token) })).body.receipts as { kind: string }[];
-      expect(receipts.map((r) => r.kind).sort()).toEqual(["execute", "protect"]);
+      // The signup's key.created event, the protect and one execute.
+      expect(receipts.map((r) => r.kind).sort()).toEqual(["event", "execute", "protect"]);
     }
   }, 60_000);
 
