@@ -55,10 +55,15 @@ describe("ThreadLoad", () => {
   });
 
   test("the real meter: a busy loop on this thread reads as saturated", () => {
-    // A low bar: a loaded CI machine may take some of the window from this thread.
+    // A low bar: a loaded machine may take some of the window from this thread, so a few windows
+    // are tried; an idle thread never reads as saturated in any of them (the test above).
     const load = new ThreadLoad({ windowMs: 50, on: 0.5, cores: 2 });
-    const end = performance.now() + 60;
-    while (performance.now() < end) {} // burn this thread's CPU
-    expect(load.saturated()).toBe(true);
+    let saturated = false;
+    for (let attempt = 0; attempt < 10 && !saturated; attempt++) {
+      const end = performance.now() + 60;
+      while (performance.now() < end) {} // burn this thread's CPU
+      saturated = load.saturated();
+    }
+    expect(saturated).toBe(true);
   });
 });
