@@ -1,6 +1,7 @@
 // /customer/account: the account as the customer sees it, password change and the second
 // factor (JWT). The password and second-factor routes count against the per-address limit.
 import { Elysia } from "elysia";
+import { sessionGuard } from "../http/guards.ts";
 import type { Deps } from "../app/deps.ts";
 import { AppError, ErrorResponse } from "../http/errors.ts";
 import { securityEvent } from "./events.ts";
@@ -19,7 +20,8 @@ export function customerAccountRoutes(deps: Deps) {
 function accountRoutes(deps: Deps) {
   return new Elysia({ name: "accounts-customer" })
     // Elysia derives before it validates the body: without a session the answer is 401, never 400.
-    .derive(async ({ request, route }) => ({ customer: await deps.sessions.require(request, route) }))
+    .use(sessionGuard(deps.sessions))
+      .guard({ session: true })
     .get(
       "",
       async ({ request, customer }) => {

@@ -1,6 +1,7 @@
 // The second factor: enrol, confirm, disable (JWT, /customer/account/mfa) and the login's second
 // step (/auth/mfa/verify). Every route counts against the per-address limit.
 import { Elysia } from "elysia";
+import { sessionGuard } from "../http/guards.ts";
 import type { Deps } from "../app/deps.ts";
 import { AppError, ErrorResponse } from "../http/errors.ts";
 import { requestId } from "../http/request-state.ts";
@@ -66,7 +67,8 @@ export function mfaAccountRoutes(deps: Deps) {
     // Every second-factor route takes a password or a code: limited per client address.
     .use(addressLimit(deps))
     // Elysia derives before it validates the body: without a session the answer is 401, never 400.
-    .derive(async ({ request, route }) => ({ customer: await deps.sessions.require(request, route) }))
+    .use(sessionGuard(deps.sessions))
+      .guard({ session: true })
     .post(
       "/enroll",
       async ({ request, customer }) => {

@@ -1,6 +1,7 @@
 // /auth: signup and login (the spec's Authentication; docs/api.md, Accounts and sessions), and the verification and reset routes.
 // Every /auth route counts against the per-address brute-force limit (./rate-limit.ts).
 import { Elysia, t } from "elysia";
+import { sessionGuard } from "../http/guards.ts";
 import type { Deps } from "../app/deps.ts";
 import { AppError, ErrorResponse } from "../http/errors.ts";
 import { requestId } from "../http/request-state.ts";
@@ -107,7 +108,8 @@ function logoutRoutes(deps: Deps) {
   return new Elysia({ name: "accounts-logout", prefix: "/auth" })
     .use(addressLimit(deps))
     // Elysia derives before it validates the body: without a session the answer is 401, never 400.
-    .derive(async ({ request, route }) => ({ customer: await deps.sessions.require(request, route) }))
+    .use(sessionGuard(deps.sessions))
+      .guard({ session: true })
     .post(
       "/logout",
       async ({ body, request, customer: session }) => {

@@ -2,6 +2,7 @@
 // another one without a password, /auth/invitations/preview and /auth/invitations/accept join one
 // (docs/api.md, "Teams").
 import { Elysia } from "elysia";
+import { sessionGuard } from "../http/guards.ts";
 import type { Deps } from "../app/deps.ts";
 import { AppError, ErrorResponse } from "../http/errors.ts";
 import { requestId } from "../http/request-state.ts";
@@ -140,7 +141,8 @@ function tenantSessionRoutes(deps: Deps) {
   return new Elysia({ name: "accounts-tenants-session", prefix: "/auth" })
     .use(addressLimit(deps))
     // Elysia derives before it validates the body: without a session the answer is 401, never 400.
-    .derive(async ({ request, route }) => ({ customer: await deps.sessions.require(request, route) }))
+    .use(sessionGuard(deps.sessions))
+      .guard({ session: true })
     .get(
       "/tenants",
       async ({ customer: session }) => {

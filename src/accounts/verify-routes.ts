@@ -1,5 +1,6 @@
 // /auth/verify-email: request a new link (JWT), confirm a token, read the state (JWT).
 import { Elysia } from "elysia";
+import { sessionGuard } from "../http/guards.ts";
 import type { Deps } from "../app/deps.ts";
 import { ErrorResponse, toAppError } from "../http/errors.ts";
 import { securityEvent } from "./events.ts";
@@ -43,7 +44,8 @@ function verifyEmailSessionRoutes(deps: Deps) {
   return new Elysia({ name: "accounts-verify-email-session", prefix: "/auth/verify-email" })
     .use(addressLimit(deps))
     // Elysia derives before it validates the body: without a session the answer is 401, never 400.
-    .derive(async ({ request, route }) => ({ customer: await deps.sessions.require(request, route) }))
+    .use(sessionGuard(deps.sessions))
+      .guard({ session: true })
     .post(
       "/request",
       async ({ request, route, set, customer }) => {

@@ -2,6 +2,7 @@
 // inbox, one approval with its exact input and receipts, votes, the offline-checkable bundle).
 // docs/api.md, "Approvals".
 import { Elysia } from "elysia";
+import { sessionGuard, apiKeyGuard } from "../http/guards.ts";
 import type { Deps } from "../app/deps.ts";
 import { AppError, ErrorResponse } from "../http/errors.ts";
 import { requestId } from "../http/request-state.ts";
@@ -38,7 +39,8 @@ function agentRoutes(deps: Deps) {
   return (
     new Elysia({ name: "approvals-agent", prefix: "/v1/approvals" })
       // Elysia derives before it validates the body: without a key the answer is 401, never 400.
-      .derive(async ({ request }) => ({ principal: await deps.keys.require(request) }))
+      .use(apiKeyGuard(deps.keys))
+      .guard({ apiKey: true })
       .get(
         "/:approval_id",
         async ({ principal, params, query, request }) => {
@@ -83,7 +85,8 @@ function agentRoutes(deps: Deps) {
 function peopleRoutes(deps: Deps) {
   return (
     new Elysia({ name: "approvals-people", prefix: "/customer/approvals" })
-      .derive(async ({ request, route }) => ({ customer: await deps.sessions.require(request, route) }))
+      .use(sessionGuard(deps.sessions))
+      .guard({ session: true })
       .get(
         "",
         async ({ customer, query }) => {

@@ -3,6 +3,7 @@
 // GET /customer/receipts/{id} shows it), so that a client can fetch its inclusion proof and check
 // it offline like any receipt.
 import { Elysia } from "elysia";
+import { sessionGuard } from "../http/guards.ts";
 import type { Deps } from "../app/deps.ts";
 import { AppError, ErrorResponse } from "../http/errors.ts";
 import { decodeCursor, encodeCursor } from "../receipts/cursor.ts";
@@ -14,7 +15,8 @@ const security = [{ bearer: [] as string[] }];
 
 export function auditRoutes(deps: Deps) {
   return new Elysia({ name: "audit", prefix: "/customer/audit" })
-    .derive(async ({ request, route }) => ({ customer: await deps.sessions.require(request, route) }))
+    .use(sessionGuard(deps.sessions))
+      .guard({ session: true })
     .get(
       "",
       async ({ customer, query }) => {

@@ -1,6 +1,7 @@
 // The AuthZEN Authorization API 1.0 (docs/authzen.md): warden as the policy decision point of API
 // gateways that speak it. Each evaluation is a protect of the calling key's tenant.
 import { Elysia } from "elysia";
+import { apiKeyGuard } from "../http/guards.ts";
 import type { Deps } from "../app/deps.ts";
 import { AppError, ErrorResponse } from "../http/errors.ts";
 import { withIdempotency } from "../http/idempotency.ts";
@@ -46,7 +47,8 @@ function accessRoutes(deps: Deps) {
   return (
     new Elysia({ name: "authzen-access", prefix: ACCESS })
       // Before body validation: a stranger learns nothing about the schema.
-      .derive(async ({ request }) => ({ principal: await deps.keys.require(request, { bearer: true }) }))
+      .use(apiKeyGuard(deps.keys))
+      .guard({ apiKey: "bearer" })
       .post(
         "/evaluation",
         async ({ principal, body, request }) => {

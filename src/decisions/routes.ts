@@ -1,5 +1,6 @@
 // /v1/protect, /v1/execute, /v1/verify: the calls bots and agents make with an API key.
 import { Elysia } from "elysia";
+import { apiKeyGuard } from "../http/guards.ts";
 import { ErrorResponse } from "../http/errors.ts";
 import type { Deps } from "../app/deps.ts";
 import { withIdempotency } from "../http/idempotency.ts";
@@ -20,7 +21,8 @@ export function decisionsRoutes(deps: Deps) {
   return (
     new Elysia({ name: "decisions", prefix: "/v1" })
       // Before body validation: a stranger learns nothing about the schema.
-      .derive(async ({ request }) => ({ principal: await deps.keys.require(request) }))
+      .use(apiKeyGuard(deps.keys))
+      .guard({ apiKey: true })
       .post(
         "/protect",
         async ({ principal, body, request }) => {

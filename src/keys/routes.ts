@@ -1,5 +1,6 @@
 // /customer/keys: API key management with the customer's JWT (docs/api.md, API keys).
 import { Elysia, t } from "elysia";
+import { sessionGuard } from "../http/guards.ts";
 import { ErrorResponse } from "../http/errors.ts";
 import type { Deps } from "../app/deps.ts";
 import { withIdempotency } from "../http/idempotency.ts";
@@ -15,7 +16,8 @@ export function keysRoutes(deps: Deps) {
   return (
     new Elysia({ name: "keys", prefix: "/customer/keys" })
       // Before body validation: a stranger learns nothing about the schema.
-      .derive(async ({ request, route }) => ({ customer: await deps.sessions.require(request, route) }))
+      .use(sessionGuard(deps.sessions))
+      .guard({ session: true })
       .post(
         "",
         ({ customer, body, request }) =>

@@ -2,6 +2,7 @@
 // /customer/settings (docs/api.md, "Teams"). Who may call each route is src/accounts/roles.ts's
 // table, checked by Sessions.require(); who may change whom is the database's rule.
 import { Elysia } from "elysia";
+import { sessionGuard } from "../http/guards.ts";
 import type { Deps } from "../app/deps.ts";
 import { AppError, ErrorResponse } from "../http/errors.ts";
 import { withIdempotency } from "../http/idempotency.ts";
@@ -20,7 +21,8 @@ export function membersRoutes(deps: Deps) {
   return (
     new Elysia({ name: "members", prefix: "/customer" })
       // Before body validation: a stranger learns nothing about the schema.
-      .derive(async ({ request, route }) => ({ customer: await deps.sessions.require(request, route) }))
+      .use(sessionGuard(deps.sessions))
+      .guard({ session: true })
       .get("/members", ({ customer }) => listMembers(deps.db, customer.tenant_id), {
         response: { 200: MemberList, 401: ErrorResponse, 403: ErrorResponse },
         detail: { summary: "The tenant's members, oldest first, with their roles and whether each has a second factor", tags: ["members"], security },

@@ -1,5 +1,6 @@
 // /features/catalog (public), /customer/upgrades and /customer/dashboard (JWT).
 import { Elysia } from "elysia";
+import { sessionGuard } from "../http/guards.ts";
 import { AppError, ErrorResponse } from "../http/errors.ts";
 import type { Deps } from "../app/deps.ts";
 import { withIdempotency } from "../http/idempotency.ts";
@@ -29,7 +30,8 @@ export function plansRoutes(deps: Deps) {
   return (
     new Elysia({ name: "plans", prefix: "/customer" })
       // Before body validation: a stranger learns nothing about the schema.
-      .derive(async ({ request, route }) => ({ customer: await deps.sessions.require(request, route) }))
+      .use(sessionGuard(deps.sessions))
+      .guard({ session: true })
       .post(
         "/upgrades/request",
         ({ customer, body, request }) =>

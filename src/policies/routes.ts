@@ -2,6 +2,7 @@
 // draft would decide (docs/api.md, Policy). Writes need feature custom_policy; reads, tests and
 // impact work on every plan.
 import { Elysia, t } from "elysia";
+import { sessionGuard } from "../http/guards.ts";
 import { AppError, ErrorResponse } from "../http/errors.ts";
 import { withIdempotency } from "../http/idempotency.ts";
 import type { Deps } from "../app/deps.ts";
@@ -53,7 +54,8 @@ export function policiesRoutes(deps: Deps) {
   return (
     new Elysia({ name: "policies", prefix: "/customer/policy" })
       // Before body validation: a stranger learns nothing about the schema.
-      .derive(async ({ request, route }) => ({ customer: await deps.sessions.require(request, route) }))
+      .use(sessionGuard(deps.sessions))
+      .guard({ session: true })
       .get("", async ({ customer }) => show(await activePolicy(deps.db, customer.tenant_id)), {
         response: { 200: PolicyResponse, 401: ErrorResponse },
         detail: { summary: "The active policy (built-in default pol_default v1 until a custom one is published)", tags: ["policy"], security },

@@ -2,6 +2,7 @@
 // customer's receipt log: /customer/receipts, one receipt, checkpoint, proofs, export, and the
 // log's C2SP tiles under /customer/log/.
 import { Elysia, t } from "elysia";
+import { sessionGuard } from "../http/guards.ts";
 import { AppError, ErrorResponse } from "../http/errors.ts";
 import type { Deps } from "../app/deps.ts";
 import { requireFeature } from "../features/gate.ts";
@@ -46,7 +47,8 @@ function receiptLogRoutes(deps: Deps) {
   const notFound = () => new AppError("not_found", "No such receipt.");
   return (
     new Elysia({ name: "receipt-log", prefix: "/customer/receipts" })
-      .derive(async ({ request, route }) => ({ customer: await deps.sessions.require(request, route) }))
+      .use(sessionGuard(deps.sessions))
+      .guard({ session: true })
       .get(
         "",
         async ({ customer, query }) => {
@@ -145,7 +147,8 @@ function receiptLogRoutes(deps: Deps) {
 function receiptTileRoutes(deps: Deps) {
   return (
     new Elysia({ name: "receipt-tiles", prefix: "/customer/log" })
-      .derive(async ({ request, route }) => ({ customer: await deps.sessions.require(request, route) }))
+      .use(sessionGuard(deps.sessions))
+      .guard({ session: true })
       // The document names the wildcard {tile} (src/app/openapi.ts): generated clients send its
       // slashes percent-encoded, tlog clients as they are; both name the same tile.
       .get(

@@ -1,6 +1,7 @@
 // GET /customer/usage: each usage limit of the active policy (docs/policy.md, "Budgets and rate
 // windows") with its use in the current window, per key or for the tenant.
 import { Elysia, t } from "elysia";
+import { sessionGuard } from "../http/guards.ts";
 import type { Deps } from "../app/deps.ts";
 import { counterOf, windowStart } from "../decide/engine.ts";
 import { ErrorResponse } from "../http/errors.ts";
@@ -20,7 +21,8 @@ const UsageList = t.Object({ ok: t.Literal(true), policy: t.Object({ policy_id: 
 
 export function usageRoutes(deps: Deps) {
   return new Elysia({ name: "usage", prefix: "/customer" })
-    .derive(async ({ request, route }) => ({ customer: await deps.sessions.require(request, route) }))
+    .use(sessionGuard(deps.sessions))
+      .guard({ session: true })
     .get(
       "/usage",
       async ({ customer }) => {

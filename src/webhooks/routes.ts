@@ -1,5 +1,6 @@
 // /customer/webhooks: a tenant's webhook endpoints with the customer's JWT (docs/api.md, Webhooks).
 import { Elysia } from "elysia";
+import { sessionGuard } from "../http/guards.ts";
 import type { Deps } from "../app/deps.ts";
 import { byMember } from "../audit/events.ts";
 import { ErrorResponse } from "../http/errors.ts";
@@ -16,7 +17,8 @@ export function webhooksRoutes(deps: Deps) {
   return (
     new Elysia({ name: "webhooks", prefix: "/customer/webhooks" })
       // Before body validation: a stranger learns nothing about the schema.
-      .derive(async ({ request, route }) => ({ customer: await deps.sessions.require(request, route) }))
+      .use(sessionGuard(deps.sessions))
+      .guard({ session: true })
       .post(
         "",
         ({ customer, body, request }) =>
