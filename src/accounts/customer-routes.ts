@@ -19,9 +19,9 @@ export function customerAccountRoutes(deps: Deps) {
 
 function accountRoutes(deps: Deps) {
   return new Elysia({ name: "accounts-customer" })
-    // Elysia derives before it validates the body: without a session the answer is 401, never 400.
+    // The guard runs before Elysia validates the body: without a session the answer is 401, never 400 (src/http/guards.ts).
     .use(sessionGuard(deps.sessions))
-      .guard({ session: true })
+    .guard({ session: true })
     .get(
       "",
       async ({ request, customer }) => {

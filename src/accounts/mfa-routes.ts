@@ -66,9 +66,9 @@ export function mfaAccountRoutes(deps: Deps) {
   return new Elysia({ name: "accounts-mfa", prefix: "/mfa" })
     // Every second-factor route takes a password or a code: limited per client address.
     .use(addressLimit(deps))
-    // Elysia derives before it validates the body: without a session the answer is 401, never 400.
+    // The guard runs before Elysia validates the body: without a session the answer is 401, never 400 (src/http/guards.ts).
     .use(sessionGuard(deps.sessions))
-      .guard({ session: true })
+    .guard({ session: true })
     .post(
       "/enroll",
       async ({ request, customer }) => {

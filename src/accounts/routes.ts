@@ -107,9 +107,9 @@ function signupLoginRoutes(deps: Deps) {
 function logoutRoutes(deps: Deps) {
   return new Elysia({ name: "accounts-logout", prefix: "/auth" })
     .use(addressLimit(deps))
-    // Elysia derives before it validates the body: without a session the answer is 401, never 400.
+    // The guard runs before Elysia validates the body: without a session the answer is 401, never 400 (src/http/guards.ts).
     .use(sessionGuard(deps.sessions))
-      .guard({ session: true })
+    .guard({ session: true })
     .post(
       "/logout",
       async ({ body, request, customer: session }) => {

@@ -140,9 +140,9 @@ async function proveAccount(
 function tenantSessionRoutes(deps: Deps) {
   return new Elysia({ name: "accounts-tenants-session", prefix: "/auth" })
     .use(addressLimit(deps))
-    // Elysia derives before it validates the body: without a session the answer is 401, never 400.
+    // The guard runs before Elysia validates the body: without a session the answer is 401, never 400 (src/http/guards.ts).
     .use(sessionGuard(deps.sessions))
-      .guard({ session: true })
+    .guard({ session: true })
     .get(
       "/tenants",
       async ({ customer: session }) => {

@@ -43,9 +43,9 @@ function verifyEmailConfirmRoutes(deps: Deps) {
 function verifyEmailSessionRoutes(deps: Deps) {
   return new Elysia({ name: "accounts-verify-email-session", prefix: "/auth/verify-email" })
     .use(addressLimit(deps))
-    // Elysia derives before it validates the body: without a session the answer is 401, never 400.
+    // The guard runs before Elysia validates the body: without a session the answer is 401, never 400 (src/http/guards.ts).
     .use(sessionGuard(deps.sessions))
-      .guard({ session: true })
+    .guard({ session: true })
     .post(
       "/request",
       async ({ request, route, set, customer }) => {

@@ -38,7 +38,7 @@ export function approvalsRoutes(deps: Deps) {
 function agentRoutes(deps: Deps) {
   return (
     new Elysia({ name: "approvals-agent", prefix: "/v1/approvals" })
-      // Elysia derives before it validates the body: without a key the answer is 401, never 400.
+      // The guard runs before Elysia validates the body: without a key the answer is 401, never 400 (src/http/guards.ts).
       .use(apiKeyGuard(deps.keys))
       .guard({ apiKey: true })
       .get(

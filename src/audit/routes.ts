@@ -16,7 +16,7 @@ const security = [{ bearer: [] as string[] }];
 export function auditRoutes(deps: Deps) {
   return new Elysia({ name: "audit", prefix: "/customer/audit" })
     .use(sessionGuard(deps.sessions))
-      .guard({ session: true })
+    .guard({ session: true })
     .get(
       "",
       async ({ customer, query }) => {

@@ -1,7 +1,7 @@
 // The two guards every route uses (docs/architecture.md, "How a route guards itself"): one named
 // plugin each, whose macro a route turns on with a flag, `{ session: true }` or `{ apiKey: true }`.
 // The check runs in the transform phase, before Elysia validates the body: without a credential
-// the answer is 401, never 400 (docs/api.md, "Errors"). Its result is handed to the handler by the
+// the answer is 401, never 400 (docs/api.md, "Error codes"). Its result is handed to the handler by the
 // macro's resolve, so the caller is resolved once per request. This folder is a leaf: the session
 // reader and the key authenticator come in as parameters.
 import { Elysia } from "elysia";

@@ -22,7 +22,7 @@ const UsageList = t.Object({ ok: t.Literal(true), policy: t.Object({ policy_id: 
 export function usageRoutes(deps: Deps) {
   return new Elysia({ name: "usage", prefix: "/customer" })
     .use(sessionGuard(deps.sessions))
-      .guard({ session: true })
+    .guard({ session: true })
     .get(
       "/usage",
       async ({ customer }) => {
