@@ -1,7 +1,14 @@
 // /customer/account: the account as the customer sees it, password change and the second
 // factor (JWT). The password and second-factor routes count against the per-address limit.
 import { Elysia } from "elysia";
-import type { Deps } from "../app/deps.ts";
+import type { PasswordHasher, PasswordRules } from "./passwords.ts";
+import type { AuditTrail } from "../audit/trail.ts";
+import type { Config } from "../config.ts";
+import type { SecretBox } from "../crypto/secret-box.ts";
+import type { Db } from "../db/index.ts";
+import type { Logger } from "../log.ts";
+import type { Sessions } from "./sessions.ts";
+import { sessionGuard } from "../http/guards.ts";
 import { AppError, ErrorResponse } from "../http/errors.ts";
 import { securityEvent } from "./events.ts";
 import { account, changePassword, credentials, openSession } from "./lifecycle.ts";
@@ -10,16 +17,30 @@ import { mfaAccountRoutes } from "./mfa-routes.ts";
 import type { Role } from "./roles.ts";
 import { addressLimit, limitCredentialAttempt, hashRequester } from "./rate-limit.ts";
 
+/** What these routes use of the objects the root builds (docs/architecture.md, "The objects the root builds"). */
+export interface AccountsCustomerDeps {
+  audit: AuditTrail;
+  config: Config;
+  db: Db;
+  log: Logger;
+  now: () => Date;
+  passwordRules: PasswordRules;
+  passwords: PasswordHasher;
+  sessions: Sessions;
+  totpSecrets: SecretBox;
+}
+
 const bearer = [{ bearer: [] as string[] }] as Record<string, string[]>[];
 
-export function customerAccountRoutes(deps: Deps) {
+export function customerAccountRoutes(deps: AccountsCustomerDeps) {
   return new Elysia({ name: "accounts-customer-all", prefix: "/customer/account" }).use(accountRoutes(deps)).use(mfaAccountRoutes(deps));
 }
 
-function accountRoutes(deps: Deps) {
+function accountRoutes(deps: AccountsCustomerDeps) {
   return new Elysia({ name: "accounts-customer" })
-    // Elysia derives before it validates the body: without a session the answer is 401, never 400.
-    .derive(async ({ request, route }) => ({ customer: await deps.sessions.require(request, route) }))
+    // The guard runs before Elysia validates the body: without a session the answer is 401, never 400 (src/http/guards.ts).
+    .use(sessionGuard(deps.sessions))
+    .guard({ session: true })
     .get(
       "",
       async ({ request, customer }) => {

@@ -1,7 +1,14 @@
 // The second factor: enrol, confirm, disable (JWT, /customer/account/mfa) and the login's second
 // step (/auth/mfa/verify). Every route counts against the per-address limit.
 import { Elysia } from "elysia";
-import type { Deps } from "../app/deps.ts";
+import type { PasswordHasher } from "./passwords.ts";
+import type { AuditTrail } from "../audit/trail.ts";
+import type { Config } from "../config.ts";
+import type { SecretBox } from "../crypto/secret-box.ts";
+import type { Db } from "../db/index.ts";
+import type { Logger } from "../log.ts";
+import type { Sessions } from "./sessions.ts";
+import { sessionGuard } from "../http/guards.ts";
 import { AppError, ErrorResponse } from "../http/errors.ts";
 import { requestId } from "../http/request-state.ts";
 import { securityEvent } from "./events.ts";
@@ -10,11 +17,23 @@ import { confirmMfa, disableMfa, enrollMfa, replaceRecoveryCodes, spendMfaCode }
 import { Accepted, EmptyBody, LoginResponse, MfaConfirmBody, MfaConfirmResponse, MfaDisableBody, MfaEnrollResponse, MfaVerifyBody } from "./model.ts";
 import { addressLimit, clearCredentialAttempts, limitCredentialAttempt, loginSubject, hashRequester } from "./rate-limit.ts";
 
+/** What these routes use of the objects the root builds (docs/architecture.md, "The objects the root builds"). */
+export interface AccountsMfaDeps {
+  audit: AuditTrail;
+  config: Config;
+  db: Db;
+  log: Logger;
+  now: () => Date;
+  passwords: PasswordHasher;
+  sessions: Sessions;
+  totpSecrets: SecretBox;
+}
+
 const bearer = [{ bearer: [] as string[] }] as Record<string, string[]>[];
 /** The counters of code guesses for a person (a login's second step, an invitation accepted with a code). */
 export const mfaSubject = (accountId: string) => `mfa:${accountId}`;
 
-export function mfaVerifyRoutes(deps: Deps) {
+export function mfaVerifyRoutes(deps: AccountsMfaDeps) {
   return new Elysia({ name: "accounts-mfa-verify", prefix: "/auth/mfa" })
     .use(addressLimit(deps))
     .post(
@@ -52,7 +71,7 @@ export function mfaVerifyRoutes(deps: Deps) {
 }
 
 /** Registered after the customer's password route, under the same address limit. */
-export function mfaAccountRoutes(deps: Deps) {
+export function mfaAccountRoutes(deps: AccountsMfaDeps) {
   /** Turning the factor off or replacing its recovery codes: counted like a code guess, then the password (401 when wrong). */
   const checkPasswordForMfa = async (request: Request, route: string, accountId: string, password: string, step: string) => {
     await limitCredentialAttempt(deps, request, mfaSubject(accountId), route);
@@ -65,8 +84,9 @@ export function mfaAccountRoutes(deps: Deps) {
   return new Elysia({ name: "accounts-mfa", prefix: "/mfa" })
     // Every second-factor route takes a password or a code: limited per client address.
     .use(addressLimit(deps))
-    // Elysia derives before it validates the body: without a session the answer is 401, never 400.
-    .derive(async ({ request, route }) => ({ customer: await deps.sessions.require(request, route) }))
+    // The guard runs before Elysia validates the body: without a session the answer is 401, never 400 (src/http/guards.ts).
+    .use(sessionGuard(deps.sessions))
+    .guard({ session: true })
     .post(
       "/enroll",
       async ({ request, customer }) => {

@@ -1,7 +1,12 @@
 // /auth/reset-password: request a link (same answer for any address), check a token, set the
 // new password with it.
 import { Elysia } from "elysia";
-import type { Deps } from "../app/deps.ts";
+import type { PasswordHasher, PasswordRules } from "./passwords.ts";
+import type { Config } from "../config.ts";
+import type { SecretBox } from "../crypto/secret-box.ts";
+import type { Db } from "../db/index.ts";
+import type { Logger } from "../log.ts";
+import type { Mailer } from "../mail/worker.ts";
 import { AppError, ErrorResponse, toAppError } from "../http/errors.ts";
 import { normaliseEmail } from "./email.ts";
 import { securityEvent } from "./events.ts";
@@ -11,7 +16,19 @@ import { credentials } from "./lifecycle.ts";
 import { addressLimit, clearCredentialAttempts, limitMailTo, loginSubject, hashRequester } from "./rate-limit.ts";
 import { TOKEN_MESSAGES } from "./tokens.ts";
 
-export function resetPasswordRoutes(deps: Deps) {
+/** What these routes use of the objects the root builds (docs/architecture.md, "The objects the root builds"). */
+export interface AccountsResetDeps {
+  config: Config;
+  db: Db;
+  log: Logger;
+  mail: Mailer;
+  mailTokens: SecretBox;
+  now: () => Date;
+  passwordRules: PasswordRules;
+  passwords: PasswordHasher;
+}
+
+export function resetPasswordRoutes(deps: AccountsResetDeps) {
   return new Elysia({ name: "accounts-reset-password", prefix: "/auth/reset-password" })
     .use(addressLimit(deps))
     .post(

@@ -1,7 +1,16 @@
 // /auth: signup and login (the spec's Authentication; docs/api.md, Accounts and sessions), and the verification and reset routes.
 // Every /auth route counts against the per-address brute-force limit (./rate-limit.ts).
 import { Elysia, t } from "elysia";
-import type { Deps } from "../app/deps.ts";
+import type { PasswordHasher, PasswordRules } from "./passwords.ts";
+import type { AuditTrail } from "../audit/trail.ts";
+import type { Config } from "../config.ts";
+import type { SecretBox } from "../crypto/secret-box.ts";
+import type { Db } from "../db/index.ts";
+import type { Logger } from "../log.ts";
+import type { Mailer } from "../mail/worker.ts";
+import type { SignupEmails } from "./email.ts";
+import type { Sessions } from "./sessions.ts";
+import { sessionGuard } from "../http/guards.ts";
 import { AppError, ErrorResponse } from "../http/errors.ts";
 import { requestId } from "../http/request-state.ts";
 import { newId } from "../ids.ts";
@@ -15,9 +24,26 @@ import { mfaVerifyRoutes } from "./mfa-routes.ts";
 import { resetPasswordRoutes } from "./reset-routes.ts";
 import { verifyEmailRoutes } from "./verify-routes.ts";
 
+/** What these routes use of the objects the root builds (docs/architecture.md, "The objects the root builds"). */
+export interface AccountsDeps {
+  audit: AuditTrail;
+  config: Config;
+  db: Db;
+  dummyPasswordHash: Promise<string>;
+  log: Logger;
+  mail: Mailer;
+  mailTokens: SecretBox;
+  now: () => Date;
+  passwordRules: PasswordRules;
+  passwords: PasswordHasher;
+  sessions: Sessions;
+  signupEmails: SignupEmails;
+  totpSecrets: SecretBox;
+}
+
 const bearer = [{ bearer: [] as string[] }] as Record<string, string[]>[];
 
-export function accountsRoutes(deps: Deps) {
+export function accountsRoutes(deps: AccountsDeps) {
   return new Elysia({ name: "accounts" })
     .use(signupLoginRoutes(deps))
     .use(logoutRoutes(deps))
@@ -26,7 +52,7 @@ export function accountsRoutes(deps: Deps) {
     .use(resetPasswordRoutes(deps));
 }
 
-function signupLoginRoutes(deps: Deps) {
+function signupLoginRoutes(deps: AccountsDeps) {
   return new Elysia({ name: "accounts-signup-login", prefix: "/auth" })
     .use(addressLimit(deps))
     .post(
@@ -103,11 +129,12 @@ function signupLoginRoutes(deps: Deps) {
 
 // Its own instance: a derive applies to every route of the instance it is in, and signing up and
 // logging in take no session.
-function logoutRoutes(deps: Deps) {
+function logoutRoutes(deps: AccountsDeps) {
   return new Elysia({ name: "accounts-logout", prefix: "/auth" })
     .use(addressLimit(deps))
-    // Elysia derives before it validates the body: without a session the answer is 401, never 400.
-    .derive(async ({ request, route }) => ({ customer: await deps.sessions.require(request, route) }))
+    // The guard runs before Elysia validates the body: without a session the answer is 401, never 400 (src/http/guards.ts).
+    .use(sessionGuard(deps.sessions))
+    .guard({ session: true })
     .post(
       "/logout",
       async ({ body, request, customer: session }) => {

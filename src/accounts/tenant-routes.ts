@@ -2,7 +2,14 @@
 // another one without a password, /auth/invitations/preview and /auth/invitations/accept join one
 // (docs/api.md, "Teams").
 import { Elysia } from "elysia";
-import type { Deps } from "../app/deps.ts";
+import type { PasswordHasher, PasswordRules } from "./passwords.ts";
+import type { AuditTrail } from "../audit/trail.ts";
+import type { Config } from "../config.ts";
+import type { SecretBox } from "../crypto/secret-box.ts";
+import type { Db } from "../db/index.ts";
+import type { Logger } from "../log.ts";
+import type { Sessions } from "./sessions.ts";
+import { sessionGuard } from "../http/guards.ts";
 import { AppError, ErrorResponse } from "../http/errors.ts";
 import { requestId } from "../http/request-state.ts";
 import { newId } from "../ids.ts";
@@ -15,13 +22,26 @@ import { spendMfaCode } from "./mfa.ts";
 import { mfaSubject } from "./mfa-routes.ts";
 import { addressLimit, clearCredentialAttempts, hashRequester, limitCredentialAttempt, loginSubject } from "./rate-limit.ts";
 
+/** What these routes use of the objects the root builds (docs/architecture.md, "The objects the root builds"). */
+export interface AccountsTenantDeps {
+  audit: AuditTrail;
+  config: Config;
+  db: Db;
+  log: Logger;
+  now: () => Date;
+  passwordRules: PasswordRules;
+  passwords: PasswordHasher;
+  sessions: Sessions;
+  totpSecrets: SecretBox;
+}
+
 const bearer = [{ bearer: [] as string[] }] as Record<string, string[]>[];
 
-export function tenantRoutes(deps: Deps) {
+export function tenantRoutes(deps: AccountsTenantDeps) {
   return new Elysia({ name: "accounts-tenants-all" }).use(invitationRoutes(deps)).use(tenantSessionRoutes(deps));
 }
 
-function invitationRoutes(deps: Deps) {
+function invitationRoutes(deps: AccountsTenantDeps) {
   return new Elysia({ name: "accounts-tenants", prefix: "/auth" })
     .use(addressLimit(deps))
     .post(
@@ -114,7 +134,7 @@ function invitationRoutes(deps: Deps) {
  * account with a second factor also needs a code (checked when the acceptance spends it).
  */
 async function proveAccount(
-  deps: Deps,
+  deps: AccountsTenantDeps,
   request: Request,
   route: string,
   invitee: { account_id: string | null; email: string; password_hash: string | null; mfa_active: boolean },
@@ -136,11 +156,12 @@ async function proveAccount(
 
 // Its own instance: a derive applies to every route of the instance it is in, and accepting an
 // invitation as a new person takes no session.
-function tenantSessionRoutes(deps: Deps) {
+function tenantSessionRoutes(deps: AccountsTenantDeps) {
   return new Elysia({ name: "accounts-tenants-session", prefix: "/auth" })
     .use(addressLimit(deps))
-    // Elysia derives before it validates the body: without a session the answer is 401, never 400.
-    .derive(async ({ request, route }) => ({ customer: await deps.sessions.require(request, route) }))
+    // The guard runs before Elysia validates the body: without a session the answer is 401, never 400 (src/http/guards.ts).
+    .use(sessionGuard(deps.sessions))
+    .guard({ session: true })
     .get(
       "/tenants",
       async ({ customer: session }) => {

@@ -1,19 +1,36 @@
 // /auth/verify-email: request a new link (JWT), confirm a token, read the state (JWT).
 import { Elysia } from "elysia";
-import type { Deps } from "../app/deps.ts";
+import type { Config } from "../config.ts";
+import type { SecretBox } from "../crypto/secret-box.ts";
+import type { Db } from "../db/index.ts";
+import type { Logger } from "../log.ts";
+import type { Mailer } from "../mail/worker.ts";
+import type { Sessions } from "./sessions.ts";
+import { sessionGuard } from "../http/guards.ts";
 import { ErrorResponse, toAppError } from "../http/errors.ts";
 import { securityEvent } from "./events.ts";
 import { confirmVerification, issueVerification, verificationStatus } from "./lifecycle.ts";
 import { Accepted, EmptyBody, TokenBody, VerifyConfirmResponse, VerifyStatusResponse } from "./model.ts";
 import { addressLimit, limitMailTo } from "./rate-limit.ts";
 
+/** What these routes use of the objects the root builds (docs/architecture.md, "The objects the root builds"). */
+export interface AccountsVerifyDeps {
+  config: Config;
+  db: Db;
+  log: Logger;
+  mail: Mailer;
+  mailTokens: SecretBox;
+  now: () => Date;
+  sessions: Sessions;
+}
+
 const bearer = [{ bearer: [] as string[] }] as Record<string, string[]>[];
 
-export function verifyEmailRoutes(deps: Deps) {
+export function verifyEmailRoutes(deps: AccountsVerifyDeps) {
   return new Elysia({ name: "accounts-verify-email-all" }).use(verifyEmailConfirmRoutes(deps)).use(verifyEmailSessionRoutes(deps));
 }
 
-function verifyEmailConfirmRoutes(deps: Deps) {
+function verifyEmailConfirmRoutes(deps: AccountsVerifyDeps) {
   return new Elysia({ name: "accounts-verify-email", prefix: "/auth/verify-email" })
     .use(addressLimit(deps))
     .post(
@@ -39,11 +56,12 @@ function verifyEmailConfirmRoutes(deps: Deps) {
 
 // Its own instance: a derive applies to every route of the instance it is in, and confirming
 // takes no session (the link is opened wherever the email is read).
-function verifyEmailSessionRoutes(deps: Deps) {
+function verifyEmailSessionRoutes(deps: AccountsVerifyDeps) {
   return new Elysia({ name: "accounts-verify-email-session", prefix: "/auth/verify-email" })
     .use(addressLimit(deps))
-    // Elysia derives before it validates the body: without a session the answer is 401, never 400.
-    .derive(async ({ request, route }) => ({ customer: await deps.sessions.require(request, route) }))
+    // The guard runs before Elysia validates the body: without a session the answer is 401, never 400 (src/http/guards.ts).
+    .use(sessionGuard(deps.sessions))
+    .guard({ session: true })
     .post(
       "/request",
       async ({ request, route, set, customer }) => {

@@ -2,7 +2,15 @@
 // inbox, one approval with its exact input and receipts, votes, the offline-checkable bundle).
 // docs/api.md, "Approvals".
 import { Elysia } from "elysia";
-import type { Deps } from "../app/deps.ts";
+import type { Sessions } from "../accounts/sessions.ts";
+import type { Config } from "../config.ts";
+import type { Db } from "../db/index.ts";
+import type { KeyAuthenticator } from "../keys/authenticate.ts";
+import type { ReceiptSigner } from "../receipts/signer.ts";
+import type { TenantTurns } from "../receipts/turns.ts";
+import type { Approvals } from "./approvals.ts";
+import type { ApprovalWaiters } from "./waiters.ts";
+import { sessionGuard, apiKeyGuard } from "../http/guards.ts";
 import { AppError, ErrorResponse } from "../http/errors.ts";
 import { requestId } from "../http/request-state.ts";
 import { receiptProof, signedCheckpoint } from "../receipts/checkpoint.ts";
@@ -10,6 +18,19 @@ import { logLeaf, toReceipt, type ReceiptRow } from "../receipts/store.ts";
 import type { ResultPayload } from "../decide/payload.ts";
 import { ApprovalDetail, ApprovalList, ApprovalParams, ApprovalResponse, Bundle, ListQuery, VoteBody, WaitQuery } from "./model.ts";
 import type { ApprovalView } from "./approvals.ts";
+
+/** What these routes use of the objects the root builds (docs/architecture.md, "The objects the root builds"). */
+export interface ApprovalsDeps {
+  approvalWaiters: ApprovalWaiters;
+  approvals: Approvals;
+  config: Config;
+  db: Db;
+  keys: KeyAuthenticator;
+  logReads: TenantTurns;
+  now: () => Date;
+  sessions: Sessions;
+  signer: ReceiptSigner;
+}
 
 const keySecurity = [{ apiKey: [] as string[] }];
 const security = [{ bearer: [] as string[] }];
@@ -29,16 +50,17 @@ function decode(cursor: string): [string, string] | undefined {
   return at && id && !Number.isNaN(Date.parse(at)) && /^apv_[0-9A-Za-z]{22}$/.test(id) ? [at, id] : undefined;
 }
 
-export function approvalsRoutes(deps: Deps) {
+export function approvalsRoutes(deps: ApprovalsDeps) {
   return new Elysia({ name: "approvals-all" }).use(agentRoutes(deps)).use(peopleRoutes(deps));
 }
 
 /** What the agent's key may do: read (and wait for) its tenant's approvals, and withdraw one. */
-function agentRoutes(deps: Deps) {
+function agentRoutes(deps: ApprovalsDeps) {
   return (
     new Elysia({ name: "approvals-agent", prefix: "/v1/approvals" })
-      // Elysia derives before it validates the body: without a key the answer is 401, never 400.
-      .derive(async ({ request }) => ({ principal: await deps.keys.require(request) }))
+      // The guard runs before Elysia validates the body: without a key the answer is 401, never 400 (src/http/guards.ts).
+      .use(apiKeyGuard(deps.keys))
+      .guard({ apiKey: true })
       .get(
         "/:approval_id",
         async ({ principal, params, query, request }) => {
@@ -80,10 +102,11 @@ function agentRoutes(deps: Deps) {
 }
 
 /** What people do: the inbox, one approval in full, votes, the bundle that proves the outcome. */
-function peopleRoutes(deps: Deps) {
+function peopleRoutes(deps: ApprovalsDeps) {
   return (
     new Elysia({ name: "approvals-people", prefix: "/customer/approvals" })
-      .derive(async ({ request, route }) => ({ customer: await deps.sessions.require(request, route) }))
+      .use(sessionGuard(deps.sessions))
+      .guard({ session: true })
       .get(
         "",
         async ({ customer, query }) => {

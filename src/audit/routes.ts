@@ -3,18 +3,27 @@
 // GET /customer/receipts/{id} shows it), so that a client can fetch its inclusion proof and check
 // it offline like any receipt.
 import { Elysia } from "elysia";
-import type { Deps } from "../app/deps.ts";
+import type { Db } from "../db/index.ts";
+import type { SessionReader } from "../http/guards.ts";
+import { sessionGuard } from "../http/guards.ts";
 import { AppError, ErrorResponse } from "../http/errors.ts";
 import { decodeCursor, encodeCursor } from "../receipts/cursor.ts";
 import { auditEntry } from "./entries.ts";
 import { eventFilter } from "./events.ts";
 import { AuditList, AuditQuery } from "./model.ts";
 
+/** What these routes use of the objects the root builds (docs/architecture.md, "The objects the root builds"). */
+export interface AuditDeps {
+  db: Db;
+  sessions: SessionReader<{ tenant_id: string; member_id: string }>;
+}
+
 const security = [{ bearer: [] as string[] }];
 
-export function auditRoutes(deps: Deps) {
+export function auditRoutes(deps: AuditDeps) {
   return new Elysia({ name: "audit", prefix: "/customer/audit" })
-    .derive(async ({ request, route }) => ({ customer: await deps.sessions.require(request, route) }))
+    .use(sessionGuard(deps.sessions))
+    .guard({ session: true })
     .get(
       "",
       async ({ customer, query }) => {

@@ -1,7 +1,14 @@
 // The AuthZEN Authorization API 1.0 (docs/authzen.md): warden as the policy decision point of API
 // gateways that speak it. Each evaluation is a protect of the calling key's tenant.
 import { Elysia } from "elysia";
-import type { Deps } from "../app/deps.ts";
+import type { Config } from "../config.ts";
+import type { Db } from "../db/index.ts";
+import type { KeyAuthenticator } from "../keys/authenticate.ts";
+import type { Logger } from "../log.ts";
+import type { Metrics } from "../observability/metrics.ts";
+import type { PolicyVersions } from "../policies/store.ts";
+import type { ReceiptAppender } from "../receipts/append.ts";
+import { apiKeyGuard } from "../http/guards.ts";
 import { AppError, ErrorResponse } from "../http/errors.ts";
 import { withIdempotency } from "../http/idempotency.ts";
 import { requestId } from "../http/request-state.ts";
@@ -9,6 +16,18 @@ import { assertVerdict } from "../features/gate.ts";
 import { batchAnswer, evaluateBatch, evaluateOne } from "./evaluate.ts";
 import { planEvaluations, toProtectInput } from "./mapping.ts";
 import { EvaluationRequest, EvaluationsRequest, EvaluationsResponse, Decision, PdpMetadata } from "./model.ts";
+
+/** What these routes use of the objects the root builds (docs/architecture.md, "The objects the root builds"). */
+export interface AuthzenDeps {
+  config: Config;
+  db: Db;
+  keys: KeyAuthenticator;
+  log: Logger;
+  metrics: Metrics;
+  now: () => Date;
+  policies: PolicyVersions;
+  receipts: ReceiptAppender;
+}
 
 // An API key, as X-API-Key or (as AuthZEN clients send credentials) Authorization: Bearer.
 const security: Record<string, string[]>[] = [{ apiKey: [] }, { apiKeyBearer: [] }];
@@ -25,7 +44,7 @@ export function authzenMediaTypeRefusal(pathname: string): AppError | undefined 
   return pathname.startsWith(`${ACCESS}/`) ? new AppError("invalid_json", "The request body is not JSON: send it as application/json.") : undefined;
 }
 
-export function authzenRoutes(deps: Deps) {
+export function authzenRoutes(deps: AuthzenDeps) {
   const base = deps.config.publicUrl;
   return new Elysia({ name: "authzen" })
     .get(
@@ -42,11 +61,12 @@ export function authzenRoutes(deps: Deps) {
     .use(accessRoutes(deps));
 }
 
-function accessRoutes(deps: Deps) {
+function accessRoutes(deps: AuthzenDeps) {
   return (
     new Elysia({ name: "authzen-access", prefix: ACCESS })
       // Before body validation: a stranger learns nothing about the schema.
-      .derive(async ({ request }) => ({ principal: await deps.keys.require(request, { bearer: true }) }))
+      .use(apiKeyGuard(deps.keys))
+      .guard({ apiKey: "bearer" })
       .post(
         "/evaluation",
         async ({ principal, body, request }) => {

@@ -5,10 +5,15 @@
 // back; for any other client, and for a missing asset, the usual JSON 404.
 import { createHash } from "node:crypto";
 import { Elysia } from "elysia";
-import type { Deps } from "../app/deps.ts";
+import type { Logger } from "../log.ts";
 import { AppError } from "../http/errors.ts";
 import { consoleSource, loadConsoleAssets, type ConsoleAssets, type ConsoleFile, type ConsoleSource } from "./assets.ts";
 import { pageOf } from "./pages.ts";
+
+/** What these routes use of the objects the root builds (docs/architecture.md, "The objects the root builds"). */
+export interface ConsoleDeps {
+  log: Logger;
+}
 
 // Only the service's own origin: no inline script or style, no third-party anything.
 export const CONSOLE_CSP =
@@ -24,7 +29,7 @@ const hidden = { detail: { hide: true } };
 
 const etagOf = (body: Uint8Array) => `"${createHash("sha256").update(body).digest("base64url").slice(0, 22)}"`;
 
-export function consoleRoutes(deps: Deps, source: ConsoleSource = consoleSource()) {
+export function consoleRoutes(deps: ConsoleDeps, source: ConsoleSource = consoleSource()) {
   // Read once, on the first request; a missing build is looked for again on the next one.
   let loaded: Promise<ConsoleAssets | undefined> | undefined;
   const assets = async (): Promise<ConsoleAssets> => {

@@ -1,7 +1,14 @@
 // /v1/protect, /v1/execute, /v1/verify: the calls bots and agents make with an API key.
 import { Elysia } from "elysia";
+import type { Db } from "../db/index.ts";
+import type { KeyAuthenticator } from "../keys/authenticate.ts";
+import type { Logger } from "../log.ts";
+import type { Metrics } from "../observability/metrics.ts";
+import type { PolicyVersions } from "../policies/store.ts";
+import type { ReceiptAppender } from "../receipts/append.ts";
+import type { ReceiptSigner } from "../receipts/signer.ts";
+import { apiKeyGuard } from "../http/guards.ts";
 import { ErrorResponse } from "../http/errors.ts";
-import type { Deps } from "../app/deps.ts";
 import { withIdempotency } from "../http/idempotency.ts";
 import { requestId } from "../http/request-state.ts";
 import { assertVerdict } from "../features/gate.ts";
@@ -12,15 +19,28 @@ import { ExecuteBody, ExecuteResult, ProtectResult, VerifyBody, VerifyResponse }
 import { protect } from "./protect.ts";
 import { verifyReceipt } from "./verify.ts";
 
+/** What these routes use of the objects the root builds (docs/architecture.md, "The objects the root builds"). */
+export interface DecisionsDeps {
+  db: Db;
+  keys: KeyAuthenticator;
+  log: Logger;
+  metrics: Metrics;
+  now: () => Date;
+  policies: PolicyVersions;
+  receipts: ReceiptAppender;
+  signer: ReceiptSigner;
+}
+
 const security = [{ apiKey: [] as string[] }];
 // 409 and 422 also come from Idempotency-Key (in progress, mismatch).
 const errors = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 409: ErrorResponse, 422: ErrorResponse, 429: ErrorResponse };
 
-export function decisionsRoutes(deps: Deps) {
+export function decisionsRoutes(deps: DecisionsDeps) {
   return (
     new Elysia({ name: "decisions", prefix: "/v1" })
       // Before body validation: a stranger learns nothing about the schema.
-      .derive(async ({ request }) => ({ principal: await deps.keys.require(request) }))
+      .use(apiKeyGuard(deps.keys))
+      .guard({ apiKey: true })
       .post(
         "/protect",
         async ({ principal, body, request }) => {

@@ -1,21 +1,34 @@
 // /customer/keys: API key management with the customer's JWT (docs/api.md, API keys).
 import { Elysia, t } from "elysia";
+import type { AuditTrail } from "../audit/trail.ts";
+import type { Db } from "../db/index.ts";
+import type { SessionReader } from "../http/guards.ts";
+import type { Logger } from "../log.ts";
+import { sessionGuard } from "../http/guards.ts";
 import { ErrorResponse } from "../http/errors.ts";
-import type { Deps } from "../app/deps.ts";
 import { withIdempotency } from "../http/idempotency.ts";
 import { byMember } from "../audit/events.ts";
 import { createKey, listKeys, revokeKey, rotateKey, updateKey } from "./manage.ts";
 import { CreateKeyBody, KeyCreated, KeyList, KeyListQuery, KeyParams, KeyRevoked, KeyRotated, KeyUpdated, RotateKeyBody, UpdateKeyBody } from "./model.ts";
 
+/** What these routes use of the objects the root builds (docs/architecture.md, "The objects the root builds"). */
+export interface KeysDeps {
+  audit: AuditTrail;
+  db: Db;
+  log: Logger;
+  sessions: SessionReader<{ tenant_id: string; member_id: string }>;
+}
+
 const security = [{ bearer: [] as string[] }];
 // 409 and 422 also come from Idempotency-Key (in progress, mismatch); 429 from the key caps.
 const errors = { 400: ErrorResponse, 401: ErrorResponse, 409: ErrorResponse, 422: ErrorResponse, 429: ErrorResponse };
 
-export function keysRoutes(deps: Deps) {
+export function keysRoutes(deps: KeysDeps) {
   return (
     new Elysia({ name: "keys", prefix: "/customer/keys" })
       // Before body validation: a stranger learns nothing about the schema.
-      .derive(async ({ request, route }) => ({ customer: await deps.sessions.require(request, route) }))
+      .use(sessionGuard(deps.sessions))
+      .guard({ session: true })
       .post(
         "",
         ({ customer, body, request }) =>

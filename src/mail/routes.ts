@@ -7,11 +7,20 @@
 // signed-in person only the messages to their address, never a password-reset link
 // (docs/security.md, "The development mailbox").
 import { Elysia } from "elysia";
-import type { Deps } from "../app/deps.ts";
+import type { Config } from "../config.ts";
+import type { Db } from "../db/index.ts";
+import type { SessionReader } from "../http/guards.ts";
 import { AppError, ErrorResponse } from "../http/errors.ts";
 import { readDevOutbox } from "./dev-outbox.ts";
 import { DevMailbox } from "./model.ts";
 import { fileOutboxDir } from "./transport.ts";
+
+/** What these routes use of the objects the root builds (docs/architecture.md, "The objects the root builds"). */
+export interface MailDeps {
+  config: Config;
+  db: Db;
+  sessions: SessionReader<{ tenant_id: string; member_id: string }>;
+}
 
 const bearer = [{ bearer: [] as string[] }] as Record<string, string[]>[];
 
@@ -27,7 +36,7 @@ export function reachedOnlyFromThisMachine(config: { host: string; publicUrl: st
   return isLoopback(config.host) && isLoopback(new URL(config.publicUrl).hostname);
 }
 
-export function mailRoutes(deps: Deps) {
+export function mailRoutes(deps: MailDeps) {
   const dir = fileOutboxDir(deps.config);
   const local = reachedOnlyFromThisMachine(deps.config);
   return new Elysia({ name: "mail", prefix: "/dev" }).get(

@@ -2,7 +2,14 @@
 // /customer/settings (docs/api.md, "Teams"). Who may call each route is src/accounts/roles.ts's
 // table, checked by Sessions.require(); who may change whom is the database's rule.
 import { Elysia } from "elysia";
-import type { Deps } from "../app/deps.ts";
+import type { SignupEmails } from "../accounts/email.ts";
+import type { Sessions } from "../accounts/sessions.ts";
+import type { AuditTrail } from "../audit/trail.ts";
+import type { SecretBox } from "../crypto/secret-box.ts";
+import type { Db } from "../db/index.ts";
+import type { Logger } from "../log.ts";
+import type { Mailer } from "../mail/worker.ts";
+import { sessionGuard } from "../http/guards.ts";
 import { AppError, ErrorResponse } from "../http/errors.ts";
 import { withIdempotency } from "../http/idempotency.ts";
 import { byMember } from "../audit/events.ts";
@@ -13,14 +20,27 @@ import {
   RoleBody, SettingsBody, SettingsResponse,
 } from "./model.ts";
 
+/** What these routes use of the objects the root builds (docs/architecture.md, "The objects the root builds"). */
+export interface MembersDeps {
+  audit: AuditTrail;
+  db: Db;
+  log: Logger;
+  mail: Mailer;
+  mailTokens: SecretBox;
+  now: () => Date;
+  sessions: Sessions;
+  signupEmails: SignupEmails;
+}
+
 const security = [{ bearer: [] as string[] }];
 const errors = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 429: ErrorResponse };
 
-export function membersRoutes(deps: Deps) {
+export function membersRoutes(deps: MembersDeps) {
   return (
     new Elysia({ name: "members", prefix: "/customer" })
       // Before body validation: a stranger learns nothing about the schema.
-      .derive(async ({ request, route }) => ({ customer: await deps.sessions.require(request, route) }))
+      .use(sessionGuard(deps.sessions))
+      .guard({ session: true })
       .get("/members", ({ customer }) => listMembers(deps.db, customer.tenant_id), {
         response: { 200: MemberList, 401: ErrorResponse, 403: ErrorResponse },
         detail: { summary: "The tenant's members, oldest first, with their roles and whether each has a second factor", tags: ["members"], security },

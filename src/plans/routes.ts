@@ -1,7 +1,11 @@
 // /features/catalog (public), /customer/upgrades and /customer/dashboard (JWT).
 import { Elysia } from "elysia";
+import type { Sessions } from "../accounts/sessions.ts";
+import type { AuditTrail } from "../audit/trail.ts";
+import type { Db } from "../db/index.ts";
+import type { Logger } from "../log.ts";
+import { sessionGuard } from "../http/guards.ts";
 import { AppError, ErrorResponse } from "../http/errors.ts";
-import type { Deps } from "../app/deps.ts";
 import { withIdempotency } from "../http/idempotency.ts";
 import { byMember } from "../audit/events.ts";
 import { couldNameRow, newId } from "../ids.ts";
@@ -9,9 +13,18 @@ import { loadCatalog } from "./catalog.ts";
 import { loadDashboard } from "./dashboard.ts";
 import { Catalog, Dashboard, UpgradeCancelled, UpgradeCreated, UpgradeIdParams, UpgradeItem, UpgradeList, UpgradeRequestBody } from "./model.ts";
 
+/** What these routes use of the objects the root builds (docs/architecture.md, "The objects the root builds"). */
+export interface PlansDeps {
+  audit: AuditTrail;
+  db: Db;
+  log: Logger;
+  now: () => Date;
+  sessions: Sessions;
+}
+
 const security = [{ bearer: [] as string[] }];
 
-export function catalogRoutes(deps: Deps) {
+export function catalogRoutes(deps: PlansDeps) {
   return new Elysia({ name: "catalog" }).get(
     "/features/catalog",
     async ({ set }) => {
@@ -25,11 +38,12 @@ export function catalogRoutes(deps: Deps) {
   );
 }
 
-export function plansRoutes(deps: Deps) {
+export function plansRoutes(deps: PlansDeps) {
   return (
     new Elysia({ name: "plans", prefix: "/customer" })
       // Before body validation: a stranger learns nothing about the schema.
-      .derive(async ({ request, route }) => ({ customer: await deps.sessions.require(request, route) }))
+      .use(sessionGuard(deps.sessions))
+      .guard({ session: true })
       .post(
         "/upgrades/request",
         ({ customer, body, request }) =>

@@ -2,9 +2,13 @@
 // draft would decide (docs/api.md, Policy). Writes need feature custom_policy; reads, tests and
 // impact work on every plan.
 import { Elysia, t } from "elysia";
+import type { Sessions } from "../accounts/sessions.ts";
+import type { AuditTrail } from "../audit/trail.ts";
+import type { Db } from "../db/index.ts";
+import type { Logger } from "../log.ts";
+import { sessionGuard } from "../http/guards.ts";
 import { AppError, ErrorResponse } from "../http/errors.ts";
 import { withIdempotency } from "../http/idempotency.ts";
-import type { Deps } from "../app/deps.ts";
 import { requireFeature } from "../features/gate.ts";
 import { decodeCursor, encodeCursor } from "../receipts/cursor.ts";
 import { ListQuery } from "../receipts/model.ts";
@@ -27,6 +31,14 @@ import { activePolicy, listVersions, policyVersion, publishPolicy, storedTests, 
 import { byMember } from "../audit/events.ts";
 import { runCases } from "./testing.ts";
 
+/** What these routes use of the objects the root builds (docs/architecture.md, "The objects the root builds"). */
+export interface PoliciesDeps {
+  audit: AuditTrail;
+  db: Db;
+  log: Logger;
+  sessions: Sessions;
+}
+
 const show = (p: PolicyVersion) => ({ ok: true as const, ...p.ref, document: p.document, published_by: p.published_by });
 const security = [{ bearer: [] as string[] }];
 // 503: the stored tests kept changing while a publish ran them (src/policies/store.ts).
@@ -44,7 +56,7 @@ function consistent(document: PolicyDocument | undefined): void {
   if (problem) throw new AppError("invalid_request", `body/document/${problem.path}: ${problem.message}`);
 }
 
-export function policiesRoutes(deps: Deps) {
+export function policiesRoutes(deps: PoliciesDeps) {
   const found = async (tenantId: string, version: number) => {
     const policy = await policyVersion(deps.db, tenantId, version);
     if (!policy) throw new AppError("not_found", "No policy version with this number.");
@@ -53,7 +65,8 @@ export function policiesRoutes(deps: Deps) {
   return (
     new Elysia({ name: "policies", prefix: "/customer/policy" })
       // Before body validation: a stranger learns nothing about the schema.
-      .derive(async ({ request, route }) => ({ customer: await deps.sessions.require(request, route) }))
+      .use(sessionGuard(deps.sessions))
+      .guard({ session: true })
       .get("", async ({ customer }) => show(await activePolicy(deps.db, customer.tenant_id)), {
         response: { 200: PolicyResponse, 401: ErrorResponse },
         detail: { summary: "The active policy (built-in default pol_default v1 until a custom one is published)", tags: ["policy"], security },

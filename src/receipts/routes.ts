@@ -2,8 +2,13 @@
 // customer's receipt log: /customer/receipts, one receipt, checkpoint, proofs, export, and the
 // log's C2SP tiles under /customer/log/.
 import { Elysia, t } from "elysia";
+import type { Config } from "../config.ts";
+import type { Db } from "../db/index.ts";
+import type { SessionReader } from "../http/guards.ts";
+import type { ReceiptSigner } from "./signer.ts";
+import type { TenantTurns } from "./turns.ts";
+import { sessionGuard } from "../http/guards.ts";
 import { AppError, ErrorResponse } from "../http/errors.ts";
-import type { Deps } from "../app/deps.ts";
 import { requireFeature } from "../features/gate.ts";
 import { logConsistency, receiptProof, signedCheckpoint } from "./checkpoint.ts";
 import { decodeCursor, encodeCursor } from "./cursor.ts";
@@ -12,10 +17,20 @@ import { getReceiptRow, listReceiptRows, logHead, logLeaf, receiptRange, toRecei
 import { parseTilePath } from "./tiles.ts";
 import { tileBody } from "./tree.ts";
 
+/** What these routes use of the objects the root builds (docs/architecture.md, "The objects the root builds"). */
+export interface ReceiptsDeps {
+  config: Config;
+  db: Db;
+  logReads: TenantTurns;
+  now: () => Date;
+  sessions: SessionReader<{ tenant_id: string; member_id: string }>;
+  signer: ReceiptSigner;
+}
+
 const security = [{ bearer: [] as string[] }];
 const EXPORT_PAGE = 500;
 
-export function receiptsRoutes(deps: Deps) {
+export function receiptsRoutes(deps: ReceiptsDeps) {
   return new Elysia({ name: "receipts" })
     .get(
       "/.well-known/jwks.json",
@@ -42,11 +57,12 @@ function decodedPath(path: string): string {
   }
 }
 
-function receiptLogRoutes(deps: Deps) {
+function receiptLogRoutes(deps: ReceiptsDeps) {
   const notFound = () => new AppError("not_found", "No such receipt.");
   return (
     new Elysia({ name: "receipt-log", prefix: "/customer/receipts" })
-      .derive(async ({ request, route }) => ({ customer: await deps.sessions.require(request, route) }))
+      .use(sessionGuard(deps.sessions))
+      .guard({ session: true })
       .get(
         "",
         async ({ customer, query }) => {
@@ -142,10 +158,11 @@ function receiptLogRoutes(deps: Deps) {
  * The log as C2SP tlog-tiles (docs/api.md) under its own prefix, /customer/log/: a tile's path is
  * one no other route's template can match, which generated clients (openapi-typescript) require.
  */
-function receiptTileRoutes(deps: Deps) {
+function receiptTileRoutes(deps: ReceiptsDeps) {
   return (
     new Elysia({ name: "receipt-tiles", prefix: "/customer/log" })
-      .derive(async ({ request, route }) => ({ customer: await deps.sessions.require(request, route) }))
+      .use(sessionGuard(deps.sessions))
+      .guard({ session: true })
       // The document names the wildcard {tile} (src/app/openapi.ts): generated clients send its
       // slashes percent-encoded, tlog clients as they are; both name the same tile.
       .get(

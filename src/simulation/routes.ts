@@ -1,8 +1,14 @@
 // /v1/simulate (alias /api/simulate) and /v1/presets.
 import { Elysia } from "elysia";
+import type { Sessions } from "../accounts/sessions.ts";
+import type { Db } from "../db/index.ts";
+import type { KeyAuthenticator } from "../keys/authenticate.ts";
+import type { Metrics } from "../observability/metrics.ts";
+import type { PolicyVersions } from "../policies/store.ts";
+import type { ReceiptSigner } from "../receipts/signer.ts";
+import type { PresetOutcomes } from "./simulate.ts";
 import type { Static } from "@sinclair/typebox";
 import { AppError, ErrorResponse } from "../http/errors.ts";
-import type { Deps } from "../app/deps.ts";
 import { requestId } from "../http/request-state.ts";
 import { PresetList, SimulateBody, SimulationResult } from "./model.ts";
 import { activePolicy, policyVersion } from "../policies/store.ts";
@@ -13,15 +19,27 @@ import { usageNeeds, type UsageFacts } from "../decide/engine.ts";
 import { assertActionAllowed } from "../keys/rules.ts";
 import { simulate, type Subject } from "./simulate.ts";
 
+/** What these routes use of the objects the root builds (docs/architecture.md, "The objects the root builds"). */
+export interface SimulationDeps {
+  db: Db;
+  keys: KeyAuthenticator;
+  metrics: Metrics;
+  now: () => Date;
+  policies: PolicyVersions;
+  presetOutcomes: PresetOutcomes;
+  sessions: Sessions;
+  signer: ReceiptSigner;
+}
+
 type Body = Static<typeof SimulateBody>;
-type Caller = { key: Awaited<ReturnType<Deps["keys"]["require"]>>; session?: undefined } | { key?: undefined; session: Awaited<ReturnType<Deps["sessions"]["require"]>> };
+type Caller = { key: Awaited<ReturnType<SimulationDeps["keys"]["require"]>>; session?: undefined } | { key?: undefined; session: Awaited<ReturnType<SimulationDeps["sessions"]["require"]>> };
 
 function subjectOf(body: Body): Subject {
   if ((body.preset === undefined) === (body.input === undefined)) throw new AppError("invalid_request", "body: send either preset or input.");
   return body.preset !== undefined ? { preset: body.preset } : { input: body.input! };
 }
 
-export function simulationRoutes(deps: Deps) {
+export function simulationRoutes(deps: SimulationDeps) {
   // The version asked for, of the caller's tenant; another tenant's or an unknown one is 404.
   const versionOf = async (tenantId: string, version: number) => {
     const policy = await policyVersion(deps.db, tenantId, version);

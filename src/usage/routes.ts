@@ -1,10 +1,19 @@
 // GET /customer/usage: each usage limit of the active policy (docs/policy.md, "Budgets and rate
 // windows") with its use in the current window, per key or for the tenant.
 import { Elysia, t } from "elysia";
-import type { Deps } from "../app/deps.ts";
+import type { Sessions } from "../accounts/sessions.ts";
+import type { Db } from "../db/index.ts";
+import { sessionGuard } from "../http/guards.ts";
 import { counterOf, windowStart } from "../decide/engine.ts";
 import { ErrorResponse } from "../http/errors.ts";
 import { activePolicy } from "../policies/store.ts";
+
+/** What these routes use of the objects the root builds (docs/architecture.md, "The objects the root builds"). */
+export interface UsageDeps {
+  db: Db;
+  now: () => Date;
+  sessions: Sessions;
+}
 
 const Limit = t.Object({
   rule: t.String(),
@@ -18,9 +27,10 @@ const Limit = t.Object({
 });
 const UsageList = t.Object({ ok: t.Literal(true), policy: t.Object({ policy_id: t.String(), version: t.Integer() }), limits: t.Array(Limit) });
 
-export function usageRoutes(deps: Deps) {
+export function usageRoutes(deps: UsageDeps) {
   return new Elysia({ name: "usage", prefix: "/customer" })
-    .derive(async ({ request, route }) => ({ customer: await deps.sessions.require(request, route) }))
+    .use(sessionGuard(deps.sessions))
+    .guard({ session: true })
     .get(
       "/usage",
       async ({ customer }) => {

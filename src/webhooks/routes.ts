@@ -1,22 +1,41 @@
 // /customer/webhooks: a tenant's webhook endpoints with the customer's JWT (docs/api.md, Webhooks).
 import { Elysia } from "elysia";
-import type { Deps } from "../app/deps.ts";
+import type { Sessions } from "../accounts/sessions.ts";
+import type { AuditTrail } from "../audit/trail.ts";
+import type { SecretBox } from "../crypto/secret-box.ts";
+import type { Db } from "../db/index.ts";
+import type { Logger } from "../log.ts";
+import type { WebhookTargets } from "./target.ts";
+import type { WebhookWorker } from "./worker.ts";
+import { sessionGuard } from "../http/guards.ts";
 import { byMember } from "../audit/events.ts";
 import { ErrorResponse } from "../http/errors.ts";
 import { withIdempotency } from "../http/idempotency.ts";
 import { createWebhook, deleteWebhook, listDeliveries, listWebhooks, rotateWebhookSecret, testWebhook } from "./manage.ts";
 import { CreateWebhookBody, DeliveryList, DeliveryListQuery, SecretRotated, TestQueued, WebhookCreated, WebhookDeleted, WebhookList, WebhookParams } from "./model.ts";
 
+/** What these routes use of the objects the root builds (docs/architecture.md, "The objects the root builds"). */
+export interface WebhooksDeps {
+  audit: AuditTrail;
+  db: Db;
+  log: Logger;
+  sessions: Sessions;
+  webhookSecrets: SecretBox;
+  webhookTargets: WebhookTargets;
+  webhooks: WebhookWorker;
+}
+
 const security = [{ bearer: [] as string[] }];
 // 403 from the roles; 409 and 422 also from Idempotency-Key (in progress, mismatch).
 const errors = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 422: ErrorResponse };
 
-export function webhooksRoutes(deps: Deps) {
+export function webhooksRoutes(deps: WebhooksDeps) {
   const writes = { audit: deps.audit, secrets: deps.webhookSecrets, targets: deps.webhookTargets };
   return (
     new Elysia({ name: "webhooks", prefix: "/customer/webhooks" })
       // Before body validation: a stranger learns nothing about the schema.
-      .derive(async ({ request, route }) => ({ customer: await deps.sessions.require(request, route) }))
+      .use(sessionGuard(deps.sessions))
+      .guard({ session: true })
       .post(
         "",
         ({ customer, body, request }) =>

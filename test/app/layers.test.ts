@@ -3,8 +3,8 @@
 // folders below it: no import runs up, so no two folders import each other and no files form a
 // cycle. src/decide/ is the decision core every capability uses: it imports nothing but itself,
 // the crypto leaf (src/crypto/) and the schema library, or the cycles it was moved out of come
-// back. Logic takes the pieces it needs, so only routes (and the composition root) name Deps,
-// the whole of what the root built.
+// back. Logic and routes take the pieces they need (a route module declares its slice as its
+// parameter type), so only the composition root names Deps, the whole of what it built.
 import { describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
@@ -57,13 +57,30 @@ describe("src/decide is a leaf", () => {
 });
 
 describe("Deps", () => {
-  test("is named only by routes and the composition root", () => {
+  test("is named only by the composition root", () => {
     const naming = sourceFiles().filter((path) => {
       const file = join(SRC, path);
       return specifiers(readFileSync(file, "utf8")).some((spec) => spec.startsWith(".") && relative(SRC, resolve(dirname(file), spec)) === "app/deps.ts");
     });
     expect(naming.length).toBeGreaterThan(0);
-    expect(naming.filter((path) => !path.startsWith("app/") && !/(^|\/|-)routes\.ts$/.test(path))).toEqual([]);
+    expect(naming.filter((path) => !path.startsWith("app/"))).toEqual([]);
+  });
+});
+
+describe("the guards", () => {
+  // A route turns on the session or API-key guard with a flag (src/http/guards.ts,
+  // docs/architecture.md, "How a route guards itself"); none pastes its own check.
+  test("no route file reads a session or a key in a .derive of its own", () => {
+    const pasted = sourceFiles().filter((path) => {
+      const code = readFileSync(join(SRC, path), "utf8");
+      return /\.derive\([^)]*\)\s*=>[^\n]*\b(sessions|keys)\.require\(/.test(code);
+    });
+    expect(pasted).toEqual([]);
+  });
+
+  test("every route file that takes a caller uses the guards' macros", () => {
+    const users = sourceFiles().filter((path) => /(^|\/|-)routes\.ts$/.test(path) && /\.guard\(\{ (session: true|apiKey: (true|"bearer")) \}\)/.test(readFileSync(join(SRC, path), "utf8")));
+    expect(users.length).toBeGreaterThanOrEqual(16);
   });
 });
 
@@ -77,10 +94,7 @@ describe("the layers", () => {
   });
 
   test("no import runs up a layer", () => {
-    // Route files still take the type Deps from the composition root, which sits above them; giving
-    // each route module the slice of Deps it uses, from below, removes these (docs/architecture.md).
-    const routeDeps = (e: Edge) => e.depsType && /(^|\/|-)routes\.ts$/.test(e.from);
-    expect(upward(edges).filter((e) => !routeDeps(e)).map((e) => `${e.from} -> ${e.to}`)).toEqual([]);
+    expect(upward(edges).map((e) => `${e.from} -> ${e.to}`)).toEqual([]);
   });
 
   test("no two folders import each other, and no files form a cycle", () => {
