@@ -26,7 +26,7 @@ CREATE TABLE signing_keys (
 CREATE UNIQUE INDEX signing_keys_one_active ON signing_keys ((true)) WHERE status = 'active';
 
 CREATE FUNCTION signing_keys_guard() RETURNS trigger
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 BEGIN
   IF OLD.compromised_since IS NOT NULL AND (NEW.compromised_since IS NULL OR NEW.compromised_since > OLD.compromised_since) THEN
     RAISE EXCEPTION 'signing key % is compromised since %; the mark is never lifted or moved later', OLD.kid, iso_time(OLD.compromised_since)
@@ -40,7 +40,7 @@ CREATE TRIGGER signing_keys_guard BEFORE UPDATE ON signing_keys
   FOR EACH ROW EXECUTE FUNCTION signing_keys_guard();
 
 CREATE FUNCTION signing_key_rotate(p_kid text, p_public jsonb, p_private_sealed text) RETURNS text
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 BEGIN
   UPDATE signing_keys SET status = 'retired', retired_at = now() WHERE status = 'active';
   INSERT INTO signing_keys (kid, public_jwk, private_sealed, status) VALUES (p_kid, p_public, p_private_sealed, 'active');
@@ -51,7 +51,7 @@ COMMENT ON FUNCTION signing_key_rotate(text, jsonb, text) IS
 
 CREATE FUNCTION signing_key_revoke(p_kid text, p_compromised_since timestamptz)
 RETURNS TABLE (kid text, status text, retired_at text, compromised_since text)
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 #variable_conflict use_column
 DECLARE
   -- Milliseconds, as every signed timestamp is written: truncating only moves the mark earlier.
@@ -133,7 +133,7 @@ CREATE TABLE receipt_tree_nodes (
 );
 
 CREATE FUNCTION receipt_tree_nodes_guard() RETURNS trigger
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 BEGIN
   -- Depth 2: this trigger fired by an INSERT that receipts_chain_check() makes.
   IF TG_OP = 'INSERT' AND pg_trigger_depth() >= 2 THEN
@@ -225,7 +225,7 @@ COMMENT ON FUNCTION receipt_tree_root(text, bigint) IS
 -- jit off: the generic plan's guessed row counts (1,000 per generate_series) would cross
 -- jit_above_cost and spend ~100 ms compiling a statement that touches a handful of rows.
 CREATE FUNCTION receipt_tree_grow(p_tenants text[], p_lo bigint[], p_hi bigint[]) RETURNS void
-LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan SET enable_seqscan = off SET jit = off AS $$
+LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan SET enable_seqscan = off SET jit = off AS $$
 DECLARE
   v_level integer := 4;
   v_added bigint;
@@ -332,7 +332,7 @@ $$;
 COMMENT ON FUNCTION receipt_by_id(text, text) IS 'The tenant''s receipt with this id (no row: none), by a probe of the primary key.';
 
 CREATE FUNCTION receipts_append_only() RETURNS trigger
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 BEGIN
   RAISE EXCEPTION 'receipts are append-only' USING ERRCODE = 'WR001';
 END $$;
@@ -346,7 +346,7 @@ CREATE TRIGGER receipts_no_truncate BEFORE TRUNCATE ON receipts
 -- stored only as the exact next links of their tenants' chains, and each head advances once.
 -- Generic plans of index probes, with enable_seqscan off, as receipt_append()'s.
 CREATE FUNCTION receipts_chain_check() RETURNS trigger
-LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan SET enable_seqscan = off AS $$
+LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan SET enable_seqscan = off AS $$
 DECLARE
   v_tenants text[];
   v_lo bigint[];
@@ -429,7 +429,7 @@ CREATE TRIGGER receipts_chain_check AFTER INSERT ON receipts
 -- has no order to pin its index, so both statements are planned at each call (force_custom_plan,
 -- two cheap plans per append): with the range's bounds the planner takes (tenant_id, seq).
 CREATE FUNCTION receipt_heads_guard() RETURNS trigger
-LANGUAGE plpgsql SET plan_cache_mode = force_custom_plan AS $$
+LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_custom_plan AS $$
 DECLARE
   v_seq bigint;
   v_chain text;
@@ -508,7 +508,7 @@ COMMENT ON FUNCTION receipt_execute_window() IS
   'How long after its protect receipt an execute may come, by the two receipts'' own timestamps: 15 minutes. Older is WR004.';
 
 CREATE FUNCTION receipt_append_parse(p_items json) RETURNS receipt_append_item[]
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql STABLE AS $$
 DECLARE
   v_items receipt_append_item[];
   v_bad text;
@@ -543,7 +543,7 @@ COMMENT ON FUNCTION receipt_append_parse(json) IS
 -- Every writer of the log locks the heads it appends to in tenant order, so instances never
 -- deadlock; a head is created when missing.
 CREATE FUNCTION receipt_heads_lock(p_tenants text[]) RETURNS void
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 BEGIN
   INSERT INTO receipt_heads (tenant_id) SELECT DISTINCT t FROM unnest(p_tenants) AS t ORDER BY 1 ON CONFLICT DO NOTHING;
   PERFORM 1
@@ -562,7 +562,7 @@ COMMENT ON FUNCTION receipt_heads_lock(text[]) IS
 -- of a small table said a scan was cheaper (docs/performance.md, "Plans and a growing log").
 
 CREATE FUNCTION receipt_execute_rules(p_items receipt_append_item[]) RETURNS receipt_append_item[]
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql STABLE AS $$
 DECLARE
   v record;
 BEGIN
@@ -621,7 +621,7 @@ COMMENT ON FUNCTION receipt_execute_rules(receipt_append_item[]) IS
   'other items are returned as they came.';
 
 CREATE FUNCTION receipt_quota_rules(p_items receipt_append_item[]) RETURNS receipt_append_item[]
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql STABLE AS $$
 DECLARE
   v record;
 BEGIN
@@ -675,7 +675,7 @@ COMMENT ON FUNCTION receipt_quota_rules(receipt_append_item[]) IS
   'its day''s limit (quota_limit, NULL: none) and its place in the day (quota_used); refused items count towards nothing.';
 
 CREATE FUNCTION receipt_link(p_items receipt_append_item[]) RETURNS receipt_append_item[]
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql STABLE AS $$
 DECLARE
   it record;
   v_tenant text := NULL;
@@ -712,7 +712,7 @@ COMMENT ON FUNCTION receipt_link(receipt_append_item[]) IS
 -- usage_daily is written only here, under the heads' locks, so the counts the quota rules read
 -- and the ones added here are exact.
 CREATE FUNCTION receipt_usage_add(p_items receipt_append_item[]) RETURNS void
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 BEGIN
   -- Each tenant's day counted once, in tenant order as the heads were locked. (PL/pgSQL keeps the
   -- plan of this INSERT; a LANGUAGE sql function would plan it again at every batch.)
@@ -731,7 +731,7 @@ COMMENT ON FUNCTION receipt_usage_add(receipt_append_item[]) IS
 
 CREATE FUNCTION receipt_append(p_items json)
 RETURNS TABLE (idx integer, seq bigint, prev_hash text, chain_hash text, quota_limit integer, quota_used integer, refusal text, approval json)
-LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan SET enable_seqscan = off AS $$
+LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan SET enable_seqscan = off AS $$
 #variable_conflict use_column
 DECLARE
   v_items receipt_append_item[] := receipt_append_parse(p_items);
@@ -784,7 +784,7 @@ COMMENT ON FUNCTION receipt_append(json) IS
 -- no storage limit: the plans count decisions only.
 CREATE FUNCTION receipt_event_append(p_items json)
 RETURNS TABLE (receipt_id text, seq bigint, prev_hash text, chain_hash text)
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 #variable_conflict use_column
 DECLARE
   it record;
