@@ -120,7 +120,7 @@ CREATE TABLE receipt_heads (
 
 -- The receipt log's Merkle tree (RFC 9162), stored from level 4 up: every complete subtree of 16
 -- leaves or more of each tenant's tree, subtree idx of level L covering leaves idx * 2^L ..
--- (idx + 1) * 2^L - 1. Written by receipts_chain_check() in the append's statement, never changed,
+-- (idx + 1) * 2^L - 1. Written by receipts_link_and_grow() in the append's statement, never changed,
 -- so that a tree head or a proof reads O(log N) of these rows instead of rehashing every receipt.
 -- A subtree below level 4 is folded on read from its at most 15 receipts (receipt_tree_node()):
 -- storing every level would write two rows per receipt, one per 8 receipts this way.
@@ -135,14 +135,14 @@ CREATE TABLE receipt_tree_nodes (
 CREATE FUNCTION receipt_tree_nodes_guard() RETURNS trigger
 LANGUAGE plpgsql VOLATILE AS $$
 BEGIN
-  -- Depth 2: this trigger fired by an INSERT that receipts_chain_check() makes.
+  -- Depth 2: this trigger fired by an INSERT that receipts_link_and_grow() makes.
   IF TG_OP = 'INSERT' AND pg_trigger_depth() >= 2 THEN
     RETURN NULL;
   END IF;
   RAISE EXCEPTION 'receipt tree nodes are written only as receipts are appended, and never changed' USING ERRCODE = 'WR001';
 END $$;
 COMMENT ON FUNCTION receipt_tree_nodes_guard() IS
-  'Stored Merkle nodes are inserted only by receipts_chain_check() (as receipts are appended) and never updated, deleted or truncated (WR001).';
+  'Stored Merkle nodes are inserted only by receipts_link_and_grow() (as receipts are appended) and never updated, deleted or truncated (WR001).';
 CREATE TRIGGER receipt_tree_nodes_guard BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON receipt_tree_nodes
   FOR EACH STATEMENT EXECUTE FUNCTION receipt_tree_nodes_guard();
 
@@ -256,9 +256,9 @@ END $$;
 COMMENT ON FUNCTION receipt_tree_grow(text[], bigint[], bigint[]) IS
   'Adds the stored nodes (level >= 4) of each tenant''s Merkle tree that its log growing from lo to hi leaves completes: '
   'a level-4 node folded from its 16 receipts, each node above = SHA-256(0x01 || left || right) of its two children (RFC 9162). '
-  'Called by receipts_chain_check().';
+  'Called by receipts_link_and_grow().';
 
--- Without foreign keys: receipts_chain_check() checks a receipt's key and an execute's protect
+-- Without foreign keys: receipts_link_and_grow() checks a receipt's key and an execute's protect
 -- receipt for all new rows of a statement at once. Keys and receipts are never deleted and never
 -- change identity (api_keys_guard, receipts_append_only), so the check at insert is the whole
 -- guarantee; the tenant is implied by the key's (an event's, which no key signs, by the chain it
@@ -342,10 +342,12 @@ CREATE TRIGGER receipts_append_only BEFORE UPDATE OR DELETE ON receipts
 CREATE TRIGGER receipts_no_truncate BEFORE TRUNCATE ON receipts
   FOR EACH STATEMENT EXECUTE FUNCTION receipts_append_only();
 
--- The guard that no code path or operator can break a chain: whoever inserts receipts, they are
--- stored only as the exact next links of their tenants' chains, and each head advances once.
+-- What an INSERT of receipts does to their tenants' logs, named for it: it checks that the new rows
+-- link (no code path or operator can break a chain: whoever inserts receipts, they are stored only
+-- as the exact next links of their tenants' chains), then advances each head once and grows each
+-- tenant's stored Merkle tree.
 -- Generic plans of index probes, with enable_seqscan off, as receipt_append()'s.
-CREATE FUNCTION receipts_chain_check() RETURNS trigger
+CREATE FUNCTION receipts_link_and_grow() RETURNS trigger
 LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan SET enable_seqscan = off AS $$
 DECLARE
   v_tenants text[];
@@ -413,13 +415,13 @@ BEGIN
   PERFORM receipt_tree_grow(v_tenants, v_lo, v_hi);
   RETURN NULL;
 END $$;
-COMMENT ON FUNCTION receipts_chain_check() IS
+COMMENT ON FUNCTION receipts_link_and_grow() IS
   'AFTER INSERT (statement) on receipts: every new decision names a key of its tenant and an execute a receipt of its tenant (23503), '
   'and the new rows continue each tenant''s chain from its locked head (seq, prev_hash, chain_hash; WR005 otherwise); then each head advances once '
   '(counting the new events apart) and the tenant''s stored Merkle tree (receipt_tree_nodes) gains the subtrees of 16 leaves or more that the new receipts complete.';
-CREATE TRIGGER receipts_chain_check AFTER INSERT ON receipts
+CREATE TRIGGER receipts_link_and_grow AFTER INSERT ON receipts
   REFERENCING NEW TABLE AS added
-  FOR EACH STATEMENT EXECUTE FUNCTION receipts_chain_check();
+  FOR EACH STATEMENT EXECUTE FUNCTION receipts_link_and_grow();
 
 -- The lookup is written as "the latest receipt below tree_size" on purpose: as a plain equality on
 -- (tenant_id, seq), a plan made while the table had no statistics (a new database) could pick the
