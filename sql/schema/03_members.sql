@@ -59,6 +59,9 @@ $$;
 COMMENT ON FUNCTION member_route_add(text, text, text, timestamptz) IS
   'Routes a member who joins (member_routes: account -> tenant, member). Called by every procedure that inserts a member.';
 
+CREATE FUNCTION members_cap() RETURNS integer LANGUAGE sql IMMUTABLE AS $$ SELECT 100 $$;
+COMMENT ON FUNCTION members_cap() IS 'At most this many active members per tenant (429 quota_exceeded, limit "members").';
+
 CREATE FUNCTION members_guard() RETURNS trigger
 LANGUAGE plpgsql VOLATILE AS $$
 BEGIN
@@ -90,9 +93,6 @@ COMMENT ON FUNCTION members_guard() IS
   'Members are never deleted (WT002), join active under the tenant''s cap (WT004, tenant row locked), keep their identity, and a removed member changes no more (WT001).';
 CREATE TRIGGER members_guard BEFORE INSERT OR UPDATE OR DELETE ON members
   FOR EACH ROW EXECUTE FUNCTION members_guard();
-
-CREATE FUNCTION members_cap() RETURNS integer LANGUAGE sql IMMUTABLE AS $$ SELECT 100 $$;
-COMMENT ON FUNCTION members_cap() IS 'At most this many active members per tenant (429 quota_exceeded, limit "members").';
 
 -- There is always an owner. The check runs after the row changed, under the tenant's row lock: two
 -- owners demoting each other at once take turns, and the second finds the first already gone.

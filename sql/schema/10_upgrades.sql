@@ -167,6 +167,15 @@ END $$;
 COMMENT ON FUNCTION upgrade_request_take_for_review(text, text) IS
   'Locks a pending upgrade request for review; WU004 without a reviewer or for an unknown request, WU002 when it is not pending.';
 
+-- The review email goes through the mail outbox in the review's own transaction, so a committed
+-- review always gets its email and a rolled-back one never does.
+CREATE FUNCTION upgrade_request_notify(p_tenant_id text, p_email text, p_kind text, p_data jsonb) RETURNS void
+LANGUAGE plpgsql VOLATILE AS $$
+BEGIN
+  PERFORM mail_enqueue(p_kind, p_email, p_tenant_id, p_data);
+END $$;
+COMMENT ON FUNCTION upgrade_request_notify(text, text, text, jsonb) IS 'Queues a review email in the review''s own transaction.';
+
 CREATE FUNCTION upgrade_request_approve(p_request_id text, p_reviewer text)
 RETURNS TABLE (request_id text, tenant_id text, status text, plan text, reviewed_by text, reviewed_at text)
 LANGUAGE plpgsql VOLATILE AS $$
@@ -219,15 +228,6 @@ BEGIN
 END $$;
 COMMENT ON FUNCTION upgrade_request_reject(text, text, text) IS
   'Operator rejection with a note the customer sees; the tenant is emailed and the audit event upgrade.rejected is queued (audit_outbox). A new request may follow.';
-
--- The review email goes through the mail outbox in the review's own transaction, so a committed
--- review always gets its email and a rolled-back one never does.
-CREATE FUNCTION upgrade_request_notify(p_tenant_id text, p_email text, p_kind text, p_data jsonb) RETURNS void
-LANGUAGE plpgsql VOLATILE AS $$
-BEGIN
-  PERFORM mail_enqueue(p_kind, p_email, p_tenant_id, p_data);
-END $$;
-COMMENT ON FUNCTION upgrade_request_notify(text, text, text, jsonb) IS 'Queues a review email in the review''s own transaction.';
 
 CREATE FUNCTION ops_upgrades_pending()
 RETURNS TABLE (request_id text, tenant_id text, email text, current_plan text, requested_plan text, reason text, created_at text, age text)
