@@ -12,7 +12,7 @@ CREATE TABLE outbox (
   -- webhook the event's type (approval.requested). A mail kind the worker does not know is retried
   -- (another instance may know it), then ends as 'failed'.
   kind             text NOT NULL CHECK (kind ~ '^[a-z][a-z0-9_.]{0,62}$'),
-  -- Where to: for mail the address, for a webhook the endpoint's id (12_webhooks.sql).
+  -- Where to: for mail the address, for a webhook the endpoint's id (11_webhooks.sql).
   recipient        text NOT NULL CHECK (char_length(recipient) BETWEEN 1 AND 2048),
   tenant_id        text REFERENCES tenants (tenant_id),
   -- What the delivery needs (for mail the template's variables). For verification, reset and

@@ -244,7 +244,7 @@ LANGUAGE sql STABLE AS $$
 $$;
 COMMENT ON FUNCTION receipt_as_json(text, text) IS 'A stored receipt as the API shows it (payload as JSON), for webhook data.';
 
--- Tells the tenant's webhooks of a step of an approval (webhook_emit(), sql/schema/12_webhooks.sql),
+-- Tells the tenant's webhooks of a step of an approval (webhook_emit(), sql/schema/11_webhooks.sql),
 -- with the signed receipt of that step, in the transaction of the step.
 CREATE FUNCTION approval_emit(p_tenant_id text, p_type text, p_approval_id text, p_receipt_id text) RETURNS void
 LANGUAGE plpgsql VOLATILE AS $$
@@ -256,7 +256,7 @@ COMMENT ON FUNCTION approval_emit(text, text, text, text) IS
   'data {approval_id, receipt}: the step''s signed receipt, verifiable offline. Called by the approvals'' procedures in their transaction.';
 
 -- -------------------------------------------------------------------------------------------------
--- The pieces receipt_append() runs for approvals (sql/schema/08_receipts.sql).
+-- The pieces receipt_append() runs for approvals (sql/schema/14_receipt_append.sql).
 
 -- What a retry answers: the key's latest approval of the same action (its protect receipt's
 -- content_hash) while it is pending, approved and still executable, or denied or expired less than
