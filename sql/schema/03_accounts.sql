@@ -43,7 +43,7 @@ CREATE FUNCTION tenant_signup(
   p_tenant_id text, p_account_id text, p_member_id text, p_email text, p_password_hash text,
   p_key_id text, p_secret_hash text, p_hint text
 ) RETURNS TABLE (tenant_id text, key_id text, created_at text)
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
   v_created timestamptz;
 BEGIN
@@ -111,7 +111,7 @@ COMMENT ON FUNCTION auth_token_check(text, text, timestamptz) IS
 -- Redeems a token exactly once: the row lock makes a second, parallel redemption wait and then
 -- see status 'used'.
 CREATE FUNCTION auth_token_take(p_token text, p_purpose text, p_now timestamptz) RETURNS text
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
   v auth_tokens%ROWTYPE;
 BEGIN
@@ -136,7 +136,7 @@ COMMENT ON FUNCTION auth_token_take(text, text, timestamptz) IS
 -- p_token_sealed: the same token sealed by the service (src/crypto/secret-box.ts); only it waits
 -- in the outbox, so a copy of the database holds no live link (the hash alone is kept after).
 CREATE FUNCTION email_verification_issue(p_account_id text, p_token text, p_token_sealed text, p_now timestamptz) RETURNS bigint
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
   v_email text;
   v_verified timestamptz;
@@ -158,7 +158,7 @@ COMMENT ON FUNCTION email_verification_issue(text, text, text, timestamptz) IS
 
 CREATE FUNCTION email_verification_confirm(p_token text, p_now timestamptz)
 RETURNS TABLE (account_id text, verified_at text)
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
   v_account text;
 BEGIN
@@ -176,7 +176,7 @@ COMMENT ON FUNCTION email_verification_confirm(text, timestamptz) IS
 -- p_token_sealed: as for email_verification_issue().
 CREATE FUNCTION password_reset_request(p_email text, p_token text, p_token_sealed text, p_now timestamptz)
 RETURNS TABLE (account_id text, tenant_id text, mail_id bigint)
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
   v_account text;
   v_tenant text;
@@ -197,7 +197,7 @@ COMMENT ON FUNCTION password_reset_request(text, text, text, timestamptz) IS
 
 CREATE FUNCTION password_reset_confirm(p_token text, p_password_hash text, p_now timestamptz)
 RETURNS TABLE (account_id text, session_epoch integer)
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
   v_account text;
 BEGIN
@@ -218,7 +218,7 @@ COMMENT ON FUNCTION password_reset_confirm(text, text, timestamptz) IS
 
 CREATE FUNCTION password_change(p_account_id text, p_current_hash text, p_new_hash text, p_now timestamptz)
 RETURNS integer
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
   v_epoch integer;
 BEGIN
@@ -251,7 +251,7 @@ CREATE INDEX auth_rate_limits_resets_idx ON auth_rate_limits (resets_at);
 
 CREATE FUNCTION rate_limit_hit(p_bucket text, p_limit integer, p_window_seconds integer, p_now timestamptz)
 RETURNS TABLE (allowed boolean, hits integer, retry_after integer)
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
   v_hits integer;
   v_resets timestamptz;
@@ -285,7 +285,7 @@ COMMENT ON FUNCTION rate_limit_hit(text, integer, integer, timestamptz) IS
 -- tenants are not this tenant's to end). Unlike the customer's own sign-out, it names an unknown tenant.
 -- p_by: the operator, for the audit trail (NULL: "operator").
 CREATE FUNCTION tenant_sessions_end(p_tenant_id text, p_by text DEFAULT NULL) RETURNS integer
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
   v_count integer;
 BEGIN
@@ -311,7 +311,7 @@ COMMENT ON FUNCTION tenant_sessions_end(text, text) IS
 CREATE INDEX auth_rate_limits_bucket_prefix_idx ON auth_rate_limits (bucket text_pattern_ops);
 
 CREATE FUNCTION rate_limit_clear(p_subject text) RETURNS integer
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
   v_count integer;
 BEGIN
@@ -334,7 +334,7 @@ CREATE INDEX session_revocations_expires_idx ON session_revocations (expires_at)
 
 CREATE FUNCTION session_revoke(p_account_id text, p_jti text, p_expires_at timestamptz, p_now timestamptz)
 RETURNS void
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 BEGIN
   INSERT INTO session_revocations (jti, account_id, expires_at)
   VALUES (p_jti, p_account_id, p_expires_at)
@@ -349,7 +349,7 @@ COMMENT ON FUNCTION session_revoke(text, text, timestamptz, timestamptz) IS
 -- A second-factor challenge (mfa_token) is single use: passing it records its jti here, in the
 -- transaction that spends the code, so a second exchange of the same token finds it (WA006).
 CREATE FUNCTION mfa_challenge_spend(p_account_id text, p_jti text, p_expires_at timestamptz) RETURNS void
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 BEGIN
   INSERT INTO session_revocations (jti, account_id, expires_at)
   VALUES (p_jti, p_account_id, p_expires_at)
@@ -389,7 +389,7 @@ CREATE TABLE mfa_recovery_codes (
 CREATE INDEX mfa_recovery_codes_account_idx ON mfa_recovery_codes (account_id);
 
 CREATE FUNCTION mfa_enroll(p_account_id text, p_secret_sealed text, p_now timestamptz) RETURNS void
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
   v_status text;
 BEGIN
@@ -406,7 +406,7 @@ COMMENT ON FUNCTION mfa_enroll(text, text, timestamptz) IS
 -- A factor's recovery codes become exactly these ten hashes (22023 for another count); the
 -- callers below decide when (a confirm, a replacement).
 CREATE FUNCTION mfa_recovery_codes_set(p_account_id text, p_recovery_hashes text[]) RETURNS void
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 BEGIN
   IF cardinality(p_recovery_hashes) <> 10 THEN
     RAISE EXCEPTION 'ten recovery codes expected' USING ERRCODE = '22023';
@@ -418,7 +418,7 @@ COMMENT ON FUNCTION mfa_recovery_codes_set(text, text[]) IS
   'Makes a factor''s recovery codes exactly the ten given hashes (22023 otherwise); called by mfa_confirm() and mfa_recovery_codes_replace().';
 
 CREATE FUNCTION mfa_confirm(p_account_id text, p_step bigint, p_recovery_hashes text[], p_now timestamptz) RETURNS void
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 BEGIN
   UPDATE mfa_totp SET status = 'active', confirmed_at = p_now, last_step = p_step
    WHERE account_id = p_account_id AND status = 'pending';
@@ -431,7 +431,7 @@ COMMENT ON FUNCTION mfa_confirm(text, bigint, text[], timestamptz) IS
   'Activates a pending enrolment whose code (of step p_step, checked by the service) proved the secret, and stores the hashes of its ten recovery codes; WA012 when nothing is pending.';
 
 CREATE FUNCTION mfa_accept_code(p_account_id text, p_step bigint, p_recovery_hash text, p_now timestamptz) RETURNS void
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 BEGIN
   IF p_step IS NOT NULL THEN
     -- Compare-and-set on the step: a code is accepted once, and never one of an earlier step.
@@ -454,7 +454,7 @@ COMMENT ON FUNCTION mfa_accept_code(text, bigint, text, timestamptz) IS
 -- not (a lost confirm answer, or codes used up or exposed). The service checks the password and a
 -- code first.
 CREATE FUNCTION mfa_recovery_codes_replace(p_account_id text, p_recovery_hashes text[]) RETURNS void
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 BEGIN
   -- The factor's row lock: a disable or another replacement at once waits, then finds its state.
   PERFORM 1 FROM mfa_totp WHERE account_id = p_account_id AND status = 'active' FOR UPDATE;
@@ -467,7 +467,7 @@ COMMENT ON FUNCTION mfa_recovery_codes_replace(text, text[]) IS
   'Replaces every recovery code of an active factor with ten new hashes; WA010 when none is active. The service checks the password and a code first.';
 
 CREATE FUNCTION mfa_disable(p_account_id text, p_now timestamptz) RETURNS void
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 BEGIN
   UPDATE mfa_totp SET status = 'disabled', disabled_at = p_now WHERE account_id = p_account_id AND status = 'active';
   IF NOT FOUND THEN

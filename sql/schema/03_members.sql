@@ -53,14 +53,17 @@ CREATE TABLE member_routes (
 -- member_invitation_accept(), member_remove()), not by a trigger: distributed by tenant (docs/scaling.md), a
 -- trigger on members runs on the tenant's shard, where it may write no other table.
 CREATE FUNCTION member_route_add(p_account_id text, p_tenant_id text, p_member_id text, p_joined_at timestamptz) RETURNS void
-LANGUAGE sql AS $$
+LANGUAGE sql VOLATILE AS $$
   INSERT INTO member_routes (account_id, tenant_id, member_id, joined_at) VALUES (p_account_id, p_tenant_id, p_member_id, p_joined_at)
 $$;
 COMMENT ON FUNCTION member_route_add(text, text, text, timestamptz) IS
   'Routes a member who joins (member_routes: account -> tenant, member). Called by every procedure that inserts a member.';
 
+CREATE FUNCTION members_cap() RETURNS integer LANGUAGE sql IMMUTABLE AS $$ SELECT 100 $$;
+COMMENT ON FUNCTION members_cap() IS 'At most this many active members per tenant (429 quota_exceeded, limit "members").';
+
 CREATE FUNCTION members_guard() RETURNS trigger
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 BEGIN
   IF TG_OP = 'DELETE' THEN
     RAISE EXCEPTION 'members are never deleted; remove them' USING ERRCODE = 'WT002';
@@ -91,13 +94,10 @@ COMMENT ON FUNCTION members_guard() IS
 CREATE TRIGGER members_guard BEFORE INSERT OR UPDATE OR DELETE ON members
   FOR EACH ROW EXECUTE FUNCTION members_guard();
 
-CREATE FUNCTION members_cap() RETURNS integer LANGUAGE sql IMMUTABLE AS $$ SELECT 100 $$;
-COMMENT ON FUNCTION members_cap() IS 'At most this many active members per tenant (429 quota_exceeded, limit "members").';
-
 -- There is always an owner. The check runs after the row changed, under the tenant's row lock: two
 -- owners demoting each other at once take turns, and the second finds the first already gone.
 CREATE FUNCTION members_keep_an_owner() RETURNS trigger
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 BEGIN
   IF OLD.role = 'owner' AND OLD.status = 'active' AND (NEW.role <> 'owner' OR NEW.status <> 'active') THEN
     PERFORM 1 FROM tenants t WHERE t.tenant_id = NEW.tenant_id FOR NO KEY UPDATE;
@@ -122,7 +122,7 @@ COMMENT ON FUNCTION member_role_refusal(text) IS
 -- The acting member, active in the tenant, with at least p_role; WT002 otherwise (WT001 when the
 -- actor is no member of it at all). NULL actor: an operator, who may do anything.
 CREATE FUNCTION member_actor_check(p_tenant_id text, p_actor text, p_role text) RETURNS text
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql STABLE AS $$
 DECLARE
   v_role text;
 BEGIN
@@ -145,7 +145,7 @@ COMMENT ON FUNCTION member_actor_check(text, text, text) IS
 -- (FOR SHARE): a removal, which locks the row FOR UPDATE, waits for it and then sees what was made
 -- (and revokes it with revoke_keys); one that comes after the removal finds them gone (WT010).
 CREATE FUNCTION member_hold(p_tenant_id text, p_member_id text) RETURNS void
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 BEGIN
   IF p_member_id IS NULL THEN
     RETURN; -- an operator
@@ -160,7 +160,7 @@ COMMENT ON FUNCTION member_hold(text, text) IS
 
 CREATE FUNCTION member_set_role(p_tenant_id text, p_actor text, p_member_id text, p_role text)
 RETURNS TABLE (member_id text, role text, old_role text)
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 #variable_conflict use_column
 DECLARE
   v_actor_role text;
@@ -193,7 +193,7 @@ COMMENT ON FUNCTION member_set_role(text, text, text, text) IS
 -- api_key_revoke() as a revoke of its own; otherwise they keep working, and the answer lists them.
 CREATE FUNCTION member_remove(p_tenant_id text, p_actor text, p_member_id text, p_now timestamptz, p_revoke_keys boolean)
 RETURNS TABLE (member_id text, role text, revoked_keys jsonb, kept_keys jsonb)
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 #variable_conflict use_column
 DECLARE
   v_role text;
@@ -279,7 +279,7 @@ CREATE TABLE invitation_routes (
 
 
 CREATE FUNCTION member_invitations_guard() RETURNS trigger
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 BEGIN
   IF TG_OP = 'DELETE' OR OLD.status <> 'pending' OR NEW.status = 'pending'
      OR NEW.invitation_id <> OLD.invitation_id OR NEW.tenant_id <> OLD.tenant_id OR NEW.email <> OLD.email
@@ -307,7 +307,7 @@ COMMENT ON FUNCTION member_invitation_status(text, timestamptz, timestamptz) IS
 CREATE FUNCTION member_invite(p_invitation_id text, p_tenant_id text, p_actor text, p_email text, p_role text,
                               p_token text, p_token_sealed text, p_public_data jsonb, p_now timestamptz)
 RETURNS TABLE (invitation_id text, email text, role text, created_at text, expires_at text)
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 #variable_conflict use_column
 DECLARE
   v_actor_role text;
@@ -347,7 +347,7 @@ COMMENT ON FUNCTION member_invite(text, text, text, text, text, text, text, json
 
 CREATE FUNCTION member_invitation_revoke(p_tenant_id text, p_actor text, p_invitation_id text, p_now timestamptz)
 RETURNS TABLE (invitation_id text, email text, role text)
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 #variable_conflict use_column
 DECLARE
   v member_invitations%ROWTYPE;
@@ -372,7 +372,7 @@ COMMENT ON FUNCTION member_invitation_revoke(text, text, text, timestamptz) IS
 CREATE FUNCTION member_invitation_accept(p_token text, p_account_id text, p_new_account_id text, p_password_hash text,
                                          p_member_id text, p_now timestamptz)
 RETURNS TABLE (tenant_id text, member_id text, account_id text, role text, email text, invitation_id text, new_account boolean)
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 #variable_conflict use_column
 DECLARE
   v member_invitations%ROWTYPE;
@@ -483,7 +483,7 @@ COMMENT ON FUNCTION member_session(text, text, text, text) IS
 -- their last session while they are still a member there, else their oldest membership.
 CREATE FUNCTION member_for_session(p_account_id text, p_tenant_id text)
 RETURNS TABLE (tenant_id text, member_id text, role text, member_epoch integer)
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 #variable_conflict use_column
 BEGIN
   -- The person's memberships found through their routes, each read in its tenant.

@@ -12,7 +12,7 @@ CREATE TABLE outbox (
   -- webhook the event's type (approval.requested). A mail kind the worker does not know is retried
   -- (another instance may know it), then ends as 'failed'.
   kind             text NOT NULL CHECK (kind ~ '^[a-z][a-z0-9_.]{0,62}$'),
-  -- Where to: for mail the address, for a webhook the endpoint's id (12_webhooks.sql).
+  -- Where to: for mail the address, for a webhook the endpoint's id (11_webhooks.sql).
   recipient        text NOT NULL CHECK (char_length(recipient) BETWEEN 1 AND 2048),
   tenant_id        text REFERENCES tenants (tenant_id),
   -- What the delivery needs (for mail the template's variables). For verification, reset and
@@ -35,7 +35,7 @@ CREATE TABLE outbox (
 CREATE INDEX outbox_due_idx ON outbox (channel, next_attempt_at, id) WHERE status = 'pending';
 
 CREATE FUNCTION outbox_enqueue(p_channel text, p_kind text, p_recipient text, p_tenant_id text, p_data jsonb) RETURNS bigint
-LANGUAGE sql AS $$
+LANGUAGE sql VOLATILE AS $$
   INSERT INTO outbox (channel, kind, recipient, tenant_id, data)
   VALUES (p_channel, p_kind, p_recipient, p_tenant_id, coalesce(p_data, '{}'::jsonb))
   RETURNING id
@@ -49,7 +49,7 @@ COMMENT ON FUNCTION outbox_enqueue(text, text, text, text, jsonb) IS
 -- delivered, and a row whose worker died is retried once the lease runs out (at-least-once delivery).
 CREATE FUNCTION outbox_claim(p_channel text, p_limit integer, p_lease_seconds integer)
 RETURNS TABLE (id bigint, kind text, recipient text, tenant_id text, data jsonb, attempts integer)
-LANGUAGE sql AS $$
+LANGUAGE sql VOLATILE AS $$
   UPDATE outbox m
      SET attempts = m.attempts + 1,
          next_attempt_at = now() + make_interval(secs => p_lease_seconds)
@@ -65,7 +65,7 @@ COMMENT ON FUNCTION outbox_claim(text, integer, integer) IS
   'Takes up to p_limit due pending rows of the channel for this worker (SKIP LOCKED: instances never wait on each other) and leases them for p_lease_seconds.';
 
 CREATE FUNCTION outbox_sent(p_id bigint) RETURNS boolean
-LANGUAGE sql AS $$
+LANGUAGE sql VOLATILE AS $$
   WITH done AS (
     UPDATE outbox SET status = 'sent', sent_at = now(), data = '{}'::jsonb, last_error = NULL
      WHERE id = p_id AND status = 'pending'
@@ -83,7 +83,7 @@ CREATE FUNCTION outbox_attempt_failed(
   p_id bigint, p_error text, p_permanent boolean,
   p_max_attempts integer, p_base_seconds integer, p_cap_seconds integer
 ) RETURNS text
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
   v_attempts integer;
   v_status text;
@@ -112,7 +112,7 @@ COMMENT ON FUNCTION outbox_attempt_failed(bigint, text, boolean, integer, intege
 
 -- What SQL producers (verification, reset, invitations, upgrade reviews) call.
 CREATE FUNCTION mail_enqueue(p_kind text, p_to_email text, p_tenant_id text, p_data jsonb) RETURNS bigint
-LANGUAGE sql AS $$
+LANGUAGE sql VOLATILE AS $$
   SELECT outbox_enqueue('mail', p_kind, p_to_email, p_tenant_id, p_data)
 $$;
 COMMENT ON FUNCTION mail_enqueue(text, text, text, jsonb) IS
@@ -145,7 +145,7 @@ COMMENT ON FUNCTION ops_mail_list(text) IS
 -- data (and any token in it) erased, so the customer asks for a new mail instead.
 CREATE FUNCTION ops_mail_retry(p_id bigint)
 RETURNS TABLE (id bigint, kind text, to_email text, status text, attempts integer, next_attempt_at text)
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
   v_status text;
 BEGIN

@@ -57,7 +57,7 @@ CREATE TABLE key_routes (
 -- api_key_create(), api_key_rotate()), not by a trigger: distributed by tenant (docs/scaling.md),
 -- a trigger on api_keys runs on the key's shard, where it may write no other table.
 CREATE FUNCTION key_route_add(p_tenant_id text, p_key_id text, p_secret_hash text) RETURNS void
-LANGUAGE sql AS $$
+LANGUAGE sql VOLATILE AS $$
   INSERT INTO key_routes (secret_hash, tenant_id, key_id) VALUES (p_secret_hash, p_tenant_id, p_key_id)
 $$;
 COMMENT ON FUNCTION key_route_add(text, text, text) IS
@@ -67,7 +67,7 @@ COMMENT ON FUNCTION key_route_add(text, text, text) IS
 -- move); a revoked key never changes, except that a revoke ends a rotation's overlap early; identity columns never change; keys are never deleted.
 -- Raised as SQLSTATE WK001 (docs/error_codes.md), answered as 409 key_not_active.
 CREATE FUNCTION api_keys_guard() RETURNS trigger
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 BEGIN
   IF TG_OP = 'DELETE' THEN
     RAISE EXCEPTION 'api keys are never deleted' USING ERRCODE = 'WK001';
@@ -108,7 +108,7 @@ CREATE FUNCTION api_keys_total_cap() RETURNS integer LANGUAGE sql IMMUTABLE AS $
 COMMENT ON FUNCTION api_keys_total_cap() IS 'Most API keys one tenant keeps in all, revoked ones included (WK003 beyond).';
 
 CREATE FUNCTION api_keys_check_caps(p_tenant_id text, p_adds_active boolean) RETURNS void
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
   v_total integer;
   v_active integer;
@@ -132,7 +132,7 @@ COMMENT ON FUNCTION api_keys_check_caps(text, boolean) IS
 -- routes check each field's shape; here, what needs the database: an expiry in the future (WK004)
 -- and a daily limit within the plan's (WK005).
 CREATE FUNCTION api_key_props_check(p_tenant_id text, p_props jsonb) RETURNS void
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql STABLE AS $$
 DECLARE
   v_plan_limit integer;
 BEGIN
@@ -151,7 +151,7 @@ COMMENT ON FUNCTION api_key_props_check(text, jsonb) IS
 
 -- The key row with p_props applied (see api_key_props_check()); fields absent stay as they were.
 CREATE FUNCTION api_key_props_apply(k api_keys, p_props jsonb) RETURNS api_keys
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql STABLE AS $$
 BEGIN
   IF p_props ? 'label' THEN k.label := p_props->>'label'; END IF;
   IF p_props ? 'expires_at' THEN k.expires_at := (p_props->>'expires_at')::timestamptz; END IF;
@@ -185,7 +185,7 @@ COMMENT ON FUNCTION api_key_props_json(api_keys) IS 'A key''s settable propertie
 
 CREATE FUNCTION api_key_create(p_key_id text, p_tenant_id text, p_label text, p_secret_hash text, p_hint text, p_created_by text, p_props jsonb)
 RETURNS TABLE (key_id text, tenant_id text, label text, status text, created_at text, created_by text)
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
   v api_keys;
 BEGIN
@@ -207,7 +207,7 @@ COMMENT ON FUNCTION api_key_create(text, text, text, text, text, text, jsonb) IS
 -- The key a change is about, locked for the change: NULL (every field) when the tenant has no such
 -- key, WK001 when it is not active. Concurrent changes of one key take turns on the row lock.
 CREATE FUNCTION api_key_lock_active(p_tenant_id text, p_key_id text) RETURNS api_keys
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
   v_key api_keys;
 BEGIN
@@ -222,7 +222,7 @@ COMMENT ON FUNCTION api_key_lock_active(text, text) IS
 
 CREATE FUNCTION api_key_update(p_tenant_id text, p_key_id text, p_props jsonb, p_actor text)
 RETURNS TABLE (key_id text, changed jsonb)
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 #variable_conflict use_column
 DECLARE
   v_old api_keys;
@@ -252,7 +252,7 @@ COMMENT ON FUNCTION api_key_update(text, text, jsonb, text) IS
 
 CREATE FUNCTION api_key_rotate(p_tenant_id text, p_key_id text, p_new_key_id text, p_secret_hash text, p_hint text, p_actor text, p_overlap integer)
 RETURNS TABLE (revoked_key_id text, key_id text, tenant_id text, label text, status text, created_at text, created_by text)
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 #variable_conflict use_column
 DECLARE
   v_old api_keys%ROWTYPE;
@@ -291,7 +291,7 @@ COMMENT ON FUNCTION api_key_rotate(text, text, text, text, text, text, integer) 
 -- such key. The api_keys_guard trigger refuses (WK001) any other revoked key.
 CREATE FUNCTION api_key_revoke(p_tenant_id text, p_key_id text, p_actor text)
 RETURNS TABLE (key_id text, status text, revoked_at text, revoked_by text)
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 #variable_conflict use_column
 BEGIN
   RETURN QUERY
@@ -307,7 +307,7 @@ COMMENT ON FUNCTION api_key_revoke(text, text, text) IS
 -- overlap still running. p_lock: locked for a change (member_remove() revokes them).
 CREATE FUNCTION api_keys_of_member(p_tenant_id text, p_member_id text, p_lock boolean)
 RETURNS TABLE (key_id text, label text, hint text, created_at timestamptz)
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 #variable_conflict use_column
 BEGIN
   IF p_lock THEN
@@ -367,7 +367,7 @@ RETURNS TABLE (secret_hash text, key_id text, tenant_id text, status text, plan 
                features text[], verdicts text[], required_plans text[],
                expires_ms double precision, enabled boolean, actions text[], protect_per_day integer,
                per_second integer, burst integer, allowed_ips text[], overlap_ms double precision)
-LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan SET enable_seqscan = off AS $$
+LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan SET enable_seqscan = off AS $$
 #variable_conflict use_column
 DECLARE
   v_hashes text[] := ARRAY(SELECT DISTINCT h FROM jsonb_array_elements_text(p_secret_hashes) AS h);
@@ -421,7 +421,7 @@ COMMENT ON FUNCTION api_key_contexts(jsonb) IS
 -- whoever makes it (a route, an operator script, psql), moves the tenant's key_context_epoch, so a
 -- context read earlier may be reused exactly while its tenant's epoch has not moved.
 CREATE FUNCTION tenants_key_context_epoch() RETURNS trigger
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 BEGIN
   IF NEW.plan IS DISTINCT FROM OLD.plan THEN
     NEW.key_context_epoch := greatest(NEW.key_context_epoch, OLD.key_context_epoch + 1);
@@ -442,7 +442,7 @@ CREATE TRIGGER tenants_key_context_epoch BEFORE UPDATE ON tenants
   FOR EACH ROW EXECUTE FUNCTION tenants_key_context_epoch();
 
 CREATE FUNCTION key_context_changed() RETURNS trigger
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 BEGIN
   UPDATE tenants SET key_context_epoch = key_context_epoch + 1
   WHERE tenant_id = (CASE WHEN TG_OP = 'DELETE' THEN OLD.tenant_id ELSE NEW.tenant_id END);
@@ -455,7 +455,7 @@ COMMENT ON FUNCTION key_context_changed() IS
   'Moves the key_context_epoch of the tenant named by the changed row (both tenants when the row moved between them).';
 
 CREATE FUNCTION key_context_changed_for_all() RETURNS trigger
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 BEGIN
   UPDATE tenants SET key_context_epoch = key_context_epoch + 1;
   RETURN NULL;
@@ -509,7 +509,7 @@ CREATE TABLE api_key_rate_buckets (
 -- statistics of a few keys would keep a scan of all of them.
 CREATE FUNCTION api_key_rate_take(p_tenant_id text, p_key_id text, p_per_second integer, p_burst integer)
 RETURNS TABLE (allowed boolean, retry_after integer)
-LANGUAGE plpgsql SET enable_seqscan = off AS $$
+LANGUAGE plpgsql VOLATILE SET enable_seqscan = off AS $$
 DECLARE
   v_now timestamptz := clock_timestamp();
   v_tokens double precision;
@@ -543,7 +543,7 @@ CREATE TABLE api_key_usage_daily (
 
 CREATE FUNCTION api_key_protect_take(p_tenant_id text, p_key_id text, p_limit integer)
 RETURNS TABLE (allowed boolean, used integer)
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
   v_day date := (now() AT TIME ZONE 'UTC')::date;
   v_used integer;
@@ -595,12 +595,12 @@ COMMENT ON FUNCTION api_keys_expiring(timestamptz) IS
 
 CREATE INDEX api_keys_expires_idx ON api_keys (expires_at) WHERE status = 'active' AND expires_at IS NOT NULL;
 
--- Records each crossing and tells the tenant's webhooks (webhook_emit(), sql/schema/12_webhooks.sql,
+-- Records each crossing and tells the tenant's webhooks (webhook_emit(), sql/schema/11_webhooks.sql,
 -- resolved when the sweep runs): event key.expiring, data {key_id, label, expires_at, threshold}.
 -- Run by the service every minute (src/keys/expiring.ts); safe to run from several instances at once.
 CREATE FUNCTION api_keys_expiring_sweep()
 RETURNS TABLE (tenant_id text, key_id text, threshold text, queued integer)
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 #variable_conflict use_column
 DECLARE
   v record;

@@ -33,7 +33,7 @@ COMMENT ON FUNCTION feature_access(text, text) IS
 
 CREATE FUNCTION feature_grant(p_tenant_id text, p_feature text, p_granted_by text)
 RETURNS TABLE (tenant_id text, feature text, granted_by text, granted_at text)
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 BEGIN
   IF p_granted_by IS NULL OR btrim(p_granted_by) = '' THEN
     RAISE EXCEPTION 'name who grants it' USING ERRCODE = 'WU004';
@@ -61,7 +61,7 @@ COMMENT ON FUNCTION feature_grant(text, text, text) IS
 -- p_revoked_by: the operator, for the audit trail (NULL: "operator").
 CREATE FUNCTION feature_revoke(p_tenant_id text, p_feature text, p_revoked_by text DEFAULT NULL)
 RETURNS TABLE (tenant_id text, feature text, revoked boolean)
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 BEGIN
   DELETE FROM feature_grants g WHERE g.tenant_id = p_tenant_id AND g.feature = p_feature;
   IF FOUND THEN

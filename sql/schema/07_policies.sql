@@ -27,7 +27,7 @@ COMMENT ON FUNCTION policy_versions_cap() IS
   'The most custom policy versions one tenant may store (versions 2 .. cap + 1); docs/security.md.';
 
 CREATE FUNCTION policies_cap() RETURNS trigger
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 BEGIN
   -- Versions are unique per tenant and start at 2, so a bound on the number bounds the count.
   IF NEW.version > policy_versions_cap() + 1 THEN
@@ -42,7 +42,7 @@ CREATE TRIGGER policies_cap BEFORE INSERT ON policies
 
 -- Receipts name a policy version forever, so a version never changes or disappears.
 CREATE FUNCTION policies_immutable() RETURNS trigger
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 BEGIN
   RAISE EXCEPTION 'policy versions are immutable' USING ERRCODE = 'WP001';
 END $$;
@@ -62,7 +62,7 @@ CREATE TRIGGER policies_key_context AFTER INSERT ON policies
 -- acting member, an admin or an owner (NULL: an operator).
 CREATE FUNCTION policy_publish(p_tenant_id text, p_document text, p_hash text, p_suite text, p_published_by text)
 RETURNS TABLE (policy_id text, version integer, hash text, document text, created_at text, published_by text)
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
   v_next integer;
 BEGIN

@@ -26,7 +26,7 @@ CREATE TABLE signing_keys (
 CREATE UNIQUE INDEX signing_keys_one_active ON signing_keys ((true)) WHERE status = 'active';
 
 CREATE FUNCTION signing_keys_guard() RETURNS trigger
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 BEGIN
   IF OLD.compromised_since IS NOT NULL AND (NEW.compromised_since IS NULL OR NEW.compromised_since > OLD.compromised_since) THEN
     RAISE EXCEPTION 'signing key % is compromised since %; the mark is never lifted or moved later', OLD.kid, iso_time(OLD.compromised_since)
@@ -40,7 +40,7 @@ CREATE TRIGGER signing_keys_guard BEFORE UPDATE ON signing_keys
   FOR EACH ROW EXECUTE FUNCTION signing_keys_guard();
 
 CREATE FUNCTION signing_key_rotate(p_kid text, p_public jsonb, p_private_sealed text) RETURNS text
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 BEGIN
   UPDATE signing_keys SET status = 'retired', retired_at = now() WHERE status = 'active';
   INSERT INTO signing_keys (kid, public_jwk, private_sealed, status) VALUES (p_kid, p_public, p_private_sealed, 'active');
@@ -51,7 +51,7 @@ COMMENT ON FUNCTION signing_key_rotate(text, jsonb, text) IS
 
 CREATE FUNCTION signing_key_revoke(p_kid text, p_compromised_since timestamptz)
 RETURNS TABLE (kid text, status text, retired_at text, compromised_since text)
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 #variable_conflict use_column
 DECLARE
   -- Milliseconds, as every signed timestamp is written: truncating only moves the mark earlier.
@@ -120,7 +120,7 @@ CREATE TABLE receipt_heads (
 
 -- The receipt log's Merkle tree (RFC 9162), stored from level 4 up: every complete subtree of 16
 -- leaves or more of each tenant's tree, subtree idx of level L covering leaves idx * 2^L ..
--- (idx + 1) * 2^L - 1. Written by receipts_chain_check() in the append's statement, never changed,
+-- (idx + 1) * 2^L - 1. Written by receipts_link_and_grow() in the append's statement, never changed,
 -- so that a tree head or a proof reads O(log N) of these rows instead of rehashing every receipt.
 -- A subtree below level 4 is folded on read from its at most 15 receipts (receipt_tree_node()):
 -- storing every level would write two rows per receipt, one per 8 receipts this way.
@@ -133,16 +133,16 @@ CREATE TABLE receipt_tree_nodes (
 );
 
 CREATE FUNCTION receipt_tree_nodes_guard() RETURNS trigger
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 BEGIN
-  -- Depth 2: this trigger fired by an INSERT that receipts_chain_check() makes.
+  -- Depth 2: this trigger fired by an INSERT that receipts_link_and_grow() makes.
   IF TG_OP = 'INSERT' AND pg_trigger_depth() >= 2 THEN
     RETURN NULL;
   END IF;
   RAISE EXCEPTION 'receipt tree nodes are written only as receipts are appended, and never changed' USING ERRCODE = 'WR001';
 END $$;
 COMMENT ON FUNCTION receipt_tree_nodes_guard() IS
-  'Stored Merkle nodes are inserted only by receipts_chain_check() (as receipts are appended) and never updated, deleted or truncated (WR001).';
+  'Stored Merkle nodes are inserted only by receipts_link_and_grow() (as receipts are appended) and never updated, deleted or truncated (WR001).';
 CREATE TRIGGER receipt_tree_nodes_guard BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON receipt_tree_nodes
   FOR EACH STATEMENT EXECUTE FUNCTION receipt_tree_nodes_guard();
 
@@ -225,7 +225,7 @@ COMMENT ON FUNCTION receipt_tree_root(text, bigint) IS
 -- jit off: the generic plan's guessed row counts (1,000 per generate_series) would cross
 -- jit_above_cost and spend ~100 ms compiling a statement that touches a handful of rows.
 CREATE FUNCTION receipt_tree_grow(p_tenants text[], p_lo bigint[], p_hi bigint[]) RETURNS void
-LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan SET enable_seqscan = off SET jit = off AS $$
+LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan SET enable_seqscan = off SET jit = off AS $$
 DECLARE
   v_level integer := 4;
   v_added bigint;
@@ -256,9 +256,9 @@ END $$;
 COMMENT ON FUNCTION receipt_tree_grow(text[], bigint[], bigint[]) IS
   'Adds the stored nodes (level >= 4) of each tenant''s Merkle tree that its log growing from lo to hi leaves completes: '
   'a level-4 node folded from its 16 receipts, each node above = SHA-256(0x01 || left || right) of its two children (RFC 9162). '
-  'Called by receipts_chain_check().';
+  'Called by receipts_link_and_grow().';
 
--- Without foreign keys: receipts_chain_check() checks a receipt's key and an execute's protect
+-- Without foreign keys: receipts_link_and_grow() checks a receipt's key and an execute's protect
 -- receipt for all new rows of a statement at once. Keys and receipts are never deleted and never
 -- change identity (api_keys_guard, receipts_append_only), so the check at insert is the whole
 -- guarantee; the tenant is implied by the key's (an event's, which no key signs, by the chain it
@@ -332,7 +332,7 @@ $$;
 COMMENT ON FUNCTION receipt_by_id(text, text) IS 'The tenant''s receipt with this id (no row: none), by a probe of the primary key.';
 
 CREATE FUNCTION receipts_append_only() RETURNS trigger
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 BEGIN
   RAISE EXCEPTION 'receipts are append-only' USING ERRCODE = 'WR001';
 END $$;
@@ -342,11 +342,13 @@ CREATE TRIGGER receipts_append_only BEFORE UPDATE OR DELETE ON receipts
 CREATE TRIGGER receipts_no_truncate BEFORE TRUNCATE ON receipts
   FOR EACH STATEMENT EXECUTE FUNCTION receipts_append_only();
 
--- The guard that no code path or operator can break a chain: whoever inserts receipts, they are
--- stored only as the exact next links of their tenants' chains, and each head advances once.
+-- What an INSERT of receipts does to their tenants' logs, named for it: it checks that the new rows
+-- link (no code path or operator can break a chain: whoever inserts receipts, they are stored only
+-- as the exact next links of their tenants' chains), then advances each head once and grows each
+-- tenant's stored Merkle tree.
 -- Generic plans of index probes, with enable_seqscan off, as receipt_append()'s.
-CREATE FUNCTION receipts_chain_check() RETURNS trigger
-LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan SET enable_seqscan = off AS $$
+CREATE FUNCTION receipts_link_and_grow() RETURNS trigger
+LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan SET enable_seqscan = off AS $$
 DECLARE
   v_tenants text[];
   v_lo bigint[];
@@ -413,13 +415,13 @@ BEGIN
   PERFORM receipt_tree_grow(v_tenants, v_lo, v_hi);
   RETURN NULL;
 END $$;
-COMMENT ON FUNCTION receipts_chain_check() IS
+COMMENT ON FUNCTION receipts_link_and_grow() IS
   'AFTER INSERT (statement) on receipts: every new decision names a key of its tenant and an execute a receipt of its tenant (23503), '
   'and the new rows continue each tenant''s chain from its locked head (seq, prev_hash, chain_hash; WR005 otherwise); then each head advances once '
   '(counting the new events apart) and the tenant''s stored Merkle tree (receipt_tree_nodes) gains the subtrees of 16 leaves or more that the new receipts complete.';
-CREATE TRIGGER receipts_chain_check AFTER INSERT ON receipts
+CREATE TRIGGER receipts_link_and_grow AFTER INSERT ON receipts
   REFERENCING NEW TABLE AS added
-  FOR EACH STATEMENT EXECUTE FUNCTION receipts_chain_check();
+  FOR EACH STATEMENT EXECUTE FUNCTION receipts_link_and_grow();
 
 -- The lookup is written as "the latest receipt below tree_size" on purpose: as a plain equality on
 -- (tenant_id, seq), a plan made while the table had no statistics (a new database) could pick the
@@ -429,7 +431,7 @@ CREATE TRIGGER receipts_chain_check AFTER INSERT ON receipts
 -- has no order to pin its index, so both statements are planned at each call (force_custom_plan,
 -- two cheap plans per append): with the range's bounds the planner takes (tenant_id, seq).
 CREATE FUNCTION receipt_heads_guard() RETURNS trigger
-LANGUAGE plpgsql SET plan_cache_mode = force_custom_plan AS $$
+LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_custom_plan AS $$
 DECLARE
   v_seq bigint;
   v_chain text;
@@ -487,7 +489,8 @@ CREATE TABLE usage_daily (
 -- lock their heads (receipt_heads_lock()), let each set of rules mark the items it refuses
 -- (receipt_execute_rules(), then receipt_quota_rules(); an item keeps the first refusal), link the
 -- accepted ones into their chains (receipt_link()), insert them and count the day
--- (receipt_usage_add()). A new set of rules joins the pipeline as one more function.
+-- (receipt_usage_add()). A new set of rules joins the pipeline as one more function. receipt_append()
+-- itself is in 14_receipt_append.sql, after the files of all its pieces (approvals, usage).
 
 -- One item of a receipt_append() call, as parsed, with what the call decides for it.
 CREATE TYPE receipt_append_item AS (
@@ -508,7 +511,7 @@ COMMENT ON FUNCTION receipt_execute_window() IS
   'How long after its protect receipt an execute may come, by the two receipts'' own timestamps: 15 minutes. Older is WR004.';
 
 CREATE FUNCTION receipt_append_parse(p_items json) RETURNS receipt_append_item[]
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql STABLE AS $$
 DECLARE
   v_items receipt_append_item[];
   v_bad text;
@@ -543,7 +546,7 @@ COMMENT ON FUNCTION receipt_append_parse(json) IS
 -- Every writer of the log locks the heads it appends to in tenant order, so instances never
 -- deadlock; a head is created when missing.
 CREATE FUNCTION receipt_heads_lock(p_tenants text[]) RETURNS void
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 BEGIN
   INSERT INTO receipt_heads (tenant_id) SELECT DISTINCT t FROM unnest(p_tenants) AS t ORDER BY 1 ON CONFLICT DO NOTHING;
   PERFORM 1
@@ -562,7 +565,7 @@ COMMENT ON FUNCTION receipt_heads_lock(text[]) IS
 -- of a small table said a scan was cheaper (docs/performance.md, "Plans and a growing log").
 
 CREATE FUNCTION receipt_execute_rules(p_items receipt_append_item[]) RETURNS receipt_append_item[]
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql STABLE AS $$
 DECLARE
   v record;
 BEGIN
@@ -621,7 +624,7 @@ COMMENT ON FUNCTION receipt_execute_rules(receipt_append_item[]) IS
   'other items are returned as they came.';
 
 CREATE FUNCTION receipt_quota_rules(p_items receipt_append_item[]) RETURNS receipt_append_item[]
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql STABLE AS $$
 DECLARE
   v record;
 BEGIN
@@ -675,7 +678,7 @@ COMMENT ON FUNCTION receipt_quota_rules(receipt_append_item[]) IS
   'its day''s limit (quota_limit, NULL: none) and its place in the day (quota_used); refused items count towards nothing.';
 
 CREATE FUNCTION receipt_link(p_items receipt_append_item[]) RETURNS receipt_append_item[]
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql STABLE AS $$
 DECLARE
   it record;
   v_tenant text := NULL;
@@ -712,7 +715,7 @@ COMMENT ON FUNCTION receipt_link(receipt_append_item[]) IS
 -- usage_daily is written only here, under the heads' locks, so the counts the quota rules read
 -- and the ones added here are exact.
 CREATE FUNCTION receipt_usage_add(p_items receipt_append_item[]) RETURNS void
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 BEGIN
   -- Each tenant's day counted once, in tenant order as the heads were locked. (PL/pgSQL keeps the
   -- plan of this INSERT; a LANGUAGE sql function would plan it again at every batch.)
@@ -729,54 +732,6 @@ END $$;
 COMMENT ON FUNCTION receipt_usage_add(receipt_append_item[]) IS
   'Adds the accepted items (refusal NULL) to their tenants'' usage_daily counts of protect and execute calls, per UTC day.';
 
-CREATE FUNCTION receipt_append(p_items json)
-RETURNS TABLE (idx integer, seq bigint, prev_hash text, chain_hash text, quota_limit integer, quota_used integer, refusal text, approval json)
-LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan SET enable_seqscan = off AS $$
-#variable_conflict use_column
-DECLARE
-  v_items receipt_append_item[] := receipt_append_parse(p_items);
-BEGIN
-  IF v_items IS NULL THEN
-    RETURN;
-  END IF;
-  -- Locked before the rules read anything, so they see every earlier append of these tenants.
-  PERFORM receipt_heads_lock(ARRAY(SELECT i.tenant_id FROM unnest(v_items) AS i));
-  v_items := receipt_execute_rules(v_items);
-  -- Before the quota, so that a decision made on stale usage counts toward nothing; again after
-  -- the quota and approval rules, which may refuse an item whose addition a later one counted on.
-  v_items := receipt_usage_rules(v_items, false);
-  v_items := receipt_quota_rules(v_items);
-  v_items := receipt_approval_rules(v_items);
-  v_items := receipt_usage_rules(v_items, true);
-  v_items := receipt_link(v_items);
-
-  INSERT INTO receipts (receipt_id, tenant_id, seq, kind, key_id, request_id, issued_at, decision, payload,
-                        content_hash, signature, prev_hash, chain_hash, protect_receipt_id)
-  SELECT i.receipt_id, i.tenant_id, i.seq, i.kind, i.key_id, i.request_id, i.issued_at, i.decision, i.payload,
-         i.content_hash, i.signature, i.prev_hash, i.chain_hash, i.protect_receipt_id
-  FROM unnest(v_items) AS i
-  WHERE i.refusal IS NULL;
-  PERFORM receipt_usage_add(v_items);
-  PERFORM receipt_usage_counters_add(v_items);
-  PERFORM receipt_approval_open(v_items);
-  PERFORM receipt_approval_executed(v_items);
-
-  RETURN QUERY
-    SELECT i.idx, i.seq, i.prev_hash, i.chain_hash, i.quota_limit, i.quota_used, i.refusal,
-           CASE WHEN (i.approval ->> 'answered')::boolean THEN i.approval END
-    FROM unnest(v_items) AS i
-    ORDER BY i.idx;
-END $$;
-COMMENT ON FUNCTION receipt_append(json) IS
-  'Stores a JSON array of decisions ({receipt_id, tenant_id, key_id, kind, request_id, timestamp, decision, payload, content_hash, '
-  'signature, protect_receipt_id, approval, usage}) as their tenants'' next receipts, in input order, and counts them against the plans; one row per item '
-  '(idx 0-based; approval: the approval a retry answers, receipt_approval_rules()). Per item, first refusal wins: receipt_execute_rules() (WR002, WR003, WR004, WR007, WR010, WR011), then receipt_usage_rules() (WB002), then receipt_quota_rules() '
-  '(WQ003, then WQ001 or WQ002), then receipt_approval_rules() (WQ004), then receipt_usage_rules() again (WB002); stored protects with approval terms open their approvals '
-  '(receipt_approval_open()) and executes of outcomes mark them executed (receipt_approval_executed()). Refused items are not stored and count towards nothing. Raises 22007 for a timestamp not in iso_time() '
-  'form, 22023 for a kind other than protect or execute (receipt_append_parse()). Agrees with appending the items one by one, '
-  'except that an execute never finds a protect receipt of the same call (WR002), and that a second execute of one protect '
-  'receipt is WR007 even when the first was refused for storage or quota.';
-
 -- Appending audit events ---------------------------------------------------------------------
 
 -- The service signs an event (the signer holds the key) and calls this inside the transaction of
@@ -784,7 +739,7 @@ COMMENT ON FUNCTION receipt_append(json) IS
 -- no storage limit: the plans count decisions only.
 CREATE FUNCTION receipt_event_append(p_items json)
 RETURNS TABLE (receipt_id text, seq bigint, prev_hash text, chain_hash text)
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 #variable_conflict use_column
 DECLARE
   it record;

@@ -27,7 +27,7 @@ CREATE INDEX idempotency_keys_expiry_idx ON idempotency_keys (created_at);
 
 -- A claim moves only in_progress -> completed, once; rows go away only by deletion.
 CREATE FUNCTION idempotency_keys_guard() RETURNS trigger
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 BEGIN
   IF OLD.status <> 'in_progress' OR NEW.status <> 'completed' OR NEW.tenant_id <> OLD.tenant_id
      OR NEW.key_hash <> OLD.key_hash OR NEW.fingerprint <> OLD.fingerprint OR NEW.created_at <> OLD.created_at THEN
@@ -47,7 +47,7 @@ COMMENT ON FUNCTION idempotency_keys_cap() IS 'Most Idempotency-Key records one 
 
 CREATE FUNCTION idempotency_claim(p_tenant_id text, p_key_hash text, p_fingerprint text)
 RETURNS TABLE (outcome text, response_status integer, response_headers jsonb, response_sealed text)
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 #variable_conflict use_column
 DECLARE
   r idempotency_keys%ROWTYPE;
@@ -83,7 +83,7 @@ COMMENT ON FUNCTION idempotency_claim(text, text, text) IS
   'or mismatch (same key, other request). A record 24 hours old counts as absent. WI002: the tenant already holds idempotency_keys_cap() records.';
 
 CREATE FUNCTION idempotency_sweep(p_batch integer) RETURNS integer
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
   v_deleted integer;
 BEGIN

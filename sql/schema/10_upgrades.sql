@@ -36,7 +36,7 @@ CREATE INDEX upgrade_requests_pending_idx ON upgrade_requests (created_at) WHERE
 CREATE INDEX upgrade_requests_request_idx ON upgrade_requests (request_id);
 
 CREATE FUNCTION upgrade_requests_guard() RETURNS trigger
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 BEGIN
   IF TG_OP = 'DELETE' THEN
     RAISE EXCEPTION 'upgrade requests are never deleted' USING ERRCODE = 'WU002';
@@ -71,7 +71,7 @@ CREATE TRIGGER upgrade_requests_guard BEFORE INSERT OR UPDATE OR DELETE ON upgra
 -- A tenant's plan moves only up, and only inside upgrade_request_approve() (which sets the
 -- transaction-local flag below), so neither a code path nor a stray UPDATE can change it.
 CREATE FUNCTION tenants_plan_guard() RETURNS trigger
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 BEGIN
   IF NEW.plan IS DISTINCT FROM OLD.plan THEN
     IF coalesce(current_setting('warden.approving_upgrade', true), '') <> OLD.tenant_id THEN
@@ -95,7 +95,7 @@ COMMENT ON FUNCTION upgrade_requests_daily_cap() IS 'Most upgrade requests one t
 -- p_requested_by: the asking member, an owner (NULL: an operator).
 CREATE FUNCTION upgrade_request_create(p_request_id text, p_tenant_id text, p_plan text, p_reason text, p_requested_by text)
 RETURNS TABLE (request_id text, status text, requested_plan text, reason text, created_at text, requested_by text)
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
   v_current text;
 BEGIN
@@ -126,7 +126,7 @@ COMMENT ON FUNCTION upgrade_request_create(text, text, text, text, text) IS
 
 CREATE FUNCTION upgrade_request_cancel(p_tenant_id text, p_request_id text)
 RETURNS TABLE (request_id text, status text, requested_plan text)
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 BEGIN
   -- The row lock makes a cancel and an operator's approve of one request take turns; the
   -- second finds it no longer pending (WU002 from the guard).
@@ -145,7 +145,7 @@ COMMENT ON FUNCTION upgrade_request_cancel(text, text) IS
 -- The review procedures' shared first step: a named reviewer, and the request locked (so a
 -- cancel and a review of one request take turns) and still pending.
 CREATE FUNCTION upgrade_request_take_for_review(p_request_id text, p_reviewer text) RETURNS upgrade_requests
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
   r upgrade_requests%ROWTYPE;
 BEGIN
@@ -167,9 +167,18 @@ END $$;
 COMMENT ON FUNCTION upgrade_request_take_for_review(text, text) IS
   'Locks a pending upgrade request for review; WU004 without a reviewer or for an unknown request, WU002 when it is not pending.';
 
+-- The review email goes through the mail outbox in the review's own transaction, so a committed
+-- review always gets its email and a rolled-back one never does.
+CREATE FUNCTION upgrade_request_notify(p_tenant_id text, p_email text, p_kind text, p_data jsonb) RETURNS void
+LANGUAGE plpgsql VOLATILE AS $$
+BEGIN
+  PERFORM mail_enqueue(p_kind, p_email, p_tenant_id, p_data);
+END $$;
+COMMENT ON FUNCTION upgrade_request_notify(text, text, text, jsonb) IS 'Queues a review email in the review''s own transaction.';
+
 CREATE FUNCTION upgrade_request_approve(p_request_id text, p_reviewer text)
 RETURNS TABLE (request_id text, tenant_id text, status text, plan text, reviewed_by text, reviewed_at text)
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
   r upgrade_requests%ROWTYPE;
   v_email text;
@@ -200,7 +209,7 @@ COMMENT ON FUNCTION upgrade_request_approve(text, text) IS
 
 CREATE FUNCTION upgrade_request_reject(p_request_id text, p_reviewer text, p_note text)
 RETURNS TABLE (request_id text, tenant_id text, status text, review_note text, reviewed_by text, reviewed_at text)
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
   r upgrade_requests%ROWTYPE;
 BEGIN
@@ -219,15 +228,6 @@ BEGIN
 END $$;
 COMMENT ON FUNCTION upgrade_request_reject(text, text, text) IS
   'Operator rejection with a note the customer sees; the tenant is emailed and the audit event upgrade.rejected is queued (audit_outbox). A new request may follow.';
-
--- The review email goes through the mail outbox in the review's own transaction, so a committed
--- review always gets its email and a rolled-back one never does.
-CREATE FUNCTION upgrade_request_notify(p_tenant_id text, p_email text, p_kind text, p_data jsonb) RETURNS void
-LANGUAGE plpgsql AS $$
-BEGIN
-  PERFORM mail_enqueue(p_kind, p_email, p_tenant_id, p_data);
-END $$;
-COMMENT ON FUNCTION upgrade_request_notify(text, text, text, jsonb) IS 'Queues a review email in the review''s own transaction.';
 
 CREATE FUNCTION ops_upgrades_pending()
 RETURNS TABLE (request_id text, tenant_id text, email text, current_plan text, requested_plan text, reason text, created_at text, age text)

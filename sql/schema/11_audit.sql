@@ -28,7 +28,7 @@ CREATE TABLE audit_outbox (
 CREATE INDEX audit_outbox_pending ON audit_outbox (id) WHERE receipt_id IS NULL;
 
 CREATE FUNCTION audit_outbox_guard() RETURNS trigger
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 BEGIN
   IF TG_OP = 'UPDATE' AND OLD.receipt_id IS NULL AND NEW.receipt_id IS NOT NULL
      AND NEW.id = OLD.id AND NEW.tenant_id = OLD.tenant_id AND NEW.event = OLD.event AND NEW.operator = OLD.operator
@@ -46,7 +46,7 @@ CREATE TRIGGER audit_outbox_no_truncate BEFORE TRUNCATE ON audit_outbox
 
 -- Called by the operator procedures (upgrades, features, sessions) in their own transaction.
 CREATE FUNCTION audit_operator_event(p_tenant_id text, p_event text, p_operator text, p_target jsonb) RETURNS void
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 BEGIN
   INSERT INTO audit_outbox (tenant_id, event, operator, target)
   VALUES (p_tenant_id, p_event, coalesce(nullif(btrim(p_operator), ''), 'operator'), p_target);

@@ -80,7 +80,7 @@ COMMENT ON FUNCTION approvals_pending_cap() IS 'At most this many pending approv
 -- The state machine. Any UPDATE goes through here: identity never changes, and only the moves of
 -- the header above, each with what justifies it. No approval is ever deleted.
 CREATE FUNCTION approvals_guard() RETURNS trigger
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
   v_approves integer;
   v_denies integer;
@@ -127,7 +127,7 @@ CREATE TRIGGER approvals_guard BEFORE UPDATE OR DELETE ON approvals FOR EACH ROW
 -- one member and its owner allowed self-approval); and recorded by the vote receipt that says
 -- exactly this: approval, action hash, member, person, role and vote.
 CREATE FUNCTION approval_votes_guard() RETURNS trigger
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
   a approvals%ROWTYPE;
   v_role text;
@@ -189,7 +189,7 @@ CREATE TRIGGER approval_votes_guard BEFORE INSERT OR UPDATE OR DELETE ON approva
 -- Receipts of an approval (votes and outcomes) join the log one at a time, under the tenant's
 -- locked head, like audit events: they count toward no quota and not toward storage.
 CREATE FUNCTION receipt_append_one(p_item json) RETURNS TABLE (seq bigint, prev_hash text, chain_hash text)
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 #variable_conflict use_column
 DECLARE
   i record;
@@ -224,7 +224,7 @@ COMMENT ON FUNCTION receipt_append_one(json) IS
 -- Every change of an approval's state is announced (channel approval, payload tenant:approval), so
 -- that agents waiting on it wake without polling the database.
 CREATE FUNCTION approvals_announce() RETURNS trigger
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 BEGIN
   PERFORM pg_notify('approval', NEW.tenant_id || ':' || NEW.approval_id);
   RETURN NULL;
@@ -244,10 +244,10 @@ LANGUAGE sql STABLE AS $$
 $$;
 COMMENT ON FUNCTION receipt_as_json(text, text) IS 'A stored receipt as the API shows it (payload as JSON), for webhook data.';
 
--- Tells the tenant's webhooks of a step of an approval (webhook_emit(), sql/schema/12_webhooks.sql),
+-- Tells the tenant's webhooks of a step of an approval (webhook_emit(), sql/schema/11_webhooks.sql),
 -- with the signed receipt of that step, in the transaction of the step.
 CREATE FUNCTION approval_emit(p_tenant_id text, p_type text, p_approval_id text, p_receipt_id text) RETURNS void
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 BEGIN
   PERFORM webhook_emit(p_tenant_id, p_type, jsonb_build_object('approval_id', p_approval_id, 'receipt', receipt_as_json(p_tenant_id, p_receipt_id)));
 END $$;
@@ -256,7 +256,7 @@ COMMENT ON FUNCTION approval_emit(text, text, text, text) IS
   'data {approval_id, receipt}: the step''s signed receipt, verifiable offline. Called by the approvals'' procedures in their transaction.';
 
 -- -------------------------------------------------------------------------------------------------
--- The pieces receipt_append() runs for approvals (sql/schema/08_receipts.sql).
+-- The pieces receipt_append() runs for approvals (sql/schema/14_receipt_append.sql).
 
 -- What a retry answers: the key's latest approval of the same action (its protect receipt's
 -- content_hash) while it is pending, approved and still executable, or denied or expired less than
@@ -283,7 +283,7 @@ COMMENT ON FUNCTION receipt_approval_answer(text, text, text, timestamptz) IS
 -- (receipt_approval_answer()), or the one an earlier item of the same call opens; the others open
 -- one, and are refused when their tenant would have more pending approvals than it may.
 CREATE FUNCTION receipt_approval_rules(p_items receipt_append_item[]) RETURNS receipt_append_item[]
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql STABLE AS $$
 DECLARE
   v record;
   v_answer json;
@@ -337,7 +337,7 @@ COMMENT ON FUNCTION receipt_approval_rules(receipt_append_item[]) IS
 -- content_hash; each eligible member is told by email (the link leads to the console; nothing
 -- approves from the email).
 CREATE FUNCTION receipt_approval_open(p_items receipt_append_item[]) RETURNS void
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
   i record;
   t record;
@@ -379,7 +379,7 @@ COMMENT ON FUNCTION receipt_approval_open(receipt_append_item[]) IS
 
 -- After the insert: an execute of an approved approval's outcome receipt moves it to executed.
 CREATE FUNCTION receipt_approval_executed(p_items receipt_append_item[]) RETURNS void
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
   x record;
 BEGIN
@@ -411,7 +411,7 @@ COMMENT ON FUNCTION receipt_approval_executed(receipt_append_item[]) IS
 -- approval stands and which outcome, if any, is now due, for the caller to settle.
 CREATE FUNCTION approval_vote(p_receipt json)
 RETURNS TABLE (approves integer, denies integer, quorum integer, due text, vote_receipt_ids text[])
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 #variable_conflict use_column
 DECLARE
   a approvals%ROWTYPE;
@@ -442,7 +442,7 @@ COMMENT ON FUNCTION approval_vote(json) IS
 -- The outcome: its receipt (kind approval; ALLOWED for approved, DENIED otherwise) and the move.
 CREATE FUNCTION approval_settle(p_approval_id text, p_status text, p_receipt json)
 RETURNS TABLE (status text, decided_at text, execute_before text)
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 #variable_conflict use_column
 DECLARE
   a approvals%ROWTYPE;

@@ -12,7 +12,7 @@ CREATE TABLE usage_counters (
 );
 
 CREATE FUNCTION usage_counters_guard() RETURNS trigger
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 BEGIN
   IF TG_OP = 'UPDATE' AND (NEW.tenant_id, NEW.counter, NEW.scope, NEW.window_start) = (OLD.tenant_id, OLD.counter, OLD.scope, OLD.window_start)
      AND NEW.total >= OLD.total THEN
@@ -27,7 +27,7 @@ CREATE TRIGGER usage_counters_guard BEFORE UPDATE OR DELETE ON usage_counters FO
 -- tenants: the caller decides, signs and appends in the same transaction.
 CREATE FUNCTION usage_read(p_tenants text[], p_keys json)
 RETURNS TABLE (tenant_id text, counter text, scope text, window_start text, total numeric)
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 #variable_conflict use_column
 BEGIN
   PERFORM receipt_heads_lock(p_tenants);
@@ -51,7 +51,7 @@ COMMENT ON FUNCTION usage_read(text[], json) IS
 -- total rounded once, as the service rounds its own exact sum (src/decide/decimal.ts). Linear in
 -- the call's items: one running sum per counter, one probe per counter.
 CREATE FUNCTION receipt_usage_rules(p_items receipt_append_item[], p_recheck boolean) RETURNS receipt_append_item[]
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql STABLE AS $$
 DECLARE
   v record;
 BEGIN
@@ -107,7 +107,7 @@ COMMENT ON FUNCTION receipt_usage_rules(receipt_append_item[], boolean) IS
 -- The piece of receipt_append() that counts: each stored ALLOWED protect adds to the counters its
 -- item names (the usage rules whose other conditions its input satisfies).
 CREATE FUNCTION receipt_usage_counters_add(p_items receipt_append_item[]) RETURNS void
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 BEGIN
   -- Most batches name no usage rule: PL/pgSQL returns here, and keeps the INSERT's plan for the
   -- rest (a LANGUAGE sql function would plan its INSERT again at every call, every batch).

@@ -112,14 +112,14 @@ describe("receipt_event_append", () => {
     const link = { receipt_id: e.receipt_id, tenant_id: t.tenantId, key_id: null, kind: "event" as const, request_id: e.request_id, timestamp: e.timestamp, content_hash: e.content_hash, protect_receipt_id: null };
     const chain = await chainHash({ ...link, prev: d.chain_hash, seq: 1 });
     // The event written with the chain trigger off, so that the head is moved by hand, as a forger would.
-    await testQuery(db, "receipts_chain_check_off");
+    await testQuery(db, "receipts_link_and_grow_off");
     try {
       await testQuery(db, "receipt_insert_raw", [[{ ...e, kind: "event", key_id: null, decision: null, seq: 1, prev_hash: d.chain_hash, chain_hash: chain }]]);
       expect(await sqlstate(testQuery(db, "receipt_heads_advance", [t.tenantId, 2, chain, 0]))).toBe("WR001");
       expect(await sqlstate(testQuery(db, "receipt_heads_advance", [t.tenantId, 2, chain, 2]))).toBe("WR001");
       expect(await testQuery(db, "receipt_heads_advance", [t.tenantId, 2, chain, 1])).toEqual([{ tree_size: 2, event_count: 1 }]);
     } finally {
-      await testQuery(db, "receipts_chain_check_on");
+      await testQuery(db, "receipts_link_and_grow_on");
     }
   });
 

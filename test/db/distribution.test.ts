@@ -31,8 +31,8 @@ const TRIGGER_WRITERS = [
   "features.features_key_context -> tenants",
   "plans.plans_key_context -> tenants",
   "policies.policies_key_context -> tenants",
-  "receipts.receipts_chain_check -> receipt_heads",
-  "receipts.receipts_chain_check -> receipt_tree_nodes",
+  "receipts.receipts_link_and_grow -> receipt_heads",
+  "receipts.receipts_link_and_grow -> receipt_tree_nodes",
 ];
 
 test("the triggers that write another table are exactly those docs/scaling.md lists (the routes are written by procedures)", async () => {

@@ -76,7 +76,7 @@ COMMENT ON FUNCTION webhook_secret_overlap() IS 'How long the secret a rotation 
 
 -- Every write to webhooks passes here, whoever makes it (the service, an operator, psql).
 CREATE FUNCTION webhooks_guard() RETURNS trigger
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
   v_live integer;
 BEGIN
@@ -140,7 +140,7 @@ CREATE INDEX webhook_deliveries_page_idx ON webhook_deliveries (tenant_id, webho
 CREATE INDEX webhook_deliveries_tests_idx ON webhook_deliveries (tenant_id, webhook_id, created_at) WHERE event = 'webhook.test';
 
 CREATE FUNCTION webhook_deliveries_guard() RETURNS trigger
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 BEGIN
   IF TG_OP = 'UPDATE' AND NEW.delivery_id = OLD.delivery_id AND NEW.outbox_id = OLD.outbox_id AND NEW.tenant_id = OLD.tenant_id
      AND NEW.webhook_id = OLD.webhook_id AND NEW.event = OLD.event AND NEW.created_at = OLD.created_at THEN
@@ -159,7 +159,7 @@ CREATE TRIGGER webhook_deliveries_no_truncate BEFORE TRUNCATE ON webhook_deliver
 
 -- One delivery of one event to one endpoint; the callers below choose the endpoints.
 CREATE FUNCTION webhook_enqueue(p_webhook_id text, p_tenant_id text, p_type text, p_data jsonb) RETURNS text
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
   v_delivery_id text := 'dlv_' || random_base62(22);
   v_outbox_id bigint;
@@ -182,7 +182,7 @@ COMMENT ON FUNCTION webhook_enqueue(text, text, text, jsonb) IS
   'the delivery id (dlv_, also the webhook-id header). 22023 for a malformed type or data. Callers choose the endpoint: webhook_emit(), webhook_test().';
 
 CREATE FUNCTION webhook_emit(p_tenant_id text, p_type text, p_data jsonb) RETURNS integer
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
   v_webhook_id text;
   v_count integer := 0;
@@ -210,7 +210,7 @@ COMMENT ON FUNCTION webhook_tests_cap() IS 'Most webhook.test events one endpoin
 
 CREATE FUNCTION webhook_test(p_tenant_id text, p_actor text, p_webhook_id text)
 RETURNS TABLE (delivery_id text)
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
   v_status text;
   v_recent integer;
@@ -243,7 +243,7 @@ COMMENT ON FUNCTION webhook_test(text, text, text) IS
 
 CREATE FUNCTION webhook_create(p_webhook_id text, p_tenant_id text, p_actor text, p_url text, p_events text[], p_description text, p_secret_sealed text)
 RETURNS TABLE (webhook_id text, url text, events text[], description text, status text, created_at text)
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 BEGIN
   PERFORM member_actor_check(p_tenant_id, p_actor, 'admin');
   RETURN QUERY
@@ -257,7 +257,7 @@ COMMENT ON FUNCTION webhook_create(text, text, text, text, text[], text, text) I
 
 CREATE FUNCTION webhook_rotate_secret(p_tenant_id text, p_actor text, p_webhook_id text, p_secret_sealed text)
 RETURNS TABLE (webhook_id text, previous_secret_until text)
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 #variable_conflict use_column
 BEGIN
   PERFORM member_actor_check(p_tenant_id, p_actor, 'admin');
@@ -276,7 +276,7 @@ COMMENT ON FUNCTION webhook_rotate_secret(text, text, text, text) IS
 -- Ends the pending deliveries of an endpoint that will take no more (deleted, or disabled by a 410),
 -- but the one in the caller's hands, which its worker records itself.
 CREATE FUNCTION webhook_deliveries_abandon(p_tenant_id text, p_webhook_id text, p_reason text, p_except_outbox_id bigint) RETURNS integer
-LANGUAGE sql AS $$
+LANGUAGE sql VOLATILE AS $$
   WITH ended AS (
     UPDATE outbox o SET status = 'failed', data = '{}'::jsonb, last_error = p_reason
      WHERE o.status = 'pending' AND o.channel = 'webhook'
@@ -291,7 +291,7 @@ COMMENT ON FUNCTION webhook_deliveries_abandon(text, text, text, bigint) IS
 
 CREATE FUNCTION webhook_delete(p_tenant_id text, p_actor text, p_webhook_id text)
 RETURNS TABLE (webhook_id text, url text)
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 #variable_conflict use_column
 BEGIN
   PERFORM member_actor_check(p_tenant_id, p_actor, 'admin');
@@ -310,7 +310,7 @@ COMMENT ON FUNCTION webhook_delete(text, text, text) IS
   'endpoint (already deleted included); WT021 the role.';
 
 CREATE FUNCTION webhook_disable(p_tenant_id text, p_webhook_id text, p_reason text, p_outbox_id bigint) RETURNS boolean
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql VOLATILE AS $$
 BEGIN
   UPDATE webhooks w SET status = 'disabled', disabled_at = now(), disabled_reason = left(p_reason, 200)
    WHERE w.tenant_id = p_tenant_id AND w.webhook_id = p_webhook_id AND w.status = 'active';
@@ -349,7 +349,7 @@ COMMENT ON FUNCTION webhook_for_delivery(text, text) IS
   'An endpoint as the worker needs it for one attempt: url, status, sealed secret, and the previous sealed secret while it still signs (else NULL).';
 
 CREATE FUNCTION webhook_delivery_attempted(p_tenant_id text, p_outbox_id bigint, p_status_code integer) RETURNS boolean
-LANGUAGE sql AS $$
+LANGUAGE sql VOLATILE AS $$
   WITH done AS (
     UPDATE webhook_deliveries SET last_status_code = p_status_code WHERE tenant_id = p_tenant_id AND outbox_id = p_outbox_id RETURNING 1
   )
@@ -400,7 +400,7 @@ $$;
 COMMENT ON FUNCTION webhooks_sealed_page(text, text, integer) IS 'Live endpoints'' sealed secrets after a (tenant, webhook id) position, in key order, for the reseal at start.';
 
 CREATE FUNCTION webhook_reseal(p_tenant_id text, p_webhook_id text, p_old text, p_old_previous text, p_new text, p_new_previous text) RETURNS boolean
-LANGUAGE sql AS $$
+LANGUAGE sql VOLATILE AS $$
   WITH done AS (
     UPDATE webhooks w SET secret_sealed = p_new, previous_secret_sealed = p_new_previous
      WHERE w.tenant_id = p_tenant_id AND w.webhook_id = p_webhook_id AND w.status <> 'deleted'

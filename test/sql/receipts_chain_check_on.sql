@@ -1,2 +1,0 @@
--- Tests only: switches the chain trigger back on.
-ALTER TABLE receipts ENABLE TRIGGER receipts_chain_check;
