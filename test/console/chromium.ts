@@ -86,6 +86,11 @@ export async function openConsoleInBrowser(prefix: string, overrides: Partial<Co
     // With where it happened: a script's file, line and column, or the page's URL.
     if (m.type() === "error" && /Content Security Policy/i.test(m.text())) {
       const at = m.location();
+      // Chromium's own editing, not the page: deleting across lines in a contenteditable (the code
+      // editor) makes it write style attributes to keep the merged text's look, which the CSP
+      // refuses (harmlessly: CodeMirror draws the line again). Such a report has no script and no
+      // line; one from the console's markup or scripts has them.
+      if (/^Applying inline style violates/.test(m.text()) && !at.lineNumber && (at.url === "" || at.url === page.url())) return;
       cspViolations.push(`${m.text()} (at ${at.url}${at.lineNumber ? `:${at.lineNumber}:${at.columnNumber}` : ""})`);
     }
   });
