@@ -95,7 +95,8 @@ for (const probe of [`${metricsUrl}/readyz`, `${url}/readyz`]) {
 
 // The operator command while the service runs (on the embedded database, through its socket).
 const checked = await cli(["ops", "receipts", "check", account.tenant_id], { DATA_DIR: dataDir, BCRYPT_COST: "4" });
-if (checked.code !== 0 || checked.json.ok !== true || checked.json.receipts !== 1) fail(`ops receipts check: exit ${checked.code} ${JSON.stringify(checked.json)}`);
+// Two receipts: the signup's key.created event, then the protect.
+if (checked.code !== 0 || checked.json.ok !== true || checked.json.receipts !== 2) fail(`ops receipts check: exit ${checked.code} ${JSON.stringify(checked.json)}`);
 server.kill("SIGTERM");
 if ((await server.exited) !== 0) fail(`the service exited with ${server.exitCode} on SIGTERM`);
 
