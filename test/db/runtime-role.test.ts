@@ -115,9 +115,10 @@ describe.skipIf(!DATABASE_URL)("the service's runtime role on PostgreSQL", async
     expect(executed.status).toBe(200);
     expect((await call("POST", "/v1/verify", { json: { receipt: executed.body }, headers: key, ...as })).body.verified).toBe(true);
     expect((await call("POST", "/v1/simulate", { json: { preset: (await call("GET", "/v1/presets", as)).body.presets[0].preset }, headers: key, ...as })).status).toBe(200);
-    // The two decisions, and the events of the key's creation, rotation and revocation.
-    expect((await call("GET", "/customer/receipts", { headers: jwt, ...as })).body.receipts.map((r: { kind: string }) => r.kind)).toEqual(["execute", "protect", "event", "event", "event"]);
-    expect((await call("GET", "/customer/audit", { headers: jwt, ...as })).body.events).toHaveLength(3);
+    // The two decisions, and the events of the key's creation, rotation and revocation, after the
+    // signup's own key.created.
+    expect((await call("GET", "/customer/receipts", { headers: jwt, ...as })).body.receipts.map((r: { kind: string }) => r.kind)).toEqual(["execute", "protect", "event", "event", "event", "event"]);
+    expect((await call("GET", "/customer/audit", { headers: jwt, ...as })).body.events).toHaveLength(4);
     expect((await call("GET", `/customer/receipts/${protect.body.receipt_id}`, { headers: jwt, ...as })).status).toBe(200);
     expect((await call("GET", `/customer/receipts/${protect.body.receipt_id}/proof`, { headers: jwt, ...as })).status).toBe(200);
     expect((await call("GET", "/customer/receipts/checkpoint", { headers: jwt, ...as })).status).toBe(200);
