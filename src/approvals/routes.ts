@@ -72,8 +72,8 @@ function agentRoutes(deps: ApprovalsDeps) {
           const deadline = Date.now() + wait * 1000;
           while (approval.status === "pending" && Date.now() < deadline && !request.signal.aborted) {
             const changed = await deps.approvalWaiters.until(tenant, approval.approval_id, deadline - Date.now(), request.signal);
-            if (!changed && Date.now() < Date.parse(approval.expires_at)) break;
-            approval = await deps.approvals.get(tenant, params.approval_id);
+            // A wait that ended unwoken reads it again only if its expiry passed meanwhile.
+            if (changed || Date.now() >= Date.parse(approval.expires_at)) approval = await deps.approvals.get(tenant, params.approval_id);
             if (!changed) break;
           }
           return shown(approval);
