@@ -31,6 +31,8 @@ export async function migrate(db: Db, sqlDir = SQL_DIR): Promise<string[]> {
     if (found === version) return [];
     if (found !== "none") throw refused(found, version);
     for (const [file] of baselineFiles(sqlDir)) await q.exec(file);
+    // On a Citus coordinator the baseline is then laid out over the workers (docs/deployment.md, "On Citus").
+    if ((await q.one("migrations/citus"))?.citus) await q.exec("citus/distribute.sql");
     await q.query("migrations/bookkeeping_table");
     await q.query("migrations/record", [version]);
     return [version];

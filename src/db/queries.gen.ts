@@ -646,6 +646,12 @@ export interface Queries {
     params: [];
     row: Record<string, never>;
   };
+  "migrations/citus": {
+    params: [];
+    row: {
+      citus: boolean;
+    };
+  };
   "migrations/lock": {
     params: [];
     row: {

@@ -1,0 +1,86 @@
+-- Lays the baseline out on a Citus cluster (docs/deployment.md, "On Citus"; docs/scaling.md):
+-- run by `warden migrate` right after the baseline, in its transaction, when the database has the
+-- citus extension; never on one server or the embedded database.
+--
+--   * every tenant table distributed by tenant_id, co-located with tenants;
+--   * the catalogs, signing keys, server secrets, people and the routes as reference tables;
+--   * the delivery queue (outbox), the sign-in buckets and the schema's version on the coordinator;
+--   * the functions the baseline made while their tables were local copied to the workers.
+--
+-- Citus refuses to distribute a table that another table still references, so the foreign keys
+-- are dropped, the tables laid out, and the keys added again; a key Citus cannot keep (a reference
+-- table or the coordinator's queue pointing into the shards) is left out, as docs/scaling.md lists.
+-- A table of the schema in none of the lists below stops the migration: each new table is placed
+-- on purpose.
+SET LOCAL citus.multi_shard_modify_mode TO 'sequential';
+-- The guard triggers of the tenant tables run on the shards (docs/scaling.md, "Triggers").
+SET LOCAL citus.enable_unsafe_triggers TO on;
+
+DO $$
+DECLARE
+  tenant_tables text[] := ARRAY[
+    'tenants', 'members', 'member_invitations', 'api_keys', 'api_key_rate_buckets', 'api_key_usage_daily',
+    'api_key_expiry_notices', 'receipts', 'receipt_heads', 'receipt_tree_nodes', 'usage_daily', 'usage_counters',
+    'policies', 'policy_tests', 'upgrade_requests', 'feature_grants', 'approvals', 'approval_votes', 'audit_outbox',
+    'idempotency_keys', 'webhooks', 'webhook_deliveries'];
+  reference_tables text[] := ARRAY[
+    'plans', 'features', 'signing_keys', 'server_secrets', 'accounts', 'auth_tokens', 'session_revocations',
+    'mfa_totp', 'mfa_recovery_codes', 'key_routes', 'invitation_routes', 'member_routes'];
+  coordinator_tables text[] := ARRAY['outbox', 'auth_rate_limits', 'schema_version'];
+  placed text[] := tenant_tables || reference_tables || coordinator_tables;
+  unplaced text[];
+  fk record;
+  kept jsonb := '[]';
+  t text;
+  f regprocedure;
+BEGIN
+  SELECT array_agg(c.relname ORDER BY c.relname) INTO unplaced
+  FROM pg_class c
+  WHERE c.relnamespace = 'public'::regnamespace AND c.relkind IN ('r', 'p') AND c.relname <> ALL (placed);
+  IF unplaced IS NOT NULL THEN
+    RAISE EXCEPTION 'tables not placed on the cluster (sql/citus/distribute.sql): %', unplaced;
+  END IF;
+
+  FOR fk IN
+    SELECT c.conrelid::regclass::text AS child, c.confrelid::regclass::text AS parent, c.conname, pg_get_constraintdef(c.oid) AS def
+    FROM pg_constraint c
+    WHERE c.contype = 'f' AND c.connamespace = 'public'::regnamespace
+    ORDER BY c.conrelid::regclass::text, c.conname
+  LOOP
+    kept := kept || jsonb_build_array(to_jsonb(fk));
+    EXECUTE format('ALTER TABLE %I DROP CONSTRAINT %I', fk.child, fk.conname);
+  END LOOP;
+
+  -- Not yet on a cluster: the catalogs' triggers move every tenant's key epoch from a reference
+  -- table's shard, which Citus refuses (docs/scaling.md, "Triggers that write another table").
+  DROP TRIGGER plans_key_context ON plans;
+  DROP TRIGGER features_key_context ON features;
+  FOREACH t IN ARRAY reference_tables LOOP
+    PERFORM create_reference_table(t);
+  END LOOP;
+  PERFORM create_distributed_table('tenants', 'tenant_id');
+  FOREACH t IN ARRAY tenant_tables[2:] LOOP
+    PERFORM create_distributed_table(t, 'tenant_id', colocate_with => 'tenants');
+  END LOOP;
+
+  -- A shard may point into its own shard group or at a reference table; a reference table only at
+  -- another; the coordinator's tables at nothing distributed.
+  FOR fk IN SELECT * FROM jsonb_to_recordset(kept) AS k(child text, parent text, conname text, def text) LOOP
+    IF (fk.child = ANY (tenant_tables) AND (fk.parent = ANY (tenant_tables) OR fk.parent = ANY (reference_tables)))
+       OR (fk.child = ANY (reference_tables) AND fk.parent = ANY (reference_tables))
+       OR (fk.child = ANY (coordinator_tables) AND fk.parent = ANY (coordinator_tables)) THEN
+      EXECUTE format('ALTER TABLE %I ADD CONSTRAINT %I %s', fk.child, fk.conname, fk.def);
+    END IF;
+  END LOOP;
+
+  -- Functions whose types are a table's row were made while the table was local, and Citus did not
+  -- copy them to the workers then.
+  FOR f IN
+    SELECT p.oid::regprocedure
+    FROM pg_proc p
+    WHERE p.pronamespace = 'public'::regnamespace
+      AND NOT EXISTS (SELECT 1 FROM pg_dist_object o WHERE o.classid = 'pg_proc'::regclass AND o.objid = p.oid)
+  LOOP
+    PERFORM create_distributed_function(f);
+  END LOOP;
+END $$;
