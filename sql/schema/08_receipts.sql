@@ -547,11 +547,17 @@ COMMENT ON FUNCTION receipt_append_parse(json) IS
 -- deadlock; a head is created when missing.
 CREATE FUNCTION receipt_heads_lock(p_tenants text[]) RETURNS void
 LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+  v_tenant text;
 BEGIN
-  INSERT INTO receipt_heads (tenant_id) SELECT DISTINCT t FROM unnest(p_tenants) AS t ORDER BY 1 ON CONFLICT DO NOTHING;
-  PERFORM 1
-  FROM (SELECT DISTINCT t AS tenant_id FROM unnest(p_tenants) AS t ORDER BY 1) t
-  CROSS JOIN LATERAL (SELECT 1 FROM receipt_heads h WHERE h.tenant_id = t.tenant_id LIMIT 1 FOR UPDATE) h;
+  -- One statement per tenant, each naming it: on a Citus cluster each is its tenant's shard's.
+  FOR v_tenant IN SELECT DISTINCT t FROM unnest(p_tenants) AS t ORDER BY 1 LOOP
+    PERFORM 1 FROM receipt_heads h WHERE h.tenant_id = v_tenant FOR UPDATE;
+    IF NOT FOUND THEN
+      INSERT INTO receipt_heads (tenant_id) VALUES (v_tenant) ON CONFLICT DO NOTHING;
+      PERFORM 1 FROM receipt_heads h WHERE h.tenant_id = v_tenant FOR UPDATE;
+    END IF;
+  END LOOP;
 END $$;
 COMMENT ON FUNCTION receipt_heads_lock(text[]) IS
   'Creates the missing log heads of these tenants and locks them all (FOR UPDATE) in tenant order, the order every writer of the log locks in; '
