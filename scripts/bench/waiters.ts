@@ -1,10 +1,10 @@
 // npm run bench:waiters: do agents waiting on approvals slow everyone else? One service, one
-// tenant whose policy holds refunds for approval; N agents (BENCH_WAITERS, default 1,000) each hold
-// GET /v1/approvals/{id}?wait=30 open on its own connection, while simulate and protect are offered
-// at a fixed rate (half of what the same service answered at saturation, measured first). Rounds
-// alternate without and with the waiters; the table gives each scenario's p99 both ways and their
-// ratio (the goal: at most 1.5x). A script of its own (not a section of `npm run bench`): it needs
-// a quiet machine and about two minutes.
+// tenant whose policy holds refunds for approval; N agents (BENCH_WAITERS_COUNT, default 1,000)
+// each hold GET /v1/approvals/{id}?wait=30 open on its own connection, while simulate and protect
+// are offered at a fixed rate (half of what the same service answered at saturation, measured
+// first). Rounds alternate without and with the waiters; the table gives each scenario's p99 both
+// ways and their ratio (the goal: at most 1.5x). A script of its own (not a section of
+// `npm run bench`): it needs a quiet machine and about two minutes.
 import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
