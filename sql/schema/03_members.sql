@@ -1,6 +1,7 @@
 -- Members: the people of a tenant, each with one role, and the invitations that bring them in
 -- (docs/api.md, "Teams"). The role rules and the member state machine live here, so that neither
 -- a code path nor an operator can leave a tenant without an owner or let an admin touch an owner.
+-- A member's removal, which may revoke their keys, comes after the keys: 05_members_and_keys.sql.
 -- Refusals raise class WT (docs/error_codes.md):
 --   WT001 no such member or invitation in this tenant     WT002 never done (delete, revive, rename)
 --   WT020 .. WT023 the actor's role may not do this: it needs owner, admin, developer, approver
@@ -188,48 +189,27 @@ COMMENT ON FUNCTION member_set_role(text, text, text, text) IS
   'An admin (an owner, for owners and for making one) gives a member another role; the member''s sessions of the tenant end. '
   'WT001 unknown member, WT02x actor''s role, WT003 the last owner, 22023 unknown role.';
 
--- p_revoke_keys, or the tenant's revoke_keys_on_member_removal: the keys the member created that
--- still work (api_keys_of_member()) are revoked in the same transaction, by the actor, each through
--- api_key_revoke() as a revoke of its own; otherwise they keep working, and the answer lists them.
-CREATE FUNCTION member_remove(p_tenant_id text, p_actor text, p_member_id text, p_now timestamptz, p_revoke_keys boolean)
-RETURNS TABLE (member_id text, role text, revoked_keys jsonb, kept_keys jsonb)
+-- Signs a customer out everywhere for an operator (`warden ops sessions end`,
+-- sql/ops/sessions_end.sql): every member's sessions of that tenant end (their sessions of other
+-- tenants are not this tenant's to end). Unlike the customer's own sign-out, it names an unknown tenant.
+-- p_by: the operator, for the audit trail (NULL: "operator"). Refused as accounts' are (WA005).
+CREATE FUNCTION tenant_sessions_end(p_tenant_id text, p_by text DEFAULT NULL) RETURNS integer
 LANGUAGE plpgsql VOLATILE AS $$
-#variable_conflict use_column
 DECLARE
-  v_role text;
-  v_account text;
-  v_revoke boolean;
-  v_keys jsonb;
+  v_count integer;
 BEGIN
-  -- Anyone may leave; removing another takes an admin, and an owner for an owner.
-  IF p_actor IS DISTINCT FROM p_member_id THEN
-    PERFORM member_actor_check(p_tenant_id, p_actor, 'admin');
-  END IF;
-  SELECT m.role, m.account_id INTO v_role, v_account FROM members m
-   WHERE m.member_id = p_member_id AND m.tenant_id = p_tenant_id AND m.status = 'active' FOR UPDATE;
+  PERFORM 1 FROM tenants WHERE tenant_id = p_tenant_id FOR UPDATE;
   IF NOT FOUND THEN
-    RAISE EXCEPTION 'no such member' USING ERRCODE = 'WT001';
+    RAISE EXCEPTION 'no tenant %', p_tenant_id USING ERRCODE = 'WA005';
   END IF;
-  IF v_role = 'owner' AND p_actor IS DISTINCT FROM p_member_id THEN
-    PERFORM member_actor_check(p_tenant_id, p_actor, 'owner');
-  END IF;
-  UPDATE members m SET status = 'removed', removed_at = p_now, removed_by = p_actor, session_epoch = m.session_epoch + 1
-   WHERE m.tenant_id = p_tenant_id AND m.member_id = p_member_id;
-  DELETE FROM member_routes r WHERE r.account_id = v_account AND r.tenant_id = p_tenant_id;
-  SELECT coalesce(p_revoke_keys, false) OR t.revoke_keys_on_member_removal INTO v_revoke FROM tenants t WHERE t.tenant_id = p_tenant_id;
-  SELECT coalesce(jsonb_agg(jsonb_build_object('key_id', k.key_id, 'label', k.label, 'hint', k.hint) ORDER BY k.created_at, k.key_id), '[]'::jsonb)
-    INTO v_keys FROM api_keys_of_member(p_tenant_id, p_member_id, v_revoke) k;
-  IF v_revoke THEN
-    PERFORM api_key_revoke(p_tenant_id, k->>'key_id', p_actor) FROM jsonb_array_elements(v_keys) k;
-    RETURN QUERY SELECT p_member_id, v_role, v_keys, '[]'::jsonb;
-  ELSE
-    RETURN QUERY SELECT p_member_id, v_role, '[]'::jsonb, v_keys;
-  END IF;
+  UPDATE members SET session_epoch = session_epoch + 1 WHERE tenant_id = p_tenant_id AND status = 'active';
+  GET DIAGNOSTICS v_count = ROW_COUNT;
+  PERFORM audit_operator_event(p_tenant_id, 'sessions.ended', p_by, jsonb_build_object('members', v_count));
+  RETURN v_count;
 END $$;
-COMMENT ON FUNCTION member_remove(text, text, text, timestamptz, boolean) IS
-  'A member leaves, or an admin (an owner, for owners) removes one: its sessions of the tenant end at once. With p_revoke_keys or the tenant''s '
-  'revoke_keys_on_member_removal, the keys the member created that still work are revoked (revoked_keys); otherwise they are listed (kept_keys). '
-  'WT001 unknown member, WT02x actor''s role, WT003 the last owner.';
+COMMENT ON FUNCTION tenant_sessions_end(text, text) IS
+  'Ends every session of a tenant at once (each active member''s session epoch + 1: every JWT of the tenant issued before stops working; API keys are untouched) '
+  'and queues the audit event sessions.ended; WA005 when there is no such tenant. Returns how many members were signed out.';
 
 -- Where mail about the tenant as a whole goes (an upgrade's review): its oldest active owner.
 CREATE FUNCTION tenant_contact_email(p_tenant_id text) RETURNS text
