@@ -346,6 +346,29 @@ END $$;
 COMMENT ON FUNCTION member_invitation_revoke(text, text, text, timestamptz) IS
   'An admin revokes a pending invitation: its link stops working. WT001 unknown, WT02x actor''s role, WT007 not pending.';
 
+-- The invitation a link names, for both who read one (member_invitation_invitee(), to show it, and
+-- member_invitation_accept()): its route first, then the invitation in its tenant (on a distributed
+-- cluster a statement names its tenant; docs/scaling.md), refused unless it is pending, as
+-- auth_token_take() refuses a token. It takes no lock: the acceptance locks the row and reads again.
+CREATE FUNCTION member_invitation_open(p_token text, p_now timestamptz) RETURNS member_invitations
+LANGUAGE plpgsql STABLE AS $$
+DECLARE
+  v member_invitations%ROWTYPE;
+BEGIN
+  SELECT r.tenant_id, r.invitation_id INTO v.tenant_id, v.invitation_id FROM invitation_routes r WHERE r.token_hash = auth_token_digest(p_token);
+  SELECT i.* INTO v FROM member_invitations i WHERE i.tenant_id = v.tenant_id AND i.invitation_id = v.invitation_id;
+  IF NOT FOUND OR v.status = 'revoked' THEN
+    RAISE EXCEPTION 'invalid invitation' USING ERRCODE = 'WA001';
+  ELSIF v.status = 'accepted' THEN
+    RAISE EXCEPTION 'invitation already used' USING ERRCODE = 'WA003';
+  ELSIF v.expires_at <= p_now THEN
+    RAISE EXCEPTION 'invitation expired' USING ERRCODE = 'WA002';
+  END IF;
+  RETURN v;
+END $$;
+COMMENT ON FUNCTION member_invitation_open(text, timestamptz) IS
+  'The pending invitation a link''s token names, read through its route without a lock. WA001 unknown or revoked, WA002 expired, WA003 used.';
+
 -- Accepting: as the person signed in (p_account_id, whose email must be the invitation's), or as
 -- a new person (p_account_id NULL): an account with the invitation's email, verified by the link,
 -- and p_password_hash. The row lock makes a second, parallel acceptance wait and then find it used.
@@ -359,17 +382,12 @@ DECLARE
   v_account text := p_account_id;
   v_email text;
 BEGIN
-  -- The route first, then the invitation locked in its tenant: a lock is taken on one tenant's row
-  -- (on a distributed cluster, a locking read must name its tenant; docs/scaling.md).
-  SELECT r.tenant_id, r.invitation_id INTO v.tenant_id, v.invitation_id FROM invitation_routes r WHERE r.token_hash = auth_token_digest(p_token);
-  SELECT i.* INTO v FROM member_invitations i WHERE i.tenant_id = v.tenant_id AND i.invitation_id = v.invitation_id FOR UPDATE;
-  IF NOT FOUND OR v.status = 'revoked' THEN
-    RAISE EXCEPTION 'invalid invitation' USING ERRCODE = 'WA001';
-  ELSIF v.status = 'accepted' THEN
-    RAISE EXCEPTION 'invitation already used' USING ERRCODE = 'WA003';
-  ELSIF v.expires_at <= p_now THEN
-    RAISE EXCEPTION 'invitation expired' USING ERRCODE = 'WA002';
-  END IF;
+  -- Found and refused as the invitee read does, then locked in its tenant (a locking read names its
+  -- tenant; docs/scaling.md) and read again by a statement that starts after the lock: a parallel
+  -- acceptance that held it has committed by then, and this one finds the invitation used.
+  v := member_invitation_open(p_token, p_now);
+  PERFORM 1 FROM member_invitations i WHERE i.tenant_id = v.tenant_id AND i.invitation_id = v.invitation_id FOR UPDATE;
+  v := member_invitation_open(p_token, p_now);
   IF v_account IS NULL THEN
     IF EXISTS (SELECT 1 FROM accounts a WHERE a.email = v.email) THEN
       RAISE EXCEPTION 'this email has an account: log in and accept' USING ERRCODE = 'WT009';
@@ -416,16 +434,7 @@ LANGUAGE plpgsql STABLE AS $$
 DECLARE
   v member_invitations%ROWTYPE;
 BEGIN
-  -- The route first, then the invitation in its tenant, as member_invitation_accept() reads them.
-  SELECT r.tenant_id, r.invitation_id INTO v.tenant_id, v.invitation_id FROM invitation_routes r WHERE r.token_hash = auth_token_digest(p_token);
-  SELECT i.* INTO v FROM member_invitations i WHERE i.tenant_id = v.tenant_id AND i.invitation_id = v.invitation_id;
-  IF NOT FOUND OR v.status = 'revoked' THEN
-    RAISE EXCEPTION 'invalid invitation' USING ERRCODE = 'WA001';
-  ELSIF v.status = 'accepted' THEN
-    RAISE EXCEPTION 'invitation already used' USING ERRCODE = 'WA003';
-  ELSIF v.expires_at <= p_now THEN
-    RAISE EXCEPTION 'invitation expired' USING ERRCODE = 'WA002';
-  END IF;
+  v := member_invitation_open(p_token, p_now);
   RETURN QUERY
     SELECT v.invitation_id, v.tenant_id, v.email, v.role, iso_time(v.expires_at), a.account_id, a.password_hash,
            EXISTS (SELECT 1 FROM mfa_totp f WHERE f.account_id = a.account_id AND f.status = 'active')
