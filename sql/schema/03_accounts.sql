@@ -1,9 +1,10 @@
 -- Tenants (the customers that own keys, policies and receipts), the people who work in them
--- (accounts, one per email, members of one or more tenants), and a person's lifecycle: signup,
--- sessions, one-time tokens for email verification and password reset, password change, the
--- second factor, and brute-force counters for /auth. Members, roles and invitations: 11_members.sql.
+-- (accounts, one per email, members of one or more tenants), and a person's lifecycle: sessions,
+-- one-time tokens for email verification and password reset, password change, the second factor,
+-- and brute-force counters for /auth. Members, roles and invitations: 03_members.sql; signup,
+-- which makes the tenant with its owner and first key: 05_members_and_keys.sql.
 -- Refusals raise class WA (docs/error_codes.md): WA001 invalid_token, WA002 token_expired,
--- WA003 token_used, WA004 the current password does not match, WA007 the email has an account.
+-- WA003 token_used, WA004 the current password does not match.
 --
 -- Token times are the application's clock, passed in as p_now, so tests can move it.
 
@@ -35,36 +36,6 @@ CREATE TABLE accounts (
   created_at         timestamptz NOT NULL DEFAULT now()
 );
 CREATE UNIQUE INDEX accounts_email_key ON accounts (email);
-
--- Signup: the tenant, the person (its first member, the owner) and its first API key, together or
--- not at all. An email that has an account is WA007, raised here rather than told by the unique
--- index's name (a signup racing another for the same email waits for it, then finds it).
-CREATE FUNCTION tenant_signup(
-  p_tenant_id text, p_account_id text, p_member_id text, p_email text, p_password_hash text,
-  p_key_id text, p_secret_hash text, p_hint text
-) RETURNS TABLE (tenant_id text, key_id text, created_at text)
-LANGUAGE plpgsql VOLATILE AS $$
-DECLARE
-  v_created timestamptz;
-BEGIN
-  INSERT INTO tenants (tenant_id) VALUES (p_tenant_id) RETURNING tenants.created_at INTO v_created;
-  INSERT INTO accounts (account_id, email, password_hash, last_tenant_id, created_at)
-    VALUES (p_account_id, p_email, p_password_hash, p_tenant_id, v_created)
-    ON CONFLICT (email) DO NOTHING;
-  IF NOT FOUND THEN
-    RAISE EXCEPTION 'an account with this email exists' USING ERRCODE = 'WA007';
-  END IF;
-  INSERT INTO members (member_id, tenant_id, account_id, role, joined_at)
-    VALUES (p_member_id, p_tenant_id, p_account_id, 'owner', v_created);
-  PERFORM member_route_add(p_account_id, p_tenant_id, p_member_id, v_created);
-  INSERT INTO api_keys (key_id, tenant_id, label, secret_hash, hint, created_by)
-    VALUES (p_key_id, p_tenant_id, 'default', p_secret_hash, p_hint, p_member_id);
-  PERFORM key_route_add(p_tenant_id, p_key_id, p_secret_hash);
-  RETURN QUERY SELECT p_tenant_id, p_key_id, iso_time(v_created);
-END $$;
-COMMENT ON FUNCTION tenant_signup(text, text, text, text, text, text, text, text) IS
-  'Creates a tenant on the free plan, the person who signed up as its owner, and its first active API key, labelled "default"; '
-  'WA007 when the email has an account.';
 
 -- ---------------------------------------------------------------------------------------------
 -- One-time tokens. Only the SHA-256 of a token is kept; the outbox row of its mail holds it sealed by
@@ -280,27 +251,6 @@ END $$;
 COMMENT ON FUNCTION rate_limit_hit(text, integer, integer, timestamptz) IS
   'Counts one hit on a bucket in its current fixed window (a new window starts when the old one ends) and says whether it is within p_limit, and in how many seconds the window ends.';
 
--- Signs a customer out everywhere for an operator (`warden ops sessions end`,
--- sql/ops/sessions_end.sql): every member's sessions of that tenant end (their sessions of other
--- tenants are not this tenant's to end). Unlike the customer's own sign-out, it names an unknown tenant.
--- p_by: the operator, for the audit trail (NULL: "operator").
-CREATE FUNCTION tenant_sessions_end(p_tenant_id text, p_by text DEFAULT NULL) RETURNS integer
-LANGUAGE plpgsql VOLATILE AS $$
-DECLARE
-  v_count integer;
-BEGIN
-  PERFORM 1 FROM tenants WHERE tenant_id = p_tenant_id FOR UPDATE;
-  IF NOT FOUND THEN
-    RAISE EXCEPTION 'no tenant %', p_tenant_id USING ERRCODE = 'WA005';
-  END IF;
-  UPDATE members SET session_epoch = session_epoch + 1 WHERE tenant_id = p_tenant_id AND status = 'active';
-  GET DIAGNOSTICS v_count = ROW_COUNT;
-  PERFORM audit_operator_event(p_tenant_id, 'sessions.ended', p_by, jsonb_build_object('members', v_count));
-  RETURN v_count;
-END $$;
-COMMENT ON FUNCTION tenant_sessions_end(text, text) IS
-  'Ends every session of a tenant at once (each active member''s session epoch + 1: every JWT of the tenant issued before stops working; API keys are untouched) '
-  'and queues the audit event sessions.ended; WA005 when there is no such tenant. Returns how many members were signed out.';
 -- =============================================================================================
 -- Sign-out and second factor (TOTP with recovery codes). Refusals: WA010 invalid_code (a wrong,
 -- reused or out-of-state code), WA011 mfa_enabled (enrolling while a factor is active), WA012

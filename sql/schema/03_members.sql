@@ -1,6 +1,7 @@
 -- Members: the people of a tenant, each with one role, and the invitations that bring them in
 -- (docs/api.md, "Teams"). The role rules and the member state machine live here, so that neither
 -- a code path nor an operator can leave a tenant without an owner or let an admin touch an owner.
+-- A member's removal, which may revoke their keys, comes after the keys: 05_members_and_keys.sql.
 -- Refusals raise class WT (docs/error_codes.md):
 --   WT001 no such member or invitation in this tenant     WT002 never done (delete, revive, rename)
 --   WT020 .. WT023 the actor's role may not do this: it needs owner, admin, developer, approver
@@ -188,48 +189,27 @@ COMMENT ON FUNCTION member_set_role(text, text, text, text) IS
   'An admin (an owner, for owners and for making one) gives a member another role; the member''s sessions of the tenant end. '
   'WT001 unknown member, WT02x actor''s role, WT003 the last owner, 22023 unknown role.';
 
--- p_revoke_keys, or the tenant's revoke_keys_on_member_removal: the keys the member created that
--- still work (api_keys_of_member()) are revoked in the same transaction, by the actor, each through
--- api_key_revoke() as a revoke of its own; otherwise they keep working, and the answer lists them.
-CREATE FUNCTION member_remove(p_tenant_id text, p_actor text, p_member_id text, p_now timestamptz, p_revoke_keys boolean)
-RETURNS TABLE (member_id text, role text, revoked_keys jsonb, kept_keys jsonb)
+-- Signs a customer out everywhere for an operator (`warden ops sessions end`,
+-- sql/ops/sessions_end.sql): every member's sessions of that tenant end (their sessions of other
+-- tenants are not this tenant's to end). Unlike the customer's own sign-out, it names an unknown tenant.
+-- p_by: the operator, for the audit trail (NULL: "operator"). Refused as accounts' are (WA005).
+CREATE FUNCTION tenant_sessions_end(p_tenant_id text, p_by text DEFAULT NULL) RETURNS integer
 LANGUAGE plpgsql VOLATILE AS $$
-#variable_conflict use_column
 DECLARE
-  v_role text;
-  v_account text;
-  v_revoke boolean;
-  v_keys jsonb;
+  v_count integer;
 BEGIN
-  -- Anyone may leave; removing another takes an admin, and an owner for an owner.
-  IF p_actor IS DISTINCT FROM p_member_id THEN
-    PERFORM member_actor_check(p_tenant_id, p_actor, 'admin');
-  END IF;
-  SELECT m.role, m.account_id INTO v_role, v_account FROM members m
-   WHERE m.member_id = p_member_id AND m.tenant_id = p_tenant_id AND m.status = 'active' FOR UPDATE;
+  PERFORM 1 FROM tenants WHERE tenant_id = p_tenant_id FOR UPDATE;
   IF NOT FOUND THEN
-    RAISE EXCEPTION 'no such member' USING ERRCODE = 'WT001';
+    RAISE EXCEPTION 'no tenant %', p_tenant_id USING ERRCODE = 'WA005';
   END IF;
-  IF v_role = 'owner' AND p_actor IS DISTINCT FROM p_member_id THEN
-    PERFORM member_actor_check(p_tenant_id, p_actor, 'owner');
-  END IF;
-  UPDATE members m SET status = 'removed', removed_at = p_now, removed_by = p_actor, session_epoch = m.session_epoch + 1
-   WHERE m.tenant_id = p_tenant_id AND m.member_id = p_member_id;
-  DELETE FROM member_routes r WHERE r.account_id = v_account AND r.tenant_id = p_tenant_id;
-  SELECT coalesce(p_revoke_keys, false) OR t.revoke_keys_on_member_removal INTO v_revoke FROM tenants t WHERE t.tenant_id = p_tenant_id;
-  SELECT coalesce(jsonb_agg(jsonb_build_object('key_id', k.key_id, 'label', k.label, 'hint', k.hint) ORDER BY k.created_at, k.key_id), '[]'::jsonb)
-    INTO v_keys FROM api_keys_of_member(p_tenant_id, p_member_id, v_revoke) k;
-  IF v_revoke THEN
-    PERFORM api_key_revoke(p_tenant_id, k->>'key_id', p_actor) FROM jsonb_array_elements(v_keys) k;
-    RETURN QUERY SELECT p_member_id, v_role, v_keys, '[]'::jsonb;
-  ELSE
-    RETURN QUERY SELECT p_member_id, v_role, '[]'::jsonb, v_keys;
-  END IF;
+  UPDATE members SET session_epoch = session_epoch + 1 WHERE tenant_id = p_tenant_id AND status = 'active';
+  GET DIAGNOSTICS v_count = ROW_COUNT;
+  PERFORM audit_operator_event(p_tenant_id, 'sessions.ended', p_by, jsonb_build_object('members', v_count));
+  RETURN v_count;
 END $$;
-COMMENT ON FUNCTION member_remove(text, text, text, timestamptz, boolean) IS
-  'A member leaves, or an admin (an owner, for owners) removes one: its sessions of the tenant end at once. With p_revoke_keys or the tenant''s '
-  'revoke_keys_on_member_removal, the keys the member created that still work are revoked (revoked_keys); otherwise they are listed (kept_keys). '
-  'WT001 unknown member, WT02x actor''s role, WT003 the last owner.';
+COMMENT ON FUNCTION tenant_sessions_end(text, text) IS
+  'Ends every session of a tenant at once (each active member''s session epoch + 1: every JWT of the tenant issued before stops working; API keys are untouched) '
+  'and queues the audit event sessions.ended; WA005 when there is no such tenant. Returns how many members were signed out.';
 
 -- Where mail about the tenant as a whole goes (an upgrade's review): its oldest active owner.
 CREATE FUNCTION tenant_contact_email(p_tenant_id text) RETURNS text
@@ -366,6 +346,29 @@ END $$;
 COMMENT ON FUNCTION member_invitation_revoke(text, text, text, timestamptz) IS
   'An admin revokes a pending invitation: its link stops working. WT001 unknown, WT02x actor''s role, WT007 not pending.';
 
+-- The invitation a link names, for both who read one (member_invitation_invitee(), to show it, and
+-- member_invitation_accept()): its route first, then the invitation in its tenant (on a distributed
+-- cluster a statement names its tenant; docs/scaling.md), refused unless it is pending, as
+-- auth_token_take() refuses a token. It takes no lock: the acceptance locks the row and reads again.
+CREATE FUNCTION member_invitation_open(p_token text, p_now timestamptz) RETURNS member_invitations
+LANGUAGE plpgsql STABLE AS $$
+DECLARE
+  v member_invitations%ROWTYPE;
+BEGIN
+  SELECT r.tenant_id, r.invitation_id INTO v.tenant_id, v.invitation_id FROM invitation_routes r WHERE r.token_hash = auth_token_digest(p_token);
+  SELECT i.* INTO v FROM member_invitations i WHERE i.tenant_id = v.tenant_id AND i.invitation_id = v.invitation_id;
+  IF NOT FOUND OR v.status = 'revoked' THEN
+    RAISE EXCEPTION 'invalid invitation' USING ERRCODE = 'WA001';
+  ELSIF v.status = 'accepted' THEN
+    RAISE EXCEPTION 'invitation already used' USING ERRCODE = 'WA003';
+  ELSIF v.expires_at <= p_now THEN
+    RAISE EXCEPTION 'invitation expired' USING ERRCODE = 'WA002';
+  END IF;
+  RETURN v;
+END $$;
+COMMENT ON FUNCTION member_invitation_open(text, timestamptz) IS
+  'The pending invitation a link''s token names, read through its route without a lock. WA001 unknown or revoked, WA002 expired, WA003 used.';
+
 -- Accepting: as the person signed in (p_account_id, whose email must be the invitation's), or as
 -- a new person (p_account_id NULL): an account with the invitation's email, verified by the link,
 -- and p_password_hash. The row lock makes a second, parallel acceptance wait and then find it used.
@@ -379,17 +382,12 @@ DECLARE
   v_account text := p_account_id;
   v_email text;
 BEGIN
-  -- The route first, then the invitation locked in its tenant: a lock is taken on one tenant's row
-  -- (on a distributed cluster, a locking read must name its tenant; docs/scaling.md).
-  SELECT r.tenant_id, r.invitation_id INTO v.tenant_id, v.invitation_id FROM invitation_routes r WHERE r.token_hash = auth_token_digest(p_token);
-  SELECT i.* INTO v FROM member_invitations i WHERE i.tenant_id = v.tenant_id AND i.invitation_id = v.invitation_id FOR UPDATE;
-  IF NOT FOUND OR v.status = 'revoked' THEN
-    RAISE EXCEPTION 'invalid invitation' USING ERRCODE = 'WA001';
-  ELSIF v.status = 'accepted' THEN
-    RAISE EXCEPTION 'invitation already used' USING ERRCODE = 'WA003';
-  ELSIF v.expires_at <= p_now THEN
-    RAISE EXCEPTION 'invitation expired' USING ERRCODE = 'WA002';
-  END IF;
+  -- Found and refused as the invitee read does, then locked in its tenant (a locking read names its
+  -- tenant; docs/scaling.md) and read again by a statement that starts after the lock: a parallel
+  -- acceptance that held it has committed by then, and this one finds the invitation used.
+  v := member_invitation_open(p_token, p_now);
+  PERFORM 1 FROM member_invitations i WHERE i.tenant_id = v.tenant_id AND i.invitation_id = v.invitation_id FOR UPDATE;
+  v := member_invitation_open(p_token, p_now);
   IF v_account IS NULL THEN
     IF EXISTS (SELECT 1 FROM accounts a WHERE a.email = v.email) THEN
       RAISE EXCEPTION 'this email has an account: log in and accept' USING ERRCODE = 'WT009';
@@ -436,16 +434,7 @@ LANGUAGE plpgsql STABLE AS $$
 DECLARE
   v member_invitations%ROWTYPE;
 BEGIN
-  -- The route first, then the invitation in its tenant, as member_invitation_accept() reads them.
-  SELECT r.tenant_id, r.invitation_id INTO v.tenant_id, v.invitation_id FROM invitation_routes r WHERE r.token_hash = auth_token_digest(p_token);
-  SELECT i.* INTO v FROM member_invitations i WHERE i.tenant_id = v.tenant_id AND i.invitation_id = v.invitation_id;
-  IF NOT FOUND OR v.status = 'revoked' THEN
-    RAISE EXCEPTION 'invalid invitation' USING ERRCODE = 'WA001';
-  ELSIF v.status = 'accepted' THEN
-    RAISE EXCEPTION 'invitation already used' USING ERRCODE = 'WA003';
-  ELSIF v.expires_at <= p_now THEN
-    RAISE EXCEPTION 'invitation expired' USING ERRCODE = 'WA002';
-  END IF;
+  v := member_invitation_open(p_token, p_now);
   RETURN QUERY
     SELECT v.invitation_id, v.tenant_id, v.email, v.role, iso_time(v.expires_at), a.account_id, a.password_hash,
            EXISTS (SELECT 1 FROM mfa_totp f WHERE f.account_id = a.account_id AND f.status = 'active')

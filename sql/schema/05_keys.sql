@@ -595,8 +595,8 @@ COMMENT ON FUNCTION api_keys_expiring(timestamptz) IS
 
 CREATE INDEX api_keys_expires_idx ON api_keys (expires_at) WHERE status = 'active' AND expires_at IS NOT NULL;
 
--- Records each crossing and tells the tenant's webhooks (webhook_emit(), sql/schema/11_webhooks.sql,
--- resolved when the sweep runs): event key.expiring, data {key_id, label, expires_at, threshold}.
+-- Records each crossing and tells the tenant's webhooks (webhook_emit(), sql/schema/04_webhooks.sql):
+-- event key.expiring, data {key_id, label, expires_at, threshold}.
 -- Run by the service every minute (src/keys/expiring.ts); safe to run from several instances at once.
 CREATE FUNCTION api_keys_expiring_sweep()
 RETURNS TABLE (tenant_id text, key_id text, threshold text, queued integer)

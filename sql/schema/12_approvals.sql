@@ -244,7 +244,7 @@ LANGUAGE sql STABLE AS $$
 $$;
 COMMENT ON FUNCTION receipt_as_json(text, text) IS 'A stored receipt as the API shows it (payload as JSON), for webhook data.';
 
--- Tells the tenant's webhooks of a step of an approval (webhook_emit(), sql/schema/11_webhooks.sql),
+-- Tells the tenant's webhooks of a step of an approval (webhook_emit(), sql/schema/04_webhooks.sql),
 -- with the signed receipt of that step, in the transaction of the step.
 CREATE FUNCTION approval_emit(p_tenant_id text, p_type text, p_approval_id text, p_receipt_id text) RETURNS void
 LANGUAGE plpgsql VOLATILE AS $$

@@ -21,7 +21,8 @@ export function roleAtLeast(role: Role, needed: Role): boolean {
  * "METHOD /route/pattern" (the route as Elysia names it) -> the narrowest role that may call it.
  * A person's own things (their password, second factor, sessions, email) are `viewer`: every
  * member may manage them. What a role may do beyond this table (an admin touching an owner, a
- * member leaving) is for the database's procedures to decide (sql/schema/03_members.sql).
+ * member leaving) is for the database's procedures to decide (sql/schema/03_members.sql,
+ * sql/schema/05_members_and_keys.sql).
  */
 export const ROUTE_ROLES: Readonly<Record<string, Role>> = {
   // The person's own account and sessions.

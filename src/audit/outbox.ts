@@ -1,6 +1,6 @@
 // Operators' audit events, signed after the fact. An operator's procedure (sql/ops/: upgrades,
 // features, sessions) cannot sign, so it queues its event in audit_outbox in the transaction of its
-// change (sql/schema/11_audit.sql); this worker signs each one and appends it to the tenant's log,
+// change (sql/schema/03_audit.sql); this worker signs each one and appends it to the tenant's log,
 // marking it appended in that same transaction, so each queued event becomes exactly one receipt,
 // whichever instance takes it. The one place where the signature follows the change's commit: by
 // the poll interval while a service runs, or at the next start when none does.

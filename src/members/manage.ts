@@ -1,5 +1,6 @@
 // Members and invitations as plain functions over the database. The rules (who may change whom,
-// the last owner, single-use invitations, caps) are PL/pgSQL functions of sql/schema/03_members.sql;
+// the last owner, single-use invitations, caps) are PL/pgSQL functions of sql/schema/03_members.sql
+// (a removal, which may revoke keys, of sql/schema/05_members_and_keys.sql);
 // these wrappers shape their answers, and record each change in the tenant's audit trail in the
 // change's own transaction (src/audit/trail.ts).
 import type { ByMember } from "../audit/events.ts";

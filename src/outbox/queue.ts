@@ -1,4 +1,4 @@
-// Typed wrappers of the outbox's queries (sql/queries/outbox/, functions in sql/schema/04_outbox.sql):
+// Typed wrappers of the outbox's queries (sql/queries/outbox/, functions in sql/schema/02_outbox.sql):
 // one table of deliveries to make, for every channel (mail, webhooks).
 import type { Db, Queryable, QueryRow } from "../db/index.ts";
 

@@ -1,6 +1,6 @@
 // The events an endpoint may subscribe to (docs/api.md, "Webhooks"), besides "*" for all of them.
 // Each is emitted by a procedure of the database, in the transaction of its change (webhook_emit()
-// in sql/schema/11_webhooks.sql). webhook.test goes to one endpoint when an admin asks for it,
+// in sql/schema/04_webhooks.sql). webhook.test goes to one endpoint when an admin asks for it,
 // whatever the endpoint subscribes to.
 export const WEBHOOK_EVENTS = [
   "approval.requested",

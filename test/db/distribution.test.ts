@@ -14,7 +14,6 @@ const KEPT_OFF_THE_SHARDS = ["invitation_routes", "key_routes", "member_routes",
 
 const LEFT = [
   "accounts.accounts_last_tenant_id_fkey",
-  "outbox.outbox_tenant_id_fkey",
   "webhook_deliveries.webhook_deliveries_outbox_id_fkey",
 ];
 

@@ -25,28 +25,7 @@ test("the migrated database records the volatility each function's text declares
   expect(differs).toEqual([]);
 });
 
-/**
- * Calls from a function's body to a function the schema defines later, as they are now: what is
- * left to move so that the files read in call order. A new one fails here; one that is moved must
- * leave this list.
- */
-const CALLED_BEFORE_DEFINED = [
-  "03_accounts.sql: email_verification_issue() -> 04_outbox.sql: mail_enqueue()",
-  "03_accounts.sql: password_reset_request() -> 04_outbox.sql: mail_enqueue()",
-  "03_accounts.sql: tenant_sessions_end() -> 11_audit.sql: audit_operator_event()",
-  "03_accounts.sql: tenant_signup() -> 03_members.sql: member_route_add()",
-  "03_accounts.sql: tenant_signup() -> 05_keys.sql: key_route_add()",
-  "03_members.sql: member_invite() -> 04_outbox.sql: mail_enqueue()",
-  "03_members.sql: member_remove() -> 05_keys.sql: api_key_revoke()",
-  "03_members.sql: member_remove() -> 05_keys.sql: api_keys_of_member()",
-  "05_keys.sql: api_keys_expiring_sweep() -> 11_webhooks.sql: webhook_emit()",
-  "06_features.sql: feature_grant() -> 11_audit.sql: audit_operator_event()",
-  "06_features.sql: feature_revoke() -> 11_audit.sql: audit_operator_event()",
-  "10_upgrades.sql: upgrade_request_approve() -> 11_audit.sql: audit_operator_event()",
-  "10_upgrades.sql: upgrade_request_reject() -> 11_audit.sql: audit_operator_event()",
-];
-
-test("a function of sql/schema/*.sql calls only functions defined before it (but those listed as left to move)", () => {
+test("a function of sql/schema/*.sql calls only functions defined before it", () => {
   const functions = schemaFunctions();
   const first = new Map<string, (typeof functions)[number]>();
   for (const f of functions) if (!first.has(f.name)) first.set(f.name, f);
@@ -62,5 +41,5 @@ test("a function of sql/schema/*.sql calls only functions defined before it (but
       }
     }
   }
-  expect([...late].sort()).toEqual(CALLED_BEFORE_DEFINED);
+  expect([...late].sort()).toEqual([]);
 });

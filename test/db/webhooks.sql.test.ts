@@ -1,4 +1,4 @@
-// The webhook rules of sql/schema/11_webhooks.sql called directly: the procedures in transactions
+// The webhook rules of sql/schema/04_webhooks.sql called directly: the procedures in transactions
 // that are rolled back; the guards by statements a person with psql could write (test/sql/), each
 // refused by the database itself. An endpoint moves active -> disabled -> deleted and nothing comes
 // back; what it is never changes; no row is deleted; at most 10 per tenant; a delivery's log row

@@ -1,6 +1,6 @@
 -- Webhooks (docs/api.md, "Webhooks"): a tenant's HTTPS endpoints, each told of the events it
 -- subscribes to by a signed POST (Standard Webhooks). A delivery is a row of the outbox
--- (04_outbox.sql, channel 'webhook', recipient the endpoint's id) plus a row of
+-- (02_outbox.sql, channel 'webhook', recipient the endpoint's id) plus a row of
 -- webhook_deliveries, the log the tenant reads; webhook_emit() writes both in the transaction of
 -- the change they tell of, and the service's worker (src/webhooks/worker.ts) makes the attempts.
 --

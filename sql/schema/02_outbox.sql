@@ -12,9 +12,12 @@ CREATE TABLE outbox (
   -- webhook the event's type (approval.requested). A mail kind the worker does not know is retried
   -- (another instance may know it), then ends as 'failed'.
   kind             text NOT NULL CHECK (kind ~ '^[a-z][a-z0-9_.]{0,62}$'),
-  -- Where to: for mail the address, for a webhook the endpoint's id (11_webhooks.sql).
+  -- Where to: for mail the address, for a webhook the endpoint's id (04_webhooks.sql).
   recipient        text NOT NULL CHECK (char_length(recipient) BETWEEN 1 AND 2048),
-  tenant_id        text REFERENCES tenants (tenant_id),
+  -- Whose delivery it is, for operators (NULL: no tenant's). A plain column, no foreign key: the
+  -- outbox stays off the tenant shards, and such a table may not reference a distributed one
+  -- (docs/scaling.md).
+  tenant_id        text,
   -- What the delivery needs (for mail the template's variables). For verification, reset and
   -- invitation mail this holds the token sealed (token_sealed) until the message leaves; it is
   -- emptied as soon as the row is sent or fails (docs/decisions.md).
