@@ -19,7 +19,7 @@ const LEFT = [
 
 /**
  * Triggers that write another table: co-located with their own table by tenant (the key-context
- * epoch on tenants, the receipt chain's head and tree), or on reference tables (plans, features),
+ * epoch on tenants), or on reference tables (plans, features),
  * each to check or to move into the procedures that make the change, on a cluster.
  */
 const TRIGGER_WRITERS = [
@@ -30,8 +30,6 @@ const TRIGGER_WRITERS = [
   "features.features_key_context -> tenants",
   "plans.plans_key_context -> tenants",
   "policies.policies_key_context -> tenants",
-  "receipts.receipts_link_and_grow -> receipt_heads",
-  "receipts.receipts_link_and_grow -> receipt_tree_nodes",
 ];
 
 test("the triggers that write another table are exactly those docs/scaling.md lists (the routes are written by procedures)", async () => {

@@ -1,4 +1,4 @@
-// The stored Merkle tree (receipt_tree_nodes): written by the append's statement trigger, exactly
+// The stored Merkle tree (receipt_tree_nodes): grown by the log's writer as it appends, exactly
 // the complete subtrees of 16 leaves or more of each tenant's log as RFC 9162 defines them, and
 // never written otherwise; smaller subtrees are folded from the receipts on read.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
