@@ -6,9 +6,12 @@
 import { describe, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
+import { createService } from "../../src/app/service.ts";
+import { openDb } from "../../src/db/index.ts";
+import { createLogger } from "../../src/log.ts";
 import { checkReceiptLog } from "../../src/receipts/check.ts";
-import { protect } from "../helpers/customer.ts";
-import { call, signup, testService } from "../helpers/service.ts";
+import { execute, protect } from "../helpers/customer.ts";
+import { call, signup, testConfig, testService } from "../helpers/service.ts";
 import { testOne, testQuery } from "../helpers/sql.ts";
 
 const { db } = await testService();
@@ -48,6 +51,31 @@ describe.skipIf(!onCitus)("on a Citus coordinator", () => {
     const missing = await testQuery<{ nodename: string; nodeport: number; result: string }>(db, "citus_functions_missing", [signatures]);
     expect(missing.length).toBe(2);
     for (const node of missing) expect({ node: `${node.nodename}:${node.nodeport}`, missing: node.result }).toEqual({ node: `${node.nodename}:${node.nodeport}`, missing: "" });
+  });
+
+  test("the hot paths are single-shard: a key lookup, a protect's and an execute's append, a checkpoint and a proof run no statement over several shards", async () => {
+    // A connection on which Citus refuses any statement that would run as several tasks.
+    const url = new URL(process.env.TEST_DATABASE_URL!);
+    url.searchParams.set("citus.multi_task_query_log_level", "error");
+    const strict = await openDb({ databaseUrl: url.toString(), dataDir: "memory://", poolSize: 4 });
+    const service = await createService(testConfig(), { db: strict, log: createLogger("silent") });
+    try {
+      const boss = await signup();
+      const as = { headers: { authorization: `Bearer ${boss.token}` }, service };
+      for (let i = 0; i < 3; i++) {
+        const allowed = await protect(boss.apiKey, undefined, { service });
+        expect(allowed.status).toBe(200);
+        expect((await execute(boss.apiKey, allowed.body.receipt_id, { service })).status).toBe(200);
+      }
+      const checkpoint = await call("GET", "/customer/receipts/checkpoint", as);
+      expect(checkpoint.status).toBe(200);
+      const [newest] = (await call("GET", "/customer/receipts?limit=1", as)).body.receipts;
+      const proof = await call("GET", `/customer/receipts/${newest.receipt_id}/proof?tree_size=${checkpoint.body.tree_size}`, as);
+      expect(proof.status).toBe(200);
+    } finally {
+      await service.close();
+      await strict.close();
+    }
   });
 
   test("a worker stopped: 503 with Retry-After on the requests that need it, nothing half-written; used again once back, without a restart", async () => {
