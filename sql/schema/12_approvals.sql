@@ -222,15 +222,17 @@ COMMENT ON FUNCTION receipt_append_one(json) IS
   'content_hash, signature, protect_receipt_id}) as its tenant''s next, under the locked head; answers its link. Counts toward no quota.';
 
 -- Every change of an approval's state is announced (channel approval, payload tenant:approval), so
--- that agents waiting on it wake without polling the database.
-CREATE FUNCTION approvals_announce() RETURNS trigger
+-- that agents waiting on it wake without polling the database. Sent by each procedure that opens or
+-- moves an approval, in its transaction (heard at commit), not by a trigger on approvals: on a
+-- cluster such a trigger runs on the worker, where no instance listens and a NOTIFY stops a
+-- transaction over several workers from committing (docs/scaling.md).
+CREATE FUNCTION approval_announce(p_tenant_id text, p_approval_id text) RETURNS void
 LANGUAGE plpgsql VOLATILE AS $$
 BEGIN
-  PERFORM pg_notify('approval', NEW.tenant_id || ':' || NEW.approval_id);
-  RETURN NULL;
+  PERFORM pg_notify('approval', p_tenant_id || ':' || p_approval_id);
 END $$;
-COMMENT ON FUNCTION approvals_announce() IS 'Announces every new approval and every change of one on channel approval (tenant_id:approval_id).';
-CREATE TRIGGER approvals_announce AFTER INSERT OR UPDATE ON approvals FOR EACH ROW EXECUTE FUNCTION approvals_announce();
+COMMENT ON FUNCTION approval_announce(text, text) IS
+  'Announces a new approval or a change of one on channel approval (tenant_id:approval_id), at commit. Called by every procedure that writes approvals.';
 
 -- A stored receipt as the API shows it, for the webhooks that carry it (a receiver verifies it
 -- offline): its claims, links, payload and signature.
@@ -369,6 +371,7 @@ BEGIN
                AND (SELECT count(*) FROM members c WHERE c.tenant_id = i.tenant_id AND c.status = 'active') = 1))
     ORDER BY m.joined_at, m.member_id;
     PERFORM approval_emit(i.tenant_id, 'approval.requested', t.approval_id, i.receipt_id);
+    PERFORM approval_announce(i.tenant_id, t.approval_id);
   END LOOP;
 END $$;
 COMMENT ON FUNCTION receipt_approval_open(receipt_append_item[]) IS
@@ -400,6 +403,7 @@ BEGIN
     RETURNING a.tenant_id, a.approval_id, a.execute_receipt_id
   LOOP
     PERFORM approval_emit(x.tenant_id, 'approval.executed', x.approval_id, x.execute_receipt_id);
+    PERFORM approval_announce(x.tenant_id, x.approval_id);
   END LOOP;
 END $$;
 COMMENT ON FUNCTION receipt_approval_executed(receipt_append_item[]) IS
@@ -475,6 +479,7 @@ BEGIN
                          execute_before = CASE WHEN p_status = 'approved' THEN v_at + make_interval(secs => a.execute_within) END
   WHERE x.tenant_id = a.tenant_id AND x.approval_id = p_approval_id;
   PERFORM approval_emit(a.tenant_id, 'approval.' || p_status, p_approval_id, p_receipt ->> 'receipt_id');
+  PERFORM approval_announce(a.tenant_id, p_approval_id);
   RETURN QUERY SELECT p_status, iso_time(v_at),
                       CASE WHEN p_status = 'approved' THEN iso_time(v_at + make_interval(secs => a.execute_within)) END;
 END $$;
