@@ -343,6 +343,7 @@ LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
   i record;
   t record;
+  r record;
 BEGIN
   FOR i IN SELECT * FROM unnest(p_items) AS x
            WHERE x.refusal IS NULL AND x.approval IS NOT NULL AND NOT coalesce((x.approval ->> 'answered')::boolean, false)
@@ -357,19 +358,25 @@ BEGIN
     SELECT t.approval_id, i.tenant_id, i.receipt_id, i.key_id, k.created_by, i.content_hash, t.rule, t.quorum, t.roles,
            t.execute_within, i.issued_at, i.issued_at + make_interval(secs => t.expires_in)
     FROM api_keys k WHERE k.tenant_id = i.tenant_id AND k.key_id = i.key_id;
-    PERFORM mail_enqueue('approval_requested', a.email, i.tenant_id,
-                         jsonb_build_object('approval_id', t.approval_id, 'action', t.action, 'rule', t.rule,
-                                            'expires_at', iso_time(i.issued_at + make_interval(secs => t.expires_in))))
-    FROM members m JOIN accounts a ON a.account_id = m.account_id
-    WHERE m.tenant_id = i.tenant_id AND m.status = 'active' AND m.role = ANY (t.roles)
-      -- Not the person who created the key, whose vote approval_votes_guard() refuses (WV005), unless
-      -- it would take it: the tenant's one member, its owner, with allow_self_approval.
-      AND (m.account_id IS DISTINCT FROM (SELECT c.account_id FROM approvals ap JOIN members c ON c.tenant_id = ap.tenant_id AND c.member_id = ap.key_created_by
-                                           WHERE ap.tenant_id = i.tenant_id AND ap.approval_id = t.approval_id)
-           OR (m.role = 'owner'
-               AND (SELECT tn.allow_self_approval FROM tenants tn WHERE tn.tenant_id = i.tenant_id)
-               AND (SELECT count(*) FROM members c WHERE c.tenant_id = i.tenant_id AND c.status = 'active') = 1))
-    ORDER BY m.joined_at, m.member_id;
+    -- The recipients read first, then each mail queued: on a cluster the mail outbox is on the
+    -- coordinator, and a call made per row of this tenant's statement would run on its shard.
+    FOR r IN
+      SELECT a.email
+      FROM members m JOIN accounts a ON a.account_id = m.account_id
+      WHERE m.tenant_id = i.tenant_id AND m.status = 'active' AND m.role = ANY (t.roles)
+        -- Not the person who created the key, whose vote approval_votes_guard() refuses (WV005), unless
+        -- it would take it: the tenant's one member, its owner, with allow_self_approval.
+        AND (m.account_id IS DISTINCT FROM (SELECT c.account_id FROM approvals ap JOIN members c ON c.tenant_id = ap.tenant_id AND c.member_id = ap.key_created_by
+                                             WHERE ap.tenant_id = i.tenant_id AND ap.approval_id = t.approval_id)
+             OR (m.role = 'owner'
+                 AND (SELECT tn.allow_self_approval FROM tenants tn WHERE tn.tenant_id = i.tenant_id)
+                 AND (SELECT count(*) FROM members c WHERE c.tenant_id = i.tenant_id AND c.status = 'active') = 1))
+      ORDER BY m.joined_at, m.member_id
+    LOOP
+      PERFORM mail_enqueue('approval_requested', r.email, i.tenant_id,
+                           jsonb_build_object('approval_id', t.approval_id, 'action', t.action, 'rule', t.rule,
+                                              'expires_at', iso_time(i.issued_at + make_interval(secs => t.expires_in))));
+    END LOOP;
     PERFORM approval_emit(i.tenant_id, 'approval.requested', t.approval_id, i.receipt_id);
     PERFORM approval_announce(i.tenant_id, t.approval_id);
   END LOOP;
