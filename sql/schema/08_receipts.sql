@@ -120,7 +120,7 @@ CREATE TABLE receipt_heads (
 
 -- The receipt log's Merkle tree (RFC 9162), stored from level 4 up: every complete subtree of 16
 -- leaves or more of each tenant's tree, subtree idx of level L covering leaves idx * 2^L ..
--- (idx + 1) * 2^L - 1. Written by receipts_link_and_grow() in the append's statement, never changed,
+-- (idx + 1) * 2^L - 1. Added by receipt_log_store() as receipts are appended, never changed,
 -- so that a tree head or a proof reads O(log N) of these rows instead of rehashing every receipt.
 -- A subtree below level 4 is folded on read from its at most 15 receipts (receipt_tree_node()):
 -- storing every level would write two rows per receipt, one per 8 receipts this way.
@@ -135,15 +135,11 @@ CREATE TABLE receipt_tree_nodes (
 CREATE FUNCTION receipt_tree_nodes_guard() RETURNS trigger
 LANGUAGE plpgsql VOLATILE AS $$
 BEGIN
-  -- Depth 2: this trigger fired by an INSERT that receipts_link_and_grow() makes.
-  IF TG_OP = 'INSERT' AND pg_trigger_depth() >= 2 THEN
-    RETURN NULL;
-  END IF;
   RAISE EXCEPTION 'receipt tree nodes are written only as receipts are appended, and never changed' USING ERRCODE = 'WR001';
 END $$;
 COMMENT ON FUNCTION receipt_tree_nodes_guard() IS
-  'Stored Merkle nodes are inserted only by receipts_link_and_grow() (as receipts are appended) and never updated, deleted or truncated (WR001).';
-CREATE TRIGGER receipt_tree_nodes_guard BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON receipt_tree_nodes
+  'Stored Merkle nodes are never updated, deleted or truncated (WR001); receipt_tree_node_hash() computes each one inserted.';
+CREATE TRIGGER receipt_tree_nodes_guard BEFORE UPDATE OR DELETE OR TRUNCATE ON receipt_tree_nodes
   FOR EACH STATEMENT EXECUTE FUNCTION receipt_tree_nodes_guard();
 
 -- The root of a tenant's complete subtree of level p_level (2^p_level leaves from leaf
@@ -191,6 +187,28 @@ COMMENT ON FUNCTION receipt_tree_node(text, integer, bigint) IS
   'The root of the tenant''s complete subtree (level, idx) of its receipt log''s Merkle tree: the stored node from level 4 up, '
   'folded from at most 15 receipts below; NULL when the log does not cover it.';
 
+-- A stored node's hash is always the database's own, whoever inserts it: computed here from the
+-- receipts (level 4) or from the two stored children below, so no code path or operator can store
+-- a node that is not the log's, or one ahead of the log (its subtree not complete).
+CREATE FUNCTION receipt_tree_node_hash() RETURNS trigger
+LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+  v_hash bytea := CASE WHEN NEW.level = 4 THEN receipt_subtree_fold(NEW.tenant_id, 4, NEW.idx)
+                       ELSE sha256('\x01'::bytea || receipt_tree_node(NEW.tenant_id, NEW.level - 1, 2 * NEW.idx)
+                                   || receipt_tree_node(NEW.tenant_id, NEW.level - 1, 2 * NEW.idx + 1)) END;
+BEGIN
+  IF v_hash IS NULL OR NEW.hash <> v_hash THEN
+    RAISE EXCEPTION 'receipt tree nodes are written only as receipts are appended, and never changed' USING ERRCODE = 'WR001';
+  END IF;
+  NEW.hash := v_hash;
+  RETURN NEW;
+END $$;
+COMMENT ON FUNCTION receipt_tree_node_hash() IS
+  'Sets an inserted Merkle node''s hash to its subtree''s root (level 4: folded from its 16 receipts; above: SHA-256(0x01 || left || right) '
+  'of its stored children); refuses a node whose subtree the log does not hold yet, or a given hash that differs (WR001).';
+CREATE TRIGGER receipt_tree_node_hash BEFORE INSERT ON receipt_tree_nodes
+  FOR EACH ROW EXECUTE FUNCTION receipt_tree_node_hash();
+
 -- A tree head's root: RFC 9162's MTH over the first p_size leaves, folded from the complete
 -- subtrees [0, p_size) is made of (one per set bit of p_size), right to left: O(log N) nodes.
 CREATE FUNCTION receipt_tree_root(p_tenant text, p_size bigint) RETURNS bytea
@@ -218,9 +236,9 @@ END $$;
 COMMENT ON FUNCTION receipt_tree_root(text, bigint) IS
   'The RFC 9162 root of the tenant''s first p_size receipts (SHA-256 of nothing for 0), from O(log N) subtree roots; NULL when the log is shorter.';
 
--- Nodes from level 4 up, one set-based INSERT per level for every tenant of the statement: a node
--- is new when it ends within (lo, hi]. Level 4 is folded from its 16 receipts, each level above
--- from the two stored children below it.
+-- Nodes from level 4 up, one set-based INSERT per level for every tenant of the call: a node is
+-- new when it ends within (lo, hi]. Each is inserted without its hash, which receipt_tree_node_hash()
+-- computes: from its 16 receipts at level 4, from the two children the level below stored above.
 -- enable_seqscan off: every statement probes an index, whatever a kept plan's statistics said.
 -- jit off: the generic plan's guessed row counts (1,000 per generate_series) would cross
 -- jit_above_cost and spend ~100 ms compiling a statement that touches a handful of rows.
@@ -228,40 +246,27 @@ CREATE FUNCTION receipt_tree_grow(p_tenants text[], p_lo bigint[], p_hi bigint[]
 LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan SET enable_seqscan = off SET jit = off AS $$
 DECLARE
   v_level integer := 4;
-  v_added bigint;
+  v_added bigint := 1;
 BEGIN
-  INSERT INTO receipt_tree_nodes (tenant_id, level, idx, hash)
-  SELECT s.tenant_id, 4, i, receipt_subtree_fold(s.tenant_id, 4, i)
-  FROM unnest(p_tenants, p_lo, p_hi) AS s(tenant_id, lo, hi)
-  CROSS JOIN LATERAL generate_series(s.lo >> 4, (s.hi >> 4) - 1) AS i
-  ORDER BY 1, 3;
-  GET DIAGNOSTICS v_added = ROW_COUNT;
   -- A level without a new node has none above it: a multiple of 2^(L+1) is one of 2^L.
   WHILE v_added > 0 LOOP
-    v_level := v_level + 1;
     INSERT INTO receipt_tree_nodes (tenant_id, level, idx, hash)
-    SELECT s.tenant_id, v_level, i, sha256('\x01'::bytea || l.hash || r.hash)
+    SELECT s.tenant_id, v_level, i, NULL
     FROM unnest(p_tenants, p_lo, p_hi) AS s(tenant_id, lo, hi)
     CROSS JOIN LATERAL generate_series(s.lo >> v_level, (s.hi >> v_level) - 1) AS i
-    CROSS JOIN LATERAL (
-      SELECT n.hash FROM receipt_tree_nodes n WHERE n.tenant_id = s.tenant_id AND n.level = v_level - 1 AND n.idx = 2 * i LIMIT 1
-    ) l
-    CROSS JOIN LATERAL (
-      SELECT n.hash FROM receipt_tree_nodes n WHERE n.tenant_id = s.tenant_id AND n.level = v_level - 1 AND n.idx = 2 * i + 1 LIMIT 1
-    ) r
     ORDER BY 1, 3;
     GET DIAGNOSTICS v_added = ROW_COUNT;
+    v_level := v_level + 1;
   END LOOP;
 END $$;
 COMMENT ON FUNCTION receipt_tree_grow(text[], bigint[], bigint[]) IS
-  'Adds the stored nodes (level >= 4) of each tenant''s Merkle tree that its log growing from lo to hi leaves completes: '
-  'a level-4 node folded from its 16 receipts, each node above = SHA-256(0x01 || left || right) of its two children (RFC 9162). '
-  'Called by receipts_link_and_grow().';
+  'Adds the stored nodes (level >= 4) of each tenant''s Merkle tree that its log growing from lo to hi leaves completes, level by level '
+  '(their hashes computed by receipt_tree_node_hash(): RFC 9162). Called by receipt_log_store().';
 
--- Without foreign keys: receipts_link_and_grow() checks a receipt's key and an execute's protect
--- receipt for all new rows of a statement at once. Keys and receipts are never deleted and never
--- change identity (api_keys_guard, receipts_append_only), so the check at insert is the whole
--- guarantee; the tenant is implied by the key's (an event's, which no key signs, by the chain it
+-- Without foreign keys: receipt_log_store(), the one writer of receipts, checks a receipt's key and
+-- the protect receipt a vote or an outcome names (receipt_execute_rules() an execute's), one probe
+-- each. Keys and receipts are never deleted and never change identity (api_keys_guard,
+-- receipts_append_only), so the check at insert is the whole guarantee; the tenant is implied by the key's (an event's, which no key signs, by the chain it
 -- joins). A receipt is a decision (protect, execute: a key asked, ALLOWED or DENIED) or an audit
 -- event (a change of who may do what: no key, no decision).
 CREATE TABLE receipts (
@@ -342,119 +347,99 @@ CREATE TRIGGER receipts_append_only BEFORE UPDATE OR DELETE ON receipts
 CREATE TRIGGER receipts_no_truncate BEFORE TRUNCATE ON receipts
   FOR EACH STATEMENT EXECUTE FUNCTION receipts_append_only();
 
--- What an INSERT of receipts does to their tenants' logs, named for it: it checks that the new rows
--- link (no code path or operator can break a chain: whoever inserts receipts, they are stored only
--- as the exact next links of their tenants' chains), then advances each head once and grows each
--- tenant's stored Merkle tree.
--- Generic plans of index probes, with enable_seqscan off, as receipt_append()'s.
-CREATE FUNCTION receipts_link_and_grow() RETURNS trigger
-LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan SET enable_seqscan = off AS $$
+-- Receipts join the log only through receipt_log_store(), which moves each tenant's head past its
+-- new receipts before it inserts them: a row its head does not cover is refused, so an INSERT
+-- around the writers is refused whoever makes it, and no row is stored but as the exact next link
+-- of its tenant's chain (its predecessor's chain_hash, the hash of its own link, the head's
+-- chain_hash for the last). A row per probe of the head and one of its predecessor, in the order
+-- of (tenant_id, seq) (an ordered range, as receipt_heads_covered() reads it).
+CREATE FUNCTION receipts_link_guard() RETURNS trigger
+LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
-  v_tenants text[];
-  v_lo bigint[];
-  v_hi bigint[];
+  v_size bigint;
+  v_head text;
+  v_seq bigint;
+  v_prev text;
 BEGIN
-  -- What the foreign keys checked: each decision names a key of its own tenant (an event names
-  -- none), and each execute a receipt of its own tenant (whether that one is an ALLOWED protect is
-  -- the writer's check).
-  IF EXISTS (
-    SELECT 1 FROM added a
-    LEFT JOIN LATERAL (SELECT true AS found FROM api_keys k WHERE k.tenant_id = a.tenant_id AND k.key_id = a.key_id LIMIT 1) k ON true
-    WHERE a.key_id IS NOT NULL AND k.found IS NULL
-  ) THEN
-    RAISE EXCEPTION 'a receipt names a key that is not its tenant''s'
-      USING ERRCODE = 'foreign_key_violation', CONSTRAINT = 'receipts_key_fkey';
+  SELECT h.tree_size, h.head_hash INTO v_size, v_head FROM receipt_heads h WHERE h.tenant_id = NEW.tenant_id;
+  SELECT r.seq, r.chain_hash INTO v_seq, v_prev
+  FROM receipts r WHERE r.tenant_id = NEW.tenant_id AND r.seq < NEW.seq ORDER BY r.seq DESC LIMIT 1;
+  IF v_size IS NULL OR NEW.seq >= v_size
+     OR (NEW.seq = v_size - 1 AND NEW.chain_hash IS DISTINCT FROM v_head)
+     OR (NEW.seq > 0 AND (v_seq IS DISTINCT FROM NEW.seq - 1 OR NEW.prev_hash IS DISTINCT FROM v_prev))
+     OR NEW.chain_hash <> receipt_chain_hash(NEW.receipt_id, NEW.tenant_id, NEW.key_id, NEW.kind, NEW.request_id, iso_time(NEW.issued_at),
+                                             NEW.content_hash, NEW.protect_receipt_id, NEW.prev_hash, NEW.seq) THEN
+    RAISE EXCEPTION 'receipts are stored only by the log''s writers, as the next links of their tenant''s chain (seq, prev_hash, chain_hash)'
+      USING ERRCODE = 'WR005';
   END IF;
-  IF EXISTS (
-    SELECT 1 FROM added a
-    LEFT JOIN LATERAL (SELECT true AS found FROM receipt_by_id(a.tenant_id, a.protect_receipt_id) r) p ON true
-    WHERE a.protect_receipt_id IS NOT NULL AND p.found IS NULL
-  ) THEN
-    RAISE EXCEPTION 'an execute names a receipt that is not its tenant''s'
-      USING ERRCODE = 'foreign_key_violation', CONSTRAINT = 'receipts_protect_receipt_fkey';
-  END IF;
-  -- Each tenant's head, created when missing and locked in tenant order (as every writer locks
-  -- them). The new rows must be the next seqs of the head: (tenant_id, seq) is unique, so n rows
-  -- from tree_size to tree_size + n - 1 are exactly the next n; the first must link to the head.
-  INSERT INTO receipt_heads (tenant_id) SELECT DISTINCT a.tenant_id FROM added a ORDER BY 1 ON CONFLICT DO NOTHING;
-  IF EXISTS (
-    SELECT 1
-    FROM (SELECT a.tenant_id, count(*) AS n, min(a.seq) AS lo, max(a.seq) AS hi, (array_agg(a.prev_hash ORDER BY a.seq))[1] AS first_prev
-          FROM added a GROUP BY a.tenant_id ORDER BY a.tenant_id) g
-    CROSS JOIN LATERAL (SELECT h.tree_size, h.head_hash FROM receipt_heads h WHERE h.tenant_id = g.tenant_id LIMIT 1 FOR UPDATE) h
-    WHERE g.lo <> h.tree_size OR g.hi <> h.tree_size + g.n - 1 OR g.first_prev IS DISTINCT FROM h.head_hash
-  ) THEN
-    RAISE EXCEPTION 'receipts do not continue their tenant''s chain (seq or prev_hash)' USING ERRCODE = 'WR005';
-  END IF;
-  -- Every later row links to the one before it, and every chain_hash is the hash of its link.
-  IF EXISTS (
-    SELECT 1 FROM added a LEFT JOIN added b ON b.tenant_id = a.tenant_id AND b.seq = a.seq - 1
-    WHERE (b.seq IS NOT NULL AND a.prev_hash IS DISTINCT FROM b.chain_hash)
-       OR a.chain_hash <> receipt_chain_hash(a.receipt_id, a.tenant_id, a.key_id, a.kind, a.request_id, iso_time(a.issued_at),
-                                             a.content_hash, a.protect_receipt_id, a.prev_hash, a.seq)
-  ) THEN
-    RAISE EXCEPTION 'receipts do not continue their chain (prev_hash or chain_hash)' USING ERRCODE = 'WR005';
-  END IF;
-  WITH moved AS (
-    UPDATE receipt_heads h SET tree_size = h.tree_size + l.n, head_hash = l.chain_hash, event_count = h.event_count + l.events
-    FROM (
-      SELECT DISTINCT ON (a.tenant_id) a.tenant_id, a.chain_hash, count(*) OVER (PARTITION BY a.tenant_id) AS n,
-             count(*) FILTER (WHERE a.kind IN ('event', 'vote', 'approval')) OVER (PARTITION BY a.tenant_id) AS events
-      FROM added a ORDER BY a.tenant_id, a.seq DESC
-    ) l
-    WHERE h.tenant_id = l.tenant_id
-    RETURNING h.tenant_id, h.tree_size - l.n AS lo, h.tree_size AS hi
-  )
-  SELECT array_agg(m.tenant_id ORDER BY m.tenant_id), array_agg(m.lo ORDER BY m.tenant_id), array_agg(m.hi ORDER BY m.tenant_id)
-  INTO v_tenants, v_lo, v_hi
-  FROM moved m;
-  IF v_tenants IS NULL THEN
-    RETURN NULL; -- an INSERT of no rows (every item of a call refused)
-  END IF;
-  -- The stored Merkle tree grows with the heads: every subtree of 16 leaves or more they complete.
-  PERFORM receipt_tree_grow(v_tenants, v_lo, v_hi);
   RETURN NULL;
 END $$;
-COMMENT ON FUNCTION receipts_link_and_grow() IS
-  'AFTER INSERT (statement) on receipts: every new decision names a key of its tenant and an execute a receipt of its tenant (23503), '
-  'and the new rows continue each tenant''s chain from its locked head (seq, prev_hash, chain_hash; WR005 otherwise); then each head advances once '
-  '(counting the new events apart) and the tenant''s stored Merkle tree (receipt_tree_nodes) gains the subtrees of 16 leaves or more that the new receipts complete.';
-CREATE TRIGGER receipts_link_and_grow AFTER INSERT ON receipts
-  REFERENCING NEW TABLE AS added
-  FOR EACH STATEMENT EXECUTE FUNCTION receipts_link_and_grow();
+COMMENT ON FUNCTION receipts_link_guard() IS
+  'AFTER INSERT (row) on receipts: the row lies within its tenant''s head, which receipt_log_store() moved past it (a row written around the '
+  'writers does not), links to the receipt before it (seq, prev_hash), is the head''s chain_hash when it is the last, and its chain_hash is '
+  'the hash of its link; WR005 otherwise.';
+CREATE TRIGGER receipts_link_guard AFTER INSERT ON receipts
+  FOR EACH ROW EXECUTE FUNCTION receipts_link_guard();
 
--- The lookup is written as "the latest receipt below tree_size" on purpose: as a plain equality on
--- (tenant_id, seq), a plan made while the table had no statistics (a new database) could pick the
--- primary key and filter on seq; an ordered range can only be served by (tenant_id, seq).
--- The events among the new receipts (events, votes, outcomes) are counted exactly (a range of the
--- tenant's new seqs), so that no UPDATE can free storage by calling decisions events. That count
--- has no order to pin its index, so both statements are planned at each call (force_custom_plan,
--- two cheap plans per append): with the range's bounds the planner takes (tenant_id, seq).
+-- A head moves only forward within its tenant, and is never removed. receipt_log_store() moves it
+-- before inserting the receipts it passes, so what it passes is checked at commit
+-- (receipt_heads_covered()).
 CREATE FUNCTION receipt_heads_guard() RETURNS trigger
+LANGUAGE plpgsql VOLATILE AS $$
+BEGIN
+  IF TG_OP = 'UPDATE' AND NEW.tenant_id = OLD.tenant_id AND NEW.tree_size > OLD.tree_size AND NEW.event_count >= OLD.event_count THEN
+    RETURN NEW;
+  END IF;
+  RAISE EXCEPTION 'receipt log heads only advance, to a stored receipt, counting its events' USING ERRCODE = 'WR001';
+END $$;
+COMMENT ON FUNCTION receipt_heads_guard() IS
+  'A log head only moves forward within its tenant and is never removed (WR001); receipt_heads_covered() checks at commit where it stands.';
+CREATE TRIGGER receipt_heads_guard BEFORE UPDATE OR DELETE ON receipt_heads
+  FOR EACH ROW EXECUTE FUNCTION receipt_heads_guard();
+CREATE TRIGGER receipt_heads_no_truncate BEFORE TRUNCATE ON receipt_heads
+  FOR EACH STATEMENT EXECUTE FUNCTION receipt_heads_guard();
+
+-- At commit, once the receipts a head passed are stored: it stands on its last one, counted their
+-- events exactly (so that no UPDATE can free storage by calling decisions events) and the stored
+-- Merkle tree holds the subtrees it completed. The lookup is written as "the latest receipt below
+-- tree_size" on purpose: as a plain equality on (tenant_id, seq), a plan made while the table had
+-- no statistics (a new database) could pick the primary key and filter on seq; an ordered range can
+-- only be served by (tenant_id, seq). The count has no order to pin its index, so both statements
+-- are planned at each call (force_custom_plan, two cheap plans per append): with the range's bounds
+-- the planner takes (tenant_id, seq).
+CREATE FUNCTION receipt_heads_covered() RETURNS trigger
 LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_custom_plan AS $$
 DECLARE
   v_seq bigint;
   v_chain text;
 BEGIN
-  IF TG_OP = 'UPDATE' AND NEW.tenant_id = OLD.tenant_id AND NEW.tree_size > OLD.tree_size THEN
-    SELECT r.seq, r.chain_hash INTO v_seq, v_chain
-    FROM receipts r WHERE r.tenant_id = NEW.tenant_id AND r.seq < NEW.tree_size ORDER BY r.seq DESC LIMIT 1;
-    IF v_seq = NEW.tree_size - 1 AND v_chain = NEW.head_hash
-       AND NEW.event_count = OLD.event_count + (SELECT count(*) FROM receipts r
-                                                WHERE r.tenant_id = NEW.tenant_id AND r.kind IN ('event', 'vote', 'approval')
-                                                  AND r.seq >= OLD.tree_size AND r.seq < NEW.tree_size) THEN
-      RETURN NEW;
-    END IF;
+  SELECT r.seq, r.chain_hash INTO v_seq, v_chain
+  FROM receipts r WHERE r.tenant_id = NEW.tenant_id AND r.seq < NEW.tree_size ORDER BY r.seq DESC LIMIT 1;
+  IF v_seq IS DISTINCT FROM NEW.tree_size - 1 OR v_chain IS DISTINCT FROM NEW.head_hash
+     OR NEW.event_count <> OLD.event_count + (SELECT count(*) FROM receipts r
+                                              WHERE r.tenant_id = NEW.tenant_id AND r.kind IN ('event', 'vote', 'approval')
+                                                AND r.seq >= OLD.tree_size AND r.seq < NEW.tree_size) THEN
+    RAISE EXCEPTION 'receipt log heads only advance, to a stored receipt, counting its events' USING ERRCODE = 'WR001';
   END IF;
-  RAISE EXCEPTION 'receipt log heads only advance, to a stored receipt, counting its events' USING ERRCODE = 'WR001';
+  -- The last node of each level the head crossed a boundary of (receipt_tree_node_hash() made each
+  -- node from the ones below, so the last one stands for its level).
+  FOR v_level IN 4 .. 62 LOOP
+    EXIT WHEN (NEW.tree_size >> v_level) = 0;
+    CONTINUE WHEN (NEW.tree_size >> v_level) = (OLD.tree_size >> v_level);
+    IF NOT EXISTS (SELECT 1 FROM receipt_tree_nodes n
+                   WHERE n.tenant_id = NEW.tenant_id AND n.level = v_level AND n.idx = (NEW.tree_size >> v_level) - 1) THEN
+      RAISE EXCEPTION 'a log head advances with the stored Merkle tree of the receipts it passes' USING ERRCODE = 'WR001';
+    END IF;
+  END LOOP;
+  RETURN NULL;
 END $$;
-COMMENT ON FUNCTION receipt_heads_guard() IS
-  'A log head only moves forward, to a stored receipt (seq = tree_size - 1, head_hash its chain_hash), its event_count growing by exactly '
-  'the events among the receipts it passes, and is never removed (WR001).';
-CREATE TRIGGER receipt_heads_guard BEFORE UPDATE OR DELETE ON receipt_heads
-  FOR EACH ROW EXECUTE FUNCTION receipt_heads_guard();
-CREATE TRIGGER receipt_heads_no_truncate BEFORE TRUNCATE ON receipt_heads
-  FOR EACH STATEMENT EXECUTE FUNCTION receipt_heads_guard();
+COMMENT ON FUNCTION receipt_heads_covered() IS
+  'At commit (deferred, per head update): the head stands on a stored receipt (seq = tree_size - 1, head_hash its chain_hash), its '
+  'event_count grew by exactly the events among the receipts it passed, and receipt_tree_nodes holds the subtrees of 16 leaves or more '
+  'it completed (WR001 otherwise).';
+CREATE CONSTRAINT TRIGGER receipt_heads_covered AFTER UPDATE ON receipt_heads
+  DEFERRABLE INITIALLY DEFERRED
+  FOR EACH ROW EXECUTE FUNCTION receipt_heads_covered();
 
 -- A tenant's log head for the reads (no row: no such tenant; a tenant without receipts has size 0).
 -- A function with enable_seqscan off, for the plan the reads keep: a prepared statement's plan made
@@ -488,8 +473,9 @@ CREATE TABLE usage_daily (
 -- receipt_append() runs the call's items through named pieces, each defined once: parse them,
 -- lock their heads (receipt_heads_lock()), let each set of rules mark the items it refuses
 -- (receipt_execute_rules(), then receipt_quota_rules(); an item keeps the first refusal), link the
--- accepted ones into their chains (receipt_link()), insert them and count the day
--- (receipt_usage_add()). A new set of rules joins the pipeline as one more function. receipt_append()
+-- accepted ones into their chains (receipt_link()), store them (receipt_log_store(): the keys
+-- checked, each head moved once, the rows inserted, the Merkle tree grown; receipt_event_append()
+-- stores audit receipts through it too) and count the day (receipt_usage_add()). A new set of rules joins the pipeline as one more function. receipt_append()
 -- itself is in 14_receipt_append.sql, after the files of all its pieces (approvals, usage).
 
 -- One item of a receipt_append() call, as parsed, with what the call decides for it.
@@ -738,48 +724,110 @@ END $$;
 COMMENT ON FUNCTION receipt_usage_add(receipt_append_item[]) IS
   'Adds the accepted items (refusal NULL) to their tenants'' usage_daily counts of protect and execute calls, per UTC day.';
 
+-- Storing: the one INSERT into receipts, of every kind (receipt_append() stores decisions,
+-- receipt_event_append() audit receipts), under the heads the caller locked.
+CREATE FUNCTION receipt_log_store(p_items receipt_append_item[]) RETURNS void
+LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan SET enable_seqscan = off AS $$
+DECLARE
+  v record;
+  v_tenants text[];
+  v_lo bigint[];
+  v_hi bigint[];
+BEGIN
+  -- What the foreign keys would check, one probe each: a receipt's key is its tenant's, and so is
+  -- the protect receipt a vote or an outcome names (an execute's is receipt_execute_rules()' WR002).
+  FOR v IN SELECT DISTINCT i.tenant_id, i.key_id FROM unnest(p_items) AS i WHERE i.refusal IS NULL AND i.key_id IS NOT NULL LOOP
+    PERFORM 1 FROM api_keys k WHERE k.tenant_id = v.tenant_id AND k.key_id = v.key_id;
+    IF NOT FOUND THEN
+      RAISE EXCEPTION 'a receipt names a key that is not its tenant''s'
+        USING ERRCODE = 'foreign_key_violation', CONSTRAINT = 'receipts_key_fkey';
+    END IF;
+  END LOOP;
+  FOR v IN SELECT i.tenant_id, i.protect_receipt_id FROM unnest(p_items) AS i
+           WHERE i.refusal IS NULL AND i.protect_receipt_id IS NOT NULL AND i.kind <> 'execute' LOOP
+    PERFORM 1 FROM receipt_by_id(v.tenant_id, v.protect_receipt_id);
+    IF NOT FOUND THEN
+      RAISE EXCEPTION 'a receipt names a protect receipt that is not its tenant''s'
+        USING ERRCODE = 'foreign_key_violation', CONSTRAINT = 'receipts_protect_receipt_fkey';
+    END IF;
+  END LOOP;
+  -- Each tenant's head moves once, past its new receipts, before they are inserted: the rows are
+  -- checked against it (receipts_link_guard), and it against them at commit (receipt_heads_covered).
+  WITH moved AS (
+    UPDATE receipt_heads h SET tree_size = l.hi, head_hash = l.chain_hash, event_count = h.event_count + l.events
+    FROM (
+      SELECT DISTINCT ON (i.tenant_id) i.tenant_id, i.chain_hash, i.seq + 1 AS hi, min(i.seq) OVER (PARTITION BY i.tenant_id) AS lo,
+             count(*) FILTER (WHERE i.kind IN ('event', 'vote', 'approval')) OVER (PARTITION BY i.tenant_id) AS events
+      FROM unnest(p_items) AS i WHERE i.refusal IS NULL ORDER BY i.tenant_id, i.seq DESC
+    ) l
+    WHERE h.tenant_id = l.tenant_id
+    RETURNING h.tenant_id, l.lo, l.hi
+  )
+  SELECT array_agg(m.tenant_id ORDER BY m.tenant_id), array_agg(m.lo ORDER BY m.tenant_id), array_agg(m.hi ORDER BY m.tenant_id)
+  INTO v_tenants, v_lo, v_hi
+  FROM moved m;
+  IF v_tenants IS NULL THEN
+    RETURN; -- nothing to store (every item of a call refused)
+  END IF;
+  INSERT INTO receipts (receipt_id, tenant_id, seq, kind, key_id, request_id, issued_at, decision, payload,
+                        content_hash, signature, prev_hash, chain_hash, protect_receipt_id)
+  SELECT i.receipt_id, i.tenant_id, i.seq, i.kind, i.key_id, i.request_id, i.issued_at, i.decision, i.payload,
+         i.content_hash, i.signature, i.prev_hash, i.chain_hash, i.protect_receipt_id
+  FROM unnest(p_items) AS i
+  WHERE i.refusal IS NULL
+  ORDER BY i.tenant_id, i.seq;
+  -- The stored Merkle tree grows with the heads: every subtree of 16 leaves or more they complete.
+  PERFORM receipt_tree_grow(v_tenants, v_lo, v_hi);
+END $$;
+COMMENT ON FUNCTION receipt_log_store(receipt_append_item[]) IS
+  'Stores the linked items not refused (receipt_link(); heads locked by the caller) as receipts: every key names a key of its tenant and '
+  'every vote or outcome a receipt of its tenant (23503), each tenant''s head moves once past its new receipts (counting the audit '
+  'receipts apart), the rows are inserted and the stored Merkle tree (receipt_tree_nodes) gains the subtrees of 16 leaves or more they '
+  'complete. The one writer of receipts: receipt_append() and receipt_event_append() call it.';
+
 -- Appending audit events ---------------------------------------------------------------------
 
--- The service signs an event (the signer holds the key) and calls this inside the transaction of
--- the change it records, so the change and its receipt commit together or not at all. No quota,
--- no storage limit: the plans count decisions only.
+-- The service signs an audit receipt (the signer holds the key) and calls this inside the
+-- transaction of the change it records, so the change and its receipt commit together or not at
+-- all: an event, or an approval's vote or outcome (receipt_append_one()). No quota, no storage
+-- limit: the plans count decisions only.
 CREATE FUNCTION receipt_event_append(p_items json)
 RETURNS TABLE (receipt_id text, seq bigint, prev_hash text, chain_hash text)
 LANGUAGE plpgsql VOLATILE AS $$
 #variable_conflict use_column
 DECLARE
-  it record;
-  v_size bigint;
-  v_head text;
-  v_chain text;
+  v_items receipt_append_item[];
+  v_bad text;
 BEGIN
-  PERFORM receipt_heads_lock(ARRAY(SELECT x.tenant_id FROM json_to_recordset(p_items) AS x(tenant_id text)));
-  -- One INSERT per event, in input order: each links to the head the one before it advanced.
-  FOR it IN
-    SELECT x.*
-    FROM ROWS FROM (json_to_recordset(p_items) AS (
-           receipt_id text, tenant_id text, request_id text, "timestamp" text, payload text, content_hash text, signature text)) WITH ORDINALITY
-         AS x(receipt_id, tenant_id, request_id, "timestamp", payload, content_hash, signature, ord)
-    ORDER BY x.ord
-  LOOP
-    IF iso_time(it."timestamp"::timestamptz) IS DISTINCT FROM it."timestamp" THEN
-      RAISE EXCEPTION 'timestamp % is not in the canonical form', it."timestamp" USING ERRCODE = '22007';
-    END IF;
-    SELECT h.tree_size, h.head_hash INTO v_size, v_head FROM receipt_heads h WHERE h.tenant_id = it.tenant_id;
-    v_chain := receipt_chain_hash(it.receipt_id, it.tenant_id, NULL, 'event', it.request_id, it."timestamp", it.content_hash, NULL, v_head, v_size);
-    INSERT INTO receipts (receipt_id, tenant_id, seq, kind, key_id, request_id, issued_at, decision, payload,
-                          content_hash, signature, prev_hash, chain_hash, protect_receipt_id)
-    VALUES (it.receipt_id, it.tenant_id, v_size, 'event', NULL, it.request_id, it."timestamp"::timestamptz, NULL, it.payload,
-            it.content_hash, it.signature, v_head, v_chain, NULL);
-    receipt_id := it.receipt_id;
-    seq := v_size;
-    prev_hash := v_head;
-    chain_hash := v_chain;
-    RETURN NEXT;
-  END LOOP;
+  SELECT array_agg(ROW((x.ord - 1)::integer, x.receipt_id, x.tenant_id, x.key_id, coalesce(x.kind, 'event'), x.request_id,
+                       x."timestamp", x."timestamp"::timestamptz, NULL, x.decision, x.payload, x.content_hash, x.signature,
+                       x.protect_receipt_id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)::receipt_append_item ORDER BY x.ord)
+  INTO v_items
+  FROM ROWS FROM (json_to_recordset(p_items) AS (
+         receipt_id text, tenant_id text, key_id text, kind text, request_id text, "timestamp" text, decision text,
+         payload text, content_hash text, signature text, protect_receipt_id text)) WITH ORDINALITY
+       AS x(receipt_id, tenant_id, key_id, kind, request_id, "timestamp", decision, payload, content_hash, signature, protect_receipt_id, ord);
+  IF v_items IS NULL THEN
+    RETURN;
+  END IF;
+  SELECT i.ts INTO v_bad FROM unnest(v_items) AS i WHERE iso_time(i.issued_at) IS DISTINCT FROM i.ts LIMIT 1;
+  IF FOUND THEN
+    RAISE EXCEPTION 'timestamp % is not in the canonical form', v_bad USING ERRCODE = '22007';
+  END IF;
+  -- Audit receipts only: a decision stored here would count toward nothing.
+  SELECT i.kind INTO v_bad FROM unnest(v_items) AS i WHERE i.kind NOT IN ('event', 'vote', 'approval') LIMIT 1;
+  IF FOUND THEN
+    RAISE EXCEPTION 'receipt_event_append() stores events, votes and approval outcomes, not %', v_bad USING ERRCODE = '23514';
+  END IF;
+  PERFORM receipt_heads_lock(ARRAY(SELECT i.tenant_id FROM unnest(v_items) AS i));
+  -- Each links to the head the one before it of its tenant advanced, in input order.
+  v_items := receipt_link(v_items);
+  PERFORM receipt_log_store(v_items);
+  RETURN QUERY SELECT i.receipt_id, i.seq, i.prev_hash, i.chain_hash FROM unnest(v_items) AS i ORDER BY i.idx;
 END $$;
 COMMENT ON FUNCTION receipt_event_append(json) IS
-  'Stores a JSON array of signed audit events ({receipt_id, tenant_id, request_id, timestamp, payload, content_hash, signature}) as '
-  'their tenants'' next receipts of kind event (no key, no decision), in input order, under the heads locked in tenant order; one row '
-  'per event with its link. Events count toward no quota and not toward receipts_stored. Raises 22007 for a timestamp not in iso_time() '
-  'form; the receipts table''s CHECKs refuse a payload that is not an event (23514). Call it in the transaction of the change it records.';
+  'Stores a JSON array of signed audit receipts ({receipt_id, tenant_id, request_id, timestamp, payload, content_hash, signature}, and for '
+  'an approval''s vote or outcome kind, key_id, decision and protect_receipt_id; kind event when absent) as their tenants'' next receipts, '
+  'in input order, under the heads locked in tenant order (receipt_log_store()); one row per item with its link. They count toward no '
+  'quota and not toward receipts_stored. Raises 22007 for a timestamp not in iso_time() form, 23514 for a kind other than event, vote or '
+  'approval; the receipts table''s CHECKs refuse a payload that is not an event (23514). Call it in the transaction of the change it records.';

@@ -186,40 +186,20 @@ COMMENT ON FUNCTION approval_votes_guard() IS
 CREATE TRIGGER approval_votes_guard BEFORE INSERT OR UPDATE OR DELETE ON approval_votes FOR EACH ROW EXECUTE FUNCTION approval_votes_guard();
 
 -- -------------------------------------------------------------------------------------------------
--- Receipts of an approval (votes and outcomes) join the log one at a time, under the tenant's
--- locked head, like audit events: they count toward no quota and not toward storage.
+-- Receipts of an approval (votes and outcomes) join the log one at a time, as audit receipts:
+-- receipt_event_append() stores them, counting them toward no quota and not toward storage.
 CREATE FUNCTION receipt_append_one(p_item json) RETURNS TABLE (seq bigint, prev_hash text, chain_hash text)
 LANGUAGE plpgsql VOLATILE AS $$
 #variable_conflict use_column
-DECLARE
-  i record;
-  v_size bigint;
-  v_head text;
-  v_chain text;
 BEGIN
-  SELECT * INTO i FROM json_to_record(p_item) AS x(receipt_id text, tenant_id text, key_id text, kind text, request_id text, "timestamp" text,
-                                                   decision text, payload text, content_hash text, signature text, protect_receipt_id text);
-  IF i.kind NOT IN ('vote', 'approval') THEN
-    RAISE EXCEPTION 'receipt_append_one() stores votes and approval outcomes, not %', i.kind USING ERRCODE = '22023';
+  IF (p_item ->> 'kind') IS NULL OR (p_item ->> 'kind') NOT IN ('vote', 'approval') THEN
+    RAISE EXCEPTION 'receipt_append_one() stores votes and approval outcomes, not %', coalesce(p_item ->> 'kind', 'NULL') USING ERRCODE = '22023';
   END IF;
-  IF iso_time(i."timestamp"::timestamptz) IS DISTINCT FROM i."timestamp" THEN
-    RAISE EXCEPTION 'timestamp % is not in the canonical form', i."timestamp" USING ERRCODE = '22007';
-  END IF;
-  PERFORM receipt_heads_lock(ARRAY[i.tenant_id]);
-  SELECT h.tree_size, h.head_hash INTO v_size, v_head FROM receipt_heads h WHERE h.tenant_id = i.tenant_id;
-  v_chain := receipt_chain_hash(i.receipt_id, i.tenant_id, i.key_id, i.kind, i.request_id, i."timestamp", i.content_hash, i.protect_receipt_id, v_head, v_size);
-  INSERT INTO receipts (receipt_id, tenant_id, seq, kind, key_id, request_id, issued_at, decision, payload,
-                        content_hash, signature, prev_hash, chain_hash, protect_receipt_id)
-  VALUES (i.receipt_id, i.tenant_id, v_size, i.kind, i.key_id, i.request_id, i."timestamp"::timestamptz, i.decision, i.payload,
-          i.content_hash, i.signature, v_head, v_chain, i.protect_receipt_id);
-  seq := v_size;
-  prev_hash := v_head;
-  chain_hash := v_chain;
-  RETURN NEXT;
+  RETURN QUERY SELECT e.seq, e.prev_hash, e.chain_hash FROM receipt_event_append(json_build_array(p_item)) AS e;
 END $$;
 COMMENT ON FUNCTION receipt_append_one(json) IS
   'Stores one signed receipt of kind vote or approval ({receipt_id, tenant_id, key_id, kind, request_id, timestamp, decision, payload, '
-  'content_hash, signature, protect_receipt_id}) as its tenant''s next, under the locked head; answers its link. Counts toward no quota.';
+  'content_hash, signature, protect_receipt_id}; 22023 for another kind) through receipt_event_append(); answers its link. Counts toward no quota.';
 
 -- Every change of an approval's state is announced (channel approval, payload tenant:approval), so
 -- that agents waiting on it wake without polling the database. Sent by each procedure that opens or

@@ -24,12 +24,8 @@ BEGIN
   v_items := receipt_usage_rules(v_items, true);
   v_items := receipt_link(v_items);
 
-  INSERT INTO receipts (receipt_id, tenant_id, seq, kind, key_id, request_id, issued_at, decision, payload,
-                        content_hash, signature, prev_hash, chain_hash, protect_receipt_id)
-  SELECT i.receipt_id, i.tenant_id, i.seq, i.kind, i.key_id, i.request_id, i.issued_at, i.decision, i.payload,
-         i.content_hash, i.signature, i.prev_hash, i.chain_hash, i.protect_receipt_id
-  FROM unnest(v_items) AS i
-  WHERE i.refusal IS NULL;
+  -- Checks the keys, moves the heads, inserts the accepted items and grows the stored tree.
+  PERFORM receipt_log_store(v_items);
   PERFORM receipt_usage_add(v_items);
   PERFORM receipt_usage_counters_add(v_items);
   PERFORM receipt_approval_open(v_items);

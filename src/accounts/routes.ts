@@ -127,7 +127,7 @@ function signupLoginRoutes(deps: AccountsDeps) {
     );
 }
 
-// Its own instance: a derive applies to every route of the instance it is in, and signing up and
+// Its own instance: the guard covers the routes of its instance, and signing up and
 // logging in take no session.
 function logoutRoutes(deps: AccountsDeps) {
   return new Elysia({ name: "accounts-logout", prefix: "/auth" })

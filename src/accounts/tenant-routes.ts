@@ -154,7 +154,7 @@ async function proveAccount(
   return { subject, mfa: invitee.mfa_active };
 }
 
-// Its own instance: a derive applies to every route of the instance it is in, and accepting an
+// Its own instance: the guard covers the routes of its instance, and accepting an
 // invitation as a new person takes no session.
 function tenantSessionRoutes(deps: AccountsTenantDeps) {
   return new Elysia({ name: "accounts-tenants-session", prefix: "/auth" })

@@ -54,7 +54,7 @@ function verifyEmailConfirmRoutes(deps: AccountsVerifyDeps) {
     );
 }
 
-// Its own instance: a derive applies to every route of the instance it is in, and confirming
+// Its own instance: the guard covers the routes of its instance, and confirming
 // takes no session (the link is opened wherever the email is read).
 function verifyEmailSessionRoutes(deps: AccountsVerifyDeps) {
   return new Elysia({ name: "accounts-verify-email-session", prefix: "/auth/verify-email" })

@@ -9,6 +9,7 @@ import type { Db } from "../db/index.ts";
 import type { KeyAuthenticator } from "../keys/authenticate.ts";
 import type { PolicyVersions } from "../policies/store.ts";
 import type { ReceiptAppender } from "../receipts/append.ts";
+import type { UsageLimits } from "../usage/limits.ts";
 import type { PresetOutcomes } from "../simulation/simulate.ts";
 import type { Logger } from "../log.ts";
 import type { Mailer } from "../mail/worker.ts";
@@ -40,6 +41,8 @@ export interface Deps {
   signer: ReceiptSigner;
   /** Appends protect and execute receipts, many requests to one commit. */
   receipts: ReceiptAppender;
+  /** Protects under usage rules, decided on the counters this process knows (src/usage/limits.ts). */
+  usageLimits: UsageLimits;
   /** A change and the signed receipts of its audit events, in one transaction (src/audit/trail.ts). */
   audit: AuditTrail;
   /** Signs and appends the audit events operators' procedures queued (audit_outbox). */

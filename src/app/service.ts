@@ -13,6 +13,7 @@ import { createLogger, type Logger } from "../log.ts";
 import { ReceiptSigner, signingKeyBox } from "../receipts/signer.ts";
 import { ReceiptAppender } from "../receipts/append.ts";
 import { TenantTurns } from "../receipts/turns.ts";
+import { UsageLimits } from "../usage/limits.ts";
 import { KeyAuthenticator } from "../keys/authenticate.ts";
 import { startExpiringKeysSweeper } from "../keys/expiring.ts";
 import { PolicyVersions } from "../policies/store.ts";
@@ -115,6 +116,7 @@ export async function createService(
   const approvalSweeper = config.approvalSweep
     ? startApprovalSweeper(() => approvals.expireDue(), APPROVAL_SWEEP_MS, (err) => log.warn("approval_sweep_failed", { error: String(err) }))
     : { stop: async () => {} };
+  const receipts = new ReceiptAppender(db, signer, now, metrics);
   const deps: Deps = {
     config,
     db,
@@ -124,7 +126,8 @@ export async function createService(
     policies: new PolicyVersions(db),
     presetOutcomes: new PresetOutcomes(),
     signer,
-    receipts: new ReceiptAppender(db, signer, now, metrics),
+    receipts,
+    usageLimits: new UsageLimits(db, receipts, signer, metrics),
     audit,
     auditOutbox,
     approvals,

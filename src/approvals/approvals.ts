@@ -198,7 +198,7 @@ export class Approvals {
     await q.one("approvals/settle", [a.approval_id, status, receipt]);
   }
 
-  /** A receipt of an approval, hashed and signed, as receipt_append_one() takes it. */
+  /** A receipt of an approval, hashed and signed, as receipt_append_one() takes it (receipt_event_append() stores it). */
   private async sign(args: { tenantId: string; keyId: string | null; kind: "vote" | "approval"; requestId: string; timestamp: string; payload: object; protectReceiptId: string }) {
     const receipt = await signReceipt((claims) => this.deps.signer.signHeld(claims), args);
     return { ...receipt, decision: "decision" in args.payload ? (args.payload as { decision: string }).decision : null };

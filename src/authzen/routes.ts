@@ -8,6 +8,7 @@ import type { Logger } from "../log.ts";
 import type { Metrics } from "../observability/metrics.ts";
 import type { PolicyVersions } from "../policies/store.ts";
 import type { ReceiptAppender } from "../receipts/append.ts";
+import type { UsageLimits } from "../usage/limits.ts";
 import { apiKeyGuard } from "../http/guards.ts";
 import { AppError, ErrorResponse } from "../http/errors.ts";
 import { withIdempotency } from "../http/idempotency.ts";
@@ -27,6 +28,7 @@ export interface AuthzenDeps {
   now: () => Date;
   policies: PolicyVersions;
   receipts: ReceiptAppender;
+  usageLimits: UsageLimits;
 }
 
 // An API key, as X-API-Key or (as AuthZEN clients send credentials) Authorization: Bearer.

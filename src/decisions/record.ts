@@ -4,16 +4,18 @@ import type { Queryable } from "../db/index.ts";
 import { AppError, toAppError } from "../http/errors.ts";
 import type { Outcome } from "../http/idempotency.ts";
 import type { Metrics } from "../observability/metrics.ts";
-import type { AnsweredApproval, OpenedApproval, ReceiptAppender, UsageDecision } from "../receipts/append.ts";
+import type { AnsweredApproval, OpenedApproval, ReceiptAppender } from "../receipts/append.ts";
+import type { UsageDecision, UsageLimits } from "../usage/limits.ts";
 import { usageSummary, type DecisionReceiptView } from "../receipts/store.ts";
 import type { ResultPayload } from "../decide/payload.ts";
 import { utcDay } from "../utc-day.ts";
 import { rateLimitHeaders } from "./rate-limit.ts";
 
-/** What recording a decision needs: the appender, the usage read for a 429's headers, the clock and the counters. */
+/** What recording a decision needs: the appender, the usage limits, the usage read for a 429's headers, the clock and the counters. */
 export interface Recording {
   db: Queryable;
   receipts: ReceiptAppender;
+  usageLimits: UsageLimits;
   metrics: Metrics;
   now: () => Date;
 }
@@ -28,7 +30,7 @@ export async function recordDecision(
     payload: ResultPayload;
     protectReceiptId?: string;
     approval?: OpenedApproval;
-    /** Usage rules apply: decided on counters read under the tenant's lock (ReceiptAppender.appendDecided). */
+    /** Usage rules apply: decided on its counters' totals, which receipt_append() checks (UsageLimits.append). */
     usage?: Pick<UsageDecision, "at" | "needs" | "make">;
   },
   /** The response body around the stored receipt. */
@@ -36,7 +38,7 @@ export async function recordDecision(
 ): Promise<Outcome> {
   try {
     const { receipt, quota, at, answered } = args.usage
-      ? await deps.receipts.appendDecided({ tenantId: args.tenantId, keyId: args.keyId, requestId: args.requestId, ...args.usage })
+      ? await deps.usageLimits.append({ tenantId: args.tenantId, keyId: args.keyId, requestId: args.requestId, ...args.usage })
       : await deps.receipts.append(args);
     deps.metrics.decision(receipt.kind, receipt.decision);
     return { status: 200, body: shape(receipt, answered), headers: rateLimitHeaders(quota.limit, quota.used, at) };

@@ -6,6 +6,7 @@ import type { Logger } from "../log.ts";
 import type { Metrics } from "../observability/metrics.ts";
 import type { PolicyVersions } from "../policies/store.ts";
 import type { ReceiptAppender } from "../receipts/append.ts";
+import type { UsageLimits } from "../usage/limits.ts";
 import type { ReceiptSigner } from "../receipts/signer.ts";
 import { apiKeyGuard } from "../http/guards.ts";
 import { ErrorResponse } from "../http/errors.ts";
@@ -28,6 +29,7 @@ export interface DecisionsDeps {
   now: () => Date;
   policies: PolicyVersions;
   receipts: ReceiptAppender;
+  usageLimits: UsageLimits;
   signer: ReceiptSigner;
 }
 

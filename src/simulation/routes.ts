@@ -9,6 +9,7 @@ import type { ReceiptSigner } from "../receipts/signer.ts";
 import type { PresetOutcomes } from "./simulate.ts";
 import type { Static } from "@sinclair/typebox";
 import { AppError, ErrorResponse } from "../http/errors.ts";
+import { keyOrSessionGuard, type KeyOrSession } from "../http/guards.ts";
 import { requestId } from "../http/request-state.ts";
 import { PresetList, SimulateBody, SimulationResult } from "./model.ts";
 import { activePolicy, policyVersion } from "../policies/store.ts";
@@ -32,7 +33,7 @@ export interface SimulationDeps {
 }
 
 type Body = Static<typeof SimulateBody>;
-type Caller = { key: Awaited<ReturnType<SimulationDeps["keys"]["require"]>>; session?: undefined } | { key?: undefined; session: Awaited<ReturnType<SimulationDeps["sessions"]["require"]>> };
+type Caller = KeyOrSession<Awaited<ReturnType<SimulationDeps["keys"]["require"]>>, Awaited<ReturnType<SimulationDeps["sessions"]["require"]>>>;
 
 function subjectOf(body: Body): Subject {
   if ((body.preset === undefined) === (body.input === undefined)) throw new AppError("invalid_request", "body: send either preset or input.");
@@ -45,14 +46,6 @@ export function simulationRoutes(deps: SimulationDeps) {
     const policy = await policyVersion(deps.db, tenantId, version);
     if (!policy) throw new AppError("not_found", "No policy version with this number.");
     return { ref: policy.ref, document: policy.document };
-  };
-
-  // The caller, known before the body is read: a stranger learns nothing of the body's rules.
-  // Either credential; an API key wins when both are sent.
-  const callerOf = async (request: Request, route: string): Promise<Caller> => {
-    if (request.headers.has("x-api-key")) return { key: await deps.keys.require(request) };
-    if (request.headers.has("authorization")) return { session: await deps.sessions.require(request, route) };
-    throw new AppError("unauthorized", "Send X-API-Key: <key> or Authorization: Bearer <token>.");
   };
 
   const run = async ({ body, request, caller }: { body: Body; request: Request; caller: Caller }) => {
@@ -120,13 +113,17 @@ export function simulationRoutes(deps: SimulationDeps) {
 
   const presets = presetNames().map((name) => ({ preset: name, description: PRESETS[name].description, input: PRESETS[name].input }));
 
-  return new Elysia({ name: "simulation" })
-    .get("/v1/presets", () => ({ ok: true as const, presets }), {
-      response: { 200: PresetList },
-      detail: { summary: "The named simulation scenarios", tags: ["simulation"], security: [] },
-    })
-    // Elysia derives before it validates the body: without a credential the answer is 401, never 400.
-    .derive(async ({ request, route }) => ({ caller: await callerOf(request, route) }))
+  const presetRoutes = new Elysia({ name: "simulation-presets" }).get("/v1/presets", () => ({ ok: true as const, presets }), {
+    response: { 200: PresetList },
+    detail: { summary: "The named simulation scenarios", tags: ["simulation"], security: [] },
+  });
+  // Its own instance: the guard covers the routes of its instance, and the presets take no caller.
+  const simulateRoutes = new Elysia({ name: "simulation-simulate" })
+    // The guard runs before Elysia validates the body: without a credential the answer is 401, never 400 (src/http/guards.ts).
+    .use(keyOrSessionGuard(deps.keys, deps.sessions))
+    .guard({ keyOrSession: true })
     .post("/v1/simulate", run, hook("Dry-run a preset or an input against the active policy, a stored version or (with a session) a draft"))
     .post("/api/simulate", run, hook("Alias of /v1/simulate"));
+
+  return new Elysia({ name: "simulation" }).use(presetRoutes).use(simulateRoutes);
 }

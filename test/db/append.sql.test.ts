@@ -230,7 +230,7 @@ describe("receipt_append(json): errors", () => {
     expect(await db.one("receipts/head", [a.tenantId])).toEqual({ tenant_id: a.tenantId, tree_size: 0, head_hash: null, event_count: 0 });
   });
 
-  test("the chain trigger refuses a forged row written around receipt_append (WR005), and takes the exact next link", async () => {
+  test("the link guard refuses every row written around receipt_append (WR005), even the exact next link", async () => {
     const a = await tenant();
     const [first] = await append([await item(a)]);
     const raw = async (seq: number, prev: string | null, chain?: string) => {
@@ -246,10 +246,12 @@ describe("receipt_append(json): errors", () => {
     expect(await refused([await raw(5, first.chain_hash)])).toBe("WR005");
     expect(await refused([await raw(1, "0x" + "ab".repeat(32))])).toBe("WR005");
     expect(await refused([await raw(1, first.chain_hash, "0x" + "00".repeat(32))])).toBe("WR005");
+    // Its head does not cover it: only the log's writers move a head past a row before inserting it.
     const next = await raw(1, first.chain_hash);
-    expect(await testQuery(db, "receipt_insert_raw", [[next]])).toEqual([{ seq: 1, prev_hash: first.chain_hash, chain_hash: next.chain_hash }]);
-    // And receipt_append goes on from the row it took.
-    expect((await append([await item(a)]))[0]).toMatchObject({ seq: 2, prev_hash: next.chain_hash });
-    expect(await testOne(db, "receipt_delete", [next.receipt_id]).then(() => "deleted", (e: DbError) => e.sqlstate)).toBe("WR001");
+    expect(await refused([next])).toBe("WR005");
+    // And receipt_append goes on from its own last row.
+    const stored = await item(a);
+    expect((await append([stored]))[0]).toMatchObject({ seq: 1, prev_hash: first.chain_hash });
+    expect(await testOne(db, "receipt_delete", [stored.receipt_id]).then(() => "deleted", (e: DbError) => e.sqlstate)).toBe("WR001");
   });
 });

@@ -18,16 +18,14 @@ const LEFT = [
 ];
 
 /**
- * Triggers that write another table: each writes rows of its own row's tenant in tables co-located
- * with its own (the key-context epoch on tenants, the receipt chain's head and tree), which a
- * worker writes locally. None on a reference table, and none writes for every tenant.
+ * Triggers that write another table: each writes rows of its own row's tenant in a table
+ * co-located with its own (the key-context epoch on tenants), which a worker writes locally. None
+ * on a reference table, and none writes for every tenant.
  */
 const TRIGGER_WRITERS = [
   "api_keys.api_keys_key_context -> tenants",
   "feature_grants.feature_grants_key_context -> tenants",
   "policies.policies_key_context -> tenants",
-  "receipts.receipts_link_and_grow -> receipt_heads",
-  "receipts.receipts_link_and_grow -> receipt_tree_nodes",
 ];
 
 test("the triggers that write another table are exactly those docs/scaling.md lists (the routes are written by procedures)", async () => {

@@ -154,6 +154,31 @@ describe("invitations", () => {
       }),
     ).toBe("WA002");
   });
+
+  // PGlite runs one statement at a time, so two acceptances meet only on a real server (committed,
+  // in a tenant of its own). Without the row lock and the read after it, the second would go on
+  // from its earlier read and fail otherwise (WT009: the first made the invited email's account).
+  test.skipIf(!process.env.TEST_DATABASE_URL)("two acceptances of one link at once: the second waits for the first, then finds it used (WA003)", async () => {
+    const { db } = await testService();
+    const t = await team(db);
+    const token = newToken();
+    await invite(db, t, t.owner, uniqueEmail("inv"), "viewer", token);
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let acceptedFirst!: () => void;
+    const firstIn = new Promise<void>((r) => (acceptedFirst = r));
+    const first = db.tx(async (q) => {
+      await accept(q, token);
+      acceptedFirst();
+      await held; // the invitation stays locked, its acceptance not yet committed
+    });
+    await firstIn;
+    const second = sqlstate(accept(db, token));
+    await Bun.sleep(150);
+    release();
+    await first;
+    expect(await second).toBe("WA003");
+  });
 });
 
 describe("caps", () => {

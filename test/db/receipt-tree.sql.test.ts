@@ -1,4 +1,4 @@
-// The stored Merkle tree (receipt_tree_nodes): written by the append's statement trigger, exactly
+// The stored Merkle tree (receipt_tree_nodes): grown by the log's writer as it appends, exactly
 // the complete subtrees of 16 leaves or more of each tenant's log as RFC 9162 defines them, and
 // never written otherwise; smaller subtrees are folded from the receipts on read.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
@@ -6,7 +6,7 @@ import { DbError, type Db } from "../../src/db/index.ts";
 import { migrate } from "../../src/db/migrate.ts";
 import { newId } from "../../src/ids.ts";
 import { bytesToHex, canonicalJson, sha256Hex } from "../../src/crypto/canonical.ts";
-import { receiptLeaf } from "../../src/receipts/chain.ts";
+import { chainHash, receiptLeaf } from "../../src/receipts/chain.ts";
 import { checkReceiptLog } from "../../src/receipts/check.ts";
 import { consistencyProof, inclusionProof, rootHash } from "../../src/receipts/merkle.ts";
 import { receiptProof, logConsistency } from "../../src/receipts/checkpoint.ts";
@@ -108,6 +108,24 @@ describe("receipt_tree_nodes", () => {
     await refused("receipt_tree_delete", [t.tenantId]);
     await refused("receipt_tree_grow", [t.tenantId, 32, 64]);
     expect(await testQuery(db, "receipt_tree_nodes", [t.tenantId])).toEqual(before);
+  });
+
+  test("a head moved past a complete subtree without its stored node is refused at commit (WR001)", async () => {
+    const t = await tenant();
+    let last = "";
+    for (let i = 0; i < 15; i++) last = (await appendBatch([t]))[0].chain_hash;
+    // The 16th receipt written by hand as the writer writes it (the head moved first, then the exact
+    // next link), but without growing the tree: the level-4 node it completes is missing.
+    const text = canonicalJson(buildPayload({ kind: "protect", input: { action: "by_hand" }, policy: POLICY, decision: "DENIED", reasons: ["n"], rule: "n" }));
+    const row = { receipt_id: newId("rcpt_"), tenant_id: t.tenantId, key_id: t.keyId, kind: "protect" as const, request_id: "req_hand", timestamp: "2025-01-01T00:00:00.000Z", decision: "DENIED", payload: text, content_hash: await sha256Hex(text), protect_receipt_id: null, seq: 15, prev_hash: last };
+    const chain_hash = await chainHash({ ...row, prev: last, seq: 15 });
+    const outcome = await testQuery(db, "receipt_insert_with_head", [[{ ...row, chain_hash }], 16, chain_hash]).then(() => undefined, (err: unknown) => err);
+    expect(outcome).toBeInstanceOf(DbError);
+    expect((outcome as DbError).sqlstate).toBe("WR001");
+    expect(await db.query("receipts/head", [t.tenantId])).toEqual([{ tenant_id: t.tenantId, tree_size: 15, head_hash: last, event_count: 0 }]);
+    // The writer completes it, node and all.
+    await appendBatch([t]);
+    expect(await testQuery(db, "receipt_tree_nodes", [t.tenantId])).toHaveLength(1);
   });
 
   test("ops receipts check reports a stored tree that is not the chain's", async () => {

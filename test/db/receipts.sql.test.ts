@@ -183,7 +183,7 @@ describe("receipt chain", () => {
     expect(seen.size).toBe(requestIds.length * 2 * variants.length);
   });
 
-  test("receipts written around receipt_append() are stored only as the exact next links (WR005 otherwise)", async () => {
+  test("receipts written around the log's writers are refused (WR005); by hand, with the head moved as they move it, only as the exact next links", async () => {
     // Outside a transaction (each refusal ends its own statement), on a tenant of its own.
     {
       const q = db;
@@ -196,19 +196,24 @@ describe("receipt chain", () => {
         const row = { receipt_id: newId("rcpt_"), tenant_id: t.tenantId, key_id: t.keyId, kind: "protect" as const, request_id: requestId, timestamp: at, decision: "DENIED", payload: text, content_hash, protect_receipt_id: null, seq, prev_hash: prev };
         return { ...row, chain_hash: await chainHash({ ...row, prev, seq }), ...overrides };
       };
-      const refused = (rows: unknown[]) => failure(testQuery(q, "receipt_insert_raw", [rows]));
-      // A seq that skips ahead, a link to the wrong predecessor, a chain_hash that is not the
-      // hash of its link, and a second row that does not link to the first: all refused.
-      expect((await refused([await raw("req_a", 99, first.chain_hash)])).sqlstate).toBe("WR005");
-      expect((await refused([await raw("req_b", 1, "0x" + "ab".repeat(32))])).sqlstate).toBe("WR005");
-      expect((await refused([await raw("req_c", 1, first.chain_hash, { chain_hash: "0x" + "00".repeat(32) })])).sqlstate).toBe("WR005");
       const one = await raw("req_d", 1, first.chain_hash);
-      expect((await refused([one, await raw("req_e", 2, first.chain_hash)])).sqlstate).toBe("WR005");
+      const two = await raw("req_f", 2, one.chain_hash);
+      // Straight into the table: its head does not cover them, so even the exact next links are refused.
+      expect((await failure(testQuery(q, "receipt_insert_raw", [[one]]))).sqlstate).toBe("WR005");
+      expect((await failure(testQuery(q, "receipt_insert_raw", [[one, two]]))).sqlstate).toBe("WR005");
+      // With the head moved first (to size 3), as the writers move it: a seq that skips ahead, a link to the
+      // wrong predecessor, a chain_hash that is not the hash of its link, a second row that does not link
+      // to the first, and rows the head does not end on: all refused.
+      const byHand = (rows: unknown[], hash = two.chain_hash) => testQuery(q, "receipt_insert_with_head", [rows, 3, hash]);
+      expect((await failure(byHand([await raw("req_a", 99, first.chain_hash)]))).sqlstate).toBe("WR005");
+      expect((await failure(byHand([await raw("req_b", 1, "0x" + "ab".repeat(32)), two]))).sqlstate).toBe("WR005");
+      expect((await failure(byHand([await raw("req_c", 1, first.chain_hash, { chain_hash: "0x" + "00".repeat(32) }), two]))).sqlstate).toBe("WR005");
+      expect((await failure(byHand([one, await raw("req_e", 2, first.chain_hash)]))).sqlstate).toBe("WR005");
+      expect((await failure(byHand([one, two], one.chain_hash))).sqlstate).toBe("WR005");
       expect(await q.query("receipts/head", [t.tenantId])).toEqual([{ tenant_id: t.tenantId, tree_size: 1, head_hash: first.chain_hash, event_count: 0 }]);
 
-      // The exact next links are stored, and the head moves once, to the last of them.
-      const two = await raw("req_f", 2, one.chain_hash);
-      expect(await testQuery(q, "receipt_insert_raw", [[one, two]])).toEqual([
+      // The exact next links are stored, under the head moved once, to the last of them.
+      expect(await byHand([one, two])).toEqual([
         { seq: 1, prev_hash: first.chain_hash, chain_hash: one.chain_hash },
         { seq: 2, prev_hash: one.chain_hash, chain_hash: two.chain_hash },
       ]);
@@ -222,26 +227,25 @@ describe("receipt chain", () => {
     const [t, other] = [await tenant(), await tenant()];
     const first = await append(db, t);
     const otherReceipt = await append(db, other);
-    const at = "2025-01-01T00:00:00.000Z";
-    const raw = async (overrides: Record<string, unknown>) => {
-      const decision = overrides.kind === "execute" ? "ALLOWED" : "DENIED";
-      const text = canonicalJson(buildPayload({ kind: (overrides.kind as "protect" | "execute") ?? "protect", input: { action: "fk" }, policy: POLICY, decision, reasons: ["n"], rule: null }));
-      const content_hash = await sha256Hex(text);
-      const row = { receipt_id: newId("rcpt_"), tenant_id: t.tenantId, key_id: t.keyId, kind: "protect" as "protect" | "execute", request_id: "req_fk", timestamp: at, decision, payload: text, content_hash, protect_receipt_id: null as string | null, seq: 1, prev_hash: first.chain_hash, ...overrides };
-      // The link hashes the claims as written (the trigger's foreign-key checks come before it).
-      return { ...row, chain_hash: await chainHash({ ...row, prev: first.chain_hash, seq: 1 }) };
-    };
-    const refused = async (row: Record<string, unknown>) => failure(testQuery(db, "receipt_insert_raw", [[row]]));
-    const foreignKey = await refused(await raw({ key_id: other.keyId }));
+    // receipt_append(): a decision names a key of its tenant.
+    const foreignKey = await failure(append(db, { tenantId: t.tenantId, keyId: other.keyId }));
     expect([foreignKey.sqlstate, foreignKey.constraint]).toEqual(["23503", "receipts_key_fkey"]);
-    const unknownKey = await refused(await raw({ key_id: newId("key_") }));
+    const unknownKey = await failure(append(db, { tenantId: t.tenantId, keyId: newId("key_") }));
     expect([unknownKey.sqlstate, unknownKey.constraint]).toEqual(["23503", "receipts_key_fkey"]);
-    const foreignProtect = await refused(await raw({ kind: "execute", protect_receipt_id: otherReceipt.receiptId }));
+    // receipt_event_append(): an approval's outcome names a protect receipt of its tenant (and the key that asked).
+    const outcome = async (overrides: Record<string, unknown>) => {
+      const text = canonicalJson({ decision: "DENIED", kind: "approval", outcome: { status: "denied" }, v: 2 });
+      return { receipt_id: newId("rcpt_"), tenant_id: t.tenantId, key_id: t.keyId, kind: "approval", request_id: "req_fk", timestamp: new Date().toISOString(), decision: "DENIED", payload: text, content_hash: await sha256Hex(text), signature: "a.b.c", protect_receipt_id: first.receiptId, ...overrides };
+    };
+    const foreignProtect = await failure(db.query("audit/append", [[await outcome({ protect_receipt_id: otherReceipt.receiptId })]]));
     expect([foreignProtect.sqlstate, foreignProtect.constraint]).toEqual(["23503", "receipts_protect_receipt_fkey"]);
-    const unknownProtect = await refused(await raw({ kind: "execute", protect_receipt_id: newId("rcpt_") }));
+    const unknownProtect = await failure(db.query("audit/append", [[await outcome({ protect_receipt_id: newId("rcpt_") })]]));
     expect([unknownProtect.sqlstate, unknownProtect.constraint]).toEqual(["23503", "receipts_protect_receipt_fkey"]);
-    // The same row with the tenant's own key and receipt is stored.
-    expect(await testQuery(db, "receipt_insert_raw", [[await raw({ kind: "execute", protect_receipt_id: first.receiptId })]])).toHaveLength(1);
+    const outcomeKey = await failure(db.query("audit/append", [[await outcome({ key_id: other.keyId })]]));
+    expect([outcomeKey.sqlstate, outcomeKey.constraint]).toEqual(["23503", "receipts_key_fkey"]);
+    // The same receipts with the tenant's own key and receipt are stored.
+    expect(await db.query("audit/append", [[await outcome({})]])).toHaveLength(1);
+    expect((await append(db, t)).seq).toBe(2);
   });
 
   test("the database refuses a direct UPDATE of a stored receipt (WR001)", async () => {

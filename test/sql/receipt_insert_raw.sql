@@ -1,5 +1,5 @@
 -- Tests only: receipts written straight into the table, bypassing receipt_append(), claiming the
--- links they carry; receipts_link_and_grow() decides. One row per element of $1, a jsonb array of
+-- links they carry; receipts_link_guard refuses them (their head does not cover them). One row per element of $1, a jsonb array of
 -- {receipt_id, tenant_id, key_id, request_id, timestamp, decision, payload, content_hash, seq, prev_hash, chain_hash}
 -- and optionally kind (protect when absent) and protect_receipt_id.
 INSERT INTO receipts (receipt_id, tenant_id, kind, key_id, request_id, issued_at, decision, payload, content_hash, signature, seq, prev_hash, chain_hash, protect_receipt_id)

@@ -55,16 +55,16 @@ describe("a usage condition", () => {
     const { service } = await testService();
     for (let i = 0; i < 2; i++) expect((await protect(t.apiKey, { action: "email.send" })).body.decision).toBe("ALLOWED");
     // This instance now reads every counter as 0 (as if another instance kept moving them).
-    const receipts = service.deps.receipts as unknown as { counters: Map<string, string>; peeks: { submit: (ref: unknown) => Promise<string> } };
-    const peek = receipts.peeks.submit;
-    receipts.peeks.submit = async () => "0";
-    receipts.counters.clear();
+    const limits = service.deps.usageLimits as unknown as { counters: Map<string, string>; peeks: { submit: (ref: unknown) => Promise<string> } };
+    const peek = limits.peeks.submit;
+    limits.peeks.submit = async () => "0";
+    limits.counters.clear();
     try {
       const replies = await Promise.all(Array.from({ length: 4 }, () => protect(t.apiKey, { action: "email.send" })));
       expect(replies.map((r) => r.status)).toEqual([200, 200, 200, 200]);
       expect(replies.map((r) => [r.body.decision, r.body.payload.usage[0].before])).toEqual([["ALLOWED", 2], ["DENIED", 3], ["DENIED", 3], ["DENIED", 3]]);
     } finally {
-      receipts.peeks.submit = peek;
+      limits.peeks.submit = peek;
     }
   });
 
