@@ -275,19 +275,17 @@ COMMENT ON FUNCTION webhook_rotate_secret(text, text, text, text) IS
 
 -- Ends the pending deliveries of an endpoint that will take no more (deleted, or disabled by a 410),
 -- but the one in the caller's hands, which its worker records itself.
--- PL/pgSQL, and the endpoint's deliveries read first in its tenant: on a cluster the outbox is on
--- the coordinator and the deliveries on the tenant's shard (docs/scaling.md).
 CREATE FUNCTION webhook_deliveries_abandon(p_tenant_id text, p_webhook_id text, p_reason text, p_except_outbox_id bigint) RETURNS integer
-LANGUAGE plpgsql VOLATILE AS $$
-DECLARE
-  v_ids bigint[] := ARRAY(SELECT d.outbox_id FROM webhook_deliveries d WHERE d.tenant_id = p_tenant_id AND d.webhook_id = p_webhook_id);
-  v_ended integer;
-BEGIN
-  UPDATE outbox o SET status = 'failed', data = '{}'::jsonb, last_error = p_reason
-   WHERE o.status = 'pending' AND o.channel = 'webhook' AND o.id = ANY (v_ids) AND o.id IS DISTINCT FROM p_except_outbox_id;
-  GET DIAGNOSTICS v_ended = ROW_COUNT;
-  RETURN v_ended;
-END $$;
+LANGUAGE sql VOLATILE AS $$
+  WITH ended AS (
+    UPDATE outbox o SET status = 'failed', data = '{}'::jsonb, last_error = p_reason
+     WHERE o.status = 'pending' AND o.channel = 'webhook'
+       AND o.id IN (SELECT d.outbox_id FROM webhook_deliveries d WHERE d.tenant_id = p_tenant_id AND d.webhook_id = p_webhook_id)
+       AND o.id IS DISTINCT FROM p_except_outbox_id
+    RETURNING o.id
+  )
+  SELECT count(*)::integer FROM ended
+$$;
 COMMENT ON FUNCTION webhook_deliveries_abandon(text, text, text, bigint) IS
   'Fails every pending delivery of an endpoint (its outbox rows, data emptied) but p_except_outbox_id; returns how many.';
 
@@ -338,30 +336,25 @@ LANGUAGE sql STABLE AS $$
 $$;
 COMMENT ON FUNCTION webhooks_list(text) IS 'The tenant''s live endpoints (active and disabled; at most webhooks_cap()), newest first; never a secret.';
 
--- What an attempt needs; the previous secret only while it still signs. PL/pgSQL, as the delivery
--- worker's other functions: a cluster plans its statements as one tenant's (docs/scaling.md).
+-- What an attempt needs; the previous secret only while it still signs.
 CREATE FUNCTION webhook_for_delivery(p_tenant_id text, p_webhook_id text)
 RETURNS TABLE (webhook_id text, tenant_id text, url text, status text, secret_sealed text, previous_secret_sealed text)
-LANGUAGE plpgsql STABLE AS $$
-#variable_conflict use_column
-DECLARE
-  v_now timestamptz := now();
-BEGIN
-  RETURN QUERY
-    SELECT w.webhook_id, w.tenant_id, w.url, w.status, w.secret_sealed,
-           CASE WHEN w.previous_secret_until > v_now THEN w.previous_secret_sealed END
-    FROM webhooks w
-    WHERE w.tenant_id = p_tenant_id AND w.webhook_id = p_webhook_id;
-END $$;
+LANGUAGE sql STABLE AS $$
+  SELECT w.webhook_id, w.tenant_id, w.url, w.status, w.secret_sealed,
+         CASE WHEN w.previous_secret_until > now() THEN w.previous_secret_sealed END
+  FROM webhooks w
+  WHERE w.tenant_id = p_tenant_id AND w.webhook_id = p_webhook_id
+$$;
 COMMENT ON FUNCTION webhook_for_delivery(text, text) IS
   'An endpoint as the worker needs it for one attempt: url, status, sealed secret, and the previous sealed secret while it still signs (else NULL).';
 
 CREATE FUNCTION webhook_delivery_attempted(p_tenant_id text, p_outbox_id bigint, p_status_code integer) RETURNS boolean
-LANGUAGE plpgsql VOLATILE AS $$
-BEGIN
-  UPDATE webhook_deliveries d SET last_status_code = p_status_code WHERE d.tenant_id = p_tenant_id AND d.outbox_id = p_outbox_id;
-  RETURN FOUND;
-END $$;
+LANGUAGE sql VOLATILE AS $$
+  WITH done AS (
+    UPDATE webhook_deliveries SET last_status_code = p_status_code WHERE tenant_id = p_tenant_id AND outbox_id = p_outbox_id RETURNING 1
+  )
+  SELECT EXISTS (SELECT 1 FROM done)
+$$;
 COMMENT ON FUNCTION webhook_delivery_attempted(text, bigint, integer) IS
   'Records the HTTP status of a delivery''s latest attempt (NULL: it got no answer: refused, unreachable, timed out); false when no delivery has that outbox row.';
 

@@ -202,17 +202,18 @@ COMMENT ON FUNCTION receipt_append_one(json) IS
   'content_hash, signature, protect_receipt_id}; 22023 for another kind) through receipt_event_append(); answers its link. Counts toward no quota.';
 
 -- Every change of an approval's state is announced (channel approval, payload tenant:approval), so
--- that agents waiting on it wake without polling the database. Sent by each procedure that opens or
--- moves an approval, in its transaction (heard at commit), not by a trigger on approvals: on a
--- cluster such a trigger runs on the worker, where no instance listens and a NOTIFY stops a
--- transaction over several workers from committing (docs/scaling.md).
+-- that agents waiting on it wake without polling the database. Sent with each step's event
+-- (approval_emit(), which every procedure that opens or moves an approval calls), in its
+-- transaction (heard at commit), not by a trigger on approvals: on a cluster such a trigger runs
+-- on the worker, where no instance listens and a NOTIFY stops a transaction over several workers
+-- from committing (docs/scaling.md).
 CREATE FUNCTION approval_announce(p_tenant_id text, p_approval_id text) RETURNS void
 LANGUAGE plpgsql VOLATILE AS $$
 BEGIN
   PERFORM pg_notify('approval', p_tenant_id || ':' || p_approval_id);
 END $$;
 COMMENT ON FUNCTION approval_announce(text, text) IS
-  'Announces a new approval or a change of one on channel approval (tenant_id:approval_id), at commit. Called by every procedure that writes approvals.';
+  'Announces a new approval or a change of one on channel approval (tenant_id:approval_id), at commit. Called by approval_emit().';
 
 -- A stored receipt as the API shows it, for the webhooks that carry it (a receiver verifies it
 -- offline): its claims, links, payload and signature.
@@ -227,15 +228,18 @@ $$;
 COMMENT ON FUNCTION receipt_as_json(text, text) IS 'A stored receipt as the API shows it (payload as JSON), for webhook data.';
 
 -- Tells the tenant's webhooks of a step of an approval (webhook_emit(), sql/schema/04_webhooks.sql),
--- with the signed receipt of that step, in the transaction of the step.
+-- with the signed receipt of that step, in the transaction of the step, and the agents waiting on
+-- it (approval_announce()).
 CREATE FUNCTION approval_emit(p_tenant_id text, p_type text, p_approval_id text, p_receipt_id text) RETURNS void
 LANGUAGE plpgsql VOLATILE AS $$
 BEGIN
   PERFORM webhook_emit(p_tenant_id, p_type, jsonb_build_object('approval_id', p_approval_id, 'receipt', receipt_as_json(p_tenant_id, p_receipt_id)));
+  PERFORM approval_announce(p_tenant_id, p_approval_id);
 END $$;
 COMMENT ON FUNCTION approval_emit(text, text, text, text) IS
   'Queues the approval event p_type (approval.requested, .approved, .denied, .expired, .cancelled, .executed) to the tenant''s webhooks, '
-  'data {approval_id, receipt}: the step''s signed receipt, verifiable offline. Called by the approvals'' procedures in their transaction.';
+  'data {approval_id, receipt}: the step''s signed receipt, verifiable offline, and announces the change (approval_announce()). '
+  'Called by the approvals'' procedures in their transaction.';
 
 -- -------------------------------------------------------------------------------------------------
 -- The pieces receipt_append() runs for approvals (sql/schema/14_receipt_append.sql).
@@ -323,7 +327,6 @@ LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
   i record;
   t record;
-  r record;
 BEGIN
   FOR i IN SELECT * FROM unnest(p_items) AS x
            WHERE x.refusal IS NULL AND x.approval IS NOT NULL AND NOT coalesce((x.approval ->> 'answered')::boolean, false)
@@ -338,27 +341,20 @@ BEGIN
     SELECT t.approval_id, i.tenant_id, i.receipt_id, i.key_id, k.created_by, i.content_hash, t.rule, t.quorum, t.roles,
            t.execute_within, i.issued_at, i.issued_at + make_interval(secs => t.expires_in)
     FROM api_keys k WHERE k.tenant_id = i.tenant_id AND k.key_id = i.key_id;
-    -- The recipients read first, then each mail queued: on a cluster the mail outbox is on the
-    -- coordinator, and a call made per row of this tenant's statement would run on its shard.
-    FOR r IN
-      SELECT a.email
-      FROM members m JOIN accounts a ON a.account_id = m.account_id
-      WHERE m.tenant_id = i.tenant_id AND m.status = 'active' AND m.role = ANY (t.roles)
-        -- Not the person who created the key, whose vote approval_votes_guard() refuses (WV005), unless
-        -- it would take it: the tenant's one member, its owner, with allow_self_approval.
-        AND (m.account_id IS DISTINCT FROM (SELECT c.account_id FROM approvals ap JOIN members c ON c.tenant_id = ap.tenant_id AND c.member_id = ap.key_created_by
-                                             WHERE ap.tenant_id = i.tenant_id AND ap.approval_id = t.approval_id)
-             OR (m.role = 'owner'
-                 AND (SELECT tn.allow_self_approval FROM tenants tn WHERE tn.tenant_id = i.tenant_id)
-                 AND (SELECT count(*) FROM members c WHERE c.tenant_id = i.tenant_id AND c.status = 'active') = 1))
-      ORDER BY m.joined_at, m.member_id
-    LOOP
-      PERFORM mail_enqueue('approval_requested', r.email, i.tenant_id,
-                           jsonb_build_object('approval_id', t.approval_id, 'action', t.action, 'rule', t.rule,
-                                              'expires_at', iso_time(i.issued_at + make_interval(secs => t.expires_in))));
-    END LOOP;
+    PERFORM mail_enqueue('approval_requested', a.email, i.tenant_id,
+                         jsonb_build_object('approval_id', t.approval_id, 'action', t.action, 'rule', t.rule,
+                                            'expires_at', iso_time(i.issued_at + make_interval(secs => t.expires_in))))
+    FROM members m JOIN accounts a ON a.account_id = m.account_id
+    WHERE m.tenant_id = i.tenant_id AND m.status = 'active' AND m.role = ANY (t.roles)
+      -- Not the person who created the key, whose vote approval_votes_guard() refuses (WV005), unless
+      -- it would take it: the tenant's one member, its owner, with allow_self_approval.
+      AND (m.account_id IS DISTINCT FROM (SELECT c.account_id FROM approvals ap JOIN members c ON c.tenant_id = ap.tenant_id AND c.member_id = ap.key_created_by
+                                           WHERE ap.tenant_id = i.tenant_id AND ap.approval_id = t.approval_id)
+           OR (m.role = 'owner'
+               AND (SELECT tn.allow_self_approval FROM tenants tn WHERE tn.tenant_id = i.tenant_id)
+               AND (SELECT count(*) FROM members c WHERE c.tenant_id = i.tenant_id AND c.status = 'active') = 1))
+    ORDER BY m.joined_at, m.member_id;
     PERFORM approval_emit(i.tenant_id, 'approval.requested', t.approval_id, i.receipt_id);
-    PERFORM approval_announce(i.tenant_id, t.approval_id);
   END LOOP;
 END $$;
 COMMENT ON FUNCTION receipt_approval_open(receipt_append_item[]) IS
@@ -390,7 +386,6 @@ BEGIN
     RETURNING a.tenant_id, a.approval_id, a.execute_receipt_id
   LOOP
     PERFORM approval_emit(x.tenant_id, 'approval.executed', x.approval_id, x.execute_receipt_id);
-    PERFORM approval_announce(x.tenant_id, x.approval_id);
   END LOOP;
 END $$;
 COMMENT ON FUNCTION receipt_approval_executed(receipt_append_item[]) IS
@@ -466,7 +461,6 @@ BEGIN
                          execute_before = CASE WHEN p_status = 'approved' THEN v_at + make_interval(secs => a.execute_within) END
   WHERE x.tenant_id = a.tenant_id AND x.approval_id = p_approval_id;
   PERFORM approval_emit(a.tenant_id, 'approval.' || p_status, p_approval_id, p_receipt ->> 'receipt_id');
-  PERFORM approval_announce(a.tenant_id, p_approval_id);
   RETURN QUERY SELECT p_status, iso_time(v_at),
                       CASE WHEN p_status = 'approved' THEN iso_time(v_at + make_interval(secs => a.execute_within)) END;
 END $$;
