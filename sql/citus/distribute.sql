@@ -13,7 +13,7 @@
 -- A table of the schema in none of the lists below stops the migration: each new table is placed
 -- on purpose.
 SET LOCAL citus.multi_shard_modify_mode TO 'sequential';
--- The guard triggers of the tenant tables run on the shards (docs/scaling.md, "Triggers").
+-- The guard triggers of the tenant tables run on the shards (docs/scaling.md, "Notifications, catalogs and queues on a cluster").
 SET LOCAL citus.enable_unsafe_triggers TO on;
 
 DO $$
@@ -51,10 +51,6 @@ BEGIN
     EXECUTE format('ALTER TABLE %I DROP CONSTRAINT %I', fk.child, fk.conname);
   END LOOP;
 
-  -- Not yet on a cluster: the catalogs' triggers move every tenant's key epoch from a reference
-  -- table's shard, which Citus refuses (docs/scaling.md, "Triggers that write another table").
-  DROP TRIGGER plans_key_context ON plans;
-  DROP TRIGGER features_key_context ON features;
   FOREACH t IN ARRAY reference_tables LOOP
     PERFORM create_reference_table(t);
   END LOOP;

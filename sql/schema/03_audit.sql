@@ -25,7 +25,7 @@ CREATE TABLE audit_outbox (
   CONSTRAINT audit_outbox_receipt_id_key UNIQUE (tenant_id, receipt_id),
   CONSTRAINT audit_outbox_appended_matches_receipt CHECK ((receipt_id IS NULL) = (appended_at IS NULL))
 );
-CREATE INDEX audit_outbox_pending ON audit_outbox (id) WHERE receipt_id IS NULL;
+CREATE INDEX audit_outbox_pending ON audit_outbox (tenant_id, id) WHERE receipt_id IS NULL;
 
 CREATE FUNCTION audit_outbox_guard() RETURNS trigger
 LANGUAGE plpgsql VOLATILE AS $$
@@ -43,6 +43,37 @@ CREATE TRIGGER audit_outbox_guard BEFORE UPDATE OR DELETE ON audit_outbox
   FOR EACH ROW EXECUTE FUNCTION audit_outbox_guard();
 CREATE TRIGGER audit_outbox_no_truncate BEFORE TRUNCATE ON audit_outbox
   FOR EACH STATEMENT EXECUTE FUNCTION audit_outbox_guard();
+
+-- The worker's batch (src/audit/outbox.ts): up to p_limit pending events, locked for its
+-- transaction (another instance's skips them), each tenant's oldest first. A tenant at a time, the
+-- one waiting longest first: a locking read names its tenant, as a cluster requires
+-- (docs/scaling.md); the look for tenants locks nothing.
+CREATE FUNCTION audit_outbox_claim(p_limit integer)
+RETURNS TABLE (id bigint, tenant_id text, event text, operator text, target jsonb, at text)
+LANGUAGE plpgsql VOLATILE AS $$
+#variable_conflict use_column
+DECLARE
+  v_tenant text;
+  v_left integer := p_limit;
+  r record;
+BEGIN
+  FOR v_tenant IN
+    SELECT o.tenant_id FROM audit_outbox o WHERE o.receipt_id IS NULL GROUP BY o.tenant_id ORDER BY min(o.id)
+  LOOP
+    FOR r IN
+      SELECT o.id, o.tenant_id, o.event, o.operator, o.target, o.at FROM audit_outbox o
+      WHERE o.tenant_id = v_tenant AND o.receipt_id IS NULL ORDER BY o.id LIMIT v_left FOR UPDATE SKIP LOCKED
+    LOOP
+      id := r.id; tenant_id := r.tenant_id; event := r.event; operator := r.operator; target := r.target; at := iso_time(r.at);
+      RETURN NEXT;
+      v_left := v_left - 1;
+    END LOOP;
+    EXIT WHEN v_left <= 0;
+  END LOOP;
+END $$;
+COMMENT ON FUNCTION audit_outbox_claim(integer) IS
+  'Up to p_limit pending operators'' audit events, locked FOR UPDATE SKIP LOCKED, claimed tenant by tenant (the one waiting longest '
+  'first), each tenant''s in queue order.';
 
 -- Called by the operator procedures (upgrades, features, sessions) in their own transaction.
 CREATE FUNCTION audit_operator_event(p_tenant_id text, p_event text, p_operator text, p_target jsonb) RETURNS void

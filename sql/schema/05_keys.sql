@@ -69,7 +69,7 @@ COMMENT ON FUNCTION key_route_add(text, text, text) IS
 CREATE FUNCTION api_keys_guard() RETURNS trigger
 LANGUAGE plpgsql VOLATILE AS $$
 BEGIN
-  IF TG_OP = 'DELETE' THEN
+  IF TG_OP IN ('DELETE', 'TRUNCATE') THEN
     RAISE EXCEPTION 'api keys are never deleted' USING ERRCODE = 'WK001';
   END IF;
   IF TG_OP = 'INSERT' THEN
@@ -96,9 +96,11 @@ BEGIN
   RETURN NEW;
 END $$;
 COMMENT ON FUNCTION api_keys_guard() IS
-  'A key is born active, moves only active -> revoked (replaced_by set only then), never changes once revoked, keeps its identity columns and is never deleted (WK001).';
+  'A key is born active, moves only active -> revoked (replaced_by set only then), never changes once revoked, keeps its identity columns and is never deleted nor truncated (WK001).';
 CREATE TRIGGER api_keys_guard BEFORE INSERT OR UPDATE OR DELETE ON api_keys
   FOR EACH ROW EXECUTE FUNCTION api_keys_guard();
+CREATE TRIGGER api_keys_no_truncate BEFORE TRUNCATE ON api_keys
+  FOR EACH STATEMENT EXECUTE FUNCTION api_keys_guard();
 
 -- Bounds on a tenant's keys (keys are never deleted, so every one is kept): at most
 -- api_keys_active_cap() active at once (WK002) and api_keys_total_cap() in all, revoked included (WK003).
@@ -418,8 +420,9 @@ COMMENT ON FUNCTION api_key_contexts(jsonb) IS
 
 -- What a key's context depends on (api_key_contexts()): the key's status and properties, its tenant's plan,
 -- policies and feature grants, and the plans and features catalogs. Every change to one of them,
--- whoever makes it (a route, an operator script, psql), moves the tenant's key_context_epoch, so a
--- context read earlier may be reused exactly while its tenant's epoch has not moved.
+-- whoever makes it (a route, an operator script, psql), moves the tenant's key_context_epoch or,
+-- for the catalogs, catalog_revision() (sql/schema/02_plans.sql), so a context read earlier may be
+-- reused exactly while their sum (tenant_key_context_epochs()) has not moved.
 CREATE FUNCTION tenants_key_context_epoch() RETURNS trigger
 LANGUAGE plpgsql VOLATILE AS $$
 BEGIN
@@ -429,15 +432,17 @@ BEGIN
   IF NEW.key_context_epoch < OLD.key_context_epoch THEN
     RAISE EXCEPTION 'the key context epoch of % never goes back', OLD.tenant_id USING ERRCODE = 'check_violation';
   END IF;
-  -- Heard at commit by a process that holds contexts in memory (the embedded database's service).
-  IF NEW.key_context_epoch > OLD.key_context_epoch THEN
+  -- Heard at commit by a process that holds contexts in memory (the embedded database's service,
+  -- one server). Not from a shard of a cluster (tenants_102008), where no one listens and a
+  -- NOTIFY would stop a transaction over several workers from committing (docs/scaling.md).
+  IF NEW.key_context_epoch > OLD.key_context_epoch AND TG_TABLE_NAME = 'tenants' THEN
     PERFORM pg_notify('key_context', NEW.tenant_id);
   END IF;
   RETURN NEW;
 END $$;
 COMMENT ON FUNCTION tenants_key_context_epoch() IS
   'A plan change moves the tenant''s key_context_epoch; the epoch never goes back (set back, it could match a context read before a change); '
-  'every move is announced on channel key_context with the tenant id as payload.';
+  'every move is announced on channel key_context with the tenant id as payload (on one server: not from a cluster''s shard).';
 CREATE TRIGGER tenants_key_context_epoch BEFORE UPDATE ON tenants
   FOR EACH ROW EXECUTE FUNCTION tenants_key_context_epoch();
 
@@ -454,27 +459,38 @@ END $$;
 COMMENT ON FUNCTION key_context_changed() IS
   'Moves the key_context_epoch of the tenant named by the changed row (both tenants when the row moved between them).';
 
-CREATE FUNCTION key_context_changed_for_all() RETURNS trigger
+-- A catalog changed: every tenant's contexts may have. Their epochs need not move (they add
+-- catalog_revision(), sql/schema/02_plans.sql); a process holding contexts is told of each tenant,
+-- as for an epoch's move. On one server only: on a cluster this trigger fires on a reference
+-- table's copies, where no one listens and no other table may be read (docs/scaling.md).
+CREATE FUNCTION catalogs_key_context() RETURNS trigger
 LANGUAGE plpgsql VOLATILE AS $$
 BEGIN
-  UPDATE tenants SET key_context_epoch = key_context_epoch + 1;
+  IF TG_TABLE_NAME IN ('plans', 'features') THEN
+    PERFORM pg_notify('key_context', t.tenant_id) FROM tenants t;
+  END IF;
   RETURN NULL;
 END $$;
-COMMENT ON FUNCTION key_context_changed_for_all() IS
-  'Moves every tenant''s key_context_epoch: a catalog changed, or a table was truncated under the row triggers.';
+COMMENT ON FUNCTION catalogs_key_context() IS
+  'After a change of the plans or features catalog: announces every tenant on channel key_context (on one server: not from a cluster''s shard).';
 
--- The epochs of the tenants named, for reusing contexts read earlier (src/keys/authenticate.ts). A
--- function so that PGlite, which plans every unnamed statement anew, keeps its plan.
+-- The epochs of the tenants named, for reusing contexts read earlier (src/keys/authenticate.ts):
+-- each tenant's key_context_epoch plus catalog_revision(), both of which only grow, so the sum
+-- moves with every change a context depends on. A function so that PGlite, which plans every
+-- unnamed statement anew, keeps its plan.
 -- enable_seqscan off: PL/pgSQL keeps this plan, and one made on statistics of a few tenants would
 -- keep a scan of all of them. STABLE: it reads with its caller's snapshot.
 CREATE FUNCTION tenant_key_context_epochs(p_tenant_ids text[])
 RETURNS TABLE (tenant_id text, key_context_epoch bigint)
 LANGUAGE plpgsql STABLE SET enable_seqscan = off AS $$
 #variable_conflict use_column
+DECLARE
+  v_catalogs bigint := catalog_revision();
 BEGIN
-  RETURN QUERY SELECT t.tenant_id, t.key_context_epoch FROM tenants t WHERE t.tenant_id = ANY (p_tenant_ids);
+  RETURN QUERY SELECT t.tenant_id, t.key_context_epoch + v_catalogs FROM tenants t WHERE t.tenant_id = ANY (p_tenant_ids);
 END $$;
-COMMENT ON FUNCTION tenant_key_context_epochs(text[]) IS 'Each named tenant''s key_context_epoch.';
+COMMENT ON FUNCTION tenant_key_context_epochs(text[]) IS
+  'Each named tenant''s key_context_epoch plus catalog_revision(): moves with every change of what the tenant''s key contexts depend on.';
 
 -- A key's status (revoke, rotation) and what it may do (PATCH); last_used_at, written by lookups,
 -- and metadata, which no request reads, move nothing.
@@ -484,13 +500,12 @@ CREATE TRIGGER api_keys_key_context AFTER UPDATE ON api_keys
                      IS DISTINCT FROM (NEW.status, NEW.expires_at, NEW.enabled, NEW.actions, NEW.protect_per_day, NEW.per_second, NEW.burst,
                       NEW.allowed_ips, NEW.overlap_until))
   EXECUTE FUNCTION key_context_changed();
-CREATE TRIGGER api_keys_key_context_truncate AFTER TRUNCATE ON api_keys
-  FOR EACH STATEMENT EXECUTE FUNCTION key_context_changed_for_all();
--- The catalogs: a plan's rank or limits, a feature's required plan or access mode.
-CREATE TRIGGER plans_key_context AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON plans
-  FOR EACH STATEMENT EXECUTE FUNCTION key_context_changed_for_all();
-CREATE TRIGGER features_key_context AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON features
-  FOR EACH STATEMENT EXECUTE FUNCTION key_context_changed_for_all();
+-- The catalogs: a plan's rank or limits, a feature's required plan or access mode (never deleted
+-- nor truncated: catalogs_guard()).
+CREATE TRIGGER plans_key_context AFTER INSERT OR UPDATE ON plans
+  FOR EACH STATEMENT EXECUTE FUNCTION catalogs_key_context();
+CREATE TRIGGER features_key_context AFTER INSERT OR UPDATE ON features
+  FOR EACH STATEMENT EXECUTE FUNCTION catalogs_key_context();
 
 -- A key's own limits (docs/api.md, "Keys for agents") -----------------------------------------
 

@@ -13,8 +13,16 @@ CREATE TABLE feature_grants (
 -- A request-only feature granted or withdrawn moves the tenant's key context (05_keys.sql).
 CREATE TRIGGER feature_grants_key_context AFTER INSERT OR UPDATE OR DELETE ON feature_grants
   FOR EACH ROW EXECUTE FUNCTION key_context_changed();
-CREATE TRIGGER feature_grants_key_context_truncate AFTER TRUNCATE ON feature_grants
-  FOR EACH STATEMENT EXECUTE FUNCTION key_context_changed_for_all();
+-- A grant is withdrawn by feature_revoke(), one tenant's at a time: a TRUNCATE, which no row trigger
+-- sees, would leave the tenants' key contexts in use (WU007).
+CREATE FUNCTION feature_grants_no_truncate() RETURNS trigger
+LANGUAGE plpgsql VOLATILE AS $$
+BEGIN
+  RAISE EXCEPTION 'feature grants are withdrawn one by one (feature_revoke()), never truncated' USING ERRCODE = 'WU007';
+END $$;
+COMMENT ON FUNCTION feature_grants_no_truncate() IS 'Refuses a TRUNCATE of feature_grants (WU007): each withdrawal moves its tenant''s key context.';
+CREATE TRIGGER feature_grants_no_truncate BEFORE TRUNCATE ON feature_grants
+  FOR EACH STATEMENT EXECUTE FUNCTION feature_grants_no_truncate();
 
 CREATE FUNCTION feature_access(p_tenant_id text, p_feature text)
 RETURNS TABLE (verdict text, required_plan text, access_mode text)

@@ -202,15 +202,18 @@ COMMENT ON FUNCTION receipt_append_one(json) IS
   'content_hash, signature, protect_receipt_id}; 22023 for another kind) through receipt_event_append(); answers its link. Counts toward no quota.';
 
 -- Every change of an approval's state is announced (channel approval, payload tenant:approval), so
--- that agents waiting on it wake without polling the database.
-CREATE FUNCTION approvals_announce() RETURNS trigger
+-- that agents waiting on it wake without polling the database. Sent with each step's event
+-- (approval_emit(), which every procedure that opens or moves an approval calls), in its
+-- transaction (heard at commit), not by a trigger on approvals: on a cluster such a trigger runs
+-- on the worker, where no instance listens and a NOTIFY stops a transaction over several workers
+-- from committing (docs/scaling.md).
+CREATE FUNCTION approval_announce(p_tenant_id text, p_approval_id text) RETURNS void
 LANGUAGE plpgsql VOLATILE AS $$
 BEGIN
-  PERFORM pg_notify('approval', NEW.tenant_id || ':' || NEW.approval_id);
-  RETURN NULL;
+  PERFORM pg_notify('approval', p_tenant_id || ':' || p_approval_id);
 END $$;
-COMMENT ON FUNCTION approvals_announce() IS 'Announces every new approval and every change of one on channel approval (tenant_id:approval_id).';
-CREATE TRIGGER approvals_announce AFTER INSERT OR UPDATE ON approvals FOR EACH ROW EXECUTE FUNCTION approvals_announce();
+COMMENT ON FUNCTION approval_announce(text, text) IS
+  'Announces a new approval or a change of one on channel approval (tenant_id:approval_id), at commit. Called by approval_emit().';
 
 -- A stored receipt as the API shows it, for the webhooks that carry it (a receiver verifies it
 -- offline): its claims, links, payload and signature.
@@ -225,15 +228,18 @@ $$;
 COMMENT ON FUNCTION receipt_as_json(text, text) IS 'A stored receipt as the API shows it (payload as JSON), for webhook data.';
 
 -- Tells the tenant's webhooks of a step of an approval (webhook_emit(), sql/schema/04_webhooks.sql),
--- with the signed receipt of that step, in the transaction of the step.
+-- with the signed receipt of that step, in the transaction of the step, and the agents waiting on
+-- it (approval_announce()).
 CREATE FUNCTION approval_emit(p_tenant_id text, p_type text, p_approval_id text, p_receipt_id text) RETURNS void
 LANGUAGE plpgsql VOLATILE AS $$
 BEGIN
   PERFORM webhook_emit(p_tenant_id, p_type, jsonb_build_object('approval_id', p_approval_id, 'receipt', receipt_as_json(p_tenant_id, p_receipt_id)));
+  PERFORM approval_announce(p_tenant_id, p_approval_id);
 END $$;
 COMMENT ON FUNCTION approval_emit(text, text, text, text) IS
   'Queues the approval event p_type (approval.requested, .approved, .denied, .expired, .cancelled, .executed) to the tenant''s webhooks, '
-  'data {approval_id, receipt}: the step''s signed receipt, verifiable offline. Called by the approvals'' procedures in their transaction.';
+  'data {approval_id, receipt}: the step''s signed receipt, verifiable offline, and announces the change (approval_announce()). '
+  'Called by the approvals'' procedures in their transaction.';
 
 -- -------------------------------------------------------------------------------------------------
 -- The pieces receipt_append() runs for approvals (sql/schema/14_receipt_append.sql).

@@ -1,5 +1,5 @@
 // Agents waiting on an approval (GET /v1/approvals/{id}?wait=N) hold no database connection: they
-// wait here until the commit that changes their approval is announced (approvals_announce(),
+// wait here until the commit that changes their approval is announced (approval_announce(),
 // channel approval), or their wait ends; then the route reads the approval once. One subscription
 // serves every waiter of the process, so a thousand waiting agents cost a thousand timers.
 import type { Db } from "../db/index.ts";

@@ -278,7 +278,8 @@ describe("keys/authenticate", () => {
           secret_hash: t.secretHash, key_id: t.keyId, tenant_id: t.tenantId, status: "active", plan: "free", policy_id: null, policy_version: null, policy_hash: null,
           features: ["execute", "protect", "simulate"], verdicts: ["allowed", "allowed", "allowed"], required_plans: ["free", "free", "free"],
           expires_ms: null, enabled: true, actions: null, protect_per_day: null, per_second: null, burst: null, allowed_ips: null, overlap_ms: null,
-          key_context_epoch: 0,
+          // The tenant's epoch plus the catalogs' revision (tenant_key_context_epochs()), as keys/epochs reads it.
+          key_context_epoch: (await q.query("keys/epochs", [[t.tenantId]]))[0]!.key_context_epoch,
         },
       ]);
       const [touched] = await testQuery<KeyRow>(q, "tenant_keys", [t.tenantId]);

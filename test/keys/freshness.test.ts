@@ -9,7 +9,7 @@ import type { Db } from "../../src/db/index.ts";
 import { bearer, execute, protect } from "../helpers/customer.ts";
 import { approve } from "../helpers/ops.ts";
 import { call, expectErrorShape, signup, testService } from "../helpers/service.ts";
-import { testQuery } from "../helpers/sql.ts";
+import { sqlstate, testQuery } from "../helpers/sql.ts";
 
 let db: Db;
 let lookups = 0;
@@ -112,5 +112,10 @@ describe("key freshness", () => {
       await testQuery(db, "feature_set", ["protect", "free", "self_serve"]);
     }
     expect((await protect(a.apiKey)).status).toBe(200);
+  });
+
+  test("what a context depends on never leaves unseen: no catalog row is deleted, no one truncates the grants (WU007)", async () => {
+    expect(await sqlstate(testQuery(db, "catalog_delete", ["dedicated_region"]))).toBe("WU007");
+    expect(await sqlstate(testQuery(db, "feature_grants_truncate"))).toBe("WU007");
   });
 });

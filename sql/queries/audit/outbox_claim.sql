@@ -1,8 +1,3 @@
--- Operators' audit events still to be signed, oldest first, locked for this transaction (others
--- skip them). $1 row count
-SELECT id, tenant_id, event, operator, target, iso_time(at) AS at
-FROM audit_outbox
-WHERE receipt_id IS NULL
-ORDER BY id
-LIMIT $1
-FOR UPDATE SKIP LOCKED;
+-- Operators' audit events still to be signed, each tenant's oldest first, locked for this
+-- transaction (others skip them): audit_outbox_claim(). $1 row count
+SELECT id, tenant_id, event, operator, target, at FROM audit_outbox_claim($1::integer);

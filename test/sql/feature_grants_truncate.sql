@@ -1,0 +1,2 @@
+-- Tests only: tries to empty the feature grants of every tenant.
+TRUNCATE feature_grants;
