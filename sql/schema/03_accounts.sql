@@ -19,6 +19,9 @@ CREATE TABLE tenants (
   require_mfa          boolean NOT NULL DEFAULT false,
   allow_self_approval  boolean NOT NULL DEFAULT false,
   revoke_keys_on_member_removal  boolean NOT NULL DEFAULT false,
+  -- The approved upgrade request that set the plan (NULL: the plan the tenant signed up on); the
+  -- plan guard accepts a new plan only with the request that approved it (10_upgrades.sql).
+  plan_request_id    text,
   created_at         timestamptz NOT NULL DEFAULT now()
 );
 

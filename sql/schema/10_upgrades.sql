@@ -68,24 +68,33 @@ COMMENT ON FUNCTION upgrade_requests_guard() IS
 CREATE TRIGGER upgrade_requests_guard BEFORE INSERT OR UPDATE OR DELETE ON upgrade_requests
   FOR EACH ROW EXECUTE FUNCTION upgrade_requests_guard();
 
--- A tenant's plan moves only up, and only inside upgrade_request_approve() (which sets the
--- transaction-local flag below), so neither a code path nor a stray UPDATE can change it.
+-- A tenant's plan moves only up, and only with the approved upgrade request that moves it, named
+-- in the same UPDATE (plan_request_id, set by upgrade_request_approve()), so neither a code path nor
+-- a stray UPDATE can change it. The request is read in the tenant's own rows, which on a
+-- distributed cluster sit on the shard this trigger runs on (docs/scaling.md): no session flag has
+-- to reach that node.
 CREATE FUNCTION tenants_plan_guard() RETURNS trigger
 LANGUAGE plpgsql VOLATILE AS $$
 BEGIN
   IF NEW.plan IS DISTINCT FROM OLD.plan THEN
-    IF coalesce(current_setting('warden.approving_upgrade', true), '') <> OLD.tenant_id THEN
+    IF NEW.plan_request_id IS NOT DISTINCT FROM OLD.plan_request_id
+       OR NOT EXISTS (SELECT 1 FROM upgrade_requests u
+                      WHERE u.tenant_id = OLD.tenant_id AND u.request_id = NEW.plan_request_id
+                        AND u.status = 'approved' AND u.requested_plan = NEW.plan) THEN
       RAISE EXCEPTION 'the plan of % changes only through an approved upgrade request', OLD.tenant_id USING ERRCODE = 'WU003';
     END IF;
     IF (SELECT rank FROM plans WHERE plan = NEW.plan) <= (SELECT rank FROM plans WHERE plan = OLD.plan) THEN
       RAISE EXCEPTION 'plan % is not above %', NEW.plan, OLD.plan USING ERRCODE = 'WU001';
     END IF;
+  ELSIF NEW.plan_request_id IS DISTINCT FROM OLD.plan_request_id THEN
+    RAISE EXCEPTION 'the upgrade request behind the plan of % changes only with the plan', OLD.tenant_id USING ERRCODE = 'WU003';
   END IF;
   RETURN NEW;
 END $$;
 COMMENT ON FUNCTION tenants_plan_guard() IS
-  'A tenant''s plan changes only inside upgrade_request_approve() (WU003) and only to a higher-ranked plan (WU001).';
-CREATE TRIGGER tenants_plan_guard BEFORE UPDATE OF plan ON tenants
+  'A tenant''s plan changes only together with plan_request_id naming a new approved upgrade request of the tenant for exactly that plan '
+  '(upgrade_request_approve(); WU003), and only to a higher-ranked plan (WU001).';
+CREATE TRIGGER tenants_plan_guard BEFORE UPDATE OF plan, plan_request_id ON tenants
   FOR EACH ROW EXECUTE FUNCTION tenants_plan_guard();
 
 -- Request-and-cancel loops are bounded: at most this many requests per tenant per UTC day (WU005).
@@ -186,15 +195,10 @@ BEGIN
   r := upgrade_request_take_for_review(p_request_id, p_reviewer);
   UPDATE upgrade_requests u SET status = 'approved', reviewed_at = now(), reviewed_by = btrim(p_reviewer)
     WHERE u.tenant_id = r.tenant_id AND u.request_id = p_request_id;
-  -- The plan changes in this same transaction; limits are read from the plan on every call,
-  -- so they rise the moment this commits.
-  -- SET LOCAL, which a distributed cluster hands to the node that runs the guard (with
-  -- citus.propagate_set_commands = local, inside a transaction block; set_config() stays where
-  -- it is called).
-  EXECUTE format('SET LOCAL warden.approving_upgrade = %L', r.tenant_id);
-  UPDATE tenants t SET plan = r.requested_plan WHERE t.tenant_id = r.tenant_id;
+  -- The plan changes in this same transaction, naming the request the guard checks (tenants_plan_guard());
+  -- limits are read from the plan on every call, so they rise the moment this commits.
+  UPDATE tenants t SET plan = r.requested_plan, plan_request_id = r.request_id WHERE t.tenant_id = r.tenant_id;
   v_email := tenant_contact_email(r.tenant_id);
-  SET LOCAL warden.approving_upgrade = '';
   PERFORM upgrade_request_notify(r.tenant_id, v_email, 'upgrade_approved',
     jsonb_build_object('request_id', r.request_id, 'plan', r.requested_plan, 'previous_plan', r.from_plan));
   PERFORM audit_operator_event(r.tenant_id, 'upgrade.approved', p_reviewer,

@@ -13,7 +13,7 @@ import { ReceiptSigner, signingKeyBox } from "../../src/receipts/signer.ts";
 import { serviceSecret } from "../../src/accounts/sessions.ts";
 import { createLogger } from "../../src/log.ts";
 import { openTestDb, uniqueEmail } from "../helpers/service.ts";
-import { openScratchDb, testOne, testQuery } from "../helpers/sql.ts";
+import { openScratchDb, planSetAsApproved, testOne, testQuery } from "../helpers/sql.ts";
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 // Not a real bcrypt hash; the column only checks the `$2` prefix and nothing here logs in.
@@ -334,7 +334,7 @@ describe("keys/authenticate", () => {
       expect(await both()).toEqual({ simulate: "allowed", protect: "plan_required", execute: "feature_not_granted" });
       await testQuery(q, "feature_grant_raw", [t.tenantId, "execute"]);
       expect(await both()).toEqual({ simulate: "allowed", protect: "plan_required", execute: "allowed" });
-      await testQuery(q, "plan_set_as_approved", [t.tenantId, "pro"]);
+      await planSetAsApproved(q, t.tenantId, "pro");
       expect(await both()).toEqual({ simulate: "allowed", protect: "allowed", execute: "allowed" });
       // A grant does not lift a plan requirement.
       await testQuery(q, "feature_set", ["execute", "enterprise", "request_only"]);

@@ -52,6 +52,18 @@ export async function sqlTenant(q: Queryable, tag: string): Promise<{ tenantId: 
   return t;
 }
 
+/**
+ * Moves a tenant up to a plan the way an approved upgrade does: a request approved straight in SQL
+ * (no email, no audit event), then the plan changed naming it, as tenants_plan_guard requires.
+ * Answers the plan's row (none: no such tenant).
+ */
+export async function planSetAsApproved(db: Pick<Db, "runScriptStatement">, tenantId: string, plan: string): Promise<Row[]> {
+  const requestId = newId("upgr_");
+  if ((await testQuery(db, "plan_request_raw", [requestId, tenantId, plan])).length === 0) return [];
+  await testQuery(db, "plan_request_approve_raw", [tenantId, requestId]);
+  return testQuery(db, "plan_set_as_approved", [tenantId, plan, requestId]);
+}
+
 class Rollback extends Error {}
 
 /** Runs `fn` in a transaction of `db` that is rolled back afterwards; `fn`'s own failure is thrown. */

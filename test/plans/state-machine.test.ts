@@ -76,4 +76,20 @@ describe("tenants.plan in SQL", () => {
     expect(await sqlState(testQuery(db, "tenant_set_plan", [p.user.tenantId, "free"]))).toBe("WU003");
     expect((await testOne<{ plan: string }>(db, "tenant_plan", [p.user.tenantId]))!.plan).toBe("pro");
   });
+
+  test("a plan change naming a request is refused unless that request approved exactly this plan and is new", async () => {
+    const { db } = await testService();
+    const pending = await pendingRequest("pro");
+    // A pending request is no approval.
+    expect(await sqlState(testQuery(db, "plan_set_as_approved", [pending.user.tenantId, "pro", pending.requestId]))).toBe("WU003");
+    const p = await pendingRequest("pro");
+    await approve(p.requestId);
+    // The approved request of pro does not carry the tenant to enterprise, nor twice to its plan.
+    expect(await sqlState(testQuery(db, "plan_set_as_approved", [p.user.tenantId, "enterprise", p.requestId]))).toBe("WU003");
+    // Nor does another tenant's approved request.
+    expect(await sqlState(testQuery(db, "plan_set_as_approved", [pending.user.tenantId, "pro", p.requestId]))).toBe("WU003");
+    // The request behind the plan changes only with the plan.
+    expect(await sqlState(testQuery(db, "plan_set_as_approved", [p.user.tenantId, "pro", pending.requestId]))).toBe("WU003");
+    expect((await testOne<{ plan: string }>(db, "tenant_plan", [p.user.tenantId]))!.plan).toBe("pro");
+  });
 });
