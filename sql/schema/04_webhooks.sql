@@ -244,12 +244,15 @@ COMMENT ON FUNCTION webhook_test(text, text, text) IS
 CREATE FUNCTION webhook_create(p_webhook_id text, p_tenant_id text, p_actor text, p_url text, p_events text[], p_description text, p_secret_sealed text)
 RETURNS TABLE (webhook_id text, url text, events text[], description text, status text, created_at text)
 LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+  v webhooks;
 BEGIN
   PERFORM member_actor_check(p_tenant_id, p_actor, 'admin');
-  RETURN QUERY
-    INSERT INTO webhooks AS w (webhook_id, tenant_id, url, events, description, secret_sealed, created_by)
-    VALUES (p_webhook_id, p_tenant_id, p_url, p_events, p_description, p_secret_sealed, p_actor)
-    RETURNING w.webhook_id, w.url, w.events, w.description, w.status, iso_time(w.created_at);
+  -- The time formed after the insert: a distributed cluster refuses iso_time() in RETURNING (docs/scaling.md).
+  INSERT INTO webhooks AS w (webhook_id, tenant_id, url, events, description, secret_sealed, created_by)
+  VALUES (p_webhook_id, p_tenant_id, p_url, p_events, p_description, p_secret_sealed, p_actor)
+  RETURNING w.* INTO v;
+  RETURN QUERY SELECT v.webhook_id, v.url, v.events, v.description, v.status, iso_time(v.created_at);
 END $$;
 COMMENT ON FUNCTION webhook_create(text, text, text, text, text[], text, text) IS
   'An admin (or owner) of the tenant adds an active endpoint with its sealed secret, within webhooks_cap() (WH002; WT021 the role). The service '
@@ -259,15 +262,20 @@ CREATE FUNCTION webhook_rotate_secret(p_tenant_id text, p_actor text, p_webhook_
 RETURNS TABLE (webhook_id text, previous_secret_until text)
 LANGUAGE plpgsql VOLATILE AS $$
 #variable_conflict use_column
+DECLARE
+  v_until timestamptz;
 BEGIN
   PERFORM member_actor_check(p_tenant_id, p_actor, 'admin');
-  RETURN QUERY
-    UPDATE webhooks w
-       SET previous_secret_sealed = w.secret_sealed,
-           previous_secret_until = now() + webhook_secret_overlap(),
-           secret_sealed = p_secret_sealed
-     WHERE w.tenant_id = p_tenant_id AND w.webhook_id = p_webhook_id AND w.status <> 'deleted'
-    RETURNING w.webhook_id, iso_time(w.previous_secret_until);
+  -- The time formed after the update: a distributed cluster refuses iso_time() in RETURNING (docs/scaling.md).
+  UPDATE webhooks w
+     SET previous_secret_sealed = w.secret_sealed,
+         previous_secret_until = now() + webhook_secret_overlap(),
+         secret_sealed = p_secret_sealed
+   WHERE w.tenant_id = p_tenant_id AND w.webhook_id = p_webhook_id AND w.status <> 'deleted'
+  RETURNING w.previous_secret_until INTO v_until;
+  IF FOUND THEN
+    RETURN QUERY SELECT p_webhook_id, iso_time(v_until);
+  END IF;
 END $$;
 COMMENT ON FUNCTION webhook_rotate_secret(text, text, text, text) IS
   'An admin (or owner) gives an endpoint a new sealed secret; the one it replaces signs beside it for webhook_secret_overlap() (24 h), and one '

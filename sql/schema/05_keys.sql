@@ -256,6 +256,8 @@ LANGUAGE plpgsql VOLATILE AS $$
 #variable_conflict use_column
 DECLARE
   v_old api_keys%ROWTYPE;
+  -- A variable, not now() in the CASE below, which a distributed cluster refuses (docs/scaling.md).
+  v_now timestamptz := now();
 BEGIN
   PERFORM member_actor_check(p_tenant_id, p_actor, 'developer');
   -- The successor is the rotator's: their removal waits for it (as for a new key; api_key_create()).
@@ -273,8 +275,8 @@ BEGIN
     VALUES (p_new_key_id, p_tenant_id, v_old.label, p_secret_hash, p_hint, p_actor, v_old.expires_at, v_old.enabled, v_old.actions,
             v_old.protect_per_day, v_old.per_second, v_old.burst, v_old.allowed_ips, v_old.metadata);
   PERFORM key_route_add(p_tenant_id, p_new_key_id, p_secret_hash);
-  UPDATE api_keys k SET status = 'revoked', revoked_at = now(), replaced_by = p_new_key_id, revoked_by = p_actor,
-         overlap_until = CASE WHEN p_overlap > 0 THEN now() + make_interval(secs => p_overlap) END
+  UPDATE api_keys k SET status = 'revoked', revoked_at = v_now, replaced_by = p_new_key_id, revoked_by = p_actor,
+         overlap_until = CASE WHEN p_overlap > 0 THEN v_now + make_interval(secs => p_overlap) END
   WHERE k.tenant_id = p_tenant_id AND k.key_id = p_key_id;
   RETURN QUERY
     SELECT p_key_id, k.key_id, k.tenant_id, k.label, k.status, iso_time(k.created_at), k.created_by
@@ -293,12 +295,19 @@ CREATE FUNCTION api_key_revoke(p_tenant_id text, p_key_id text, p_actor text)
 RETURNS TABLE (key_id text, status text, revoked_at text, revoked_by text)
 LANGUAGE plpgsql VOLATILE AS $$
 #variable_conflict use_column
+DECLARE
+  -- The time as a variable and formed after the update: a distributed cluster refuses now() in
+  -- COALESCE and iso_time() in RETURNING (docs/scaling.md).
+  v_now timestamptz := now();
+  v api_keys;
 BEGIN
-  RETURN QUERY
-    UPDATE api_keys k SET status = 'revoked', revoked_at = coalesce(k.revoked_at, now()),
-           revoked_by = CASE WHEN k.status = 'active' THEN p_actor ELSE k.revoked_by END, overlap_until = NULL
-     WHERE k.tenant_id = p_tenant_id AND k.key_id = p_key_id
-    RETURNING k.key_id, k.status, iso_time(k.revoked_at), k.revoked_by;
+  UPDATE api_keys k SET status = 'revoked', revoked_at = coalesce(k.revoked_at, v_now),
+         revoked_by = CASE WHEN k.status = 'active' THEN p_actor ELSE k.revoked_by END, overlap_until = NULL
+   WHERE k.tenant_id = p_tenant_id AND k.key_id = p_key_id
+  RETURNING k.* INTO v;
+  IF FOUND THEN
+    RETURN QUERY SELECT v.key_id, v.status, iso_time(v.revoked_at), v.revoked_by;
+  END IF;
 END $$;
 COMMENT ON FUNCTION api_key_revoke(text, text, text) IS
   'Revokes the tenant''s active key (revoked_by p_actor) or ends a rotated key''s overlap; no row: no such key. WK001: revoked already, with no overlap running.';

@@ -107,6 +107,7 @@ RETURNS TABLE (request_id text, status text, requested_plan text, reason text, c
 LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
   v_current text;
+  v upgrade_requests;
 BEGIN
   SELECT t.plan INTO v_current FROM tenants t WHERE t.tenant_id = p_tenant_id;
   IF v_current IS NULL THEN
@@ -125,10 +126,11 @@ BEGIN
   IF EXISTS (SELECT 1 FROM upgrade_requests u WHERE u.tenant_id = p_tenant_id AND u.status = 'pending') THEN
     RAISE EXCEPTION 'tenant % has a pending upgrade request', p_tenant_id USING ERRCODE = 'WU006';
   END IF;
-  RETURN QUERY
-    INSERT INTO upgrade_requests AS u (request_id, tenant_id, from_plan, requested_plan, reason, requested_by)
-    VALUES (p_request_id, p_tenant_id, v_current, p_plan, p_reason, p_requested_by)
-    RETURNING u.request_id, u.status, u.requested_plan, u.reason, iso_time(u.created_at), u.requested_by;
+  -- The time formed after the insert: a distributed cluster refuses iso_time() in RETURNING (docs/scaling.md).
+  INSERT INTO upgrade_requests AS u (request_id, tenant_id, from_plan, requested_plan, reason, requested_by)
+  VALUES (p_request_id, p_tenant_id, v_current, p_plan, p_reason, p_requested_by)
+  RETURNING u.* INTO v;
+  RETURN QUERY SELECT v.request_id, v.status, v.requested_plan, v.reason, iso_time(v.created_at), v.requested_by;
 END $$;
 COMMENT ON FUNCTION upgrade_request_create(text, text, text, text, text) IS
   'An owner of a tenant (WT001/WT020 otherwise; NULL: an operator) asks for a higher plan. WU001 for an unknown or not-higher plan; WU006 while a request is pending; WU005 beyond upgrade_requests_daily_cap() requests today (UTC).';
