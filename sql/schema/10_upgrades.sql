@@ -237,25 +237,40 @@ COMMENT ON FUNCTION upgrade_request_reject(text, text, text) IS
 
 CREATE FUNCTION ops_upgrades_pending()
 RETURNS TABLE (request_id text, tenant_id text, email text, current_plan text, requested_plan text, reason text, created_at text, age text)
-LANGUAGE sql STABLE AS $$
-  SELECT u.request_id, u.tenant_id, tenant_contact_email(t.tenant_id), t.plan, u.requested_plan, u.reason, iso_time(u.created_at),
-         justify_interval(date_trunc('minute', now() - u.created_at))::text
-  FROM upgrade_requests u JOIN tenants t ON t.tenant_id = u.tenant_id
-  WHERE u.status = 'pending'
-  ORDER BY u.created_at, u.request_id
-$$;
+LANGUAGE plpgsql STABLE AS $$
+DECLARE
+  r record;
+BEGIN
+  -- PL/pgSQL, each request's contact read in a statement of its own: on a distributed cluster a
+  -- function called per row of a statement over tenant tables runs on the shards, where it may not
+  -- read them (docs/scaling.md).
+  FOR r IN
+    SELECT u.request_id, u.tenant_id, t.plan, u.requested_plan, u.reason, u.created_at
+    FROM upgrade_requests u JOIN tenants t ON t.tenant_id = u.tenant_id
+    WHERE u.status = 'pending'
+    ORDER BY u.created_at, u.request_id
+  LOOP
+    RETURN QUERY SELECT r.request_id, r.tenant_id, tenant_contact_email(r.tenant_id), r.plan, r.requested_plan, r.reason, iso_time(r.created_at),
+                        justify_interval(date_trunc('minute', now() - r.created_at))::text;
+  END LOOP;
+END $$;
 COMMENT ON FUNCTION ops_upgrades_pending() IS 'Pending upgrade requests, oldest first, for operator review.';
 
 CREATE FUNCTION ops_tenant_show(p_tenant_id text)
 RETURNS TABLE (tenant_id text, email text, plan text, email_verified boolean, created_at text,
                keys_active bigint, granted_features text, upgrade_requests text)
-LANGUAGE sql STABLE AS $$
-  SELECT t.tenant_id, tenant_contact_email(t.tenant_id), t.plan,
-         (SELECT a.email_verified_at IS NOT NULL FROM accounts a WHERE a.email = tenant_contact_email(t.tenant_id)), iso_time(t.created_at),
-         (SELECT count(*) FROM api_keys k WHERE k.tenant_id = t.tenant_id AND k.status = 'active'),
-         coalesce((SELECT string_agg(g.feature, ', ' ORDER BY g.feature) FROM feature_grants g WHERE g.tenant_id = t.tenant_id), ''),
-         coalesce((SELECT string_agg(u.request_id || ' ' || u.requested_plan || ' ' || u.status, '; ' ORDER BY u.created_at DESC)
-                   FROM upgrade_requests u WHERE u.tenant_id = t.tenant_id), '')
-  FROM tenants t WHERE t.tenant_id = p_tenant_id
-$$;
+LANGUAGE plpgsql STABLE AS $$
+DECLARE
+  -- Read first, in a statement of its own, as in ops_upgrades_pending().
+  v_email text := tenant_contact_email(p_tenant_id);
+BEGIN
+  RETURN QUERY
+    SELECT t.tenant_id, v_email, t.plan,
+           (SELECT a.email_verified_at IS NOT NULL FROM accounts a WHERE a.email = v_email), iso_time(t.created_at),
+           (SELECT count(*) FROM api_keys k WHERE k.tenant_id = p_tenant_id AND k.status = 'active'),
+           coalesce((SELECT string_agg(g.feature, ', ' ORDER BY g.feature) FROM feature_grants g WHERE g.tenant_id = p_tenant_id), ''),
+           coalesce((SELECT string_agg(u.request_id || ' ' || u.requested_plan || ' ' || u.status, '; ' ORDER BY u.created_at DESC)
+                     FROM upgrade_requests u WHERE u.tenant_id = p_tenant_id), '')
+    FROM tenants t WHERE t.tenant_id = p_tenant_id;
+END $$;
 COMMENT ON FUNCTION ops_tenant_show(text) IS 'One tenant at a glance for an operator.';
