@@ -12,7 +12,7 @@ import { canonicalJson, sha256Hex } from "../../src/crypto/canonical.ts";
 import { chainHash } from "../../src/receipts/chain.ts";
 import { buildPayload } from "../../src/decide/payload.ts";
 import { openTestDb } from "../helpers/service.ts";
-import { rolledBackIn, sqlTenant, testQuery } from "../helpers/sql.ts";
+import { refusedConstraint, rolledBackIn, sqlTenant, testQuery } from "../helpers/sql.ts";
 
 const POLICY = { policy_id: "pol_default", version: 1, hash: "0x" + "ab".repeat(32) };
 
@@ -127,7 +127,7 @@ describe("policies", () => {
     const t = await tenant();
     const err = await failure(db.query("policies/publish", [t.tenantId, '{"a":1}', "0x" + "00".repeat(32), null, null]));
     expect(err.sqlstate).toBe("23514");
-    expect(err.constraint).toBe("policies_hash_matches_document");
+    expect(refusedConstraint(err)).toBe("policies_hash_matches_document");
   });
 });
 
@@ -233,13 +233,13 @@ describe("receipt chain", () => {
     };
     const refused = async (row: Record<string, unknown>) => failure(testQuery(db, "receipt_insert_raw", [[row]]));
     const foreignKey = await refused(await raw({ key_id: other.keyId }));
-    expect([foreignKey.sqlstate, foreignKey.constraint]).toEqual(["23503", "receipts_key_fkey"]);
+    expect([foreignKey.sqlstate, refusedConstraint(foreignKey)]).toEqual(["23503", "receipts_key_fkey"]);
     const unknownKey = await refused(await raw({ key_id: newId("key_") }));
-    expect([unknownKey.sqlstate, unknownKey.constraint]).toEqual(["23503", "receipts_key_fkey"]);
+    expect([unknownKey.sqlstate, refusedConstraint(unknownKey)]).toEqual(["23503", "receipts_key_fkey"]);
     const foreignProtect = await refused(await raw({ kind: "execute", protect_receipt_id: otherReceipt.receiptId }));
-    expect([foreignProtect.sqlstate, foreignProtect.constraint]).toEqual(["23503", "receipts_protect_receipt_fkey"]);
+    expect([foreignProtect.sqlstate, refusedConstraint(foreignProtect)]).toEqual(["23503", "receipts_protect_receipt_fkey"]);
     const unknownProtect = await refused(await raw({ kind: "execute", protect_receipt_id: newId("rcpt_") }));
-    expect([unknownProtect.sqlstate, unknownProtect.constraint]).toEqual(["23503", "receipts_protect_receipt_fkey"]);
+    expect([unknownProtect.sqlstate, refusedConstraint(unknownProtect)]).toEqual(["23503", "receipts_protect_receipt_fkey"]);
     // The same row with the tenant's own key and receipt is stored.
     expect(await testQuery(db, "receipt_insert_raw", [[await raw({ kind: "execute", protect_receipt_id: first.receiptId })]])).toHaveLength(1);
   });
@@ -287,9 +287,9 @@ describe("receipt chain", () => {
     const text = canonicalJson(buildPayload({ kind: "protect", input: { action: "x" }, policy: POLICY, decision: "DENIED", reasons: ["n"], rule: "n" }));
     const base = { receipt_id: newId("rcpt_"), tenant_id: t.tenantId, key_id: t.keyId, kind: "protect", request_id: "req_1", timestamp: new Date().toISOString(), payload: text, signature: "a.b.c", protect_receipt_id: null };
     const wrongHash = await failure(db.query("receipts/append", [[{ ...base, decision: "DENIED", content_hash: "0x" + "00".repeat(32) }]]));
-    expect(wrongHash.constraint).toBe("receipts_content_hash_matches_payload");
+    expect(refusedConstraint(wrongHash)).toBe("receipts_content_hash_matches_payload");
     const wrongDecision = await failure(db.query("receipts/append", [[{ ...base, decision: "ALLOWED", content_hash: await sha256Hex(text) }]]));
-    expect(wrongDecision.constraint).toBe("receipts_decision_matches_payload");
+    expect(refusedConstraint(wrongDecision)).toBe("receipts_decision_matches_payload");
     // Neither attempt consumed quota or a seq.
     const [usage] = await db.query("receipts/usage_summary", [t.tenantId, null]);
     expect(usage).toMatchObject({ protect_today: 0, receipts_stored: 0 });

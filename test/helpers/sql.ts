@@ -75,6 +75,18 @@ export async function rolledBackIn(db: Pick<Db, "tx">, fn: (q: Queryable) => Pro
   if (!(outcome instanceof Rollback)) throw outcome;
 }
 
+/**
+ * The constraint a refusal names, as it holds on one server and on a distributed cluster: there the
+ * error comes from a shard, names the shard's copy of an index (key_routes_pkey_102008) and carries
+ * no constraint field, so the name is read from the message and the shard's suffix dropped
+ * (docs/scaling.md). The service itself tells refusals apart by SQLSTATE alone.
+ */
+export function refusedConstraint(err: DbError | undefined): string | undefined {
+  if (!err) return undefined;
+  if (err.constraint) return err.constraint.replace(/_\d+$/, "");
+  return /constraint "([^"]+?)(?:_\d+)?"/.exec(err.message)?.[1];
+}
+
 /** The SQLSTATE a statement was refused with; anything but a database error fails the test. */
 export async function sqlstate(promise: Promise<unknown>): Promise<string> {
   const err = await promise.then(() => undefined, (e: unknown) => e);
