@@ -256,8 +256,9 @@ LANGUAGE plpgsql VOLATILE AS $$
 #variable_conflict use_column
 DECLARE
   v_old api_keys%ROWTYPE;
-  -- A variable, not now() in the CASE below, which a distributed cluster refuses (docs/scaling.md).
+  -- Variables, not now() or a time's sum (STABLE) in the UPDATE's CASE, which a distributed cluster refuses (docs/scaling.md).
   v_now timestamptz := now();
+  v_overlap_until timestamptz := CASE WHEN p_overlap > 0 THEN v_now + make_interval(secs => p_overlap) END;
 BEGIN
   PERFORM member_actor_check(p_tenant_id, p_actor, 'developer');
   -- The successor is the rotator's: their removal waits for it (as for a new key; api_key_create()).
@@ -276,7 +277,7 @@ BEGIN
             v_old.protect_per_day, v_old.per_second, v_old.burst, v_old.allowed_ips, v_old.metadata);
   PERFORM key_route_add(p_tenant_id, p_new_key_id, p_secret_hash);
   UPDATE api_keys k SET status = 'revoked', revoked_at = v_now, replaced_by = p_new_key_id, revoked_by = p_actor,
-         overlap_until = CASE WHEN p_overlap > 0 THEN v_now + make_interval(secs => p_overlap) END
+         overlap_until = v_overlap_until
   WHERE k.tenant_id = p_tenant_id AND k.key_id = p_key_id;
   RETURN QUERY
     SELECT p_key_id, k.key_id, k.tenant_id, k.label, k.status, iso_time(k.created_at), k.created_by
