@@ -80,3 +80,8 @@ BEGIN
     PERFORM create_distributed_function(f);
   END LOOP;
 END $$;
+
+-- The key lookup keeps one generic plan per statement on one server (plan_cache_mode in
+-- api_key_contexts()); a cluster cannot plan its per-tenant read with the tenant still a
+-- parameter, and plans each call with its values instead (docs/scaling.md).
+ALTER FUNCTION api_key_contexts(jsonb) RESET plan_cache_mode;

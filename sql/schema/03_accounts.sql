@@ -19,6 +19,9 @@ CREATE TABLE tenants (
   require_mfa          boolean NOT NULL DEFAULT false,
   allow_self_approval  boolean NOT NULL DEFAULT false,
   revoke_keys_on_member_removal  boolean NOT NULL DEFAULT false,
+  -- The approved upgrade request that set the plan (NULL: the plan the tenant signed up on); the
+  -- plan guard accepts a new plan only with the request that approved it (10_upgrades.sql).
+  plan_request_id    text,
   created_at         timestamptz NOT NULL DEFAULT now()
 );
 
@@ -132,12 +135,16 @@ RETURNS TABLE (account_id text, verified_at text)
 LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
   v_account text;
+  v_verified timestamptz;
 BEGIN
   v_account := auth_token_take(p_token, 'verify_email', p_now);
-  RETURN QUERY
-    UPDATE accounts t SET email_verified_at = coalesce(t.email_verified_at, p_now)
-     WHERE t.account_id = v_account
-    RETURNING t.account_id, iso_time(t.email_verified_at);
+  -- The time formed after the update: a distributed cluster refuses iso_time() in RETURNING (docs/scaling.md).
+  UPDATE accounts t SET email_verified_at = coalesce(t.email_verified_at, p_now)
+   WHERE t.account_id = v_account
+  RETURNING t.email_verified_at INTO v_verified;
+  IF FOUND THEN
+    RETURN QUERY SELECT v_account, iso_time(v_verified);
+  END IF;
 END $$;
 COMMENT ON FUNCTION email_verification_confirm(text, timestamptz) IS
   'Redeems a verification token (WA001/WA002/WA003 on refusal) and marks the account''s email verified.';

@@ -244,12 +244,15 @@ COMMENT ON FUNCTION webhook_test(text, text, text) IS
 CREATE FUNCTION webhook_create(p_webhook_id text, p_tenant_id text, p_actor text, p_url text, p_events text[], p_description text, p_secret_sealed text)
 RETURNS TABLE (webhook_id text, url text, events text[], description text, status text, created_at text)
 LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+  v webhooks;
 BEGIN
   PERFORM member_actor_check(p_tenant_id, p_actor, 'admin');
-  RETURN QUERY
-    INSERT INTO webhooks AS w (webhook_id, tenant_id, url, events, description, secret_sealed, created_by)
-    VALUES (p_webhook_id, p_tenant_id, p_url, p_events, p_description, p_secret_sealed, p_actor)
-    RETURNING w.webhook_id, w.url, w.events, w.description, w.status, iso_time(w.created_at);
+  -- The time formed after the insert: a distributed cluster refuses iso_time() in RETURNING (docs/scaling.md).
+  INSERT INTO webhooks AS w (webhook_id, tenant_id, url, events, description, secret_sealed, created_by)
+  VALUES (p_webhook_id, p_tenant_id, p_url, p_events, p_description, p_secret_sealed, p_actor)
+  RETURNING w.* INTO v;
+  RETURN QUERY SELECT v.webhook_id, v.url, v.events, v.description, v.status, iso_time(v.created_at);
 END $$;
 COMMENT ON FUNCTION webhook_create(text, text, text, text, text[], text, text) IS
   'An admin (or owner) of the tenant adds an active endpoint with its sealed secret, within webhooks_cap() (WH002; WT021 the role). The service '
@@ -259,15 +262,20 @@ CREATE FUNCTION webhook_rotate_secret(p_tenant_id text, p_actor text, p_webhook_
 RETURNS TABLE (webhook_id text, previous_secret_until text)
 LANGUAGE plpgsql VOLATILE AS $$
 #variable_conflict use_column
+DECLARE
+  v_until timestamptz;
 BEGIN
   PERFORM member_actor_check(p_tenant_id, p_actor, 'admin');
-  RETURN QUERY
-    UPDATE webhooks w
-       SET previous_secret_sealed = w.secret_sealed,
-           previous_secret_until = now() + webhook_secret_overlap(),
-           secret_sealed = p_secret_sealed
-     WHERE w.tenant_id = p_tenant_id AND w.webhook_id = p_webhook_id AND w.status <> 'deleted'
-    RETURNING w.webhook_id, iso_time(w.previous_secret_until);
+  -- The time formed after the update: a distributed cluster refuses iso_time() in RETURNING (docs/scaling.md).
+  UPDATE webhooks w
+     SET previous_secret_sealed = w.secret_sealed,
+         previous_secret_until = now() + webhook_secret_overlap(),
+         secret_sealed = p_secret_sealed
+   WHERE w.tenant_id = p_tenant_id AND w.webhook_id = p_webhook_id AND w.status <> 'deleted'
+  RETURNING w.previous_secret_until INTO v_until;
+  IF FOUND THEN
+    RETURN QUERY SELECT p_webhook_id, iso_time(v_until);
+  END IF;
 END $$;
 COMMENT ON FUNCTION webhook_rotate_secret(text, text, text, text) IS
   'An admin (or owner) gives an endpoint a new sealed secret; the one it replaces signs beside it for webhook_secret_overlap() (24 h), and one '
@@ -275,17 +283,20 @@ COMMENT ON FUNCTION webhook_rotate_secret(text, text, text, text) IS
 
 -- Ends the pending deliveries of an endpoint that will take no more (deleted, or disabled by a 410),
 -- but the one in the caller's hands, which its worker records itself.
+-- PL/pgSQL rather than SQL, as member_session(): every function that reads a tenant table with
+-- its arguments (a distributed cluster refuses those statements in a SQL function, docs/scaling.md).
 CREATE FUNCTION webhook_deliveries_abandon(p_tenant_id text, p_webhook_id text, p_reason text, p_except_outbox_id bigint) RETURNS integer
-LANGUAGE sql VOLATILE AS $$
-  WITH ended AS (
-    UPDATE outbox o SET status = 'failed', data = '{}'::jsonb, last_error = p_reason
-     WHERE o.status = 'pending' AND o.channel = 'webhook'
-       AND o.id IN (SELECT d.outbox_id FROM webhook_deliveries d WHERE d.tenant_id = p_tenant_id AND d.webhook_id = p_webhook_id)
-       AND o.id IS DISTINCT FROM p_except_outbox_id
-    RETURNING o.id
-  )
-  SELECT count(*)::integer FROM ended
-$$;
+LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+  v_ended integer;
+BEGIN
+  UPDATE outbox o SET status = 'failed', data = '{}'::jsonb, last_error = p_reason
+   WHERE o.status = 'pending' AND o.channel = 'webhook'
+     AND o.id IN (SELECT d.outbox_id FROM webhook_deliveries d WHERE d.tenant_id = p_tenant_id AND d.webhook_id = p_webhook_id)
+     AND o.id IS DISTINCT FROM p_except_outbox_id;
+  GET DIAGNOSTICS v_ended = ROW_COUNT;
+  RETURN v_ended;
+END $$;
 COMMENT ON FUNCTION webhook_deliveries_abandon(text, text, text, bigint) IS
   'Fails every pending delivery of an endpoint (its outbox rows, data emptied) but p_except_outbox_id; returns how many.';
 
@@ -328,33 +339,39 @@ COMMENT ON FUNCTION webhook_disable(text, text, text, bigint) IS
 
 CREATE FUNCTION webhooks_list(p_tenant_id text)
 RETURNS TABLE (webhook_id text, url text, events text[], description text, status text, created_at text)
-LANGUAGE sql STABLE AS $$
-  SELECT w.webhook_id, w.url, w.events, w.description, w.status, iso_time(w.created_at)
-  FROM webhooks w
-  WHERE w.tenant_id = p_tenant_id AND w.status <> 'deleted'
-  ORDER BY w.created_at DESC, w.webhook_id DESC
-$$;
+LANGUAGE plpgsql STABLE AS $$
+BEGIN
+  -- PL/pgSQL rather than SQL, as webhook_deliveries_abandon().
+  RETURN QUERY
+    SELECT w.webhook_id, w.url, w.events, w.description, w.status, iso_time(w.created_at)
+    FROM webhooks w
+    WHERE w.tenant_id = p_tenant_id AND w.status <> 'deleted'
+    ORDER BY w.created_at DESC, w.webhook_id DESC;
+END $$;
 COMMENT ON FUNCTION webhooks_list(text) IS 'The tenant''s live endpoints (active and disabled; at most webhooks_cap()), newest first; never a secret.';
 
 -- What an attempt needs; the previous secret only while it still signs.
 CREATE FUNCTION webhook_for_delivery(p_tenant_id text, p_webhook_id text)
 RETURNS TABLE (webhook_id text, tenant_id text, url text, status text, secret_sealed text, previous_secret_sealed text)
-LANGUAGE sql STABLE AS $$
-  SELECT w.webhook_id, w.tenant_id, w.url, w.status, w.secret_sealed,
-         CASE WHEN w.previous_secret_until > now() THEN w.previous_secret_sealed END
-  FROM webhooks w
-  WHERE w.tenant_id = p_tenant_id AND w.webhook_id = p_webhook_id
-$$;
+LANGUAGE plpgsql STABLE AS $$
+BEGIN
+  -- PL/pgSQL rather than SQL, as webhook_deliveries_abandon().
+  RETURN QUERY
+    SELECT w.webhook_id, w.tenant_id, w.url, w.status, w.secret_sealed,
+           CASE WHEN w.previous_secret_until > now() THEN w.previous_secret_sealed END
+    FROM webhooks w
+    WHERE w.tenant_id = p_tenant_id AND w.webhook_id = p_webhook_id;
+END $$;
 COMMENT ON FUNCTION webhook_for_delivery(text, text) IS
   'An endpoint as the worker needs it for one attempt: url, status, sealed secret, and the previous sealed secret while it still signs (else NULL).';
 
 CREATE FUNCTION webhook_delivery_attempted(p_tenant_id text, p_outbox_id bigint, p_status_code integer) RETURNS boolean
-LANGUAGE sql VOLATILE AS $$
-  WITH done AS (
-    UPDATE webhook_deliveries SET last_status_code = p_status_code WHERE tenant_id = p_tenant_id AND outbox_id = p_outbox_id RETURNING 1
-  )
-  SELECT EXISTS (SELECT 1 FROM done)
-$$;
+LANGUAGE plpgsql VOLATILE AS $$
+BEGIN
+  -- PL/pgSQL rather than SQL, as webhook_deliveries_abandon().
+  UPDATE webhook_deliveries d SET last_status_code = p_status_code WHERE d.tenant_id = p_tenant_id AND d.outbox_id = p_outbox_id;
+  RETURN FOUND;
+END $$;
 COMMENT ON FUNCTION webhook_delivery_attempted(text, bigint, integer) IS
   'Records the HTTP status of a delivery''s latest attempt (NULL: it got no answer: refused, unreachable, timed out); false when no delivery has that outbox row.';
 
@@ -390,25 +407,27 @@ COMMENT ON FUNCTION webhook_deliveries_page(text, text, bigint, integer) IS
 -- JWT_SECRET changed (JWT_SECRET_PREVIOUS set): the service seals each secret again under the new one.
 CREATE FUNCTION webhooks_sealed_page(p_after_tenant text, p_after_webhook text, p_limit integer)
 RETURNS TABLE (tenant_id text, webhook_id text, secret_sealed text, previous_secret_sealed text)
-LANGUAGE sql STABLE AS $$
-  SELECT w.tenant_id, w.webhook_id, w.secret_sealed, w.previous_secret_sealed
-  FROM webhooks w
-  WHERE w.status <> 'deleted' AND (w.tenant_id, w.webhook_id) > (p_after_tenant, p_after_webhook)
-  ORDER BY w.tenant_id, w.webhook_id
-  LIMIT p_limit
-$$;
+LANGUAGE plpgsql STABLE AS $$
+BEGIN
+  -- PL/pgSQL rather than SQL, as webhook_deliveries_abandon().
+  RETURN QUERY
+    SELECT w.tenant_id, w.webhook_id, w.secret_sealed, w.previous_secret_sealed
+    FROM webhooks w
+    WHERE w.status <> 'deleted' AND (w.tenant_id, w.webhook_id) > (p_after_tenant, p_after_webhook)
+    ORDER BY w.tenant_id, w.webhook_id
+    LIMIT p_limit;
+END $$;
 COMMENT ON FUNCTION webhooks_sealed_page(text, text, integer) IS 'Live endpoints'' sealed secrets after a (tenant, webhook id) position, in key order, for the reseal at start.';
 
 CREATE FUNCTION webhook_reseal(p_tenant_id text, p_webhook_id text, p_old text, p_old_previous text, p_new text, p_new_previous text) RETURNS boolean
-LANGUAGE sql VOLATILE AS $$
-  WITH done AS (
-    UPDATE webhooks w SET secret_sealed = p_new, previous_secret_sealed = p_new_previous
-     WHERE w.tenant_id = p_tenant_id AND w.webhook_id = p_webhook_id AND w.status <> 'deleted'
-       AND w.secret_sealed = p_old AND w.previous_secret_sealed IS NOT DISTINCT FROM p_old_previous
-    RETURNING 1
-  )
-  SELECT EXISTS (SELECT 1 FROM done)
-$$;
+LANGUAGE plpgsql VOLATILE AS $$
+BEGIN
+  -- PL/pgSQL rather than SQL, as webhook_deliveries_abandon().
+  UPDATE webhooks w SET secret_sealed = p_new, previous_secret_sealed = p_new_previous
+   WHERE w.tenant_id = p_tenant_id AND w.webhook_id = p_webhook_id AND w.status <> 'deleted'
+     AND w.secret_sealed = p_old AND w.previous_secret_sealed IS NOT DISTINCT FROM p_old_previous;
+  RETURN FOUND;
+END $$;
 COMMENT ON FUNCTION webhook_reseal(text, text, text, text, text, text) IS
   'Replaces an endpoint''s sealed secrets by the same secrets sealed under the new service secret, only if they are still the ones read (a '
   'rotation meanwhile wins); true when replaced.';

@@ -258,6 +258,9 @@ LANGUAGE plpgsql VOLATILE AS $$
 #variable_conflict use_column
 DECLARE
   v_old api_keys%ROWTYPE;
+  -- Variables, not now() or a time's sum (STABLE) in the UPDATE's CASE, which a distributed cluster refuses (docs/scaling.md).
+  v_now timestamptz := now();
+  v_overlap_until timestamptz := CASE WHEN p_overlap > 0 THEN v_now + make_interval(secs => p_overlap) END;
 BEGIN
   PERFORM member_actor_check(p_tenant_id, p_actor, 'developer');
   -- The successor is the rotator's: their removal waits for it (as for a new key; api_key_create()).
@@ -275,8 +278,8 @@ BEGIN
     VALUES (p_new_key_id, p_tenant_id, v_old.label, p_secret_hash, p_hint, p_actor, v_old.expires_at, v_old.enabled, v_old.actions,
             v_old.protect_per_day, v_old.per_second, v_old.burst, v_old.allowed_ips, v_old.metadata);
   PERFORM key_route_add(p_tenant_id, p_new_key_id, p_secret_hash);
-  UPDATE api_keys k SET status = 'revoked', revoked_at = now(), replaced_by = p_new_key_id, revoked_by = p_actor,
-         overlap_until = CASE WHEN p_overlap > 0 THEN now() + make_interval(secs => p_overlap) END
+  UPDATE api_keys k SET status = 'revoked', revoked_at = v_now, replaced_by = p_new_key_id, revoked_by = p_actor,
+         overlap_until = v_overlap_until
   WHERE k.tenant_id = p_tenant_id AND k.key_id = p_key_id;
   RETURN QUERY
     SELECT p_key_id, k.key_id, k.tenant_id, k.label, k.status, iso_time(k.created_at), k.created_by
@@ -295,12 +298,19 @@ CREATE FUNCTION api_key_revoke(p_tenant_id text, p_key_id text, p_actor text)
 RETURNS TABLE (key_id text, status text, revoked_at text, revoked_by text)
 LANGUAGE plpgsql VOLATILE AS $$
 #variable_conflict use_column
+DECLARE
+  -- The time as a variable and formed after the update: a distributed cluster refuses now() in
+  -- COALESCE and iso_time() in RETURNING (docs/scaling.md).
+  v_now timestamptz := now();
+  v api_keys;
 BEGIN
-  RETURN QUERY
-    UPDATE api_keys k SET status = 'revoked', revoked_at = coalesce(k.revoked_at, now()),
-           revoked_by = CASE WHEN k.status = 'active' THEN p_actor ELSE k.revoked_by END, overlap_until = NULL
-     WHERE k.tenant_id = p_tenant_id AND k.key_id = p_key_id
-    RETURNING k.key_id, k.status, iso_time(k.revoked_at), k.revoked_by;
+  UPDATE api_keys k SET status = 'revoked', revoked_at = coalesce(k.revoked_at, v_now),
+         revoked_by = CASE WHEN k.status = 'active' THEN p_actor ELSE k.revoked_by END, overlap_until = NULL
+   WHERE k.tenant_id = p_tenant_id AND k.key_id = p_key_id
+  RETURNING k.* INTO v;
+  IF FOUND THEN
+    RETURN QUERY SELECT v.key_id, v.status, iso_time(v.revoked_at), v.revoked_by;
+  END IF;
 END $$;
 COMMENT ON FUNCTION api_key_revoke(text, text, text) IS
   'Revokes the tenant''s active key (revoked_by p_actor) or ends a rotated key''s overlap; no row: no such key. WK001: revoked already, with no overlap running.';
@@ -354,14 +364,16 @@ COMMENT ON FUNCTION api_keys_page(text, timestamptz, text, integer) IS
 -- What a key-authenticated request needs, for each secret hash of the batch that names a key: the
 -- key, its status and what it may do (expiry and overlap as epoch milliseconds), the tenant's plan, its active policy version (NULL policy_id: the built-in
 -- default) and its verdicts for the features keys call, as arrays aligned with `features`.
--- A secret's key is found through its route (key_routes) and then read in its tenant, by its key.
+-- A secret's key is found through its route (key_routes) and then read in its tenant, by its key:
+-- the routes first, then one tenant at a time, every statement naming its tenant, which a
+-- cluster distributed by tenant runs on that tenant's shards alone (docs/scaling.md).
 -- last_used_at is written at most once a minute, and only on rows no one else holds: a batch never
 -- waits on another (two instances' batches cannot deadlock), and a revoke in progress is left to
 -- finish. The read is a later statement, so it sees a revoke that committed meanwhile.
 -- plan_cache_mode: PL/pgSQL keeps a statement's plan, but PostgreSQL would still plan this one
--- again per call whenever it guessed a custom plan pays, which it never does here. Index probes
--- (LATERAL ... LIMIT 1) and enable_seqscan off, so that a plan kept from a new database's small
--- tables, or from their statistics, cannot turn into a scan as tenants and keys grow
+-- again per call whenever it guessed a custom plan pays, which it never does here. Probes by
+-- primary key and enable_seqscan off, so that a plan kept from a new database's small tables, or
+-- from their statistics, cannot turn into a scan as tenants and keys grow
 -- (docs/performance.md, "Plans and a growing log").
 CREATE FUNCTION api_key_contexts(p_secret_hashes jsonb)
 RETURNS TABLE (secret_hash text, key_id text, tenant_id text, status text, plan text,
@@ -373,46 +385,54 @@ LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan SET enable_se
 #variable_conflict use_column
 DECLARE
   v_hashes text[] := ARRAY(SELECT DISTINCT h FROM jsonb_array_elements_text(p_secret_hashes) AS h);
+  v_tenant text;
+  v_keys text[];
+  v_key_hashes text[];
+  v_due text[];
+  v_key text;
 BEGIN
-  -- Looked for first: the locking update costs a lot more than the read, even when it touches nothing.
-  IF EXISTS (SELECT 1 FROM key_routes r
-             CROSS JOIN LATERAL (SELECT 1 FROM api_keys s WHERE s.tenant_id = r.tenant_id AND s.key_id = r.key_id AND s.status = 'active'
-                                   AND (s.last_used_at IS NULL OR s.last_used_at < now() - interval '60 seconds') LIMIT 1) s
-             WHERE r.secret_hash = ANY (v_hashes)) THEN
-    -- Each key locked by a probe of its row, then updated by that row's address (ctid, stable while
-    -- locked): one probe per key, never a scan, whatever the plan.
-    UPDATE api_keys k SET last_used_at = now()
-    FROM key_routes r
-    CROSS JOIN LATERAL (
-      SELECT s.ctid AS row FROM api_keys s
-      WHERE s.tenant_id = r.tenant_id AND s.key_id = r.key_id AND s.status = 'active'
+  -- Each tenant of the batch with its keys, and each key's secret hash at the same place.
+  FOR v_tenant, v_keys, v_key_hashes IN
+    SELECT r.tenant_id, array_agg(r.key_id ORDER BY r.key_id), array_agg(r.secret_hash ORDER BY r.key_id)
+    FROM key_routes r WHERE r.secret_hash = ANY (v_hashes)
+    GROUP BY r.tenant_id ORDER BY r.tenant_id
+  LOOP
+    -- The keys due a touch, locked unless someone holds them; then updated by their keys.
+    v_due := '{}';
+    FOR v_key IN
+      SELECT s.key_id FROM api_keys s
+      WHERE s.tenant_id = v_tenant AND s.key_id = ANY (v_keys) AND s.status = 'active'
         AND (s.last_used_at IS NULL OR s.last_used_at < now() - interval '60 seconds')
-      LIMIT 1 FOR UPDATE SKIP LOCKED) due
-    WHERE r.secret_hash = ANY (v_hashes) AND k.ctid = due.row;
-  END IF;
-  RETURN QUERY
-    WITH called AS MATERIALIZED (
-      -- The features keys call, each with its required plan's rank: read once per call.
-      SELECT f.feature, f.required_plan, f.access_mode, rp.rank
-      FROM features f JOIN plans rp ON rp.plan = f.required_plan
-      WHERE f.feature IN ('simulate', 'protect', 'execute')
-    )
-    SELECT r.secret_hash, k.key_id, k.tenant_id, k.status, t.plan, p.policy_id, p.version, p.hash,
-           ARRAY(SELECT c.feature FROM called c ORDER BY c.feature),
-           ARRAY(SELECT feature_verdict(tp.rank, c.rank, c.access_mode,
-                                        EXISTS (SELECT 1 FROM feature_grants g WHERE g.tenant_id = k.tenant_id AND g.feature = c.feature))
-                 FROM called c ORDER BY c.feature),
-           ARRAY(SELECT c.required_plan FROM called c ORDER BY c.feature),
-           (extract(epoch FROM k.expires_at) * 1000)::double precision, k.enabled, k.actions, k.protect_per_day,
-           k.per_second, k.burst, k.allowed_ips::text[], (extract(epoch FROM k.overlap_until) * 1000)::double precision
-    FROM key_routes r
-    CROSS JOIN LATERAL (SELECT k.* FROM api_keys k WHERE k.tenant_id = r.tenant_id AND k.key_id = r.key_id LIMIT 1) k
-    CROSS JOIN LATERAL (SELECT t.plan FROM tenants t WHERE t.tenant_id = k.tenant_id LIMIT 1) t
-    JOIN plans tp ON tp.plan = t.plan
-    LEFT JOIN LATERAL (
-      SELECT po.policy_id, po.version, po.hash FROM policies po WHERE po.tenant_id = k.tenant_id ORDER BY po.version DESC LIMIT 1
-    ) p ON true
-    WHERE r.secret_hash = ANY (v_hashes);
+      FOR UPDATE SKIP LOCKED
+    LOOP
+      v_due := v_due || v_key;
+    END LOOP;
+    IF cardinality(v_due) > 0 THEN
+      UPDATE api_keys k SET last_used_at = now() WHERE k.tenant_id = v_tenant AND k.key_id = ANY (v_due);
+    END IF;
+    RETURN QUERY
+      WITH called AS MATERIALIZED (
+        -- The features keys call, each with its required plan's rank.
+        SELECT f.feature, f.required_plan, f.access_mode, rp.rank
+        FROM features f JOIN plans rp ON rp.plan = f.required_plan
+        WHERE f.feature IN ('simulate', 'protect', 'execute')
+      )
+      SELECT v_key_hashes[array_position(v_keys, k.key_id)], k.key_id, k.tenant_id, k.status, t.plan, p.policy_id, p.version, p.hash,
+             ARRAY(SELECT c.feature FROM called c ORDER BY c.feature),
+             ARRAY(SELECT feature_verdict(tp.rank, c.rank, c.access_mode,
+                                          EXISTS (SELECT 1 FROM feature_grants g WHERE g.tenant_id = v_tenant AND g.feature = c.feature))
+                   FROM called c ORDER BY c.feature),
+             ARRAY(SELECT c.required_plan FROM called c ORDER BY c.feature),
+             (extract(epoch FROM k.expires_at) * 1000)::double precision, k.enabled, k.actions, k.protect_per_day,
+             k.per_second, k.burst, k.allowed_ips::text[], (extract(epoch FROM k.overlap_until) * 1000)::double precision
+      FROM api_keys k
+      JOIN tenants t ON t.tenant_id = v_tenant
+      JOIN plans tp ON tp.plan = t.plan
+      LEFT JOIN (
+        SELECT po.policy_id, po.version, po.hash FROM policies po WHERE po.tenant_id = v_tenant ORDER BY po.version DESC LIMIT 1
+      ) p ON true
+      WHERE k.tenant_id = v_tenant AND k.key_id = ANY (v_keys);
+  END LOOP;
 END $$;
 COMMENT ON FUNCTION api_key_contexts(jsonb) IS
   'For a JSON array of secret hashes: each matching key with its tenant''s plan, active policy version and its verdicts for '

@@ -26,16 +26,20 @@ CREATE TRIGGER feature_grants_no_truncate BEFORE TRUNCATE ON feature_grants
 
 CREATE FUNCTION feature_access(p_tenant_id text, p_feature text)
 RETURNS TABLE (verdict text, required_plan text, access_mode text)
-LANGUAGE sql STABLE AS $$
-  SELECT feature_verdict(tp.rank, rp.rank, f.access_mode,
-                         EXISTS (SELECT 1 FROM feature_grants g WHERE g.tenant_id = t.tenant_id AND g.feature = f.feature)),
-         f.required_plan, f.access_mode
-  FROM features f
-  JOIN tenants t ON t.tenant_id = p_tenant_id
-  JOIN plans tp ON tp.plan = t.plan
-  JOIN plans rp ON rp.plan = f.required_plan
-  WHERE f.feature = p_feature
-$$;
+LANGUAGE plpgsql STABLE AS $$
+BEGIN
+  -- PL/pgSQL rather than SQL, as member_session(): a distributed cluster refuses a SQL function's
+  -- statement over tenant tables called with parameters (docs/scaling.md).
+  RETURN QUERY
+    SELECT feature_verdict(tp.rank, rp.rank, f.access_mode,
+                           EXISTS (SELECT 1 FROM feature_grants g WHERE g.tenant_id = p_tenant_id AND g.feature = f.feature)),
+           f.required_plan, f.access_mode
+    FROM features f
+    JOIN tenants t ON t.tenant_id = p_tenant_id
+    JOIN plans tp ON tp.plan = t.plan
+    JOIN plans rp ON rp.plan = f.required_plan
+    WHERE f.feature = p_feature;
+END $$;
 COMMENT ON FUNCTION feature_access(text, text) IS
   'Whether a tenant may use a feature, by feature_verdict(): allowed, plan_required or feature_not_granted.';
 

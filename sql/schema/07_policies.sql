@@ -65,6 +65,7 @@ RETURNS TABLE (policy_id text, version integer, hash text, document text, create
 LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
   v_next integer;
+  v policies;
 BEGIN
   PERFORM member_actor_check(p_tenant_id, p_published_by, 'admin');
   -- Concurrent publishes of one tenant take turns (and get consecutive versions); other tenants
@@ -74,10 +75,11 @@ BEGIN
     RAISE EXCEPTION 'the stored policy tests of % changed since they were run', p_tenant_id USING ERRCODE = 'WP003';
   END IF;
   SELECT coalesce(max(p.version), 1) + 1 INTO v_next FROM policies p WHERE p.tenant_id = p_tenant_id;
-  RETURN QUERY
-    INSERT INTO policies AS p (tenant_id, version, policy_id, document, hash, published_by)
-    VALUES (p_tenant_id, v_next, 'pol_' || substr(p_tenant_id, 6), p_document, p_hash, p_published_by)
-    RETURNING p.policy_id, p.version, p.hash, p.document, iso_time(p.created_at), p.published_by;
+  -- The time formed after the insert: a distributed cluster refuses iso_time() in RETURNING (docs/scaling.md).
+  INSERT INTO policies AS p (tenant_id, version, policy_id, document, hash, published_by)
+  VALUES (p_tenant_id, v_next, 'pol_' || substr(p_tenant_id, 6), p_document, p_hash, p_published_by)
+  RETURNING p.* INTO v;
+  RETURN QUERY SELECT v.policy_id, v.version, v.hash, v.document, iso_time(v.created_at), v.published_by;
 END $$;
 COMMENT ON FUNCTION policy_publish(text, text, text, text, text) IS
   'Stores a new immutable policy version of a tenant (the latest plus one; 2 for the first custom one), published by a member (an admin or '

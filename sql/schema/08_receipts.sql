@@ -56,14 +56,16 @@ LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
   -- Milliseconds, as every signed timestamp is written: truncating only moves the mark earlier.
   v_since timestamptz := date_trunc('milliseconds', p_compromised_since);
+  -- A variable, not now() in the COALESCE below, which a distributed cluster refuses (docs/scaling.md).
+  v_now timestamptz := now();
 BEGIN
-  IF v_since IS NULL OR v_since > now() THEN
+  IF v_since IS NULL OR v_since > v_now THEN
     RAISE EXCEPTION 'compromised_since must be a time not in the future' USING ERRCODE = 'WR009';
   END IF;
   -- The active key stops being active here; the service makes a new one when it next loads its key.
   UPDATE signing_keys k
   SET status = 'retired',
-      retired_at = coalesce(k.retired_at, now()),
+      retired_at = coalesce(k.retired_at, v_now),
       compromised_since = least(k.compromised_since, v_since)
   WHERE k.kid = p_kid;
   IF NOT FOUND THEN

@@ -68,24 +68,33 @@ COMMENT ON FUNCTION upgrade_requests_guard() IS
 CREATE TRIGGER upgrade_requests_guard BEFORE INSERT OR UPDATE OR DELETE ON upgrade_requests
   FOR EACH ROW EXECUTE FUNCTION upgrade_requests_guard();
 
--- A tenant's plan moves only up, and only inside upgrade_request_approve() (which sets the
--- transaction-local flag below), so neither a code path nor a stray UPDATE can change it.
+-- A tenant's plan moves only up, and only with the approved upgrade request that moves it, named
+-- in the same UPDATE (plan_request_id, set by upgrade_request_approve()), so neither a code path nor
+-- a stray UPDATE can change it. The request is read in the tenant's own rows, which on a
+-- distributed cluster sit on the shard this trigger runs on (docs/scaling.md): no session flag has
+-- to reach that node.
 CREATE FUNCTION tenants_plan_guard() RETURNS trigger
 LANGUAGE plpgsql VOLATILE AS $$
 BEGIN
   IF NEW.plan IS DISTINCT FROM OLD.plan THEN
-    IF coalesce(current_setting('warden.approving_upgrade', true), '') <> OLD.tenant_id THEN
+    IF NEW.plan_request_id IS NOT DISTINCT FROM OLD.plan_request_id
+       OR NOT EXISTS (SELECT 1 FROM upgrade_requests u
+                      WHERE u.tenant_id = OLD.tenant_id AND u.request_id = NEW.plan_request_id
+                        AND u.status = 'approved' AND u.requested_plan = NEW.plan) THEN
       RAISE EXCEPTION 'the plan of % changes only through an approved upgrade request', OLD.tenant_id USING ERRCODE = 'WU003';
     END IF;
     IF (SELECT rank FROM plans WHERE plan = NEW.plan) <= (SELECT rank FROM plans WHERE plan = OLD.plan) THEN
       RAISE EXCEPTION 'plan % is not above %', NEW.plan, OLD.plan USING ERRCODE = 'WU001';
     END IF;
+  ELSIF NEW.plan_request_id IS DISTINCT FROM OLD.plan_request_id THEN
+    RAISE EXCEPTION 'the upgrade request behind the plan of % changes only with the plan', OLD.tenant_id USING ERRCODE = 'WU003';
   END IF;
   RETURN NEW;
 END $$;
 COMMENT ON FUNCTION tenants_plan_guard() IS
-  'A tenant''s plan changes only inside upgrade_request_approve() (WU003) and only to a higher-ranked plan (WU001).';
-CREATE TRIGGER tenants_plan_guard BEFORE UPDATE OF plan ON tenants
+  'A tenant''s plan changes only together with plan_request_id naming a new approved upgrade request of the tenant for exactly that plan '
+  '(upgrade_request_approve(); WU003), and only to a higher-ranked plan (WU001).';
+CREATE TRIGGER tenants_plan_guard BEFORE UPDATE OF plan, plan_request_id ON tenants
   FOR EACH ROW EXECUTE FUNCTION tenants_plan_guard();
 
 -- Request-and-cancel loops are bounded: at most this many requests per tenant per UTC day (WU005).
@@ -98,6 +107,7 @@ RETURNS TABLE (request_id text, status text, requested_plan text, reason text, c
 LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
   v_current text;
+  v upgrade_requests;
 BEGIN
   SELECT t.plan INTO v_current FROM tenants t WHERE t.tenant_id = p_tenant_id;
   IF v_current IS NULL THEN
@@ -116,10 +126,11 @@ BEGIN
   IF EXISTS (SELECT 1 FROM upgrade_requests u WHERE u.tenant_id = p_tenant_id AND u.status = 'pending') THEN
     RAISE EXCEPTION 'tenant % has a pending upgrade request', p_tenant_id USING ERRCODE = 'WU006';
   END IF;
-  RETURN QUERY
-    INSERT INTO upgrade_requests AS u (request_id, tenant_id, from_plan, requested_plan, reason, requested_by)
-    VALUES (p_request_id, p_tenant_id, v_current, p_plan, p_reason, p_requested_by)
-    RETURNING u.request_id, u.status, u.requested_plan, u.reason, iso_time(u.created_at), u.requested_by;
+  -- The time formed after the insert: a distributed cluster refuses iso_time() in RETURNING (docs/scaling.md).
+  INSERT INTO upgrade_requests AS u (request_id, tenant_id, from_plan, requested_plan, reason, requested_by)
+  VALUES (p_request_id, p_tenant_id, v_current, p_plan, p_reason, p_requested_by)
+  RETURNING u.* INTO v;
+  RETURN QUERY SELECT v.request_id, v.status, v.requested_plan, v.reason, iso_time(v.created_at), v.requested_by;
 END $$;
 COMMENT ON FUNCTION upgrade_request_create(text, text, text, text, text) IS
   'An owner of a tenant (WT001/WT020 otherwise; NULL: an operator) asks for a higher plan. WU001 for an unknown or not-higher plan; WU006 while a request is pending; WU005 beyond upgrade_requests_daily_cap() requests today (UTC).';
@@ -186,15 +197,10 @@ BEGIN
   r := upgrade_request_take_for_review(p_request_id, p_reviewer);
   UPDATE upgrade_requests u SET status = 'approved', reviewed_at = now(), reviewed_by = btrim(p_reviewer)
     WHERE u.tenant_id = r.tenant_id AND u.request_id = p_request_id;
-  -- The plan changes in this same transaction; limits are read from the plan on every call,
-  -- so they rise the moment this commits.
-  -- SET LOCAL, which a distributed cluster hands to the node that runs the guard (with
-  -- citus.propagate_set_commands = local, inside a transaction block; set_config() stays where
-  -- it is called).
-  EXECUTE format('SET LOCAL warden.approving_upgrade = %L', r.tenant_id);
-  UPDATE tenants t SET plan = r.requested_plan WHERE t.tenant_id = r.tenant_id;
+  -- The plan changes in this same transaction, naming the request the guard checks (tenants_plan_guard());
+  -- limits are read from the plan on every call, so they rise the moment this commits.
+  UPDATE tenants t SET plan = r.requested_plan, plan_request_id = r.request_id WHERE t.tenant_id = r.tenant_id;
   v_email := tenant_contact_email(r.tenant_id);
-  SET LOCAL warden.approving_upgrade = '';
   PERFORM upgrade_request_notify(r.tenant_id, v_email, 'upgrade_approved',
     jsonb_build_object('request_id', r.request_id, 'plan', r.requested_plan, 'previous_plan', r.from_plan));
   PERFORM audit_operator_event(r.tenant_id, 'upgrade.approved', p_reviewer,
@@ -231,25 +237,40 @@ COMMENT ON FUNCTION upgrade_request_reject(text, text, text) IS
 
 CREATE FUNCTION ops_upgrades_pending()
 RETURNS TABLE (request_id text, tenant_id text, email text, current_plan text, requested_plan text, reason text, created_at text, age text)
-LANGUAGE sql STABLE AS $$
-  SELECT u.request_id, u.tenant_id, tenant_contact_email(t.tenant_id), t.plan, u.requested_plan, u.reason, iso_time(u.created_at),
-         justify_interval(date_trunc('minute', now() - u.created_at))::text
-  FROM upgrade_requests u JOIN tenants t ON t.tenant_id = u.tenant_id
-  WHERE u.status = 'pending'
-  ORDER BY u.created_at, u.request_id
-$$;
+LANGUAGE plpgsql STABLE AS $$
+DECLARE
+  r record;
+BEGIN
+  -- PL/pgSQL, each request's contact read in a statement of its own: on a distributed cluster a
+  -- function called per row of a statement over tenant tables runs on the shards, where it may not
+  -- read them (docs/scaling.md).
+  FOR r IN
+    SELECT u.request_id, u.tenant_id, t.plan, u.requested_plan, u.reason, u.created_at
+    FROM upgrade_requests u JOIN tenants t ON t.tenant_id = u.tenant_id
+    WHERE u.status = 'pending'
+    ORDER BY u.created_at, u.request_id
+  LOOP
+    RETURN QUERY SELECT r.request_id, r.tenant_id, tenant_contact_email(r.tenant_id), r.plan, r.requested_plan, r.reason, iso_time(r.created_at),
+                        justify_interval(date_trunc('minute', now() - r.created_at))::text;
+  END LOOP;
+END $$;
 COMMENT ON FUNCTION ops_upgrades_pending() IS 'Pending upgrade requests, oldest first, for operator review.';
 
 CREATE FUNCTION ops_tenant_show(p_tenant_id text)
 RETURNS TABLE (tenant_id text, email text, plan text, email_verified boolean, created_at text,
                keys_active bigint, granted_features text, upgrade_requests text)
-LANGUAGE sql STABLE AS $$
-  SELECT t.tenant_id, tenant_contact_email(t.tenant_id), t.plan,
-         (SELECT a.email_verified_at IS NOT NULL FROM accounts a WHERE a.email = tenant_contact_email(t.tenant_id)), iso_time(t.created_at),
-         (SELECT count(*) FROM api_keys k WHERE k.tenant_id = t.tenant_id AND k.status = 'active'),
-         coalesce((SELECT string_agg(g.feature, ', ' ORDER BY g.feature) FROM feature_grants g WHERE g.tenant_id = t.tenant_id), ''),
-         coalesce((SELECT string_agg(u.request_id || ' ' || u.requested_plan || ' ' || u.status, '; ' ORDER BY u.created_at DESC)
-                   FROM upgrade_requests u WHERE u.tenant_id = t.tenant_id), '')
-  FROM tenants t WHERE t.tenant_id = p_tenant_id
-$$;
+LANGUAGE plpgsql STABLE AS $$
+DECLARE
+  -- Read first, in a statement of its own, as in ops_upgrades_pending().
+  v_email text := tenant_contact_email(p_tenant_id);
+BEGIN
+  RETURN QUERY
+    SELECT t.tenant_id, v_email, t.plan,
+           (SELECT a.email_verified_at IS NOT NULL FROM accounts a WHERE a.email = v_email), iso_time(t.created_at),
+           (SELECT count(*) FROM api_keys k WHERE k.tenant_id = p_tenant_id AND k.status = 'active'),
+           coalesce((SELECT string_agg(g.feature, ', ' ORDER BY g.feature) FROM feature_grants g WHERE g.tenant_id = p_tenant_id), ''),
+           coalesce((SELECT string_agg(u.request_id || ' ' || u.requested_plan || ' ' || u.status, '; ' ORDER BY u.created_at DESC)
+                     FROM upgrade_requests u WHERE u.tenant_id = p_tenant_id), '')
+    FROM tenants t WHERE t.tenant_id = p_tenant_id;
+END $$;
 COMMENT ON FUNCTION ops_tenant_show(text) IS 'One tenant at a glance for an operator.';

@@ -11,7 +11,7 @@ import { createLogger } from "../../src/log.ts";
 import { bearer } from "../helpers/accounts.ts";
 import { invitationToken } from "../helpers/members.ts";
 import { call, testConfig, uniqueEmail, GOOD_PASSWORD } from "../helpers/service.ts";
-import { testQuery } from "../helpers/sql.ts";
+import { planSetAsApproved, testQuery } from "../helpers/sql.ts";
 
 const APPROVAL_POLICY = {
   default_effect: "deny",
@@ -41,7 +41,7 @@ const signupHere = async () => {
 
 test("a bundle whose quorum of two is one person twice does not verify (checks.votes false)", async () => {
   const owner = await signupHere();
-  expect(await testQuery(db, "plan_set_as_approved", [owner.tenantId, "pro"])).toHaveLength(1);
+  expect(await planSetAsApproved(db, owner.tenantId, "pro")).toHaveLength(1);
   expect((await on("PUT", "/customer/policy", { json: { document: APPROVAL_POLICY }, headers: bearer(owner.token) })).status).toBe(200);
   const dana = await signupHere();
   const join = async () => {

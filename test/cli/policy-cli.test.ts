@@ -9,7 +9,7 @@ import { diffPolicies } from "../../src/policies/diff.ts";
 import { DEFAULT_POLICY } from "../../src/decide/policy.ts";
 import { GOOD_PASSWORD, openTestDb, testConfig, uniqueEmail } from "../helpers/service.ts";
 import { runCli } from "../helpers/cli.ts";
-import { testQuery } from "../helpers/sql.ts";
+import { planSetAsApproved, testQuery } from "../helpers/sql.ts";
 
 const SLOW = 60_000;
 const insecure = { tls: { rejectUnauthorized: false } } as RequestInit;
@@ -44,7 +44,7 @@ beforeAll(async () => {
   const signup = await post("/auth/signup", { email: uniqueEmail("policy-cli"), password: GOOD_PASSWORD });
   token = signup.token;
   apiKey = signup.api_key;
-  await testQuery(db, "plan_set_as_approved", [signup.tenant_id, "pro"]);
+  await planSetAsApproved(db, signup.tenant_id, "pro");
   // Two stored decisions for impact: a payment the draft would deny, a shell command it denies for another reason.
   await post("/v1/protect", { action: "payment.send", amount: 250, currency: "USD" }, { "x-api-key": apiKey });
   await post("/v1/protect", { action: "shell.exec" }, { "x-api-key": apiKey });

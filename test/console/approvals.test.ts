@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Page } from "playwright-core";
 import { linkToken, type Inbox, type Received } from "../helpers/mail.ts";
 import { uniqueEmail } from "../helpers/service.ts";
-import { testQuery } from "../helpers/sql.ts";
+import { planSetAsApproved, testQuery } from "../helpers/sql.ts";
 import { join } from "node:path";
 import { ARTIFACTS, chromiumAvailable, expectOnlyOwnOrigin, insecure, openConsoleInBrowser, testChromiumInstalled, type ConsoleInBrowser } from "./chromium.ts";
 
@@ -90,7 +90,7 @@ describe.skipIf(!chromiumAvailable)("approvals in the console", () => {
     const signup = await request("POST", "/auth/signup", {}, { email: people.owner, password: PASSWORD });
     expect(signup.status).toBe(201);
     ownerToken = signup.body.token;
-    await testQuery(run.server.service.deps.db, "plan_set_as_approved", [signup.body.tenant_id, "pro"]);
+    await planSetAsApproved(run.server.service.deps.db, signup.body.tenant_id, "pro");
     expect((await request("PUT", "/customer/policy", { token: ownerToken }, { document: POLICY })).status).toBe(200);
     const key = await request("POST", "/customer/keys", { token: ownerToken }, { label: "refund-bot" });
     expect(key.status).toBe(201);

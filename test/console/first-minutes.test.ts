@@ -10,7 +10,7 @@ import type { Locator, Page } from "playwright-core";
 import { generate } from "otplib";
 import { SMALL_PAYMENT } from "../helpers/customer.ts";
 import { uniqueEmail } from "../helpers/service.ts";
-import { testQuery } from "../helpers/sql.ts";
+import { planSetAsApproved, testQuery } from "../helpers/sql.ts";
 import { chromiumAvailable, codeEditor, expectOnlyOwnOrigin, insecure, openConsoleInBrowser, testChromiumInstalled, type ConsoleInBrowser } from "./chromium.ts";
 
 const STEP_MS = 60_000;
@@ -203,7 +203,7 @@ describe.skipIf(!chromiumAvailable)("the console's first minutes, in Chromium", 
       await expect(page.getByTestId("export-plan").getByRole("link", { name: "Plans and upgrades" }).count()).resolves.toBe(1);
       await run.shot("05-receipts-export-free");
 
-      await testQuery(run.server.service.deps.db, "plan_set_as_approved", [user.tenantId, "pro"]);
+      await planSetAsApproved(run.server.service.deps.db, user.tenantId, "pro");
       await page.reload();
       await run.heading("Receipts");
       await page.getByTestId("receipts-table").waitFor();

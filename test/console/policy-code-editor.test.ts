@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Page } from "playwright-core";
 import { pretty } from "../../src/console/app/policy-text.ts";
 import { uniqueEmail } from "../helpers/service.ts";
-import { testQuery } from "../helpers/sql.ts";
+import { planSetAsApproved, testQuery } from "../helpers/sql.ts";
 import { chromiumAvailable, codeEditor, expectOnlyOwnOrigin, insecure, openConsoleInBrowser, testChromiumInstalled, type ConsoleInBrowser } from "./chromium.ts";
 
 const STEP_MS = 90_000;
@@ -54,7 +54,7 @@ describe.skipIf(!chromiumAvailable)("the policy's code editor, in Chromium", () 
     expect(reply.status).toBe(201);
     const body = (await reply.json()) as { tenant_id: string; api_key: string; token: string };
     Object.assign(user, { tenantId: body.tenant_id, apiKey: body.api_key, token: body.token });
-    await testQuery(run.server.service.deps.db, "plan_set_as_approved", [user.tenantId, "pro"]);
+    await planSetAsApproved(run.server.service.deps.db, user.tenantId, "pro");
     // Recorded decisions under the default policy, for the impact preview: a payment of 250
     // (allowed), two refunds of 500 (no rule: denied), which the draft holds for approval.
     expect((await protect({ action: "payment.send", resource: "vendor/acme", amount: 250, currency: "USD" })).decision).toBe("ALLOWED");

@@ -10,7 +10,7 @@ import { Webhook } from "standardwebhooks";
 import { devCertificate } from "../security/helpers.ts";
 import { linkToken, type Inbox } from "../helpers/mail.ts";
 import { uniqueEmail } from "../helpers/service.ts";
-import { testQuery } from "../helpers/sql.ts";
+import { planSetAsApproved, testQuery } from "../helpers/sql.ts";
 import { startReceiver, type Receiver } from "../helpers/webhooks.ts";
 import { chromiumAvailable, expectOnlyOwnOrigin, insecure, openConsoleInBrowser, testChromiumInstalled, type ConsoleInBrowser } from "./chromium.ts";
 
@@ -108,7 +108,7 @@ describe.skipIf(!chromiumAvailable)("the console at 390 and 1280 px", () => {
     expect(owner.status).toBe(201);
     tokens.owner = owner.body.token;
     tenants.a = owner.body.tenant_id;
-    await testQuery(run.server.service.deps.db, "plan_set_as_approved", [tenants.a, "pro"]);
+    await planSetAsApproved(run.server.service.deps.db, tenants.a, "pro");
     expect((await request("PUT", "/customer/policy", { token: tokens.owner }, { document: POLICY })).status).toBe(200);
     const key = await request("POST", "/customer/keys", { token: tokens.owner }, { label: "refund-bot for the customer service team" });
     expect(key.status).toBe(201);

@@ -11,7 +11,7 @@ import { canonicalJson, sha256Hex } from "../../src/crypto/canonical.ts";
 import { chainHash } from "../../src/receipts/chain.ts";
 import { EXECUTE_WINDOW_MINUTES } from "../../src/decide/payload.ts";
 import { openTestDb } from "../helpers/service.ts";
-import { sqlTenant, testOne, testQuery } from "../helpers/sql.ts";
+import { planSetAsApproved, sqlTenant, testOne, testQuery } from "../helpers/sql.ts";
 
 let db: Db;
 
@@ -31,7 +31,7 @@ type Item = Record<string, string | null> & {
 
 async function tenant(plan?: "pro" | "enterprise"): Promise<Tenant> {
   const t = await sqlTenant(db, "append");
-  if (plan) await testQuery(db, "plan_set_as_approved", [t.tenantId, plan]);
+  if (plan) await planSetAsApproved(db, t.tenantId, plan);
   return t;
 }
 

@@ -12,7 +12,7 @@ import { migrate } from "../../src/db/migrate.ts";
 import { canonicalJson } from "../../src/crypto/canonical.ts";
 import { sha256HexSync } from "../../src/crypto/sync.ts";
 import { newId } from "../../src/ids.ts";
-import { openScratchDb, sqlTenant, testQuery } from "../helpers/sql.ts";
+import { openScratchDb, planSetAsApproved, sqlTenant, testQuery } from "../helpers/sql.ts";
 
 const FILL_BATCH = 500;
 /** Tenants signed up after the plans were made, each with a key whose rate bucket and daily count exist. */
@@ -37,7 +37,7 @@ async function growAndCheck(opts: { logSize: number; analyzed: boolean }): Promi
   try {
     await migrate(db);
     const tenant = await sqlTenant(db, "plans");
-    await testQuery(db, "plan_set_as_approved", [tenant.tenantId, "enterprise"]);
+    await planSetAsApproved(db, tenant.tenantId, "enterprise");
     await checkOn(db, tenant, opts);
   } finally {
     await close();

@@ -12,7 +12,7 @@ import { canonicalJson, sha256Hex } from "../../src/crypto/canonical.ts";
 import { chainHash } from "../../src/receipts/chain.ts";
 import { buildPayload } from "../../src/decide/payload.ts";
 import { openTestDb } from "../helpers/service.ts";
-import { rolledBackIn, sqlTenant, testQuery } from "../helpers/sql.ts";
+import { refusedConstraint, rolledBackIn, sqlTenant, testQuery } from "../helpers/sql.ts";
 
 const POLICY = { policy_id: "pol_default", version: 1, hash: "0x" + "ab".repeat(32) };
 
@@ -127,7 +127,7 @@ describe("policies", () => {
     const t = await tenant();
     const err = await failure(db.query("policies/publish", [t.tenantId, '{"a":1}', "0x" + "00".repeat(32), null, null]));
     expect(err.sqlstate).toBe("23514");
-    expect(err.constraint).toBe("policies_hash_matches_document");
+    expect(refusedConstraint(err)).toBe("policies_hash_matches_document");
   });
 });
 
@@ -229,20 +229,20 @@ describe("receipt chain", () => {
     const otherReceipt = await append(db, other);
     // receipt_append(): a decision names a key of its tenant.
     const foreignKey = await failure(append(db, { tenantId: t.tenantId, keyId: other.keyId }));
-    expect([foreignKey.sqlstate, foreignKey.constraint]).toEqual(["23503", "receipts_key_fkey"]);
+    expect([foreignKey.sqlstate, refusedConstraint(foreignKey)]).toEqual(["23503", "receipts_key_fkey"]);
     const unknownKey = await failure(append(db, { tenantId: t.tenantId, keyId: newId("key_") }));
-    expect([unknownKey.sqlstate, unknownKey.constraint]).toEqual(["23503", "receipts_key_fkey"]);
+    expect([unknownKey.sqlstate, refusedConstraint(unknownKey)]).toEqual(["23503", "receipts_key_fkey"]);
     // receipt_event_append(): an approval's outcome names a protect receipt of its tenant (and the key that asked).
     const outcome = async (overrides: Record<string, unknown>) => {
       const text = canonicalJson({ decision: "DENIED", kind: "approval", outcome: { status: "denied" }, v: 2 });
       return { receipt_id: newId("rcpt_"), tenant_id: t.tenantId, key_id: t.keyId, kind: "approval", request_id: "req_fk", timestamp: new Date().toISOString(), decision: "DENIED", payload: text, content_hash: await sha256Hex(text), signature: "a.b.c", protect_receipt_id: first.receiptId, ...overrides };
     };
     const foreignProtect = await failure(db.query("audit/append", [[await outcome({ protect_receipt_id: otherReceipt.receiptId })]]));
-    expect([foreignProtect.sqlstate, foreignProtect.constraint]).toEqual(["23503", "receipts_protect_receipt_fkey"]);
+    expect([foreignProtect.sqlstate, refusedConstraint(foreignProtect)]).toEqual(["23503", "receipts_protect_receipt_fkey"]);
     const unknownProtect = await failure(db.query("audit/append", [[await outcome({ protect_receipt_id: newId("rcpt_") })]]));
-    expect([unknownProtect.sqlstate, unknownProtect.constraint]).toEqual(["23503", "receipts_protect_receipt_fkey"]);
+    expect([unknownProtect.sqlstate, refusedConstraint(unknownProtect)]).toEqual(["23503", "receipts_protect_receipt_fkey"]);
     const outcomeKey = await failure(db.query("audit/append", [[await outcome({ key_id: other.keyId })]]));
-    expect([outcomeKey.sqlstate, outcomeKey.constraint]).toEqual(["23503", "receipts_key_fkey"]);
+    expect([outcomeKey.sqlstate, refusedConstraint(outcomeKey)]).toEqual(["23503", "receipts_key_fkey"]);
     // The same receipts with the tenant's own key and receipt are stored.
     expect(await db.query("audit/append", [[await outcome({})]])).toHaveLength(1);
     expect((await append(db, t)).seq).toBe(2);
@@ -291,9 +291,9 @@ describe("receipt chain", () => {
     const text = canonicalJson(buildPayload({ kind: "protect", input: { action: "x" }, policy: POLICY, decision: "DENIED", reasons: ["n"], rule: "n" }));
     const base = { receipt_id: newId("rcpt_"), tenant_id: t.tenantId, key_id: t.keyId, kind: "protect", request_id: "req_1", timestamp: new Date().toISOString(), payload: text, signature: "a.b.c", protect_receipt_id: null };
     const wrongHash = await failure(db.query("receipts/append", [[{ ...base, decision: "DENIED", content_hash: "0x" + "00".repeat(32) }]]));
-    expect(wrongHash.constraint).toBe("receipts_content_hash_matches_payload");
+    expect(refusedConstraint(wrongHash)).toBe("receipts_content_hash_matches_payload");
     const wrongDecision = await failure(db.query("receipts/append", [[{ ...base, decision: "ALLOWED", content_hash: await sha256Hex(text) }]]));
-    expect(wrongDecision.constraint).toBe("receipts_decision_matches_payload");
+    expect(refusedConstraint(wrongDecision)).toBe("receipts_decision_matches_payload");
     // Neither attempt consumed quota or a seq.
     const [usage] = await db.query("receipts/usage_summary", [t.tenantId, null]);
     expect(usage).toMatchObject({ protect_today: 0, receipts_stored: 0 });

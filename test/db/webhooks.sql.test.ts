@@ -162,12 +162,12 @@ describe("the guards, against statements made by hand", () => {
 
   test("disabled -> active is refused (WH001), and so is any change of a deleted endpoint", async () => {
     const e = await committed();
-    expect(await testQuery(await db(), "webhook_set_status", [e.webhookId, "disabled"])).toEqual([{ status: "disabled" }]);
-    expect(await refusedBy("webhook_set_status", [e.webhookId, "active"])).toBe("WH001");
+    expect(await testQuery(await db(), "webhook_set_status", [e.webhookId, "disabled", new Date().toISOString()])).toEqual([{ status: "disabled" }]);
+    expect(await refusedBy("webhook_set_status", [e.webhookId, "active", new Date().toISOString()])).toBe("WH001");
     const d = await committed();
     await (await db()).query("webhooks/delete", [d.tenantId, null, d.webhookId]);
-    expect(await refusedBy("webhook_set_status", [d.webhookId, "active"])).toBe("WH001");
-    expect(await refusedBy("webhook_set_status", [d.webhookId, "disabled"])).toBe("WH001");
+    expect(await refusedBy("webhook_set_status", [d.webhookId, "active", new Date().toISOString()])).toBe("WH001");
+    expect(await refusedBy("webhook_set_status", [d.webhookId, "disabled", new Date().toISOString()])).toBe("WH001");
   });
 
   test("the URL (or anything an endpoint is) never changes, and no endpoint row is ever deleted (WH001)", async () => {
@@ -183,7 +183,7 @@ describe("the guards, against statements made by hand", () => {
     expect(await refusedBy("webhook_insert_raw", [newId("whk_"), t.tenantId, "deleted", SEALED])).toBe("WH001");
     const e = await committed();
     // Deleted by hand without erasing the secret or stamping the time: the table's CHECKs refuse it.
-    expect(await refusedBy("webhook_set_status", [e.webhookId, "deleted"])).toBe("23514");
+    expect(await refusedBy("webhook_set_status", [e.webhookId, "deleted", new Date().toISOString()])).toBe("23514");
   });
 
   test("a delivery's log row changes only in its last status code, and is never deleted (WH005)", async () => {

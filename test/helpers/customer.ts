@@ -1,7 +1,7 @@
 // Shortcuts for tests of keys, policies, decisions and receipts: headers, calls and plan changes.
 import { call, testService, type Reply } from "./service.ts";
 import type { Service } from "../../src/app/service.ts";
-import { testQuery } from "./sql.ts";
+import { planSetAsApproved, testQuery } from "./sql.ts";
 
 export const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 export const apiKey = (secret: string) => ({ "x-api-key": secret });
@@ -30,7 +30,7 @@ export async function logHead(token: string, service?: Service): Promise<{ size:
 /** Moves a tenant up to a plan as an approved upgrade would. */
 export async function setPlan(tenantId: string, plan: "pro" | "enterprise"): Promise<void> {
   const { db } = await testService();
-  const rows = await testQuery(db, "plan_set_as_approved", [tenantId, plan]);
+  const rows = await planSetAsApproved(db, tenantId, plan);
   if (rows.length !== 1) throw new Error(`could not move ${tenantId} to ${plan}`);
 }
 

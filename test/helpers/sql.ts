@@ -52,6 +52,18 @@ export async function sqlTenant(q: Queryable, tag: string): Promise<{ tenantId: 
   return t;
 }
 
+/**
+ * Moves a tenant up to a plan the way an approved upgrade does: a request approved straight in SQL
+ * (no email, no audit event), then the plan changed naming it, as tenants_plan_guard requires.
+ * Answers the plan's row (none: no such tenant).
+ */
+export async function planSetAsApproved(db: Pick<Db, "runScriptStatement">, tenantId: string, plan: string): Promise<Row[]> {
+  const requestId = newId("upgr_");
+  if ((await testQuery(db, "plan_request_raw", [requestId, tenantId, plan])).length === 0) return [];
+  await testQuery(db, "plan_request_approve_raw", [tenantId, requestId]);
+  return testQuery(db, "plan_set_as_approved", [tenantId, plan, requestId]);
+}
+
 class Rollback extends Error {}
 
 /** Runs `fn` in a transaction of `db` that is rolled back afterwards; `fn`'s own failure is thrown. */
@@ -61,6 +73,18 @@ export async function rolledBackIn(db: Pick<Db, "tx">, fn: (q: Queryable) => Pro
     throw new Rollback();
   }).catch((err: unknown) => err);
   if (!(outcome instanceof Rollback)) throw outcome;
+}
+
+/**
+ * The constraint a refusal names, as it holds on one server and on a distributed cluster: there the
+ * error comes from a shard, names the shard's copy of an index (key_routes_pkey_102008) and carries
+ * no constraint field, so the name is read from the message and the shard's suffix dropped
+ * (docs/scaling.md). The service itself tells refusals apart by SQLSTATE alone.
+ */
+export function refusedConstraint(err: DbError | undefined): string | undefined {
+  if (!err) return undefined;
+  if (err.constraint) return err.constraint.replace(/_\d+$/, "");
+  return /constraint "([^"]+?)(?:_\d+)?"/.exec(err.message)?.[1];
 }
 
 /** The SQLSTATE a statement was refused with; anything but a database error fails the test. */

@@ -14,10 +14,11 @@ const fixture = () =>
     // Keys of their own for rotate and revoke: the owner's accepted call changes them.
     const jwt = { authorization: `Bearer ${f.owner.token}` };
     const [toRotate, toRevoke, toUpdate] = await Promise.all(["rotate me", "revoke me", "update me"].map((label) => call("POST", "/customer/keys", { json: { label }, headers: jwt })));
+    // On pro before the pending request (an approved upgrade, as setPlan makes, needs none pending).
+    await setPlan(f.owner.tenantId, "pro");
     const upgrade = await call("POST", "/customer/upgrades/request", { json: { requested_plan: "enterprise", reason: "suite" }, headers: jwt });
     const invitation = await call("POST", "/customer/members/invitations", { json: { email: uniqueEmail("suite"), role: "viewer" }, headers: jwt });
     // A pending approval: the owner's tenant on pro with a rule that holds every refund for people.
-    await setPlan(f.owner.tenantId, "pro");
     const held = { default_effect: "deny", default_reason: "no", rules: [{ id: "held", effect: "require_approval", reason: "held", when: { actions: ["refund.issue"] } }, ...DEFAULT_POLICY.rules] };
     expect((await call("PUT", "/customer/policy", { json: { document: held }, headers: jwt })).status).toBe(200);
     const asked = await call("POST", "/v1/protect", { json: { action: "refund.issue" }, headers: { "x-api-key": f.owner.apiKey } });

@@ -4,7 +4,7 @@ import { DbError } from "../../src/db/index.ts";
 import { newId } from "../../src/ids.ts";
 import { approve } from "../helpers/ops.ts";
 import { call, signup, testService } from "../helpers/service.ts";
-import { testQuery, testOne } from "../helpers/sql.ts";
+import { refusedConstraint, testQuery, testOne } from "../helpers/sql.ts";
 
 async function sqlState(promise: Promise<unknown>): Promise<string> {
   const outcome = await promise.then((v) => ({ v }), (e: unknown) => ({ e }));
@@ -45,7 +45,7 @@ describe("upgrade_requests in SQL", () => {
     const err = await testQuery(db, "upgrade_insert_raw", [newId("upgr_"), p.user.tenantId, "free", "enterprise", "pending"]).catch((e) => e);
     expect(err).toBeInstanceOf(DbError);
     expect(err.sqlstate).toBe("23505");
-    expect(err.constraint).toBe("upgrade_requests_one_pending");
+    expect(refusedConstraint(err)).toBe("upgrade_requests_one_pending");
   });
 
   test("a request that starts in a terminal state, or asks for a downgrade, is refused", async () => {
@@ -74,6 +74,22 @@ describe("tenants.plan in SQL", () => {
     const p = await pendingRequest("pro");
     await approve(p.requestId);
     expect(await sqlState(testQuery(db, "tenant_set_plan", [p.user.tenantId, "free"]))).toBe("WU003");
+    expect((await testOne<{ plan: string }>(db, "tenant_plan", [p.user.tenantId]))!.plan).toBe("pro");
+  });
+
+  test("a plan change naming a request is refused unless that request approved exactly this plan and is new", async () => {
+    const { db } = await testService();
+    const pending = await pendingRequest("pro");
+    // A pending request is no approval.
+    expect(await sqlState(testQuery(db, "plan_set_as_approved", [pending.user.tenantId, "pro", pending.requestId]))).toBe("WU003");
+    const p = await pendingRequest("pro");
+    await approve(p.requestId);
+    // The approved request of pro does not carry the tenant to enterprise, nor twice to its plan.
+    expect(await sqlState(testQuery(db, "plan_set_as_approved", [p.user.tenantId, "enterprise", p.requestId]))).toBe("WU003");
+    // Nor does another tenant's approved request.
+    expect(await sqlState(testQuery(db, "plan_set_as_approved", [pending.user.tenantId, "pro", p.requestId]))).toBe("WU003");
+    // The request behind the plan changes only with the plan.
+    expect(await sqlState(testQuery(db, "plan_set_as_approved", [p.user.tenantId, "pro", pending.requestId]))).toBe("WU003");
     expect((await testOne<{ plan: string }>(db, "tenant_plan", [p.user.tenantId]))!.plan).toBe("pro");
   });
 });

@@ -14,7 +14,7 @@ import { verifyResult } from "../../src/receipts/verify.ts";
 import { signingKid } from "../helpers/claims.ts";
 import { apiKey, bearer, protect } from "../helpers/customer.ts";
 import { call, signup, testService } from "../helpers/service.ts";
-import { testQuery } from "../helpers/sql.ts";
+import { refusedConstraint, testQuery } from "../helpers/sql.ts";
 
 const ROOT = join(import.meta.dir, "..", "..");
 const revoke = async (kid: string, compromised_since: string) => {
@@ -55,10 +55,10 @@ describe("signing_key_revoke", () => {
     expect((await revoke(key.kid, "2025-02-01T00:00:00.000+01:00"))[0].compromised_since).toBe("2025-01-31T23:00:00.000Z");
 
     // Around the procedure too: the mark is never lifted or moved later, and a marked key is never active.
-    expect(await refusal(testQuery(db, "signing_key_set", [key.kid, "retired", null]))).toBe("WR009");
-    expect(await refusal(testQuery(db, "signing_key_set", [key.kid, "retired", "2025-05-01T00:00:00Z"]))).toBe("WR009");
-    const active = await testQuery(db, "signing_key_set", [key.kid, "active", "2025-01-01T00:00:00Z"]).then(() => undefined, (e: DbError) => e);
-    expect([active?.sqlstate, active?.constraint]).toEqual(["23514", "signing_keys_compromised_not_active"]);
+    expect(await refusal(testQuery(db, "signing_key_set", [key.kid, "retired", null, new Date().toISOString()]))).toBe("WR009");
+    expect(await refusal(testQuery(db, "signing_key_set", [key.kid, "retired", "2025-05-01T00:00:00Z", new Date().toISOString()]))).toBe("WR009");
+    const active = await testQuery(db, "signing_key_set", [key.kid, "active", "2025-01-01T00:00:00Z", new Date().toISOString()]).then(() => undefined, (e: DbError) => e);
+    expect([active?.sqlstate, refusedConstraint(active)]).toEqual(["23514", "signing_keys_compromised_not_active"]);
     const published = (await jwks()).keys.find((k) => k.kid === key.kid);
     expect(published?.compromised_since).toBe("2025-01-31T23:00:00.000Z");
   });
