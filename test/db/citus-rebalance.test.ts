@@ -22,7 +22,7 @@ const BUDGETED = {
   default_effect: "deny",
   default_reason: "no_rule_matched",
   rules: [
-    { id: "budget", effect: "deny", reason: "daily_budget", when: { actions: ["payment.*"], usage: { sum: "amount", per: "tenant", window: "day", gt: 3000 } } },
+    { id: "budget", effect: "deny", reason: "daily_budget", when: { actions: ["payment.*"], currency: { eq: "USD" }, usage: { sum: "amount", per: "tenant", window: "day", gt: 3000 } } },
     { id: "payments", effect: "allow", reason: "ok", when: { actions: ["payment.*"] } },
   ],
 };
@@ -34,6 +34,7 @@ describe.skipIf(!onCitus)("on a Citus coordinator", () => {
     const name = url.pathname.slice(1);
     const node = startNode(port, name);
     const second = await secondInstance();
+    let added = false;
     try {
       const tenants = await Promise.all(Array.from({ length: 6 }, async () => {
         const t = await signup();
@@ -42,6 +43,7 @@ describe.skipIf(!onCitus)("on a Citus coordinator", () => {
         return t;
       }));
       await testQuery(db, "citus_node_add", ["127.0.0.1", port]);
+      added = true;
 
       let moving = true;
       const replies: { tenant: number; reply: Reply }[] = [];
@@ -73,10 +75,15 @@ describe.skipIf(!onCitus)("on a Citus coordinator", () => {
         expect(await checkReceiptLog(db, t.tenantId)).toMatchObject({ ok: true, problems: [] });
       }
     } finally {
-      await second.close();
-      await testQuery(db, "citus_node_drain", ["127.0.0.1", port]);
-      await testQuery(db, "citus_node_remove", ["127.0.0.1", port]);
-      node.stop();
+      try {
+        await second.close();
+        if (added) {
+          await testQuery(db, "citus_node_drain", ["127.0.0.1", port]);
+          await testQuery(db, "citus_node_remove", ["127.0.0.1", port]);
+        }
+      } finally {
+        node.stop();
+      }
     }
   }, 240_000);
 });

@@ -3,4 +3,4 @@
 SELECT s.nodename, s.nodeport,
        (SELECT result FROM run_command_on_workers('SHOW data_directory') w WHERE w.nodename = s.nodename AND w.nodeport = s.nodeport) AS data_directory
 FROM citus_shards s
-WHERE s.table_name = 'tenants'::regclass AND s.shardid = get_shard_id_for_distribution_column('tenants', $1);
+WHERE s.table_name = 'tenants'::regclass AND s.shardid = get_shard_id_for_distribution_column('tenants', $1::text);
