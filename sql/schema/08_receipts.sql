@@ -808,20 +808,22 @@ BEGIN
   -- against it (receipts_link_guard), and it against them at commit (receipt_heads_covered).
   UPDATE receipt_heads h SET tree_size = v_hi, head_hash = v_hash, event_count = h.event_count + v_events
   WHERE h.tenant_id = p_tenant;
-  INSERT INTO receipts (receipt_id, tenant_id, seq, kind, key_id, request_id, issued_at, decision, payload,
-                        content_hash, signature, prev_hash, chain_hash, protect_receipt_id)
-  SELECT i.receipt_id, p_tenant, i.seq, i.kind, i.key_id, i.request_id, i.issued_at, i.decision, i.payload,
-         i.content_hash, i.signature, i.prev_hash, i.chain_hash, i.protect_receipt_id
-  FROM unnest(p_items) AS i
-  WHERE i.refusal IS NULL
-  ORDER BY i.seq;
+  -- One row per statement: Citus routes an INSERT ... VALUES to the tenant's shard and keeps a
+  -- refusal's SQLSTATE, where it would copy an INSERT ... SELECT's rows (COPY answers a CHECK's
+  -- refusal as XX000).
+  FOR v IN SELECT * FROM unnest(p_items) AS i WHERE i.refusal IS NULL ORDER BY i.seq LOOP
+    INSERT INTO receipts (receipt_id, tenant_id, seq, kind, key_id, request_id, issued_at, decision, payload,
+                          content_hash, signature, prev_hash, chain_hash, protect_receipt_id)
+    VALUES (v.receipt_id, p_tenant, v.seq, v.kind, v.key_id, v.request_id, v.issued_at, v.decision, v.payload,
+            v.content_hash, v.signature, v.prev_hash, v.chain_hash, v.protect_receipt_id);
+  END LOOP;
   -- The stored Merkle tree grows with the head: every subtree of 16 leaves or more it completes.
   PERFORM receipt_tree_grow(ARRAY[p_tenant], ARRAY[v_lo], ARRAY[v_hi]);
 END $$;
 COMMENT ON FUNCTION receipt_log_store(text, receipt_append_item[]) IS
   'Stores one tenant''s linked items not refused (receipt_link(); head locked by the caller) as receipts: every key names a key of the tenant '
   'and every vote or outcome a receipt of the tenant (23503), the head moves once past the new receipts (counting the audit receipts apart), '
-  'the rows are inserted and the stored Merkle tree (receipt_tree_nodes) gains the subtrees of 16 leaves or more they complete. The one '
+  'the rows are inserted in seq order and the stored Merkle tree (receipt_tree_nodes) gains the subtrees of 16 leaves or more they complete. The one '
   'writer of receipts: receipt_append() and receipt_event_append() call it, once per tenant of a call.';
 
 -- Appending audit events ---------------------------------------------------------------------
