@@ -88,6 +88,9 @@ BEGIN
   -- on that tenant's worker, every statement of it on that tenant's shards; receipt_append() itself,
   -- a batch of any tenants, runs on the coordinator, each statement routed to its tenant's shard.
   PERFORM create_distributed_function('receipt_append_tenant(text, json)', 'p_tenant_id', colocate_with => 'tenants');
+  -- The log's writers run a call's tenants one at a time, each statement naming its tenant.
+  CREATE OR REPLACE FUNCTION receipt_append_by_tenant() RETURNS boolean
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $f$ SELECT true $f$;
   -- One server keeps generic plans of the append's statements (docs/performance.md, "Plans and a
   -- growing log"); Citus plans a statement that joins a tenant's shard with parameters only as a
   -- custom plan, and refuses it when a generic plan is forced ("could not create distributed plan").

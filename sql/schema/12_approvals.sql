@@ -278,24 +278,19 @@ DECLARE
   v_answer json;
   v_opener integer;
   v_opened integer;
-  v_pending bigint;
 BEGIN
-  IF NOT EXISTS (SELECT 1 FROM unnest(p_items) AS i WHERE i.refusal IS NULL AND i.approval IS NOT NULL) THEN
-    RETURN p_items;
-  END IF;
-  -- Read under the locked head: no approval of the tenant opens until this call stores its items.
-  SELECT count(*) INTO v_pending FROM approvals a WHERE a.tenant_id = p_tenant AND a.status = 'pending';
   FOR v IN
-    SELECT i.idx, i.key_id, i.content_hash, i.issued_at, i.approval
+    SELECT i.idx, i.tenant_id, i.key_id, i.content_hash, i.issued_at, i.approval,
+           (SELECT count(*) FROM approvals a WHERE a.tenant_id = coalesce(p_tenant, i.tenant_id) AND a.status = 'pending') AS pending
     FROM unnest(p_items) AS i
     WHERE i.refusal IS NULL AND i.approval IS NOT NULL
     ORDER BY i.idx
   LOOP
-    v_answer := receipt_approval_answer(p_tenant, v.key_id, v.content_hash, v.issued_at);
+    v_answer := receipt_approval_answer(v.tenant_id, v.key_id, v.content_hash, v.issued_at);
     IF v_answer IS NULL THEN
       -- The same action asked twice in one call: the later one answers the first's approval.
       SELECT min(o.idx) INTO v_opener FROM unnest(p_items) AS o
-      WHERE o.idx < v.idx AND o.key_id = v.key_id AND o.content_hash = v.content_hash
+      WHERE o.idx < v.idx AND o.tenant_id = v.tenant_id AND o.key_id = v.key_id AND o.content_hash = v.content_hash
         AND o.approval IS NOT NULL AND NOT coalesce((o.approval ->> 'answered')::boolean, false);
       IF v_opener IS NOT NULL THEN
         IF p_items[v_opener + 1].refusal IS NOT NULL THEN
@@ -313,18 +308,18 @@ BEGIN
       CONTINUE;
     END IF;
     SELECT count(*) INTO v_opened FROM unnest(p_items) AS o
-    WHERE o.idx < v.idx AND o.refusal IS NULL AND o.approval IS NOT NULL
+    WHERE o.idx < v.idx AND o.tenant_id = v.tenant_id AND o.refusal IS NULL AND o.approval IS NOT NULL
       AND NOT coalesce((o.approval ->> 'answered')::boolean, false);
-    IF v_pending + v_opened + 1 > approvals_pending_cap() THEN
+    IF v.pending + v_opened + 1 > approvals_pending_cap() THEN
       p_items[v.idx + 1].refusal := 'WQ004';
     END IF;
   END LOOP;
   RETURN p_items;
 END $$;
 COMMENT ON FUNCTION receipt_approval_rules(text, receipt_append_item[]) IS
-  'The approval rules of receipt_append(), for one tenant''s protects with approval terms (approval not NULL): one that a retry answers '
+  'The approval rules of receipt_append() (p_tenant: NULL, or the one tenant of the items), for protects with approval terms (approval not NULL): one that a retry answers '
   '(receipt_approval_answer(), or an earlier item of the call with the same key and content_hash) gets approval.answered and the '
-  'answered approval; the others open one and are refused (WQ004) when the tenant would have more than approvals_pending_cap() '
+  'answered approval; the others open one and are refused (WQ004) when their tenant would have more than approvals_pending_cap() '
   'pending approvals. Other items are returned as they came.';
 
 -- After the insert: each stored protect that requires approval opens its approval, bound to its
@@ -347,38 +342,38 @@ BEGIN
            (i.approval ->> 'expires_in')::integer AS expires_in, (i.approval ->> 'execute_within')::integer AS execute_within,
            i.approval ->> 'rule' AS rule, i.approval ->> 'action' AS action
       INTO t;
-    -- Each statement names the tenant, and the values are computed before it: on a Citus cluster
-    -- a write of one shard, with no STABLE function for the shard to evaluate.
+    -- Each statement names the item's tenant, and the values are computed before it: on a Citus
+    -- cluster a write of one shard, with no STABLE function for the shard to evaluate.
     v_expires_at := i.issued_at + make_interval(secs => t.expires_in);
-    SELECT k.created_by INTO v_created_by FROM api_keys k WHERE k.tenant_id = p_tenant AND k.key_id = i.key_id;
+    SELECT k.created_by INTO v_created_by FROM api_keys k WHERE k.tenant_id = i.tenant_id AND k.key_id = i.key_id;
     IF FOUND THEN
       INSERT INTO approvals (approval_id, tenant_id, protect_receipt_id, key_id, key_created_by, action_hash, rule, quorum, roles,
                              execute_within, created_at, expires_at)
-      VALUES (t.approval_id, p_tenant, i.receipt_id, i.key_id, v_created_by, i.content_hash, t.rule, t.quorum, t.roles,
+      VALUES (t.approval_id, i.tenant_id, i.receipt_id, i.key_id, v_created_by, i.content_hash, t.rule, t.quorum, t.roles,
               t.execute_within, i.issued_at, v_expires_at);
     END IF;
     -- The addresses first, then the mail: the outbox is not a table of the tenant's shard.
     FOR v_to IN
       SELECT a.email
       FROM members m JOIN accounts a ON a.account_id = m.account_id
-      WHERE m.tenant_id = p_tenant AND m.status = 'active' AND m.role = ANY (t.roles)
+      WHERE m.tenant_id = i.tenant_id AND m.status = 'active' AND m.role = ANY (t.roles)
         -- Not the person who created the key, whose vote approval_votes_guard() refuses (WV005), unless
         -- it would take it: the tenant's one member, its owner, with allow_self_approval.
         AND (m.account_id IS DISTINCT FROM (SELECT c.account_id FROM approvals ap JOIN members c ON c.tenant_id = ap.tenant_id AND c.member_id = ap.key_created_by
-                                             WHERE ap.tenant_id = p_tenant AND ap.approval_id = t.approval_id)
+                                             WHERE ap.tenant_id = i.tenant_id AND ap.approval_id = t.approval_id)
              OR (m.role = 'owner'
-                 AND (SELECT tn.allow_self_approval FROM tenants tn WHERE tn.tenant_id = p_tenant)
-                 AND (SELECT count(*) FROM members c WHERE c.tenant_id = p_tenant AND c.status = 'active') = 1))
+                 AND (SELECT tn.allow_self_approval FROM tenants tn WHERE tn.tenant_id = i.tenant_id)
+                 AND (SELECT count(*) FROM members c WHERE c.tenant_id = i.tenant_id AND c.status = 'active') = 1))
       ORDER BY m.joined_at, m.member_id
     LOOP
-      PERFORM mail_enqueue('approval_requested', v_to, p_tenant,
+      PERFORM mail_enqueue('approval_requested', v_to, i.tenant_id,
                            jsonb_build_object('approval_id', t.approval_id, 'action', t.action, 'rule', t.rule, 'expires_at', iso_time(v_expires_at)));
     END LOOP;
-    PERFORM approval_emit(p_tenant, 'approval.requested', t.approval_id, i.receipt_id);
+    PERFORM approval_emit(i.tenant_id, 'approval.requested', t.approval_id, i.receipt_id);
   END LOOP;
 END $$;
 COMMENT ON FUNCTION receipt_approval_open(text, receipt_append_item[]) IS
-  'After receipt_append() stored one tenant''s items: opens the approval of each stored protect whose item carries approval terms and answers none ({approval_id, '
+  'After receipt_append() stored its items (p_tenant: NULL, or the one tenant of the items): opens the approval of each stored protect whose item carries approval terms and answers none ({approval_id, '
   'quorum, roles, expires_in, execute_within, rule, action}), bound to its content_hash and calling key, expiring expires_in after the '
   'receipt, queues an approval_requested email to each active member whose role may vote (not the key''s creator, whose vote would be '
   'refused, unless self-approval is allowed), and an approval.requested webhook event.';
@@ -390,24 +385,24 @@ DECLARE
   x record;
   v_approval text;
 BEGIN
-  -- Per stored execute, one statement naming the tenant: the approval found as receipt_by_id() finds
+  -- Per stored execute, one statement naming its tenant: the approval found as receipt_by_id() finds
   -- a receipt (a range of one id, in order: only approvals_outcome_receipt_id_key serves it, where an
   -- equality could take approvals_tenant_list and read every approval of the tenant), locked, then
   -- updated by its row's address (ctid, stable while locked).
-  FOR x IN SELECT i.receipt_id, i.protect_receipt_id FROM unnest(p_items) AS i WHERE i.refusal IS NULL AND i.kind = 'execute' ORDER BY i.idx LOOP
+  FOR x IN SELECT i.tenant_id, i.receipt_id, i.protect_receipt_id FROM unnest(p_items) AS i WHERE i.refusal IS NULL AND i.kind = 'execute' ORDER BY i.idx LOOP
     UPDATE approvals a SET status = 'executed', execute_receipt_id = x.receipt_id
-    WHERE a.tenant_id = p_tenant
+    WHERE a.tenant_id = x.tenant_id
       AND a.ctid = (SELECT y.ctid FROM approvals y
-                    WHERE y.tenant_id = p_tenant AND y.outcome_receipt_id >= x.protect_receipt_id AND y.outcome_receipt_id <= x.protect_receipt_id
+                    WHERE y.tenant_id = x.tenant_id AND y.outcome_receipt_id >= x.protect_receipt_id AND y.outcome_receipt_id <= x.protect_receipt_id
                     ORDER BY y.outcome_receipt_id LIMIT 1 FOR UPDATE)
     RETURNING a.approval_id INTO v_approval;
     IF FOUND THEN
-      PERFORM approval_emit(p_tenant, 'approval.executed', v_approval, x.receipt_id);
+      PERFORM approval_emit(x.tenant_id, 'approval.executed', v_approval, x.receipt_id);
     END IF;
   END LOOP;
 END $$;
 COMMENT ON FUNCTION receipt_approval_executed(text, receipt_append_item[]) IS
-  'After receipt_append() stored one tenant''s items: the approval whose outcome receipt a stored execute names becomes executed (approval.executed to webhooks).';
+  'After receipt_append() stored its items (p_tenant: NULL, or the one tenant of the items): the approval whose outcome receipt a stored execute names becomes executed (approval.executed to webhooks).';
 
 -- -------------------------------------------------------------------------------------------------
 -- A vote: its receipt (signed by the service) and its row, in one transaction. What the vote is

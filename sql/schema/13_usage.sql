@@ -72,39 +72,40 @@ BEGIN
   END IF;
   FOR v IN
     WITH reads AS (
-      SELECT i.idx, u.counter, u.scope, u.window_start::timestamptz AS window_start, u.before,
+      SELECT i.idx, i.tenant_id, u.counter, u.scope, u.window_start::timestamptz AS window_start, u.before,
              CASE WHEN i.kind = 'protect' AND i.decision = 'ALLOWED' THEN u.add ELSE 0 END AS add
       FROM unnest(p_items) AS i
       CROSS JOIN LATERAL json_to_recordset(i.usage) AS u(counter text, scope text, window_start text, before float8, add numeric)
       WHERE i.refusal IS NULL AND i.usage IS NOT NULL
     ), running AS (
-      SELECT r.*, coalesce(sum(r.add) OVER (PARTITION BY r.counter, r.scope, r.window_start ORDER BY r.idx
+      SELECT r.*, coalesce(sum(r.add) OVER (PARTITION BY r.tenant_id, r.counter, r.scope, r.window_start ORDER BY r.idx
                                             ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS earlier
       FROM reads r
     ), stored AS (
-      SELECT k.counter, k.scope, k.window_start, coalesce(c.total, 0) AS total
-      FROM (SELECT DISTINCT r.counter, r.scope, r.window_start FROM reads r) k
+      SELECT k.tenant_id, k.counter, k.scope, k.window_start, coalesce(c.total, 0) AS total
+      FROM (SELECT DISTINCT r.tenant_id, r.counter, r.scope, r.window_start FROM reads r) k
       LEFT JOIN LATERAL (
         SELECT c.total FROM usage_counters c
-        WHERE c.tenant_id = p_tenant AND c.counter = k.counter AND c.scope = k.scope AND c.window_start = k.window_start
+        WHERE c.tenant_id = coalesce(p_tenant, k.tenant_id) AND c.counter = k.counter AND c.scope = k.scope AND c.window_start = k.window_start
         LIMIT 1
       ) c ON true
     ), stale AS (
-      SELECT min(r.idx) AS first
+      SELECT r.tenant_id, min(r.idx) AS first
       FROM running r
-      JOIN stored s ON s.counter = r.counter AND s.scope = r.scope AND s.window_start = r.window_start
+      JOIN stored s ON s.tenant_id = r.tenant_id AND s.counter = r.counter AND s.scope = r.scope AND s.window_start = r.window_start
       WHERE r.before IS DISTINCT FROM (s.total + r.earlier)::float8
+      GROUP BY r.tenant_id
     )
     SELECT i.idx
-    FROM unnest(p_items) AS i JOIN stale s ON i.idx >= s.first
-    WHERE i.refusal IS NULL AND i.usage IS NOT NULL
+    FROM unnest(p_items) AS i JOIN stale s ON s.tenant_id = i.tenant_id
+    WHERE i.refusal IS NULL AND i.usage IS NOT NULL AND i.idx >= s.first
   LOOP
     p_items[v.idx + 1].refusal := 'WB002';
   END LOOP;
   RETURN p_items;
 END $$;
 COMMENT ON FUNCTION receipt_usage_rules(text, receipt_append_item[], boolean) IS
-  'The usage rules of receipt_append(), for one tenant''s items: an item whose usage ([{counter, scope, window_start, before, add}]) does not match the counters '
+  'The usage rules of receipt_append() (p_tenant: NULL, or the one tenant of the items): an item whose usage ([{counter, scope, window_start, before, add}]) does not match the counters '
   'under the locked head (the stored total plus the additions of its tenant''s earlier accepted ALLOWED items of the call, compared as float8) '
   'is refused (WB002), with every later item of its tenant that read usage. p_recheck: the second pass, after the quota and approval '
   'rules, which runs only when they refused an ALLOWED item that read usage. Other items are returned as they came.';
@@ -121,13 +122,24 @@ BEGIN
   IF NOT EXISTS (SELECT 1 FROM unnest(p_items) AS i WHERE i.usage IS NOT NULL AND i.refusal IS NULL AND i.decision = 'ALLOWED') THEN
     RETURN;
   END IF;
-  -- One counter per statement, naming the tenant: on a Citus cluster a write of its shard.
+  IF p_tenant IS NULL THEN
+    INSERT INTO usage_counters AS c (tenant_id, counter, scope, window_start, total)
+    SELECT i.tenant_id, u.counter, u.scope, u.window_start::timestamptz, sum(u.add)
+    FROM unnest(p_items) AS i
+    CROSS JOIN LATERAL json_to_recordset(i.usage) AS u(counter text, scope text, window_start text, add numeric)
+    WHERE i.refusal IS NULL AND i.kind = 'protect' AND i.decision = 'ALLOWED' AND i.usage IS NOT NULL
+    GROUP BY i.tenant_id, u.counter, u.scope, u.window_start
+    ORDER BY 1, 2, 3, 4
+    ON CONFLICT (tenant_id, counter, scope, window_start) DO UPDATE SET total = c.total + excluded.total;
+    RETURN;
+  END IF;
+  -- One tenant (a cluster): one counter per statement, which Citus routes to the tenant's shard.
   FOR v IN
     SELECT u.counter, u.scope, u.window_start::timestamptz AS window_start, sum(u.add) AS total
     FROM unnest(p_items) AS i
     CROSS JOIN LATERAL json_to_recordset(i.usage) AS u(counter text, scope text, window_start text, add numeric)
     WHERE i.refusal IS NULL AND i.kind = 'protect' AND i.decision = 'ALLOWED' AND i.usage IS NOT NULL
-    GROUP BY u.counter, u.scope, u.window_start::timestamptz
+    GROUP BY u.counter, u.scope, u.window_start
     ORDER BY 1, 2, 3
   LOOP
     INSERT INTO usage_counters AS c (tenant_id, counter, scope, window_start, total)
@@ -136,8 +148,8 @@ BEGIN
   END LOOP;
 END $$;
 COMMENT ON FUNCTION receipt_usage_counters_add(text, receipt_append_item[]) IS
-  'After receipt_append() stored one tenant''s items: each stored ALLOWED protect adds to the usage counters its item names '
-  '(usage: [{counter, scope, window_start, before, add}]). Refused items count toward nothing.';
+  'After receipt_append() stored its items (p_tenant: NULL, or the one tenant of the items): each stored ALLOWED protect adds to the usage '
+  'counters its item names (usage: [{counter, scope, window_start, before, add}]). Refused items count toward nothing.';
 
 -- What GET /customer/usage shows: a tenant's counters of the current windows.
 CREATE INDEX usage_counters_recent ON usage_counters (tenant_id, window_start DESC);

@@ -3,15 +3,16 @@
 -- and quota rules, link, day counts; 12_approvals.sql: approval rules; 13_usage.sql: usage rules
 -- and counters), so a reader meets each piece before the pipeline that runs them.
 
--- The pipeline for one tenant's items (receipt_items_of()): every statement of its pieces names the
--- tenant, so that on a Citus cluster each is a statement of that tenant's shard (docs/scaling.md).
+-- The pipeline over a call's items: p_tenant NULL on one server (each statement serves every tenant
+-- of the call), or the one tenant of the items (receipt_items_of()) on a Citus cluster, where every
+-- statement of the pieces names it, so that each runs on that tenant's shard (docs/scaling.md).
 CREATE FUNCTION receipt_append_run(p_tenant text, p_items receipt_append_item[]) RETURNS receipt_append_item[]
 LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
   v_items receipt_append_item[] := p_items;
 BEGIN
-  -- Locked before the rules read anything, so they see every earlier append of the tenant.
-  PERFORM receipt_heads_lock(ARRAY[p_tenant]);
+  -- Locked before the rules read anything, so they see every earlier append of these tenants.
+  PERFORM receipt_heads_lock(ARRAY(SELECT i.tenant_id FROM unnest(p_items) AS i));
   v_items := receipt_execute_rules(p_tenant, v_items);
   -- Before the quota, so that a decision made on stale usage counts toward nothing; again after
   -- the quota and approval rules, which may refuse an item whose addition a later one counted on.
@@ -21,7 +22,7 @@ BEGIN
   v_items := receipt_usage_rules(p_tenant, v_items, true);
   v_items := receipt_link(p_tenant, v_items);
 
-  -- Checks the keys, moves the head, inserts the accepted items and grows the stored tree.
+  -- Checks the keys, moves the heads, inserts the accepted items and grows the stored tree.
   PERFORM receipt_log_store(p_tenant, v_items);
   PERFORM receipt_usage_add(p_tenant, v_items);
   PERFORM receipt_usage_counters_add(p_tenant, v_items);
@@ -30,7 +31,7 @@ BEGIN
   RETURN v_items;
 END $$;
 COMMENT ON FUNCTION receipt_append_run(text, receipt_append_item[]) IS
-  'receipt_append()''s pipeline for the items of one tenant (idx from 0): locks its head, sets each item''s first refusal (execute, usage, '
+  'receipt_append()''s pipeline over a call''s items (idx from 0; p_tenant: NULL, or the one tenant of the items): locks their heads, sets each item''s first refusal (execute, usage, '
   'quota, approval, usage again), links the accepted ones, stores them and counts them; returns the items with what it decided.';
 
 CREATE FUNCTION receipt_append(p_items json)
@@ -44,10 +45,14 @@ BEGIN
   IF v_items IS NULL THEN
     RETURN;
   END IF;
-  -- One tenant at a time, in tenant order, the order every writer of the log locks heads in.
-  FOR v_tenant IN SELECT DISTINCT i.tenant_id FROM unnest(v_items) AS i ORDER BY 1 LOOP
-    v_items := receipt_items_put(v_items, v_tenant, receipt_append_run(v_tenant, receipt_items_of(v_items, v_tenant)));
-  END LOOP;
+  IF NOT receipt_append_by_tenant() THEN
+    v_items := receipt_append_run(NULL, v_items);
+  ELSE
+    -- A cluster: one tenant at a time, in tenant order, the order every writer of the log locks heads in.
+    FOR v_tenant IN SELECT DISTINCT i.tenant_id FROM unnest(v_items) AS i ORDER BY 1 LOOP
+      v_items := receipt_items_put(v_items, v_tenant, receipt_append_run(v_tenant, receipt_items_of(v_items, v_tenant)));
+    END LOOP;
+  END IF;
 
   RETURN QUERY
     SELECT i.idx, i.seq, i.prev_hash, i.chain_hash, i.quota_limit, i.quota_used, i.refusal,
@@ -58,8 +63,8 @@ END $$;
 COMMENT ON FUNCTION receipt_append(json) IS
   'Stores a JSON array of decisions ({receipt_id, tenant_id, key_id, kind, request_id, timestamp, decision, payload, content_hash, '
   'signature, protect_receipt_id, approval, usage}) as their tenants'' next receipts, in input order, and counts them against the plans; one row per item '
-  '(idx 0-based; approval: the approval a retry answers, receipt_approval_rules()). Each tenant''s items go through receipt_append_run(), '
-  'tenants in order. Per item, first refusal wins: receipt_execute_rules() (WR002, WR003, WR004, WR007, WR010, WR011), then receipt_usage_rules() (WB002), then receipt_quota_rules() '
+  '(idx 0-based; approval: the approval a retry answers, receipt_approval_rules()). The items go through receipt_append_run(): all at '
+  'once on one server, each tenant''s in turn, tenants in order, on a cluster (receipt_append_by_tenant()). Per item, first refusal wins: receipt_execute_rules() (WR002, WR003, WR004, WR007, WR010, WR011), then receipt_usage_rules() (WB002), then receipt_quota_rules() '
   '(WQ003, then WQ001 or WQ002), then receipt_approval_rules() (WQ004), then receipt_usage_rules() again (WB002); stored protects with approval terms open their approvals '
   '(receipt_approval_open()) and executes of outcomes mark them executed (receipt_approval_executed()). Refused items are not stored and count towards nothing. Raises 22007 for a timestamp not in iso_time() '
   'form, 22023 for a kind other than protect or execute (receipt_append_parse()). Agrees with appending the items one by one, '
