@@ -79,6 +79,20 @@ BEGIN
   LOOP
     PERFORM create_distributed_function(f);
   END LOOP;
+
+  -- An append that names its tenant (receipt_append_tenant(): the appender's on a cluster) runs whole
+  -- on that tenant's worker, every statement of it on that tenant's shards; receipt_append() itself,
+  -- a batch of any tenants, runs on the coordinator, each statement routed to its tenant's shard.
+  PERFORM create_distributed_function('receipt_append_tenant(text, json)', 'p_tenant_id', colocate_with => 'tenants');
+  -- The log's writers run a call's tenants one at a time, each statement naming its tenant.
+  CREATE OR REPLACE FUNCTION receipt_append_by_tenant() RETURNS boolean
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $f$ SELECT true $f$;
+  -- One server keeps generic plans of the append's statements (docs/performance.md, "Plans and a
+  -- growing log"); Citus plans a statement that joins a tenant's shard with parameters only as a
+  -- custom plan, and refuses it when a generic plan is forced ("could not create distributed plan").
+  ALTER FUNCTION receipt_append(json) RESET plan_cache_mode;
+  ALTER FUNCTION receipt_log_store(text, receipt_append_item[]) RESET plan_cache_mode;
+  ALTER FUNCTION receipt_tree_grow(text[], bigint[], bigint[]) RESET plan_cache_mode;
 END $$;
 
 -- The key lookup keeps one generic plan per statement on one server (plan_cache_mode in

@@ -238,31 +238,29 @@ END $$;
 COMMENT ON FUNCTION receipt_tree_root(text, bigint) IS
   'The RFC 9162 root of the tenant''s first p_size receipts (SHA-256 of nothing for 0), from O(log N) subtree roots; NULL when the log is shorter.';
 
--- Nodes from level 4 up, one set-based INSERT per level for every tenant of the call: a node is
--- new when it ends within (lo, hi]. Each is inserted without its hash, which receipt_tree_node_hash()
--- computes: from its 16 receipts at level 4, from the two children the level below stored above.
+-- Nodes from level 4 up, one row per statement, each naming its tenant (on a Citus cluster a
+-- statement of one shard; a call that completes no subtree, most of them, runs none): a node is new
+-- when it ends within (lo, hi]. Each is inserted without its hash, which receipt_tree_node_hash()
+-- computes: from its 16 receipts at level 4, from the two children the level below stored before.
 -- enable_seqscan off: every statement probes an index, whatever a kept plan's statistics said.
--- jit off: the generic plan's guessed row counts (1,000 per generate_series) would cross
--- jit_above_cost and spend ~100 ms compiling a statement that touches a handful of rows.
 CREATE FUNCTION receipt_tree_grow(p_tenants text[], p_lo bigint[], p_hi bigint[]) RETURNS void
-LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan SET enable_seqscan = off SET jit = off AS $$
+LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan SET enable_seqscan = off AS $$
 DECLARE
-  v_level integer := 4;
-  v_added bigint := 1;
+  v_level integer;
 BEGIN
-  -- A level without a new node has none above it: a multiple of 2^(L+1) is one of 2^L.
-  WHILE v_added > 0 LOOP
-    INSERT INTO receipt_tree_nodes (tenant_id, level, idx, hash)
-    SELECT s.tenant_id, v_level, i, NULL
-    FROM unnest(p_tenants, p_lo, p_hi) AS s(tenant_id, lo, hi)
-    CROSS JOIN LATERAL generate_series(s.lo >> v_level, (s.hi >> v_level) - 1) AS i
-    ORDER BY 1, 3;
-    GET DIAGNOSTICS v_added = ROW_COUNT;
-    v_level := v_level + 1;
+  FOR k IN 1 .. coalesce(cardinality(p_tenants), 0) LOOP
+    v_level := 4;
+    -- A level without a new node has none above it: a multiple of 2^(L+1) is one of 2^L.
+    WHILE (p_hi[k] >> v_level) > (p_lo[k] >> v_level) LOOP
+      FOR v_idx IN (p_lo[k] >> v_level) .. (p_hi[k] >> v_level) - 1 LOOP
+        INSERT INTO receipt_tree_nodes (tenant_id, level, idx, hash) VALUES (p_tenants[k], v_level, v_idx, NULL);
+      END LOOP;
+      v_level := v_level + 1;
+    END LOOP;
   END LOOP;
 END $$;
 COMMENT ON FUNCTION receipt_tree_grow(text[], bigint[], bigint[]) IS
-  'Adds the stored nodes (level >= 4) of each tenant''s Merkle tree that its log growing from lo to hi leaves completes, level by level '
+  'Adds the stored nodes (level >= 4) of each tenant''s Merkle tree that its log growing from lo to hi leaves completes, level by level, '
   '(their hashes computed by receipt_tree_node_hash(): RFC 9162). Called by receipt_log_store().';
 
 -- Without foreign keys: receipt_log_store(), the one writer of receipts, checks a receipt's key and
@@ -551,18 +549,69 @@ COMMENT ON FUNCTION receipt_heads_lock(text[]) IS
   'Creates the missing log heads of these tenants and locks them all (FOR UPDATE) in tenant order, the order every writer of the log locks in; '
   'what the rules then read of these tenants cannot change until the transaction ends.';
 
--- The rules below and receipt_link() run with the caller's settings: receipt_append() sets
+-- Whether the writers of the log run a call's tenants one at a time, each statement naming its
+-- tenant: false on one server, where a call's statements serve all its tenants at once (one round
+-- trip of the batch's tenants per statement); sql/citus/distribute.sql makes it true on a cluster.
+-- IMMUTABLE, so that the planner folds it away.
+CREATE FUNCTION receipt_append_by_tenant() RETURNS boolean
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT false $$;
+COMMENT ON FUNCTION receipt_append_by_tenant() IS
+  'Whether receipt_append() and receipt_event_append() run a call''s tenants one at a time (a Citus cluster: true) or all at once (one server: false).';
+
+-- A call's items of one tenant, in input order, numbered from 0 as the pieces below address them
+-- (idx), and back: receipt_append() and receipt_event_append() run their pieces one tenant at a time.
+CREATE FUNCTION receipt_items_of(p_items receipt_append_item[], p_tenant text) RETURNS receipt_append_item[]
+LANGUAGE plpgsql IMMUTABLE AS $$
+DECLARE
+  v_part receipt_append_item[] := '{}';
+  v_item receipt_append_item;
+BEGIN
+  FOREACH v_item IN ARRAY p_items LOOP
+    CONTINUE WHEN v_item.tenant_id IS DISTINCT FROM p_tenant;
+    v_item.idx := cardinality(v_part);
+    v_part := v_part || v_item;
+  END LOOP;
+  RETURN v_part;
+END $$;
+COMMENT ON FUNCTION receipt_items_of(receipt_append_item[], text) IS
+  'The items of one tenant of a call, in input order, idx renumbered from 0 (receipt_items_put() puts them back).';
+
+CREATE FUNCTION receipt_items_put(p_items receipt_append_item[], p_tenant text, p_part receipt_append_item[]) RETURNS receipt_append_item[]
+LANGUAGE plpgsql IMMUTABLE AS $$
+DECLARE
+  k integer := 0;
+BEGIN
+  FOR i IN 1 .. cardinality(p_items) LOOP
+    CONTINUE WHEN p_items[i].tenant_id IS DISTINCT FROM p_tenant;
+    k := k + 1;
+    p_part[k].idx := p_items[i].idx;
+    p_items[i] := p_part[k];
+  END LOOP;
+  RETURN p_items;
+END $$;
+COMMENT ON FUNCTION receipt_items_put(receipt_append_item[], text, receipt_append_item[]) IS
+  'The call''s items with those of p_tenant replaced by p_part (receipt_items_of() of them, as the pieces returned them), their idx restored.';
+
+-- The pieces below take a call's items and p_tenant: NULL on one server, where one set-based
+-- statement serves every tenant of the call (each table probed by its item's tenant), or the one
+-- tenant of the items (receipt_items_of()) on a Citus cluster, where every statement then names it,
+-- coalesce(p_tenant, i.tenant_id) folding to that tenant, so that each runs on its shard
+-- (docs/scaling.md). They and receipt_link() run with the caller's settings: receipt_append() sets
 -- plan_cache_mode = force_generic_plan and enable_seqscan = off for them. Their plans are made once
 -- per session, often on a new database's nearly empty tables, and kept while the log grows, so each
 -- statement is index probes whose index its shape decides (LATERAL ... LIMIT 1, in the index's
 -- order: no other index serves it without a sort), and no table is scanned even when statistics
 -- of a small table said a scan was cheaper (docs/performance.md, "Plans and a growing log").
 
-CREATE FUNCTION receipt_execute_rules(p_items receipt_append_item[]) RETURNS receipt_append_item[]
+CREATE FUNCTION receipt_execute_rules(p_tenant text, p_items receipt_append_item[]) RETURNS receipt_append_item[]
 LANGUAGE plpgsql STABLE AS $$
 DECLARE
   v record;
 BEGIN
+  -- Most calls of a protect-only tenant check nothing.
+  IF NOT EXISTS (SELECT 1 FROM unnest(p_items) AS i WHERE i.refusal IS NULL AND i.kind = 'execute') THEN
+    RETURN p_items;
+  END IF;
   -- A protect receipt is looked for in the execute's tenant only: another tenant's is not found.
   FOR v IN
     WITH checked AS (
@@ -581,19 +630,22 @@ BEGIN
              i.refusal IS NULL AND i.kind = 'execute' AS candidate
       FROM unnest(p_items) AS i
       LEFT JOIN LATERAL (
-        SELECT r.kind, r.decision, r.issued_at FROM receipt_by_id(i.tenant_id, i.protect_receipt_id) r
+        -- As in receipt_by_id(), written out so that the statement names its tenant's table itself.
+        SELECT r.kind, r.decision, r.issued_at FROM receipts r
+        WHERE r.tenant_id = coalesce(p_tenant, i.tenant_id) AND r.receipt_id >= i.protect_receipt_id AND r.receipt_id <= i.protect_receipt_id
+        ORDER BY r.receipt_id LIMIT 1
       ) p ON true
       LEFT JOIN LATERAL (
         -- As in receipt_by_id(): a range of one id, in order, keeps the probe on receipts_execute_once.
         SELECT true AS executed FROM receipts x
-        WHERE x.tenant_id = i.tenant_id AND x.kind = 'execute'
+        WHERE x.tenant_id = coalesce(p_tenant, i.tenant_id) AND x.kind = 'execute'
           AND x.protect_receipt_id >= i.protect_receipt_id AND x.protect_receipt_id <= i.protect_receipt_id
         ORDER BY x.protect_receipt_id LIMIT 1
       ) d ON true
       LEFT JOIN LATERAL (
         -- As in receipt_by_id(): a range of one id, in order, keeps the probe on approvals_outcome_receipt_id_key.
         SELECT a.execute_before, a.key_id FROM approvals a
-        WHERE a.tenant_id = i.tenant_id AND p.kind = 'approval'
+        WHERE a.tenant_id = coalesce(p_tenant, i.tenant_id) AND p.kind = 'approval'
           AND a.outcome_receipt_id >= i.protect_receipt_id AND a.outcome_receipt_id <= i.protect_receipt_id
         ORDER BY a.outcome_receipt_id LIMIT 1
       ) ap ON true
@@ -611,13 +663,13 @@ BEGIN
   END LOOP;
   RETURN p_items;
 END $$;
-COMMENT ON FUNCTION receipt_execute_rules(receipt_append_item[]) IS
-  'The execute rules of receipt_append(): each execute not refused yet needs a stored ALLOWED protect receipt of its tenant younger than '
-  'receipt_execute_window() (WR004), or an approved approval''s outcome receipt (kind approval, ALLOWED) from the key that asked (WR011) '
-  'before its execute_before (WR010) (WR002, WR003), not executed before, in the table or earlier in the call (WR007). Sets those refusals; '
-  'other items are returned as they came.';
+COMMENT ON FUNCTION receipt_execute_rules(text, receipt_append_item[]) IS
+  'The execute rules of receipt_append() (p_tenant: NULL, or the one tenant of the items): each execute not refused yet needs a stored ALLOWED protect receipt of the '
+  'tenant younger than receipt_execute_window() (WR004), or an approved approval''s outcome receipt (kind approval, ALLOWED) from the key that '
+  'asked (WR011) before its execute_before (WR010) (WR002, WR003), not executed before, in the table or earlier in the call (WR007). Sets those '
+  'refusals; other items are returned as they came.';
 
-CREATE FUNCTION receipt_quota_rules(p_items receipt_append_item[]) RETURNS receipt_append_item[]
+CREATE FUNCTION receipt_quota_rules(p_tenant text, p_items receipt_append_item[]) RETURNS receipt_append_item[]
 LANGUAGE plpgsql STABLE AS $$
 DECLARE
   v record;
@@ -632,12 +684,14 @@ BEGIN
       FROM unnest(p_items) AS i
       CROSS JOIN LATERAL (
         SELECT pl.protect_per_day, pl.execute_per_day, pl.receipts_stored FROM tenants tn JOIN plans pl ON pl.plan = tn.plan
-        WHERE tn.tenant_id = i.tenant_id LIMIT 1
+        WHERE tn.tenant_id = coalesce(p_tenant, i.tenant_id) LIMIT 1
       ) l
       -- Events do not count toward storage: only the decisions the log holds.
-      CROSS JOIN LATERAL (SELECT h.tree_size - h.event_count AS decisions FROM receipt_heads h WHERE h.tenant_id = i.tenant_id LIMIT 1) h
+      CROSS JOIN LATERAL (
+        SELECT h.tree_size - h.event_count AS decisions FROM receipt_heads h WHERE h.tenant_id = coalesce(p_tenant, i.tenant_id) LIMIT 1
+      ) h
       LEFT JOIN LATERAL (
-        SELECT u.protect_count, u.execute_count FROM usage_daily u WHERE u.tenant_id = i.tenant_id AND u.day = i.day LIMIT 1
+        SELECT u.protect_count, u.execute_count FROM usage_daily u WHERE u.tenant_id = coalesce(p_tenant, i.tenant_id) AND u.day = i.day LIMIT 1
       ) u ON true
     ), within_day AS (
       SELECT pd.*, pd.refusal IS NULL AND (pd.day_limit IS NULL OR pd.place <= pd.day_limit) AS day_ok
@@ -666,12 +720,13 @@ BEGIN
   END LOOP;
   RETURN p_items;
 END $$;
-COMMENT ON FUNCTION receipt_quota_rules(receipt_append_item[]) IS
-  'The quota rules of receipt_append(), for the items not refused yet, in input order: storage first (receipts_stored, decisions only: events '
-  'are not counted, WQ003), then the day''s quota of the item''s kind (protect_per_day WQ001, execute_per_day WQ002). An accepted item gets '
-  'its day''s limit (quota_limit, NULL: none) and its place in the day (quota_used); refused items count towards nothing.';
+COMMENT ON FUNCTION receipt_quota_rules(text, receipt_append_item[]) IS
+  'The quota rules of receipt_append() (p_tenant: NULL, or the one tenant of the items), for the items not refused yet, in input order: '
+  'storage first (receipts_stored, decisions only: events are not counted, WQ003), then the day''s quota of the item''s kind (protect_per_day '
+  'WQ001, execute_per_day WQ002). An accepted item gets its day''s limit (quota_limit, NULL: none) and its place in the day (quota_used); '
+  'refused items count towards nothing.';
 
-CREATE FUNCTION receipt_link(p_items receipt_append_item[]) RETURNS receipt_append_item[]
+CREATE FUNCTION receipt_link(p_tenant text, p_items receipt_append_item[]) RETURNS receipt_append_item[]
 LANGUAGE plpgsql STABLE AS $$
 DECLARE
   it record;
@@ -684,7 +739,9 @@ BEGIN
     SELECT i.idx, i.receipt_id, i.tenant_id, i.key_id, i.kind, i.request_id, i.ts, i.content_hash, i.protect_receipt_id,
            h.tree_size, h.head_hash
     FROM unnest(p_items) AS i
-    CROSS JOIN LATERAL (SELECT h.tree_size, h.head_hash FROM receipt_heads h WHERE h.tenant_id = i.tenant_id LIMIT 1) h
+    CROSS JOIN LATERAL (
+      SELECT h.tree_size, h.head_hash FROM receipt_heads h WHERE h.tenant_id = coalesce(p_tenant, i.tenant_id) LIMIT 1
+    ) h
     WHERE i.refusal IS NULL
     ORDER BY i.tenant_id, i.idx
   LOOP
@@ -702,39 +759,64 @@ BEGIN
   END LOOP;
   RETURN p_items;
 END $$;
-COMMENT ON FUNCTION receipt_link(receipt_append_item[]) IS
-  'The links of the accepted items (refusal NULL): each tenant''s, in input order, continue its chain from its head (locked by the caller): '
-  'seq, prev_hash and chain_hash (receipt_chain_hash()) set; refused items are returned as they came.';
+COMMENT ON FUNCTION receipt_link(text, receipt_append_item[]) IS
+  'The links of the accepted items (refusal NULL; p_tenant: NULL, or the one tenant of the items): each tenant''s, in input order, continue '
+  'its chain from its head (locked by the caller): seq, prev_hash and chain_hash (receipt_chain_hash()) set; refused items are returned as they came.';
 
 -- usage_daily is written only here, under the heads' locks, so the counts the quota rules read
 -- and the ones added here are exact.
-CREATE FUNCTION receipt_usage_add(p_items receipt_append_item[]) RETURNS void
+CREATE FUNCTION receipt_usage_add(p_tenant text, p_items receipt_append_item[]) RETURNS void
 LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+  v record;
 BEGIN
-  -- Each tenant's day counted once, in tenant order as the heads were locked. (PL/pgSQL keeps the
-  -- plan of this INSERT; a LANGUAGE sql function would plan it again at every batch.)
-  INSERT INTO usage_daily AS u (tenant_id, day, protect_count, execute_count)
-  SELECT i.tenant_id, i.day, count(*) FILTER (WHERE i.kind = 'protect'), count(*) FILTER (WHERE i.kind = 'execute')
-  FROM unnest(p_items) AS i
-  WHERE i.refusal IS NULL
-  GROUP BY i.tenant_id, i.day
-  ORDER BY i.tenant_id, i.day
-  ON CONFLICT (tenant_id, day) DO UPDATE SET
-    protect_count = u.protect_count + excluded.protect_count,
-    execute_count = u.execute_count + excluded.execute_count;
+  IF p_tenant IS NULL THEN
+    -- One server: each tenant's day counted once, in tenant order as the heads were locked, in one
+    -- statement. (PL/pgSQL keeps the plan of this INSERT; a LANGUAGE sql function would plan it
+    -- again at every batch.)
+    INSERT INTO usage_daily AS u (tenant_id, day, protect_count, execute_count)
+    SELECT i.tenant_id, i.day, count(*) FILTER (WHERE i.kind = 'protect'), count(*) FILTER (WHERE i.kind = 'execute')
+    FROM unnest(p_items) AS i
+    WHERE i.refusal IS NULL
+    GROUP BY i.tenant_id, i.day
+    ORDER BY i.tenant_id, i.day
+    ON CONFLICT (tenant_id, day) DO UPDATE SET
+      protect_count = u.protect_count + excluded.protect_count,
+      execute_count = u.execute_count + excluded.execute_count;
+    RETURN;
+  END IF;
+  -- One tenant (a cluster): a row per statement, which Citus routes to the tenant's shard.
+  FOR v IN
+    SELECT i.day, count(*) FILTER (WHERE i.kind = 'protect')::integer AS protects, count(*) FILTER (WHERE i.kind = 'execute')::integer AS executes
+    FROM unnest(p_items) AS i
+    WHERE i.refusal IS NULL
+    GROUP BY i.day
+    ORDER BY i.day
+  LOOP
+    INSERT INTO usage_daily AS u (tenant_id, day, protect_count, execute_count)
+    VALUES (p_tenant, v.day, v.protects, v.executes)
+    ON CONFLICT (tenant_id, day) DO UPDATE SET
+      protect_count = u.protect_count + excluded.protect_count,
+      execute_count = u.execute_count + excluded.execute_count;
+  END LOOP;
 END $$;
-COMMENT ON FUNCTION receipt_usage_add(receipt_append_item[]) IS
-  'Adds the accepted items (refusal NULL) to their tenants'' usage_daily counts of protect and execute calls, per UTC day.';
+COMMENT ON FUNCTION receipt_usage_add(text, receipt_append_item[]) IS
+  'Adds the accepted items (refusal NULL; p_tenant: NULL, or the one tenant of the items) to their tenants'' usage_daily counts of protect '
+  'and execute calls, per UTC day.';
 
 -- Storing: the one INSERT into receipts, of every kind (receipt_append() stores decisions,
--- receipt_event_append() audit receipts), under the heads the caller locked.
-CREATE FUNCTION receipt_log_store(p_items receipt_append_item[]) RETURNS void
+-- receipt_event_append() audit receipts), under the head the caller locked.
+CREATE FUNCTION receipt_log_store(p_tenant text, p_items receipt_append_item[]) RETURNS void
 LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan SET enable_seqscan = off AS $$
 DECLARE
   v record;
   v_tenants text[];
   v_lo bigint[];
   v_hi bigint[];
+  v_lo1 bigint;
+  v_hi1 bigint;
+  v_hash text;
+  v_events bigint;
 BEGIN
   -- What the foreign keys would check, one probe each: a receipt's key is its tenant's, and so is
   -- the protect receipt a vote or an outcome names (an execute's is receipt_execute_rules()' WR002).
@@ -747,7 +829,10 @@ BEGIN
   END LOOP;
   FOR v IN SELECT i.tenant_id, i.protect_receipt_id FROM unnest(p_items) AS i
            WHERE i.refusal IS NULL AND i.protect_receipt_id IS NOT NULL AND i.kind <> 'execute' LOOP
-    PERFORM 1 FROM receipt_by_id(v.tenant_id, v.protect_receipt_id);
+    -- As in receipt_by_id(), written out so that the statement names its tenant's table itself.
+    PERFORM 1 FROM receipts r
+    WHERE r.tenant_id = v.tenant_id AND r.receipt_id >= v.protect_receipt_id AND r.receipt_id <= v.protect_receipt_id
+    ORDER BY r.receipt_id LIMIT 1;
     IF NOT FOUND THEN
       RAISE EXCEPTION 'a receipt names a protect receipt that is not its tenant''s'
         USING ERRCODE = 'foreign_key_violation', CONSTRAINT = 'receipts_protect_receipt_fkey';
@@ -755,37 +840,61 @@ BEGIN
   END LOOP;
   -- Each tenant's head moves once, past its new receipts, before they are inserted: the rows are
   -- checked against it (receipts_link_guard), and it against them at commit (receipt_heads_covered).
-  WITH moved AS (
-    UPDATE receipt_heads h SET tree_size = l.hi, head_hash = l.chain_hash, event_count = h.event_count + l.events
-    FROM (
-      SELECT DISTINCT ON (i.tenant_id) i.tenant_id, i.chain_hash, i.seq + 1 AS hi, min(i.seq) OVER (PARTITION BY i.tenant_id) AS lo,
-             count(*) FILTER (WHERE i.kind IN ('event', 'vote', 'approval')) OVER (PARTITION BY i.tenant_id) AS events
-      FROM unnest(p_items) AS i WHERE i.refusal IS NULL ORDER BY i.tenant_id, i.seq DESC
-    ) l
-    WHERE h.tenant_id = l.tenant_id
-    RETURNING h.tenant_id, l.lo, l.hi
-  )
-  SELECT array_agg(m.tenant_id ORDER BY m.tenant_id), array_agg(m.lo ORDER BY m.tenant_id), array_agg(m.hi ORDER BY m.tenant_id)
-  INTO v_tenants, v_lo, v_hi
-  FROM moved m;
-  IF v_tenants IS NULL THEN
-    RETURN; -- nothing to store (every item of a call refused)
+  IF p_tenant IS NULL THEN
+    -- One server: every tenant of the call in one statement each.
+    WITH moved AS (
+      UPDATE receipt_heads h SET tree_size = l.hi, head_hash = l.chain_hash, event_count = h.event_count + l.events
+      FROM (
+        SELECT DISTINCT ON (i.tenant_id) i.tenant_id, i.chain_hash, i.seq + 1 AS hi, min(i.seq) OVER (PARTITION BY i.tenant_id) AS lo,
+               count(*) FILTER (WHERE i.kind IN ('event', 'vote', 'approval')) OVER (PARTITION BY i.tenant_id) AS events
+        FROM unnest(p_items) AS i WHERE i.refusal IS NULL ORDER BY i.tenant_id, i.seq DESC
+      ) l
+      WHERE h.tenant_id = l.tenant_id
+      RETURNING h.tenant_id, l.lo, l.hi
+    )
+    SELECT array_agg(m.tenant_id ORDER BY m.tenant_id), array_agg(m.lo ORDER BY m.tenant_id), array_agg(m.hi ORDER BY m.tenant_id)
+    INTO v_tenants, v_lo, v_hi
+    FROM moved m;
+    IF v_tenants IS NULL THEN
+      RETURN; -- nothing to store (every item of a call refused)
+    END IF;
+    INSERT INTO receipts (receipt_id, tenant_id, seq, kind, key_id, request_id, issued_at, decision, payload,
+                          content_hash, signature, prev_hash, chain_hash, protect_receipt_id)
+    SELECT i.receipt_id, i.tenant_id, i.seq, i.kind, i.key_id, i.request_id, i.issued_at, i.decision, i.payload,
+           i.content_hash, i.signature, i.prev_hash, i.chain_hash, i.protect_receipt_id
+    FROM unnest(p_items) AS i
+    WHERE i.refusal IS NULL
+    ORDER BY i.tenant_id, i.seq;
+  ELSE
+    -- One tenant (a cluster): the head by one UPDATE naming it, then one receipt per statement:
+    -- Citus routes an INSERT ... VALUES to the tenant's shard and keeps a refusal's SQLSTATE, where
+    -- it would copy an INSERT ... SELECT's rows (COPY answers a CHECK's refusal as XX000).
+    SELECT min(i.seq), max(i.seq) + 1, (array_agg(i.chain_hash ORDER BY i.seq DESC))[1], count(*) FILTER (WHERE i.kind IN ('event', 'vote', 'approval'))
+    INTO v_lo1, v_hi1, v_hash, v_events
+    FROM unnest(p_items) AS i WHERE i.refusal IS NULL;
+    IF v_hi1 IS NULL THEN
+      RETURN; -- nothing to store (every item of a call refused)
+    END IF;
+    UPDATE receipt_heads h SET tree_size = v_hi1, head_hash = v_hash, event_count = h.event_count + v_events
+    WHERE h.tenant_id = p_tenant;
+    FOR v IN SELECT * FROM unnest(p_items) AS i WHERE i.refusal IS NULL ORDER BY i.seq LOOP
+      INSERT INTO receipts (receipt_id, tenant_id, seq, kind, key_id, request_id, issued_at, decision, payload,
+                            content_hash, signature, prev_hash, chain_hash, protect_receipt_id)
+      VALUES (v.receipt_id, p_tenant, v.seq, v.kind, v.key_id, v.request_id, v.issued_at, v.decision, v.payload,
+              v.content_hash, v.signature, v.prev_hash, v.chain_hash, v.protect_receipt_id);
+    END LOOP;
+    v_tenants := ARRAY[p_tenant];
+    v_lo := ARRAY[v_lo1];
+    v_hi := ARRAY[v_hi1];
   END IF;
-  INSERT INTO receipts (receipt_id, tenant_id, seq, kind, key_id, request_id, issued_at, decision, payload,
-                        content_hash, signature, prev_hash, chain_hash, protect_receipt_id)
-  SELECT i.receipt_id, i.tenant_id, i.seq, i.kind, i.key_id, i.request_id, i.issued_at, i.decision, i.payload,
-         i.content_hash, i.signature, i.prev_hash, i.chain_hash, i.protect_receipt_id
-  FROM unnest(p_items) AS i
-  WHERE i.refusal IS NULL
-  ORDER BY i.tenant_id, i.seq;
   -- The stored Merkle tree grows with the heads: every subtree of 16 leaves or more they complete.
   PERFORM receipt_tree_grow(v_tenants, v_lo, v_hi);
 END $$;
-COMMENT ON FUNCTION receipt_log_store(receipt_append_item[]) IS
-  'Stores the linked items not refused (receipt_link(); heads locked by the caller) as receipts: every key names a key of its tenant and '
-  'every vote or outcome a receipt of its tenant (23503), each tenant''s head moves once past its new receipts (counting the audit '
-  'receipts apart), the rows are inserted and the stored Merkle tree (receipt_tree_nodes) gains the subtrees of 16 leaves or more they '
-  'complete. The one writer of receipts: receipt_append() and receipt_event_append() call it.';
+COMMENT ON FUNCTION receipt_log_store(text, receipt_append_item[]) IS
+  'Stores the linked items not refused (receipt_link(); heads locked by the caller; p_tenant: NULL, or the one tenant of the items) as '
+  'receipts: every key names a key of its tenant and every vote or outcome a receipt of its tenant (23503), each tenant''s head moves once '
+  'past its new receipts (counting the audit receipts apart), the rows are inserted and the stored Merkle tree (receipt_tree_nodes) gains '
+  'the subtrees of 16 leaves or more they complete. The one writer of receipts: receipt_append() and receipt_event_append() call it.';
 
 -- Appending audit events ---------------------------------------------------------------------
 
@@ -799,6 +908,8 @@ LANGUAGE plpgsql VOLATILE AS $$
 #variable_conflict use_column
 DECLARE
   v_items receipt_append_item[];
+  v_part receipt_append_item[];
+  v_tenant text;
   v_bad text;
 BEGIN
   SELECT array_agg(ROW((x.ord - 1)::integer, x.receipt_id, x.tenant_id, x.key_id, coalesce(x.kind, 'event'), x.request_id,
@@ -821,15 +932,26 @@ BEGIN
   IF FOUND THEN
     RAISE EXCEPTION 'receipt_event_append() stores events, votes and approval outcomes, not %', v_bad USING ERRCODE = '23514';
   END IF;
-  PERFORM receipt_heads_lock(ARRAY(SELECT i.tenant_id FROM unnest(v_items) AS i));
-  -- Each links to the head the one before it of its tenant advanced, in input order.
-  v_items := receipt_link(v_items);
-  PERFORM receipt_log_store(v_items);
+  -- Each links to the head the one before it of its tenant advanced, in input order, under the
+  -- heads locked in tenant order; on a cluster one tenant at a time, in that order.
+  IF NOT receipt_append_by_tenant() THEN
+    PERFORM receipt_heads_lock(ARRAY(SELECT i.tenant_id FROM unnest(v_items) AS i));
+    v_items := receipt_link(NULL, v_items);
+    PERFORM receipt_log_store(NULL, v_items);
+  ELSE
+    FOR v_tenant IN SELECT DISTINCT i.tenant_id FROM unnest(v_items) AS i ORDER BY 1 LOOP
+      PERFORM receipt_heads_lock(ARRAY[v_tenant]);
+      v_part := receipt_link(v_tenant, receipt_items_of(v_items, v_tenant));
+      PERFORM receipt_log_store(v_tenant, v_part);
+      v_items := receipt_items_put(v_items, v_tenant, v_part);
+    END LOOP;
+  END IF;
   RETURN QUERY SELECT i.receipt_id, i.seq, i.prev_hash, i.chain_hash FROM unnest(v_items) AS i ORDER BY i.idx;
 END $$;
 COMMENT ON FUNCTION receipt_event_append(json) IS
   'Stores a JSON array of signed audit receipts ({receipt_id, tenant_id, request_id, timestamp, payload, content_hash, signature}, and for '
   'an approval''s vote or outcome kind, key_id, decision and protect_receipt_id; kind event when absent) as their tenants'' next receipts, '
-  'in input order, under the heads locked in tenant order (receipt_log_store()); one row per item with its link. They count toward no '
-  'quota and not toward receipts_stored. Raises 22007 for a timestamp not in iso_time() form, 23514 for a kind other than event, vote or '
-  'approval; the receipts table''s CHECKs refuse a payload that is not an event (23514). Call it in the transaction of the change it records.';
+  'in input order, under the heads locked in tenant order (receipt_log_store()); one row per item with its link. They '
+  'count toward no quota and not toward receipts_stored. Raises 22007 for a timestamp not in iso_time() form, 23514 for a kind other than '
+  'event, vote or approval; the receipts table''s CHECKs refuse a payload that is not an event (23514). Call it in the transaction of the '
+  'change it records.';

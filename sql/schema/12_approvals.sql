@@ -165,7 +165,10 @@ BEGIN
   IF EXISTS (SELECT 1 FROM approval_votes v WHERE v.tenant_id = NEW.tenant_id AND v.approval_id = NEW.approval_id AND v.account_id = NEW.account_id) THEN
     RAISE EXCEPTION 'this person has voted already' USING ERRCODE = 'WV003';
   END IF;
-  SELECT x.kind, x.protect_receipt_id, x.payload::jsonb AS p INTO r FROM receipt_by_id(NEW.tenant_id, NEW.receipt_id) x;
+  -- As receipt_by_id() finds it, written out: on a cluster this runs on the tenant's shard.
+  SELECT x.kind, x.protect_receipt_id, x.payload::jsonb AS p INTO r FROM receipts x
+  WHERE x.tenant_id = NEW.tenant_id AND x.receipt_id >= NEW.receipt_id AND x.receipt_id <= NEW.receipt_id
+  ORDER BY x.receipt_id LIMIT 1;
   IF r.kind = 'vote' AND r.p ->> 'action_hash' IS DISTINCT FROM a.action_hash THEN
     RAISE EXCEPTION 'the action changed since it was shown' USING ERRCODE = 'WV004';
   END IF;
@@ -218,13 +221,19 @@ COMMENT ON FUNCTION approval_announce(text, text) IS
 -- A stored receipt as the API shows it, for the webhooks that carry it (a receiver verifies it
 -- offline): its claims, links, payload and signature.
 CREATE FUNCTION receipt_as_json(p_tenant_id text, p_receipt_id text) RETURNS jsonb
-LANGUAGE sql STABLE AS $$
-  SELECT jsonb_build_object('receipt_id', r.receipt_id, 'tenant_id', r.tenant_id, 'kind', r.kind, 'seq', r.seq, 'prev_hash', r.prev_hash,
-                            'chain_hash', r.chain_hash, 'key_id', r.key_id, 'protect_receipt_id', r.protect_receipt_id, 'decision', r.decision,
-                            'request_id', r.request_id, 'content_hash', r.content_hash, 'timestamp', iso_time(r.issued_at),
-                            'payload', r.payload::jsonb, 'signature', r.signature)
-  FROM receipt_by_id(p_tenant_id, p_receipt_id) r
-$$;
+LANGUAGE plpgsql STABLE AS $$
+BEGIN
+  -- PL/pgSQL, the probe of receipt_by_id() written out: a Citus cluster plans this statement as its
+  -- tenant's, where it refuses a LANGUAGE sql function's statement over a distributed table.
+  RETURN (
+    SELECT jsonb_build_object('receipt_id', r.receipt_id, 'tenant_id', r.tenant_id, 'kind', r.kind, 'seq', r.seq, 'prev_hash', r.prev_hash,
+                              'chain_hash', r.chain_hash, 'key_id', r.key_id, 'protect_receipt_id', r.protect_receipt_id, 'decision', r.decision,
+                              'request_id', r.request_id, 'content_hash', r.content_hash, 'timestamp', iso_time(r.issued_at),
+                              'payload', r.payload::jsonb, 'signature', r.signature)
+    FROM receipts r
+    WHERE r.tenant_id = p_tenant_id AND r.receipt_id >= p_receipt_id AND r.receipt_id <= p_receipt_id
+    ORDER BY r.receipt_id LIMIT 1);
+END $$;
 COMMENT ON FUNCTION receipt_as_json(text, text) IS 'A stored receipt as the API shows it (payload as JSON), for webhook data.';
 
 -- Tells the tenant's webhooks of a step of an approval (webhook_emit(), sql/schema/04_webhooks.sql),
@@ -268,7 +277,7 @@ COMMENT ON FUNCTION receipt_approval_answer(text, text, text, timestamptz) IS
 -- Before linking: a protect under a require_approval rule answers the approval a retry finds
 -- (receipt_approval_answer()), or the one an earlier item of the same call opens; the others open
 -- one, and are refused when their tenant would have more pending approvals than it may.
-CREATE FUNCTION receipt_approval_rules(p_items receipt_append_item[]) RETURNS receipt_append_item[]
+CREATE FUNCTION receipt_approval_rules(p_tenant text, p_items receipt_append_item[]) RETURNS receipt_append_item[]
 LANGUAGE plpgsql STABLE AS $$
 DECLARE
   v record;
@@ -278,7 +287,7 @@ DECLARE
 BEGIN
   FOR v IN
     SELECT i.idx, i.tenant_id, i.key_id, i.content_hash, i.issued_at, i.approval,
-           (SELECT count(*) FROM approvals a WHERE a.tenant_id = i.tenant_id AND a.status = 'pending') AS pending
+           (SELECT count(*) FROM approvals a WHERE a.tenant_id = coalesce(p_tenant, i.tenant_id) AND a.status = 'pending') AS pending
     FROM unnest(p_items) AS i
     WHERE i.refusal IS NULL AND i.approval IS NOT NULL
     ORDER BY i.idx
@@ -313,8 +322,8 @@ BEGIN
   END LOOP;
   RETURN p_items;
 END $$;
-COMMENT ON FUNCTION receipt_approval_rules(receipt_append_item[]) IS
-  'The approval rules of receipt_append(), for protects with approval terms (approval not NULL): one that a retry answers '
+COMMENT ON FUNCTION receipt_approval_rules(text, receipt_append_item[]) IS
+  'The approval rules of receipt_append() (p_tenant: NULL, or the one tenant of the items), for protects with approval terms (approval not NULL): one that a retry answers '
   '(receipt_approval_answer(), or an earlier item of the call with the same key and content_hash) gets approval.answered and the '
   'answered approval; the others open one and are refused (WQ004) when their tenant would have more than approvals_pending_cap() '
   'pending approvals. Other items are returned as they came.';
@@ -322,11 +331,14 @@ COMMENT ON FUNCTION receipt_approval_rules(receipt_append_item[]) IS
 -- After the insert: each stored protect that requires approval opens its approval, bound to its
 -- content_hash; each eligible member is told by email (the link leads to the console; nothing
 -- approves from the email).
-CREATE FUNCTION receipt_approval_open(p_items receipt_append_item[]) RETURNS void
+CREATE FUNCTION receipt_approval_open(p_tenant text, p_items receipt_append_item[]) RETURNS void
 LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
   i record;
   t record;
+  v_created_by text;
+  v_expires_at timestamptz;
+  v_to text;
 BEGIN
   FOR i IN SELECT * FROM unnest(p_items) AS x
            WHERE x.refusal IS NULL AND x.approval IS NOT NULL AND NOT coalesce((x.approval ->> 'answered')::boolean, false)
@@ -336,60 +348,67 @@ BEGIN
            (i.approval ->> 'expires_in')::integer AS expires_in, (i.approval ->> 'execute_within')::integer AS execute_within,
            i.approval ->> 'rule' AS rule, i.approval ->> 'action' AS action
       INTO t;
-    INSERT INTO approvals (approval_id, tenant_id, protect_receipt_id, key_id, key_created_by, action_hash, rule, quorum, roles,
-                           execute_within, created_at, expires_at)
-    SELECT t.approval_id, i.tenant_id, i.receipt_id, i.key_id, k.created_by, i.content_hash, t.rule, t.quorum, t.roles,
-           t.execute_within, i.issued_at, i.issued_at + make_interval(secs => t.expires_in)
-    FROM api_keys k WHERE k.tenant_id = i.tenant_id AND k.key_id = i.key_id;
-    PERFORM mail_enqueue('approval_requested', a.email, i.tenant_id,
-                         jsonb_build_object('approval_id', t.approval_id, 'action', t.action, 'rule', t.rule,
-                                            'expires_at', iso_time(i.issued_at + make_interval(secs => t.expires_in))))
-    FROM members m JOIN accounts a ON a.account_id = m.account_id
-    WHERE m.tenant_id = i.tenant_id AND m.status = 'active' AND m.role = ANY (t.roles)
-      -- Not the person who created the key, whose vote approval_votes_guard() refuses (WV005), unless
-      -- it would take it: the tenant's one member, its owner, with allow_self_approval.
-      AND (m.account_id IS DISTINCT FROM (SELECT c.account_id FROM approvals ap JOIN members c ON c.tenant_id = ap.tenant_id AND c.member_id = ap.key_created_by
-                                           WHERE ap.tenant_id = i.tenant_id AND ap.approval_id = t.approval_id)
-           OR (m.role = 'owner'
-               AND (SELECT tn.allow_self_approval FROM tenants tn WHERE tn.tenant_id = i.tenant_id)
-               AND (SELECT count(*) FROM members c WHERE c.tenant_id = i.tenant_id AND c.status = 'active') = 1))
-    ORDER BY m.joined_at, m.member_id;
+    -- Each statement names the item's tenant, and the values are computed before it: on a Citus
+    -- cluster a write of one shard, with no STABLE function for the shard to evaluate.
+    v_expires_at := i.issued_at + make_interval(secs => t.expires_in);
+    SELECT k.created_by INTO v_created_by FROM api_keys k WHERE k.tenant_id = i.tenant_id AND k.key_id = i.key_id;
+    IF FOUND THEN
+      INSERT INTO approvals (approval_id, tenant_id, protect_receipt_id, key_id, key_created_by, action_hash, rule, quorum, roles,
+                             execute_within, created_at, expires_at)
+      VALUES (t.approval_id, i.tenant_id, i.receipt_id, i.key_id, v_created_by, i.content_hash, t.rule, t.quorum, t.roles,
+              t.execute_within, i.issued_at, v_expires_at);
+    END IF;
+    -- The addresses first, then the mail: the outbox is not a table of the tenant's shard.
+    FOR v_to IN
+      SELECT a.email
+      FROM members m JOIN accounts a ON a.account_id = m.account_id
+      WHERE m.tenant_id = i.tenant_id AND m.status = 'active' AND m.role = ANY (t.roles)
+        -- Not the person who created the key, whose vote approval_votes_guard() refuses (WV005), unless
+        -- it would take it: the tenant's one member, its owner, with allow_self_approval.
+        AND (m.account_id IS DISTINCT FROM (SELECT c.account_id FROM approvals ap JOIN members c ON c.tenant_id = ap.tenant_id AND c.member_id = ap.key_created_by
+                                             WHERE ap.tenant_id = i.tenant_id AND ap.approval_id = t.approval_id)
+             OR (m.role = 'owner'
+                 AND (SELECT tn.allow_self_approval FROM tenants tn WHERE tn.tenant_id = i.tenant_id)
+                 AND (SELECT count(*) FROM members c WHERE c.tenant_id = i.tenant_id AND c.status = 'active') = 1))
+      ORDER BY m.joined_at, m.member_id
+    LOOP
+      PERFORM mail_enqueue('approval_requested', v_to, i.tenant_id,
+                           jsonb_build_object('approval_id', t.approval_id, 'action', t.action, 'rule', t.rule, 'expires_at', iso_time(v_expires_at)));
+    END LOOP;
     PERFORM approval_emit(i.tenant_id, 'approval.requested', t.approval_id, i.receipt_id);
   END LOOP;
 END $$;
-COMMENT ON FUNCTION receipt_approval_open(receipt_append_item[]) IS
-  'After receipt_append() stored its items: opens the approval of each stored protect whose item carries approval terms and answers none ({approval_id, '
+COMMENT ON FUNCTION receipt_approval_open(text, receipt_append_item[]) IS
+  'After receipt_append() stored its items (p_tenant: NULL, or the one tenant of the items): opens the approval of each stored protect whose item carries approval terms and answers none ({approval_id, '
   'quorum, roles, expires_in, execute_within, rule, action}), bound to its content_hash and calling key, expiring expires_in after the '
   'receipt, queues an approval_requested email to each active member whose role may vote (not the key''s creator, whose vote would be '
   'refused, unless self-approval is allowed), and an approval.requested webhook event.';
 
 -- After the insert: an execute of an approved approval's outcome receipt moves it to executed.
-CREATE FUNCTION receipt_approval_executed(p_items receipt_append_item[]) RETURNS void
+CREATE FUNCTION receipt_approval_executed(p_tenant text, p_items receipt_append_item[]) RETURNS void
 LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
   x record;
+  v_approval text;
 BEGIN
-  -- Each approval found as receipt_by_id() finds a receipt (a range of one id, in order: only
-  -- approvals_outcome_receipt_id_key serves it, where an equality could take approvals_tenant_list
-  -- and read every approval of the tenant), locked, then updated by its row's address (ctid,
-  -- stable while locked).
-  FOR x IN
-    UPDATE approvals a SET status = 'executed', execute_receipt_id = o.receipt_id
-    FROM (
-      SELECT i.receipt_id, p.row FROM unnest(p_items) AS i
-      CROSS JOIN LATERAL (
-        SELECT y.ctid AS row FROM approvals y
-        WHERE y.tenant_id = i.tenant_id AND y.outcome_receipt_id >= i.protect_receipt_id AND y.outcome_receipt_id <= i.protect_receipt_id
-        ORDER BY y.outcome_receipt_id LIMIT 1 FOR UPDATE) p
-      WHERE i.refusal IS NULL AND i.kind = 'execute') o
-    WHERE a.ctid = o.row
-    RETURNING a.tenant_id, a.approval_id, a.execute_receipt_id
-  LOOP
-    PERFORM approval_emit(x.tenant_id, 'approval.executed', x.approval_id, x.execute_receipt_id);
+  -- Per stored execute, one statement naming its tenant: the approval found as receipt_by_id() finds
+  -- a receipt (a range of one id, in order: only approvals_outcome_receipt_id_key serves it, where an
+  -- equality could take approvals_tenant_list and read every approval of the tenant), locked, then
+  -- updated by its row's address (ctid, stable while locked).
+  FOR x IN SELECT i.tenant_id, i.receipt_id, i.protect_receipt_id FROM unnest(p_items) AS i WHERE i.refusal IS NULL AND i.kind = 'execute' ORDER BY i.idx LOOP
+    UPDATE approvals a SET status = 'executed', execute_receipt_id = x.receipt_id
+    WHERE a.tenant_id = x.tenant_id
+      AND a.ctid = (SELECT y.ctid FROM approvals y
+                    WHERE y.tenant_id = x.tenant_id AND y.outcome_receipt_id >= x.protect_receipt_id AND y.outcome_receipt_id <= x.protect_receipt_id
+                    ORDER BY y.outcome_receipt_id LIMIT 1 FOR UPDATE)
+    RETURNING a.approval_id INTO v_approval;
+    IF FOUND THEN
+      PERFORM approval_emit(x.tenant_id, 'approval.executed', v_approval, x.receipt_id);
+    END IF;
   END LOOP;
 END $$;
-COMMENT ON FUNCTION receipt_approval_executed(receipt_append_item[]) IS
-  'After receipt_append() stored its items: the approval whose outcome receipt a stored execute names becomes executed (approval.executed to webhooks).';
+COMMENT ON FUNCTION receipt_approval_executed(text, receipt_append_item[]) IS
+  'After receipt_append() stored its items (p_tenant: NULL, or the one tenant of the items): the approval whose outcome receipt a stored execute names becomes executed (approval.executed to webhooks).';
 
 -- -------------------------------------------------------------------------------------------------
 -- A vote: its receipt (signed by the service) and its row, in one transaction. What the vote is
@@ -434,6 +453,7 @@ DECLARE
   a approvals%ROWTYPE;
   v_at timestamptz := (p_receipt ->> 'timestamp')::timestamptz;
   v_by text := (p_receipt ->> 'payload')::jsonb -> 'outcome' ->> 'cancelled_by';
+  v_execute_before timestamptz;
 BEGIN
   PERFORM receipt_heads_lock(ARRAY[p_receipt ->> 'tenant_id']);
   SELECT * INTO a FROM approvals x WHERE x.approval_id = p_approval_id AND x.tenant_id = p_receipt ->> 'tenant_id' FOR UPDATE;
@@ -457,12 +477,14 @@ BEGIN
     RAISE EXCEPTION 'cancelling an approval needs the admin role' USING ERRCODE = 'WT021';
   END IF;
   PERFORM receipt_append_one(p_receipt);
-  UPDATE approvals x SET status = p_status, outcome_receipt_id = p_receipt ->> 'receipt_id', decided_at = v_at,
-                         execute_before = CASE WHEN p_status = 'approved' THEN v_at + make_interval(secs => a.execute_within) END
+  -- Computed apart: a Citus cluster evaluates no STABLE function (timestamptz arithmetic) inside a CASE of an UPDATE.
+  IF p_status = 'approved' THEN
+    v_execute_before := v_at + make_interval(secs => a.execute_within);
+  END IF;
+  UPDATE approvals x SET status = p_status, outcome_receipt_id = p_receipt ->> 'receipt_id', decided_at = v_at, execute_before = v_execute_before
   WHERE x.tenant_id = a.tenant_id AND x.approval_id = p_approval_id;
   PERFORM approval_emit(a.tenant_id, 'approval.' || p_status, p_approval_id, p_receipt ->> 'receipt_id');
-  RETURN QUERY SELECT p_status, iso_time(v_at),
-                      CASE WHEN p_status = 'approved' THEN iso_time(v_at + make_interval(secs => a.execute_within)) END;
+  RETURN QUERY SELECT p_status, iso_time(v_at), iso_time(v_execute_before);
 END $$;
 COMMENT ON FUNCTION approval_settle(text, text, json) IS
   'Ends a pending approval as approved, denied, expired or cancelled with its signed outcome receipt (kind approval, ALLOWED exactly when '

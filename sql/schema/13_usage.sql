@@ -29,13 +29,19 @@ CREATE FUNCTION usage_read(p_tenants text[], p_keys json)
 RETURNS TABLE (tenant_id text, counter text, scope text, window_start text, total numeric)
 LANGUAGE plpgsql VOLATILE AS $$
 #variable_conflict use_column
+DECLARE
+  v_tenant text;
 BEGIN
   PERFORM receipt_heads_lock(p_tenants);
-  RETURN QUERY
-    SELECT k.tenant_id, k.counter, k.scope, k.window_start, coalesce(c.total, 0)
-    FROM json_to_recordset(p_keys) AS k(tenant_id text, counter text, scope text, window_start text)
-    LEFT JOIN usage_counters c ON c.tenant_id = k.tenant_id AND c.counter = k.counter AND c.scope = k.scope
-                              AND c.window_start = k.window_start::timestamptz;
+  -- One statement per tenant, each naming it: on a Citus cluster each is its tenant's shard's.
+  FOR v_tenant IN SELECT DISTINCT k.tenant_id FROM json_to_recordset(p_keys) AS k(tenant_id text) ORDER BY 1 LOOP
+    RETURN QUERY
+      SELECT v_tenant, k.counter, k.scope, k.window_start, coalesce(c.total, 0)
+      FROM json_to_recordset(p_keys) AS k(tenant_id text, counter text, scope text, window_start text)
+      LEFT JOIN usage_counters c ON c.tenant_id = v_tenant AND c.counter = k.counter AND c.scope = k.scope
+                                AND c.window_start = k.window_start::timestamptz
+      WHERE k.tenant_id = v_tenant;
+  END LOOP;
 END $$;
 COMMENT ON FUNCTION usage_read(text[], json) IS
   'Locks the log heads of these tenants (receipt_heads_lock()) and answers the current total of each counter asked '
@@ -50,7 +56,7 @@ COMMENT ON FUNCTION usage_read(text[], json) IS
 -- decided again by the service. Compared in float8, the number the decision compared: the exact
 -- total rounded once, as the service rounds its own exact sum (src/decide/decimal.ts). Linear in
 -- the call's items: one running sum per counter, one probe per counter.
-CREATE FUNCTION receipt_usage_rules(p_items receipt_append_item[], p_recheck boolean) RETURNS receipt_append_item[]
+CREATE FUNCTION receipt_usage_rules(p_tenant text, p_items receipt_append_item[], p_recheck boolean) RETURNS receipt_append_item[]
 LANGUAGE plpgsql STABLE AS $$
 DECLARE
   v record;
@@ -80,7 +86,7 @@ BEGIN
       FROM (SELECT DISTINCT r.tenant_id, r.counter, r.scope, r.window_start FROM reads r) k
       LEFT JOIN LATERAL (
         SELECT c.total FROM usage_counters c
-        WHERE c.tenant_id = k.tenant_id AND c.counter = k.counter AND c.scope = k.scope AND c.window_start = k.window_start
+        WHERE c.tenant_id = coalesce(p_tenant, k.tenant_id) AND c.counter = k.counter AND c.scope = k.scope AND c.window_start = k.window_start
         LIMIT 1
       ) c ON true
     ), stale AS (
@@ -98,34 +104,52 @@ BEGIN
   END LOOP;
   RETURN p_items;
 END $$;
-COMMENT ON FUNCTION receipt_usage_rules(receipt_append_item[], boolean) IS
-  'The usage rules of receipt_append(): an item whose usage ([{counter, scope, window_start, before, add}]) does not match the counters '
+COMMENT ON FUNCTION receipt_usage_rules(text, receipt_append_item[], boolean) IS
+  'The usage rules of receipt_append() (p_tenant: NULL, or the one tenant of the items): an item whose usage ([{counter, scope, window_start, before, add}]) does not match the counters '
   'under the locked head (the stored total plus the additions of its tenant''s earlier accepted ALLOWED items of the call, compared as float8) '
   'is refused (WB002), with every later item of its tenant that read usage. p_recheck: the second pass, after the quota and approval '
   'rules, which runs only when they refused an ALLOWED item that read usage. Other items are returned as they came.';
 
 -- The piece of receipt_append() that counts: each stored ALLOWED protect adds to the counters its
 -- item names (the usage rules whose other conditions its input satisfies).
-CREATE FUNCTION receipt_usage_counters_add(p_items receipt_append_item[]) RETURNS void
+CREATE FUNCTION receipt_usage_counters_add(p_tenant text, p_items receipt_append_item[]) RETURNS void
 LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+  v record;
 BEGIN
   -- Most batches name no usage rule: PL/pgSQL returns here, and keeps the INSERT's plan for the
   -- rest (a LANGUAGE sql function would plan its INSERT again at every call, every batch).
   IF NOT EXISTS (SELECT 1 FROM unnest(p_items) AS i WHERE i.usage IS NOT NULL AND i.refusal IS NULL AND i.decision = 'ALLOWED') THEN
     RETURN;
   END IF;
-  INSERT INTO usage_counters AS c (tenant_id, counter, scope, window_start, total)
-  SELECT i.tenant_id, u.counter, u.scope, u.window_start::timestamptz, sum(u.add)
-  FROM unnest(p_items) AS i
-  CROSS JOIN LATERAL json_to_recordset(i.usage) AS u(counter text, scope text, window_start text, add numeric)
-  WHERE i.refusal IS NULL AND i.kind = 'protect' AND i.decision = 'ALLOWED' AND i.usage IS NOT NULL
-  GROUP BY i.tenant_id, u.counter, u.scope, u.window_start
-  ORDER BY 1, 2, 3, 4
-  ON CONFLICT (tenant_id, counter, scope, window_start) DO UPDATE SET total = c.total + excluded.total;
+  IF p_tenant IS NULL THEN
+    INSERT INTO usage_counters AS c (tenant_id, counter, scope, window_start, total)
+    SELECT i.tenant_id, u.counter, u.scope, u.window_start::timestamptz, sum(u.add)
+    FROM unnest(p_items) AS i
+    CROSS JOIN LATERAL json_to_recordset(i.usage) AS u(counter text, scope text, window_start text, add numeric)
+    WHERE i.refusal IS NULL AND i.kind = 'protect' AND i.decision = 'ALLOWED' AND i.usage IS NOT NULL
+    GROUP BY i.tenant_id, u.counter, u.scope, u.window_start
+    ORDER BY 1, 2, 3, 4
+    ON CONFLICT (tenant_id, counter, scope, window_start) DO UPDATE SET total = c.total + excluded.total;
+    RETURN;
+  END IF;
+  -- One tenant (a cluster): one counter per statement, which Citus routes to the tenant's shard.
+  FOR v IN
+    SELECT u.counter, u.scope, u.window_start::timestamptz AS window_start, sum(u.add) AS total
+    FROM unnest(p_items) AS i
+    CROSS JOIN LATERAL json_to_recordset(i.usage) AS u(counter text, scope text, window_start text, add numeric)
+    WHERE i.refusal IS NULL AND i.kind = 'protect' AND i.decision = 'ALLOWED' AND i.usage IS NOT NULL
+    GROUP BY u.counter, u.scope, u.window_start
+    ORDER BY 1, 2, 3
+  LOOP
+    INSERT INTO usage_counters AS c (tenant_id, counter, scope, window_start, total)
+    VALUES (p_tenant, v.counter, v.scope, v.window_start, v.total)
+    ON CONFLICT (tenant_id, counter, scope, window_start) DO UPDATE SET total = c.total + excluded.total;
+  END LOOP;
 END $$;
-COMMENT ON FUNCTION receipt_usage_counters_add(receipt_append_item[]) IS
-  'After receipt_append() stored its items: each stored ALLOWED protect adds to the usage counters its item names '
-  '(usage: [{counter, scope, window_start, before, add}]). Refused items count toward nothing.';
+COMMENT ON FUNCTION receipt_usage_counters_add(text, receipt_append_item[]) IS
+  'After receipt_append() stored its items (p_tenant: NULL, or the one tenant of the items): each stored ALLOWED protect adds to the usage '
+  'counters its item names (usage: [{counter, scope, window_start, before, add}]). Refused items count toward nothing.';
 
 -- What GET /customer/usage shows: a tenant's counters of the current windows.
 CREATE INDEX usage_counters_recent ON usage_counters (tenant_id, window_start DESC);

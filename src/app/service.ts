@@ -116,7 +116,9 @@ export async function createService(
   const approvalSweeper = config.approvalSweep
     ? startApprovalSweeper(() => approvals.expireDue(), APPROVAL_SWEEP_MS, (err) => log.warn("approval_sweep_failed", { error: String(err) }))
     : { stop: async () => {} };
-  const receipts = new ReceiptAppender(db, signer, now, metrics);
+  // On a Citus coordinator the appender batches by tenant (docs/scaling.md): read once, at start.
+  const citus = db.kind === "postgres" && (await db.one("migrations/citus"))?.citus === true;
+  const receipts = new ReceiptAppender(db, signer, now, metrics, { citus });
   const deps: Deps = {
     config,
     db,

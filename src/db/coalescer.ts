@@ -6,7 +6,7 @@
 // after the item arrived, so a batched read sees every write committed before its request came
 // in, exactly as its own query would.
 
-export interface CoalescerOptions {
+export interface CoalescerOptions<I = unknown> {
   /** Items in one call at most. */
   maxBatch: number;
   /** Calls in flight at once at most. */
@@ -17,6 +17,8 @@ export interface CoalescerOptions {
    * item (nothing in flight) never waits. 0 or absent: never wait.
    */
   linger?: number;
+  /** Items of one call share their key: a call takes the oldest item's key and the items waiting with it, in order. */
+  key?: (item: I) => string;
 }
 
 interface Waiting<I, R> {
@@ -37,7 +39,7 @@ export class Coalescer<I, R> {
 
   constructor(
     private readonly run: (items: I[]) => Promise<(R | Error)[]>,
-    private readonly opts: CoalescerOptions,
+    private readonly opts: CoalescerOptions<I>,
   ) {}
 
   submit(item: I): Promise<R> {
@@ -67,13 +69,25 @@ export class Coalescer<I, R> {
     clearTimeout(this.lingering);
     this.lingering = undefined;
     while (this.inFlight < this.opts.maxInFlight && this.queue.length > 0) {
-      const batch = this.queue.splice(0, this.opts.maxBatch);
+      const batch = this.take();
       this.inFlight++;
       this.call(batch).finally(() => {
         this.inFlight--;
         if (this.queue.length > 0) this.schedule();
       });
     }
+  }
+
+  /** The next call's items: the oldest and, up to maxBatch, those waiting with its key (all when unkeyed). */
+  private take(): Waiting<I, R>[] {
+    const key = this.opts.key;
+    if (!key) return this.queue.splice(0, this.opts.maxBatch);
+    const first = key(this.queue[0]!.item);
+    const batch: Waiting<I, R>[] = [];
+    const rest: Waiting<I, R>[] = [];
+    for (const w of this.queue) (batch.length < this.opts.maxBatch && key(w.item) === first ? batch : rest).push(w);
+    this.queue = rest;
+    return batch;
   }
 
   private async call(batch: Waiting<I, R>[]): Promise<void> {

@@ -864,6 +864,19 @@ export interface Queries {
       approval: unknown;
     };
   };
+  "receipts/append_tenant": {
+    params: [string, unknown];
+    row: {
+      idx: number;
+      seq: number | null;
+      prev_hash: string | null;
+      chain_hash: string | null;
+      quota_limit: number | null;
+      quota_used: number | null;
+      refusal: string | null;
+      approval: unknown;
+    };
+  };
   "receipts/get": {
     params: [string, string];
     row: {

@@ -78,9 +78,13 @@ function answeredApproval(value: unknown): AnsweredApproval | undefined {
   return { approval_id: a.approval_id, status: a.status, expires_at: a.expires_at, outcome_receipt_id: a.outcome_receipt_id ?? null };
 }
 
-/** One receipt_append() call on `q` (a session or a transaction): each item's row, or its refusal as a DbError. */
-export async function appendItems(q: Queryable, items: AppendItem[]): Promise<(AppendRow | Error)[]> {
-  const rows = await q.query("receipts/append", [items]);
+/**
+ * One receipt_append() call on `q` (a session or a transaction): each item's row, or its refusal as a
+ * DbError. With `tenantId`, every item is that tenant's, and the call names it (receipt_append_tenant():
+ * on a Citus cluster it runs whole on the tenant's worker).
+ */
+export async function appendItems(q: Queryable, items: AppendItem[], tenantId?: string): Promise<(AppendRow | Error)[]> {
+  const rows = tenantId === undefined ? await q.query("receipts/append", [items]) : await q.query("receipts/append_tenant", [tenantId, items]);
   const byIndex = new Map(rows.map((r) => [r.idx, r]));
   return items.map((_, i) => {
     const row = byIndex.get(i);
@@ -89,14 +93,30 @@ export async function appendItems(q: Queryable, items: AppendItem[]): Promise<(A
   });
 }
 
+/** An item waiting for its batch, and whether its call may run on its tenant's worker of a cluster. */
+interface Waiting {
+  item: AppendItem;
+  /**
+   * False when storing it writes the coordinator's outbox (the mail and webhook events of an approval
+   * it opens or an outcome it executes: receipt_approval_open(), receipt_approval_executed()).
+   */
+  onWorker: boolean;
+}
+
+/** How many one-tenant batches a cluster's appender keeps in flight, over the pool (docs/scaling.md). */
+const CLUSTER_IN_FLIGHT = 4;
+
 export class ReceiptAppender {
   /**
    * Group commit: appends that arrive while a batch is in the database wait for the next one,
-   * which takes them all, so one round trip and one commit serve many requests. Batches go down
-   * one pipelined session (Db.pipeline), the next one queued behind the one running. A caller is
-   * answered only after its batch committed.
+   * which takes them all, so one round trip and one commit serve many requests. On one server a
+   * batch holds any tenants' items and batches go down one pipelined session (Db.pipeline), the next
+   * one queued behind the one running. On a Citus cluster (`citus`) a batch holds one tenant's items,
+   * so that its transaction is one shard's, and runs on that tenant's worker when it may (Waiting);
+   * batches of different tenants run side by side over the pool. A caller is answered only after its
+   * batch committed.
    */
-  private readonly batches: Coalescer<AppendItem, AppendRow>;
+  private readonly batches: Coalescer<Waiting, AppendRow>;
   /**
    * The ALLOWED protects this process stored lately, by receipt_id, for the execute that usually
    * follows within milliseconds. Freshness: stored receipts never change (receipts_append_only),
@@ -109,17 +129,27 @@ export class ReceiptAppender {
     private readonly signer: ReceiptSigner,
     private readonly now: () => Date,
     metrics: Metrics,
+    opts: { citus?: boolean } = {},
   ) {
-    this.batches = new Coalescer(
-      async (items) => {
-        metrics.receiptBatch(items.length);
-        return appendItems(db.pipeline, items);
-      },
-      // On the embedded database, whose one thread runs the calls one after another, a call sent
-      // while another runs waits a moment for more: fewer, larger calls (+16-19% protect; on
-      // PostgreSQL, which overlaps them, no gain: docs/performance.md).
-      { maxBatch: MAX_BATCH, maxInFlight: 2, linger: db.kind === "embedded" ? LINGER_MS : 0 },
-    );
+    this.batches = opts.citus
+      ? new Coalescer(
+          async (waiting) => {
+            metrics.receiptBatch(waiting.length);
+            const first = waiting[0]!;
+            return appendItems(db, waiting.map((w) => w.item), first.onWorker ? first.item.tenant_id : undefined);
+          },
+          { maxBatch: MAX_BATCH, maxInFlight: CLUSTER_IN_FLIGHT, key: (w) => `${w.onWorker ? "worker" : "coordinator"} ${w.item.tenant_id}` },
+        )
+      : new Coalescer(
+          async (waiting) => {
+            metrics.receiptBatch(waiting.length);
+            return appendItems(db.pipeline, waiting.map((w) => w.item));
+          },
+          // On the embedded database, whose one thread runs the calls one after another, a call sent
+          // while another runs waits a moment for more: fewer, larger calls (+16-19% protect; on
+          // PostgreSQL, which overlaps them, no gain: docs/performance.md).
+          { maxBatch: MAX_BATCH, maxInFlight: 2, linger: db.kind === "embedded" ? LINGER_MS : 0 },
+        );
   }
 
   /** An item as receipt_append() takes it: the payload hashed and its claims signed. */
@@ -171,7 +201,8 @@ export class ReceiptAppender {
 
   /** A signed item (`payload` is the one its content_hash covers) joins the next batch. */
   async appendSigned(item: AppendItem, payload: ResultPayload): Promise<Appended> {
-    return this.stored(item, await this.batches.submit(item), payload);
+    const onWorker = item.approval === null && payload.outcome === undefined;
+    return this.stored(item, await this.batches.submit({ item, onWorker }), payload);
   }
 
   async append(args: { tenantId: string; keyId: string; requestId: string; payload: ResultPayload; protectReceiptId?: string; approval?: OpenedApproval }): Promise<Appended> {

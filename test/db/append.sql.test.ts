@@ -230,6 +230,16 @@ describe("receipt_append(json): errors", () => {
     expect(await db.one("receipts/head", [a.tenantId])).toEqual({ tenant_id: a.tenantId, tree_size: 0, head_hash: null, event_count: 0 });
   });
 
+  test("receipt_append_tenant() (a cluster's one-tenant batches) appends as receipt_append() does, and refuses an item of another tenant (22023)", async () => {
+    const [a, b] = [await tenant(), await tenant()];
+    const rows = await db.query("receipts/append_tenant", [a.tenantId, [await item(a), await item(a)]]);
+    expect(rows.map((r) => [r.idx, r.seq, r.refusal])).toEqual([[0, 0, null], [1, 1, null]]);
+    const err = await db.query("receipts/append_tenant", [a.tenantId, [await item(a), await item(b)]]).then(() => undefined, (e: unknown) => e);
+    expect((err as DbError).sqlstate).toBe("22023");
+    expect(Number((await db.one("receipts/head", [a.tenantId]))!.tree_size)).toBe(2);
+    expect(Number((await db.one("receipts/head", [b.tenantId]))!.tree_size)).toBe(0);
+  });
+
   test("the link guard refuses every row written around receipt_append (WR005), even the exact next link", async () => {
     const a = await tenant();
     const [first] = await append([await item(a)]);

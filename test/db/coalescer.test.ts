@@ -49,6 +49,20 @@ test("batches stop at maxBatch and run up to maxInFlight at once", async () => {
   expect(await Promise.all(all)).toEqual([1, 2, 3, 4, 5]);
 });
 
+test("key: a call holds the items of the oldest item's key, in order; the others wait for the next calls", async () => {
+  const { calls, run } = controlled();
+  // Odd and even numbers are two keys (on a cluster, the appender's tenants).
+  const c = new Coalescer(run, { maxBatch: 2, maxInFlight: 3, key: (n) => String(n % 2) });
+  const all = [1, 2, 3, 4, 5, 6].map((n) => c.submit(n));
+  await settle();
+  expect(calls.map((x) => x.items)).toEqual([[1, 3], [2, 4], [5]]);
+  for (const call of calls) call.release(call.items);
+  await settle();
+  expect(calls.map((x) => x.items)).toEqual([[1, 3], [2, 4], [5], [6]]);
+  calls[3].release([6]);
+  expect(await Promise.all(all)).toEqual([1, 2, 3, 4, 5, 6]);
+});
+
 test("linger: while a call is in flight, items wait for others up to linger ms; a lone item and a full batch never wait", async () => {
   const { calls, run } = controlled();
   const c = new Coalescer(run, { maxBatch: 3, maxInFlight: 2, linger: 50 });
