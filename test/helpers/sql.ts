@@ -125,3 +125,8 @@ export async function openScratchDb(opts: { poolSize?: number } = {}): Promise<{
     },
   };
 }
+
+/** Whether the database is a Citus coordinator's (the suite runs on one in CI too). */
+export async function isCitus(db: Pick<Db, "runScriptStatement">): Promise<boolean> {
+  return (await testOne<{ citus: boolean }>(db, "citus_installed"))?.citus === true;
+}

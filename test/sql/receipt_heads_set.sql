@@ -1,3 +1,2 @@
--- Tests only: moves a tenant's log head by hand. $1 tenant_id, $2 the tenant_id it gets,
--- $3 tree_size, $4 head_hash
-UPDATE receipt_heads SET tenant_id = $2, tree_size = $3, head_hash = $4 WHERE tenant_id = $1 RETURNING tree_size;
+-- Tests only: moves a tenant's log head by hand. $1 tenant_id, $2 tree_size, $3 head_hash
+UPDATE receipt_heads SET tree_size = $2, head_hash = $3 WHERE tenant_id = $1 RETURNING tree_size;
