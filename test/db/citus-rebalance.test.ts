@@ -55,8 +55,7 @@ describe.skipIf(!onCitus)("on a Citus coordinator", () => {
           }));
         }
       })();
-      await testQuery(db, "citus_rebalance_start");
-      await testQuery(db, "citus_rebalance_wait");
+      await testQuery(db, "citus_rebalance");
       moving = false;
       await load;
 
