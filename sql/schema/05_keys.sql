@@ -381,7 +381,7 @@ RETURNS TABLE (secret_hash text, key_id text, tenant_id text, status text, plan 
                features text[], verdicts text[], required_plans text[],
                expires_ms double precision, enabled boolean, actions text[], protect_per_day integer,
                per_second integer, burst integer, allowed_ips text[], overlap_ms double precision)
-LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan SET enable_seqscan = off AS $$
+LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan SET enable_seqscan = off SET jit = off AS $$
 #variable_conflict use_column
 DECLARE
   v_hashes text[] := ARRAY(SELECT DISTINCT h FROM jsonb_array_elements_text(p_secret_hashes) AS h);
@@ -499,10 +499,13 @@ COMMENT ON FUNCTION catalogs_key_context() IS
 -- moves with every change a context depends on. A function so that PGlite, which plans every
 -- unnamed statement anew, keeps its plan.
 -- enable_seqscan off: PL/pgSQL keeps this plan, and one made on statistics of a few tenants would
--- keep a scan of all of them. STABLE: it reads with its caller's snapshot.
+-- keep a scan of all of them. jit off, here and with every enable_seqscan off: a scan that cannot
+-- be avoided (catalog_revision()'s sums over the catalogs) is then costed 10^10, far past
+-- jit_above_cost, and PostgreSQL compiled the statement at each call (60 to 100 ms an epoch check,
+-- every API-key request on PostgreSQL). STABLE: it reads with its caller's snapshot.
 CREATE FUNCTION tenant_key_context_epochs(p_tenant_ids text[])
 RETURNS TABLE (tenant_id text, key_context_epoch bigint)
-LANGUAGE plpgsql STABLE SET enable_seqscan = off AS $$
+LANGUAGE plpgsql STABLE SET enable_seqscan = off SET jit = off AS $$
 #variable_conflict use_column
 DECLARE
   v_catalogs bigint := catalog_revision();
@@ -544,7 +547,7 @@ CREATE TABLE api_key_rate_buckets (
 -- statistics of a few keys would keep a scan of all of them.
 CREATE FUNCTION api_key_rate_take(p_tenant_id text, p_key_id text, p_per_second integer, p_burst integer)
 RETURNS TABLE (allowed boolean, retry_after integer)
-LANGUAGE plpgsql VOLATILE SET enable_seqscan = off AS $$
+LANGUAGE plpgsql VOLATILE SET enable_seqscan = off SET jit = off AS $$
 DECLARE
   v_now timestamptz := clock_timestamp();
   v_tokens double precision;

@@ -178,7 +178,7 @@ COMMENT ON FUNCTION receipt_subtree_fold(text, integer, bigint) IS
 -- enable_seqscan off: the probe is by the whole key, and a plan kept from statistics of a small
 -- receipt_tree_nodes would scan the table instead.
 CREATE FUNCTION receipt_tree_node(p_tenant text, p_level integer, p_idx bigint) RETURNS bytea
-LANGUAGE plpgsql STABLE SET enable_seqscan = off AS $$
+LANGUAGE plpgsql STABLE SET enable_seqscan = off SET jit = off AS $$
 BEGIN
   IF p_level < 4 THEN
     RETURN receipt_subtree_fold(p_tenant, p_level, p_idx);
@@ -244,7 +244,7 @@ COMMENT ON FUNCTION receipt_tree_root(text, bigint) IS
 -- computes: from its 16 receipts at level 4, from the two children the level below stored before.
 -- enable_seqscan off: every statement probes an index, whatever a kept plan's statistics said.
 CREATE FUNCTION receipt_tree_grow(p_tenants text[], p_lo bigint[], p_hi bigint[]) RETURNS void
-LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan SET enable_seqscan = off AS $$
+LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan SET enable_seqscan = off SET jit = off AS $$
 DECLARE
   v_level integer;
 BEGIN
@@ -447,7 +447,7 @@ CREATE CONSTRAINT TRIGGER receipt_heads_covered AFTER UPDATE ON receipt_heads
 -- caller's snapshot, so a caller that reads the log in the same statement sees the same log.
 CREATE FUNCTION receipt_head(p_tenant_id text)
 RETURNS TABLE (tenant_id text, tree_size bigint, head_hash text, event_count bigint)
-LANGUAGE plpgsql STABLE SET enable_seqscan = off AS $$
+LANGUAGE plpgsql STABLE SET enable_seqscan = off SET jit = off AS $$
 #variable_conflict use_column
 BEGIN
   RETURN QUERY
@@ -807,7 +807,7 @@ COMMENT ON FUNCTION receipt_usage_add(text, receipt_append_item[]) IS
 -- Storing: the one INSERT into receipts, of every kind (receipt_append() stores decisions,
 -- receipt_event_append() audit receipts), under the head the caller locked.
 CREATE FUNCTION receipt_log_store(p_tenant text, p_items receipt_append_item[]) RETURNS void
-LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan SET enable_seqscan = off AS $$
+LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan SET enable_seqscan = off SET jit = off AS $$
 DECLARE
   v record;
   v_tenants text[];

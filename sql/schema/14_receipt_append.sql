@@ -36,7 +36,7 @@ COMMENT ON FUNCTION receipt_append_run(text, receipt_append_item[]) IS
 
 CREATE FUNCTION receipt_append(p_items json)
 RETURNS TABLE (idx integer, seq bigint, prev_hash text, chain_hash text, quota_limit integer, quota_used integer, refusal text, approval json)
-LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan SET enable_seqscan = off AS $$
+LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan SET enable_seqscan = off SET jit = off AS $$
 #variable_conflict use_column
 DECLARE
   v_items receipt_append_item[] := receipt_append_parse(p_items);
