@@ -109,6 +109,8 @@ const NOT_RUN: { first: string; why: string }[] = [
   { first: "npm ci && npm start", why: "installs, starts the service, runs the whole suite" },
   // The whole suite on PostgreSQL: what CI runs (`bash .ci/run`), not a step of a reader's tour.
   { first: "TEST_DATABASE_URL=postgres://", why: "runs the whole suite" },
+  // The whole suite on a Citus cluster: CI's third stage.
+  { first: "scripts/citus.sh start", why: "starts a Citus cluster and runs the whole suite on it" },
   // The single binary and Deno: CI's smoke tests build and start both.
   { first: "npm run build && ./dist/warden serve", why: "builds and starts the service" },
   // MCP: starts the service, then the MCP Inspector, an interactive tool (test/mcp covers the gateway).
