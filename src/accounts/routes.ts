@@ -11,7 +11,7 @@ import type { Mailer } from "../mail/worker.ts";
 import type { SignupEmails } from "./email.ts";
 import type { Sessions } from "./sessions.ts";
 import { sessionGuard } from "../http/guards.ts";
-import { AppError, ErrorResponse } from "../http/errors.ts";
+import { AppError, ErrorResponse, toAppError } from "../http/errors.ts";
 import { requestId } from "../http/request-state.ts";
 import { newId } from "../ids.ts";
 import { hashSecret, newSecret, secretHint } from "../keys/secret.ts";
@@ -19,6 +19,7 @@ import { normaliseEmail } from "./email.ts";
 import { securityEvent } from "./events.ts";
 import { issueVerification, openSession } from "./lifecycle.ts";
 import { Accepted, LoginBody, LoginMfaResponse, LoginResponse, LogoutBody, SignupBody, SignupResponse } from "./model.ts";
+import { AnswerTime } from "./answer-time.ts";
 import { addressLimit, clearCredentialAttempts, limitCredentialAttempt, loginSubject, hashRequester } from "./rate-limit.ts";
 import { mfaVerifyRoutes } from "./mfa-routes.ts";
 import { resetPasswordRoutes } from "./reset-routes.ts";
@@ -53,6 +54,8 @@ export function accountsRoutes(deps: AccountsDeps) {
 }
 
 function signupLoginRoutes(deps: AccountsDeps) {
+  // A taken email's 409 waits as long as a signup of late took (./answer-time.ts).
+  const signupTime = new AnswerTime();
   return new Elysia({ name: "accounts-signup-login", prefix: "/auth" })
     .use(addressLimit(deps))
     .post(
@@ -68,19 +71,26 @@ function signupLoginRoutes(deps: AccountsDeps) {
         const keyId = newId("key_");
         const secret = newSecret();
         const keyHash = await hashSecret(secret);
+        const startedAt = performance.now();
         // The verification email and the first key's key.created event are written in the signup's
         // own transaction: no account without them (docs/api.md, "The audit trail").
-        await deps.audit.tx(async (q, record) => {
-          await q.query("accounts/signup", [tenantId, accountId, memberId, email, passwordHash, keyId, keyHash, secretHint(secret)]);
-          await record({ tenantId, actor: { member_id: memberId }, requestId: requestId(request), event: "key.created", target: { key_id: keyId, label: "default" } });
-          await issueVerification(q, deps.mailTokens, accountId, deps.now());
-        });
+        try {
+          await deps.audit.tx(async (q, record) => {
+            await q.query("accounts/signup", [tenantId, accountId, memberId, email, passwordHash, keyId, keyHash, secretHint(secret)]);
+            await record({ tenantId, actor: { member_id: memberId }, requestId: requestId(request), event: "key.created", target: { key_id: keyId, label: "default" } });
+            await issueVerification(q, deps.mailTokens, accountId, deps.now());
+          });
+        } catch (error) {
+          if (toAppError(error).error.code === "email_taken") await signupTime.pad(startedAt);
+          throw error;
+        }
         deps.mail.nudge();
         securityEvent(deps, request, "auth.signup", { tenant_id: tenantId, member_id: memberId, email });
         const { token } = await deps.sessions.issue(
           { account_id: accountId, account_epoch: 0, tenant_id: tenantId, member_id: memberId, member_epoch: 0 },
           deps.now(),
         );
+        signupTime.record(performance.now() - startedAt);
         set.status = 201;
         return { ok: true as const, token, tenant_id: tenantId, api_key: secret, email_verified: false, member_id: memberId, role: "owner" as const };
       },
