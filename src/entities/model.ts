@@ -19,6 +19,7 @@ const AttributeValue = t.Union([Scalar, t.Array(Scalar, { maxItems: 100 })], { d
 export const EntityRef = t.Object({ type: Name("type"), id: Name("id") }, strict);
 export const Attributes = t.Record(t.String({ pattern: ATTRIBUTE_NAME }), AttributeValue, {
   maxProperties: 64,
+  additionalProperties: false,
   description: "at most 64 names (identifiers), each a scalar or a list of at most 100 scalars",
 });
 
