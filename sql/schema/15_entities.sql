@@ -4,6 +4,18 @@
 -- The service writes them only through entities_upsert() and entity_delete(), which move the
 -- tenant's entity head: the version every cached read is checked against (src/entities/lookup.ts).
 
+-- The bounds of an entity and of a write (docs/api.md, "Entities").
+CREATE FUNCTION entity_attributes_cap() RETURNS integer LANGUAGE sql IMMUTABLE AS $$ SELECT 64 $$;
+COMMENT ON FUNCTION entity_attributes_cap() IS 'The most attribute names one entity holds.';
+CREATE FUNCTION entity_list_cap() RETURNS integer LANGUAGE sql IMMUTABLE AS $$ SELECT 100 $$;
+COMMENT ON FUNCTION entity_list_cap() IS 'The most items of one list-valued attribute.';
+CREATE FUNCTION entity_parents_cap() RETURNS integer LANGUAGE sql IMMUTABLE AS $$ SELECT 100 $$;
+COMMENT ON FUNCTION entity_parents_cap() IS 'The most parents one entity names.';
+CREATE FUNCTION entity_bytes_cap() RETURNS integer LANGUAGE sql IMMUTABLE AS $$ SELECT 16384 $$;
+COMMENT ON FUNCTION entity_bytes_cap() IS 'The most UTF-8 bytes of one entity''s JSON text as written (docs/api.md, "Entities").';
+CREATE FUNCTION entities_per_call_cap() RETURNS integer LANGUAGE sql IMMUTABLE AS $$ SELECT 1000 $$;
+COMMENT ON FUNCTION entities_per_call_cap() IS 'The most entities one entities_upsert() call writes.';
+
 -- What a stored entity may be, wherever it comes from; NULL when it is one. The service checks the
 -- same rules first with each refusal's JSON path (src/entities/model.ts); this is the backstop.
 -- Names of attributes are identifiers, so that a policy can name them (docs/policy.md).
@@ -41,17 +53,6 @@ BEGIN
 END $$;
 COMMENT ON FUNCTION entity_problem(text, text, jsonb, jsonb) IS
   'NULL when (type, id, attributes, parents) is a valid entity; otherwise what is wrong (server-side text: never shown to a caller).';
-
-CREATE FUNCTION entity_attributes_cap() RETURNS integer LANGUAGE sql IMMUTABLE AS $$ SELECT 64 $$;
-COMMENT ON FUNCTION entity_attributes_cap() IS 'The most attribute names one entity holds.';
-CREATE FUNCTION entity_list_cap() RETURNS integer LANGUAGE sql IMMUTABLE AS $$ SELECT 100 $$;
-COMMENT ON FUNCTION entity_list_cap() IS 'The most items of one list-valued attribute.';
-CREATE FUNCTION entity_parents_cap() RETURNS integer LANGUAGE sql IMMUTABLE AS $$ SELECT 100 $$;
-COMMENT ON FUNCTION entity_parents_cap() IS 'The most parents one entity names.';
-CREATE FUNCTION entity_bytes_cap() RETURNS integer LANGUAGE sql IMMUTABLE AS $$ SELECT 16384 $$;
-COMMENT ON FUNCTION entity_bytes_cap() IS 'The most UTF-8 bytes of one entity''s JSON text as written (docs/api.md, "Entities").';
-CREATE FUNCTION entities_per_call_cap() RETURNS integer LANGUAGE sql IMMUTABLE AS $$ SELECT 1000 $$;
-COMMENT ON FUNCTION entities_per_call_cap() IS 'The most entities one entities_upsert() call writes.';
 
 -- One row per tenant that ever wrote an entity: `version` moves with every write (an upsert, a
 -- delete), and every stored entity carries the version that wrote it; `stored` counts the
