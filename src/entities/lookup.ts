@@ -16,22 +16,21 @@ export interface FoundEntities {
   resource?: EntityRecord | null;
 }
 
-/** What one tenant's cache holds: entities (and absences) read at one head version. */
+/** An entity (or its absence) as read, with the tenant's head version it was read at. */
 interface Known {
+  tenantId: string;
   head: number;
-  entities: Map<string, EntityRecord | null>;
+  entity: EntityRecord | null;
 }
 
-/** Entries one tenant's cache holds at most before it starts again. */
-const PER_TENANT = 10_000;
-
-const keyOf = (ref: EntityRef) => JSON.stringify([ref.type, ref.id]);
+/** The cache's key of a tenant's ref. */
+const keyOf = (tenantId: string, ref: EntityRef) => JSON.stringify([tenantId, ref.type, ref.id]);
 
 export class EntityLookup {
   /**
-   * Entities read lately, by tenant. Freshness: every entity write moves its tenant's entity head
-   * (entities_upsert(), entity_delete(), sql/schema/15_entities.sql) and announces it on channel
-   * entities. Where the database tells this process of every change before the change's own answer
+   * Entities (and absences) read lately, by tenant, type and id. Freshness: every entity write
+   * moves its tenant's entity head (entities_upsert(), entity_delete(), sql/schema/15_entities.sql)
+   * and announces it on channel entities. Where the database tells this process of every change before the change's own answer
    * (embedded), a changed tenant's entries are dropped when the notice comes; elsewhere they are
    * reused only while the tenant's head version, read after the request arrived, still matches.
    * Either way a write is seen by the next decision, on every instance.
@@ -66,12 +65,22 @@ export class EntityLookup {
   async find(tenantId: string, refs: EntityRefs): Promise<FoundEntities> {
     const wanted = [refs.subject, refs.resource].filter((r): r is EntityRef => r !== undefined);
     if (wanted.length === 0) return {};
-    let known = this.known.get(tenantId);
-    // Listening, a kept entry is current: its tenant's writes would have dropped it.
-    if (known && this.notices === undefined && (await this.heads.submit(tenantId)) !== known.head) known = undefined;
-    const missing = wanted.filter((r) => !known?.entities.has(keyOf(r)));
-    if (missing.length > 0) known = await this.read(tenantId, missing, known);
-    const pick = (ref: EntityRef | undefined) => (ref === undefined ? undefined : (known!.entities.get(keyOf(ref)) ?? null));
+    const held = new Map<string, Known>();
+    for (const ref of wanted) {
+      const known = this.known.get(keyOf(tenantId, ref));
+      if (known) held.set(keyOf(tenantId, ref), known);
+    }
+    // Listening, a kept entry is current: its tenant's writes would have dropped it. Otherwise
+    // entries stand only while the tenant's head, read now, is the one they were read at.
+    if (held.size > 0 && this.notices === undefined) {
+      const head = await this.heads.submit(tenantId);
+      for (const [key, known] of held) if (known.head !== head) held.delete(key);
+    }
+    if (wanted.some((r) => !held.has(keyOf(tenantId, r)))) {
+      // Both read again, in one snapshot: a subject and a resource are never of two heads.
+      for (const [key, known] of await this.read(tenantId, wanted)) held.set(key, known);
+    }
+    const pick = (ref: EntityRef | undefined) => (ref === undefined ? undefined : (held.get(keyOf(tenantId, ref))?.entity ?? null));
     const found: FoundEntities = {};
     if (refs.subject) found.subject = pick(refs.subject);
     if (refs.resource) found.resource = pick(refs.resource);
@@ -79,31 +88,33 @@ export class EntityLookup {
   }
 
   /** Reads the refs with the tenant's head in one snapshot; kept when no notice came meanwhile. */
-  private async read(tenantId: string, refs: EntityRef[], known: Known | undefined): Promise<Known> {
+  private async read(tenantId: string, refs: EntityRef[]): Promise<Map<string, Known>> {
     const noticesBefore = this.notices;
     const rows = await this.db.query("entities/lookup", [tenantId, refs.map((r) => r.type), refs.map((r) => r.id)]);
     const head = Number(rows[0]!.head);
-    // Entries read at another head are dropped: the fresh read decides.
-    const next: Known = known && known.head === head && known.entities.size < PER_TENANT ? known : { head, entities: new Map() };
-    for (const ref of refs) next.entities.set(keyOf(ref), null);
+    const read = new Map<string, Known>(refs.map((ref) => [keyOf(tenantId, ref), { tenantId, head, entity: null }]));
     for (const row of rows) {
       if (row.type === null || row.id === null) continue;
-      next.entities.set(keyOf({ type: row.type, id: row.id }), {
+      const entity: EntityRecord = {
         type: row.type,
         id: row.id,
         // entity_problem() holds stored attributes and parents to these shapes.
         attributes: row.attributes as Record<string, AttributeValue>,
         parents: row.parents as EntityRef[],
         version: Number(row.version),
-      });
+      };
+      read.set(keyOf(tenantId, entity), { tenantId, head, entity });
     }
-    if (this.notices === noticesBefore) this.known.set(tenantId, next);
-    else this.known.delete(tenantId);
-    return next;
+    const keep = this.notices === noticesBefore;
+    for (const [key, known] of read) {
+      if (keep) this.known.set(key, known);
+      else this.known.delete(key);
+    }
+    return read;
   }
 
   private changed(tenant: string): void {
     this.notices! += 1;
-    this.known.delete(tenant);
+    for (const [key, known] of this.known) if (known.tenantId === tenant) this.known.delete(key);
   }
 }

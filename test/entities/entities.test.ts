@@ -7,6 +7,8 @@ import { bearer, setPlan } from "../helpers/customer.ts";
 import { addMember } from "../helpers/members.ts";
 import { call, expectErrorShape, secondInstance, signup, testService } from "../helpers/service.ts";
 import { sqlstate, testOne } from "../helpers/sql.ts";
+import { EntityLookup } from "../../src/entities/lookup.ts";
+import type { Db } from "../../src/db/index.ts";
 
 type Row = Record<string, any>;
 
@@ -235,6 +237,23 @@ describe("EntityLookup: what decisions read", () => {
     const found = await service.deps.entities.find(user.tenantId, { subject: { type: "user", id: "alice" }, resource: { type: "invoice", id: "nope" } });
     expect(found).toEqual({ subject: { type: "user", id: "alice", attributes: ALICE.attributes, parents: [], version: 1 }, resource: null });
     expect(await service.deps.entities.find(user.tenantId, {})).toEqual({});
+  });
+
+  test("a lookup held is reused while the tenant's head stands (one small query: the head), read again once a write moved it", async () => {
+    const user = await proUser();
+    await put(user.token, [ALICE]);
+    const { db } = await testService();
+    const asked: string[] = [];
+    // Without listening (as on PostgreSQL): freshness by the head's version, on either database.
+    const counting = { ...db, query: (name: string, params: unknown[]) => (asked.push(name), db.query(name as any, params as any)) } as unknown as Db;
+    const lookup = new EntityLookup(counting);
+    const ref = { subject: { type: "user", id: "alice" } };
+    expect((await lookup.find(user.tenantId, ref)).subject?.version).toBe(1);
+    expect((await lookup.find(user.tenantId, ref)).subject?.version).toBe(1);
+    expect(asked).toEqual(["entities/lookup", "entities/heads"]);
+    await put(user.token, [{ ...ALICE, attributes: { department: "legal" } }]);
+    expect((await lookup.find(user.tenantId, ref)).subject).toMatchObject({ attributes: { department: "legal" }, version: 2 });
+    expect(asked).toEqual(["entities/lookup", "entities/heads", "entities/heads", "entities/lookup"]);
   });
 
   test("a write on one instance is seen by the next lookup on another (cached there before the write)", async () => {
