@@ -191,14 +191,32 @@ END $$;
 COMMENT ON FUNCTION entity_delete(text, text, text, text) IS
   'Deletes one entity of a tenant, by an admin or owner; WE003 when there is none. Moves the tenant''s entity head.';
 
--- The tenants' entity versions, for reusing entities read earlier (src/entities/lookup.ts); 0 for
--- a tenant that never wrote one. A function so that PGlite, which plans every unnamed statement
--- anew, keeps its plan (as tenant_key_context_epochs(), sql/schema/05_keys.sql).
+-- The tenants' entity versions, for reusing entities read earlier (src/entities/lookup.ts); a
+-- tenant that never wrote one has no row (version 0 to its caller). A function so that PGlite, which
+-- plans every unnamed statement anew, keeps its plan (as tenant_key_context_epochs(),
+-- sql/schema/05_keys.sql); no outer join, so that a cluster routes it to each tenant's shard.
 CREATE FUNCTION entity_head_versions(p_tenant_ids text[])
 RETURNS TABLE (tenant_id text, version bigint)
 LANGUAGE plpgsql STABLE SET enable_seqscan = off SET jit = off AS $$
 #variable_conflict use_column
 BEGIN
-  RETURN QUERY SELECT t.id, coalesce(h.version, 0) FROM unnest(p_tenant_ids) AS t(id) LEFT JOIN entity_heads h ON h.tenant_id = t.id;
+  RETURN QUERY SELECT h.tenant_id, h.version FROM entity_heads h WHERE h.tenant_id = ANY (p_tenant_ids);
 END $$;
-COMMENT ON FUNCTION entity_head_versions(text[]) IS 'Each named tenant''s entity head version (0: none written): moves with every entity write.';
+COMMENT ON FUNCTION entity_head_versions(text[]) IS 'Each named tenant''s entity head version, for the tenants that wrote an entity: moves with every entity write.';
+
+-- The entities named (pairs of p_types and p_ids) of one tenant, after a first row that holds only
+-- the tenant's head version (0: none written). STABLE: both statements read with the caller's
+-- snapshot, so the version is the one the entities were read at.
+CREATE FUNCTION entity_lookup(p_tenant_id text, p_types text[], p_ids text[])
+RETURNS TABLE (head bigint, type text, id text, attributes jsonb, parents jsonb, version bigint)
+LANGUAGE plpgsql STABLE SET jit = off AS $$
+#variable_conflict use_column
+BEGIN
+  RETURN QUERY SELECT coalesce((SELECT h.version FROM entity_heads h WHERE h.tenant_id = p_tenant_id), 0::bigint),
+    NULL::text, NULL::text, NULL::jsonb, NULL::jsonb, NULL::bigint;
+  RETURN QUERY SELECT NULL::bigint, e.type, e.id, e.attributes, e.parents, e.version
+    FROM entities e
+    WHERE e.tenant_id = p_tenant_id AND (e.type, e.id) IN (SELECT r.type, r.id FROM unnest(p_types, p_ids) AS r(type, id));
+END $$;
+COMMENT ON FUNCTION entity_lookup(text, text[], text[]) IS
+  'A first row with the tenant''s entity head version (0: none), then the named entities of the tenant, read in one snapshot.';

@@ -410,7 +410,7 @@ export interface Queries {
   "entities/lookup": {
     params: [string, readonly string[], readonly string[]];
     row: {
-      head: number;
+      head: number | null;
       type: string | null;
       id: string | null;
       attributes: unknown;

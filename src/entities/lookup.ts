@@ -91,6 +91,7 @@ export class EntityLookup {
   private async read(tenantId: string, refs: EntityRef[]): Promise<Map<string, Known>> {
     const noticesBefore = this.notices;
     const rows = await this.db.query("entities/lookup", [tenantId, refs.map((r) => r.type), refs.map((r) => r.id)]);
+    // entity_lookup()'s first row holds the head, and only it.
     const head = Number(rows[0]!.head);
     const read = new Map<string, Known>(refs.map((ref) => [keyOf(tenantId, ref), { tenantId, head, entity: null }]));
     for (const row of rows) {
