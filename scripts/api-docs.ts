@@ -33,6 +33,7 @@ const TAGS: Record<string, string> = {
   decisions: "Decisions: protect, execute, verify",
   authzen: "AuthZEN (OpenID Authorization API 1.0)",
   policy: "Policy",
+  entities: "Entities",
   receipts: "Receipts and the receipt log",
   plans: "Plans, usage and upgrades",
   audit: "The audit trail",
@@ -42,6 +43,23 @@ const TAGS: Record<string, string> = {
 
 // A paragraph under a section's title, where its routes alone do not say what a client must know.
 const TAG_INTRO: Record<string, string> = {
+  entities: `What the tenant tells warden about its subjects and resources, for policies to read
+(docs/policy.md): an entity is \`{type, id, attributes, parents?}\`, named by \`type\` and \`id\` (each 1
+to 128 characters; in a path, percent-encode a \`/\`). \`attributes\` is an object of at most 64
+names (identifiers: a letter or \`_\`, then letters, digits or \`_\`, at most 64 characters) whose
+values are strings, numbers, booleans or lists of at most 100 of them (no \`null\`, no nested
+object); \`parents\` a list of at most 100 \`{type, id}\`. One entity is at most 16 KiB (16,384 bytes
+of UTF-8) of its JSON as sent (compact), and one \`PUT\` at most 1,000 entities within the 64 KiB body.
+A \`PUT\` writes all of its entities or none: a bad one is 400 \`invalid_request\` naming its path
+(\`body/entities/3/attributes/x: ...\`), as is an entity named twice in one call. Each write moves the
+tenant's entity \`version\` (the \`PUT\` and \`DELETE\` answers), and each stored entity carries the
+version that wrote it; the next decision reads the change, on every instance. A plan stores at most
+\`entities\` of them (\`GET /features/catalog\`: free 1,000, pro 10,000, enterprise 100,000); a
+\`PUT\` that would store more is 429 \`quota_exceeded\` with \`limit: "entities"\` and writes nothing.
+Writes need feature \`custom_policy\` (403 \`plan_required\`) and the admin role (owners too); every
+member reads. Writes are events of the audit trail: \`entities.upserted\` \`{upserted, version, stored}\`
+and \`entities.deleted\` \`{type, id, version, stored}\`. From a file: \`warden entities import FILE\`
+(JSON \`{entities: [...]}\`, a JSON array, or JSON lines).`,
   approvals: `A rule with \`effect: "require_approval"\` ([policy.md](policy.md#approvals-require_approval))
 holds an action for people. \`POST /v1/protect\` answers DENIED at once (a client that knows
 nothing of approvals fails closed) with \`approval: {approval_id, status: "pending", expires_at,

@@ -27,6 +27,7 @@ export const LAYERS = [
   "webhooks",
   "plans",
   "policies",
+  "entities",
   "members",
   "accounts",
   "mail",

@@ -8,13 +8,15 @@ CREATE TABLE plans (
   protect_per_day  integer CHECK (protect_per_day >= 0),
   execute_per_day  integer CHECK (execute_per_day >= 0),
   receipts_stored  integer CHECK (receipts_stored >= 0),
+  -- Entities a tenant may store (sql/schema/15_entities.sql); every plan has a bound.
+  entities         integer NOT NULL CHECK (entities >= 0),
   -- Moved by every change of the row (catalogs_guard()): see catalog_revision().
   revision         bigint NOT NULL DEFAULT 1 CHECK (revision >= 1)
 );
-INSERT INTO plans (plan, rank, protect_per_day, execute_per_day, receipts_stored) VALUES
-  ('free', 0, 1000, 100, 1000),
-  ('pro', 1, 5000, 500, 10000),
-  ('enterprise', 2, NULL, NULL, NULL);
+INSERT INTO plans (plan, rank, protect_per_day, execute_per_day, receipts_stored, entities) VALUES
+  ('free', 0, 1000, 100, 1000, 1000),
+  ('pro', 1, 5000, 500, 10000, 10000),
+  ('enterprise', 2, NULL, NULL, NULL, 100000);
 
 CREATE TABLE features (
   feature        text PRIMARY KEY CHECK (feature ~ '^[a-z][a-z_]*$'),

@@ -89,6 +89,11 @@ export const ROUTE_ROLES: Readonly<Record<string, Role>> = {
   "POST /customer/approvals/:approval_id/votes": "viewer",
   "POST /customer/approvals/:approval_id/cancel": "viewer",
   "GET /customer/approvals/:approval_id/bundle": "viewer",
+  // Entities: reads for all; writes, which decisions read as policies do, for admins.
+  "GET /customer/entities": "viewer",
+  "PUT /customer/entities": "admin",
+  "GET /customer/entities/:type/:id": "viewer",
+  "DELETE /customer/entities/:type/:id": "admin",
   // Webhooks: reads for all, endpoints and their secrets for admins.
   "GET /customer/webhooks": "viewer",
   "POST /customer/webhooks": "admin",

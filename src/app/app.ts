@@ -28,6 +28,7 @@ import { AppError, errorBody, toAppError } from "../http/errors.ts";
 import { attachState, requestState, type RequestState } from "../http/request-state.ts";
 import { clientAddress } from "../http/client-address.ts";
 import { newId } from "../ids.ts";
+import { entitiesRoutes } from "../entities/routes.ts";
 
 // 1 to 128 visible ASCII characters (docs/api.md).
 const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
@@ -114,6 +115,7 @@ export function createApp(deps: Deps) {
     .use(usageRoutes(deps))
     .use(mailRoutes(deps))
     .use(webhooksRoutes(deps))
+    .use(entitiesRoutes(deps))
     .use(consoleRoutes(deps));
   openApiJson = buildOpenApi(app, { version: deps.version, publicUrl: deps.config.publicUrl }).json;
   const http = deps.metrics.http(app.routes.map((r) => r.path));

@@ -7,6 +7,7 @@ import type { SecretBox } from "../crypto/secret-box.ts";
 import type { Config } from "../config.ts";
 import type { Db } from "../db/index.ts";
 import type { KeyAuthenticator } from "../keys/authenticate.ts";
+import type { EntityLookup } from "../entities/lookup.ts";
 import type { PolicyVersions } from "../policies/store.ts";
 import type { ReceiptAppender } from "../receipts/append.ts";
 import type { UsageLimits } from "../usage/limits.ts";
@@ -34,6 +35,11 @@ export interface Deps {
    * so a revoke is seen by the next request (docs/architecture.md, "The objects the root builds").
    */
   keys: KeyAuthenticator;
+  /**
+   * The stored entities a decision reads (subject, resource), cached per tenant while its entity
+   * version stands, so a write is seen by the next decision on every instance (src/entities/lookup.ts).
+   */
+  entities: EntityLookup;
   /** Policy documents by version (immutable, so cached without expiry). */
   policies: PolicyVersions;
   /** Simulation outcomes by preset and policy version (pure, so cached without expiry). */

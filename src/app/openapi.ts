@@ -38,7 +38,7 @@ const ERROR_FIELDS: Partial<Record<ErrorCode, Record<string, TSchema>>> = {
   plan_required: { required_plan: t.String({ description: "the lowest plan that has the feature" }) },
   feature_not_granted: { feature: t.String({ description: "the feature an operator grants on request" }) },
   forbidden_role: { required_role: t.Union(ROLES.map((r) => t.Literal(r)), { description: "the narrowest role that may do this" }) },
-  quota_exceeded: { limit: t.String({ description: "the limit reached: protect_per_day, execute_per_day, receipts_stored, key_protect_per_day, api_keys_active, policy_versions, webhooks, ..." }) },
+  quota_exceeded: { limit: t.String({ description: "the limit reached: protect_per_day, execute_per_day, receipts_stored, key_protect_per_day, api_keys_active, policy_versions, webhooks, entities, ..." }) },
   rate_limited: { retry_after: RetryAfter, limit: t.Optional(t.Literal("key_per_second", { description: "present when the API key's own rate (limits.per_second, limits.burst) is used up" })) },
   unavailable: { retry_after: RetryAfter },
   policy_tests_failed: { results: t.Array(CaseResult, { description: "every stored test case's outcome under the refused document" }) },

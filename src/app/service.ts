@@ -15,6 +15,7 @@ import { ReceiptAppender } from "../receipts/append.ts";
 import { TenantTurns } from "../receipts/turns.ts";
 import { UsageLimits } from "../usage/limits.ts";
 import { KeyAuthenticator } from "../keys/authenticate.ts";
+import { EntityLookup } from "../entities/lookup.ts";
 import { startExpiringKeysSweeper } from "../keys/expiring.ts";
 import { PolicyVersions } from "../policies/store.ts";
 import { PresetOutcomes } from "../simulation/simulate.ts";
@@ -73,7 +74,7 @@ export async function createService(
   const applied = await migrate(db);
   if (applied.length) log.info("migrations_applied", { versions: applied });
   const dummyPasswordHash = hashPassword(randomBase62(24), config.bcryptCost);
-  const [secret, keys] = await Promise.all([serviceSecret(db, config.jwtSecret), KeyAuthenticator.open(db)]);
+  const [secret, keys, entities] = await Promise.all([serviceSecret(db, config.jwtSecret), KeyAuthenticator.open(db), EntityLookup.open(db)]);
   const previous = config.jwtSecretPrevious;
   const [sessions, totpSecrets, mailTokens, webhookSecrets, signer] = await Promise.all([
     Sessions.open(db, secret, previous),
@@ -125,6 +126,7 @@ export async function createService(
     log,
     sessions,
     keys,
+    entities,
     policies: new PolicyVersions(db),
     presetOutcomes: new PresetOutcomes(),
     signer,

@@ -30,6 +30,8 @@ export const EVENTS = [
   "webhook.created",
   "webhook.secret_rotated",
   "webhook.deleted",
+  "entities.upserted",
+  "entities.deleted",
 ] as const;
 
 export type EventName = (typeof EVENTS)[number];

@@ -17,6 +17,7 @@ import { POLICY_LINES, PolicyUsageError, runPolicy } from "./policy.ts";
 import { APPROVALS_LINES, ApprovalsUsageError, runApprovals } from "./approvals.ts";
 import { KEYS_LINES, KeysUsageError, runKeys } from "./keys.ts";
 import { MEMBERS_LINES, MembersUsageError, runMembers } from "./members.ts";
+import { ENTITIES_LINES, EntitiesUsageError, runEntities } from "./entities.ts";
 import { commandHelp, usageTable, type UsageLine } from "./usage.ts";
 import { MCP_LINES, McpUsageError, runMcp } from "./mcp.ts";
 import pkg from "../../package.json" with { type: "json" };
@@ -159,6 +160,10 @@ const COMMANDS: Record<string, Command> = {
     lines: MEMBERS_LINES,
     run: runMembers,
   },
+  entities: {
+    lines: ENTITIES_LINES,
+    run: runEntities,
+  },
   mcp: {
     header: "mcp <gateway|serve> ...",
     lines: MCP_LINES,
@@ -184,7 +189,7 @@ ${usageTable([
   { synopsis: "WARDEN_URL", summary: "the service (default https://127.0.0.1:8443)" },
   { synopsis: "WARDEN_INSECURE=1", summary: "accept its self-signed development certificate" },
   { synopsis: "WARDEN_API_KEY", summary: "an API key, for simulate, protect and mcp (the api_key signup prints)" },
-  { synopsis: "WARDEN_TOKEN", summary: "a session token, for proof, policy, usage, approvals, keys and members (the token signup prints)" },
+  { synopsis: "WARDEN_TOKEN", summary: "a session token, for proof, policy, usage, approvals, keys, members and entities (the token signup prints)" },
 ])}
 exit status: 0 success, 1 a failed check or a refusal, 2 bad usage or input`;
 
@@ -228,7 +233,7 @@ async function main(argv: string[]): Promise<number> {
 }
 
 function isUsageError(err: unknown): boolean {
-  return err instanceof UsageError || err instanceof OpsUsageError || err instanceof ApprovalsUsageError || err instanceof KeysUsageError || err instanceof MembersUsageError || err instanceof McpUsageError || err instanceof ScriptUsageError || (err as { code?: string })?.code?.startsWith?.("ERR_PARSE_ARGS") === true;
+  return err instanceof UsageError || err instanceof OpsUsageError || err instanceof ApprovalsUsageError || err instanceof KeysUsageError || err instanceof MembersUsageError || err instanceof EntitiesUsageError || err instanceof McpUsageError || err instanceof ScriptUsageError || (err as { code?: string })?.code?.startsWith?.("ERR_PARSE_ARGS") === true;
 }
 
 main(process.argv.slice(2)).then(

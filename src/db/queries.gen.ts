@@ -369,6 +369,63 @@ export interface Queries {
       pending: number;
     };
   };
+  "entities/delete": {
+    params: [string, string, string, string];
+    row: {
+      version: number;
+      stored: number;
+    };
+  };
+  "entities/get": {
+    params: [string, string, string];
+    row: {
+      type: string;
+      id: string;
+      attributes: unknown;
+      parents: unknown;
+      version: number;
+      updated_at: string;
+      updated_by: string | null;
+    };
+  };
+  "entities/heads": {
+    params: [readonly string[]];
+    row: {
+      tenant_id: string;
+      version: number;
+    };
+  };
+  "entities/list": {
+    params: [string, string, string, string, number | string];
+    row: {
+      type: string;
+      id: string;
+      attributes: unknown;
+      parents: unknown;
+      version: number;
+      updated_at: string;
+      updated_by: string | null;
+    };
+  };
+  "entities/lookup": {
+    params: [string, readonly string[], readonly string[]];
+    row: {
+      head: number | null;
+      type: string | null;
+      id: string | null;
+      attributes: unknown;
+      parents: unknown;
+      version: number | null;
+    };
+  };
+  "entities/upsert": {
+    params: [string, string, unknown];
+    row: {
+      upserted: number;
+      version: number;
+      stored: number;
+    };
+  };
   "idempotency/claim": {
     params: [string, string, string];
     row: {
@@ -728,6 +785,7 @@ export interface Queries {
       protect_per_day: number | null;
       execute_per_day: number | null;
       receipts_stored: number | null;
+      entities: number;
     };
   };
   "plans/dashboard": {

@@ -153,6 +153,9 @@ const BY_SQLSTATE: Record<string, [ErrorCode, string, Record<string, unknown>?]>
   WH003: ["webhook_disabled", "This endpoint was disabled after it answered 410 Gone; delete it and create another."],
   WH004: ["not_found", "No such webhook."],
   WH006: ["quota_exceeded", "This endpoint was sent the most test events allowed in an hour (60); try again later.", { limit: "webhook_tests_per_hour" }],
+  WE001: ["invalid_request", "body/entities: an entity of the batch is not valid; nothing was written."],
+  WE002: ["quota_exceeded", "Your plan stores no more entities; nothing was written. Delete some or upgrade.", { limit: "entities" }],
+  WE003: ["not_found", "No entity of this type and id."],
   WI002: ["quota_exceeded", "Too many Idempotency-Key records are kept for your account; retry without the header or after older keys expire (24 h).", { limit: "idempotency_keys" }],
   // PostgreSQL text and jsonb cannot hold U+0000; only a caller's string can carry one there.
   "22021": ["invalid_request", "A string in the request contains U+0000 (NUL), which is not accepted."],

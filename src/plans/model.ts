@@ -6,7 +6,8 @@ export const Limits = t.Object({ protect_per_day: Limit, execute_per_day: Limit,
 
 export const Catalog = t.Object({
   ok: t.Literal(true),
-  plans: t.Array(t.Object({ plan: t.String(), limits: Limits })),
+  // The catalog also names how many entities a plan stores (docs/api.md, "Entities"), never unlimited.
+  plans: t.Array(t.Object({ plan: t.String(), limits: t.Composite([Limits, t.Object({ entities: t.Integer() })]) })),
   features: t.Array(
     t.Object({
       feature: t.String(),

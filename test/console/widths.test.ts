@@ -230,6 +230,7 @@ describe.skipIf(!chromiumAvailable)("the console at 390 and 1280 px", () => {
     { path: "plan", ready: "main h2" },
     { path: "members", ready: "main table" },
     { path: "webhooks", ready: '[data-testid="webhooks-list"]' },
+    { path: "entities", ready: '[data-testid="entities-empty"], [data-testid="entities-table"]' },
     { path: "audit", ready: "main table" },
     { path: "account", ready: "main h2" },
     { path: "mailbox", ready: "main p" },

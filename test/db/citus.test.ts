@@ -19,7 +19,7 @@ const onCitus = (await testOne<{ citus: boolean }>(db, "citus_installed"))?.citu
 
 const TENANT_TABLES = [
   "api_key_expiry_notices", "api_key_rate_buckets", "api_key_usage_daily", "api_keys", "approval_votes", "approvals", "audit_outbox",
-  "feature_grants", "idempotency_keys", "member_invitations", "members", "policies", "policy_tests", "receipt_heads", "receipt_tree_nodes",
+  "entities", "entity_heads", "feature_grants", "idempotency_keys", "member_invitations", "members", "policies", "policy_tests", "receipt_heads", "receipt_tree_nodes",
   "receipts", "tenants", "upgrade_requests", "usage_counters", "usage_daily", "webhook_deliveries", "webhooks",
 ];
 const REFERENCE_TABLES = [

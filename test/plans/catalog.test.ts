@@ -10,9 +10,9 @@ describe("GET /features/catalog", () => {
     const reply = await call("GET", "/features/catalog");
     expect(reply.status).toBe(200);
     expect(reply.body.plans).toEqual([
-      { plan: "free", limits: { protect_per_day: 1000, execute_per_day: 100, receipts_stored: 1000 } },
-      { plan: "pro", limits: { protect_per_day: 5000, execute_per_day: 500, receipts_stored: 10000 } },
-      { plan: "enterprise", limits: { protect_per_day: null, execute_per_day: null, receipts_stored: null } },
+      { plan: "free", limits: { protect_per_day: 1000, execute_per_day: 100, receipts_stored: 1000, entities: 1000 } },
+      { plan: "pro", limits: { protect_per_day: 5000, execute_per_day: 500, receipts_stored: 10000, entities: 10000 } },
+      { plan: "enterprise", limits: { protect_per_day: null, execute_per_day: null, receipts_stored: null, entities: 100000 } },
     ]);
     const byName = Object.fromEntries(reply.body.features.map((f: { feature: string }) => [f.feature, f]));
     expect(Object.keys(byName).sort()).toEqual(["custom_policy", "dedicated_region", "execute", "protect", "receipt_export", "simulate", "sso"]);

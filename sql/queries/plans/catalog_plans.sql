@@ -1,1 +1,1 @@
-SELECT plan, protect_per_day, execute_per_day, receipts_stored FROM plans ORDER BY rank;
+SELECT plan, protect_per_day, execute_per_day, receipts_stored, entities FROM plans ORDER BY rank;

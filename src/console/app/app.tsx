@@ -18,6 +18,7 @@ import { InvitationPage } from "../pages/invitation.tsx";
 import { ApprovalsPage } from "../pages/approvals.tsx";
 import { ApprovalPage } from "../pages/approval.tsx";
 import { WebhooksPage } from "../pages/webhooks.tsx";
+import { EntitiesPage } from "../pages/entities.tsx";
 import { roleCan, type Account, type Session } from "./session.ts";
 import { TenantSwitcher } from "./tenants.tsx";
 
@@ -30,6 +31,7 @@ const NAV: { page: Page; label: string }[] = [
   { page: "plan", label: "Plan" },
   { page: "members", label: "Members" },
   { page: "webhooks", label: "Webhooks" },
+  { page: "entities", label: "Entities" },
   { page: "audit", label: "Audit" },
   { page: "account", label: "Account" },
 ];
@@ -110,6 +112,7 @@ export function App() {
   else if (route.page === "plan") content = <PlanPage session={signedIn} />;
   else if (route.page === "members") content = <MembersPage session={signedIn} />;
   else if (route.page === "webhooks") content = <WebhooksPage session={signedIn} />;
+  else if (route.page === "entities") content = <EntitiesPage />;
   else if (route.page === "audit") content = <AuditPage session={signedIn} />;
   else if (route.page === "account") content = <AccountPage session={signedIn} />;
 

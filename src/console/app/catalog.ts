@@ -3,7 +3,7 @@ import { api } from "./api.ts";
 
 type Limit = number | null;
 export interface Catalog {
-  plans: { plan: string; limits: { protect_per_day: Limit; execute_per_day: Limit; receipts_stored: Limit } }[];
+  plans: { plan: string; limits: { protect_per_day: Limit; execute_per_day: Limit; receipts_stored: Limit; entities: number } }[];
   features: { feature: string; name: string; description: string; required_plan: string; access_mode: "self_serve" | "request_only" }[];
 }
 

@@ -1,0 +1,2 @@
+-- The entity head version of each tenant named that wrote an entity (the others: 0). $1 text[] of tenant_id
+SELECT tenant_id, version FROM entity_head_versions($1::text[]);

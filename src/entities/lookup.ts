@@ -1,0 +1,121 @@
+// The stored entities a decision reads: the input's subject and resource, by type and id
+// (docs/api.md, "Entities"), cached per tenant.
+import { BoundedMap } from "../bounded-map.ts";
+import { Coalescer } from "../db/coalescer.ts";
+import type { Db } from "../db/index.ts";
+import type { AttributeValue, EntityRecord, EntityRef } from "../decide/entities.ts";
+
+export interface EntityRefs {
+  subject?: EntityRef;
+  resource?: EntityRef;
+}
+
+/** Each ref asked for: its entity, or null when the tenant has none by that type and id. */
+export interface FoundEntities {
+  subject?: EntityRecord | null;
+  resource?: EntityRecord | null;
+}
+
+/** An entity (or its absence) as read, with the tenant's head version it was read at. */
+interface Known {
+  tenantId: string;
+  head: number;
+  entity: EntityRecord | null;
+}
+
+/** The cache's key of a tenant's ref. */
+const keyOf = (tenantId: string, ref: EntityRef) => JSON.stringify([tenantId, ref.type, ref.id]);
+
+export class EntityLookup {
+  /**
+   * Entities (and absences) read lately, by tenant, type and id. Freshness: every entity write
+   * moves its tenant's entity head (entities_upsert(), entity_delete(), sql/schema/15_entities.sql)
+   * and announces it on channel entities. Where the database tells this process of every change before the change's own answer
+   * (embedded), a changed tenant's entries are dropped when the notice comes; elsewhere they are
+   * reused only while the tenant's head version, read after the request arrived, still matches.
+   * Either way a write is seen by the next decision, on every instance.
+   */
+  private readonly known = new BoundedMap<string, Known>(10_000);
+  private readonly heads: Coalescer<string, number>;
+  /** Set once notices drive freshness; counts them, so a lookup that ran across one is not kept. */
+  private notices: number | undefined;
+
+  /** A lookup that listens for changes where the database offers it. */
+  static async open(db: Db): Promise<EntityLookup> {
+    const lookup = new EntityLookup(db);
+    if (db.listen) {
+      await db.listen("entities", (tenant) => lookup.changed(tenant));
+      lookup.notices = 0;
+    }
+    return lookup;
+  }
+
+  constructor(private readonly db: Db) {
+    this.heads = new Coalescer(
+      async (tenants) => {
+        const rows = await db.query("entities/heads", [tenants]);
+        const byTenant = new Map(rows.map((r) => [r.tenant_id, Number(r.version)]));
+        return tenants.map((t) => byTenant.get(t) ?? 0);
+      },
+      { maxBatch: 256, maxInFlight: 2 },
+    );
+  }
+
+  /** The tenant's entities named by refs (null: none stored), as of a moment after this call began. */
+  async find(tenantId: string, refs: EntityRefs): Promise<FoundEntities> {
+    const wanted = [refs.subject, refs.resource].filter((r): r is EntityRef => r !== undefined);
+    if (wanted.length === 0) return {};
+    const held = new Map<string, Known>();
+    for (const ref of wanted) {
+      const known = this.known.get(keyOf(tenantId, ref));
+      if (known) held.set(keyOf(tenantId, ref), known);
+    }
+    // Listening, a kept entry is current: its tenant's writes would have dropped it. Otherwise
+    // entries stand only while the tenant's head, read now, is the one they were read at.
+    if (held.size > 0 && this.notices === undefined) {
+      const head = await this.heads.submit(tenantId);
+      for (const [key, known] of held) if (known.head !== head) held.delete(key);
+    }
+    if (wanted.some((r) => !held.has(keyOf(tenantId, r)))) {
+      // Both read again, in one snapshot: a subject and a resource are never of two heads.
+      for (const [key, known] of await this.read(tenantId, wanted)) held.set(key, known);
+    }
+    const pick = (ref: EntityRef | undefined) => (ref === undefined ? undefined : (held.get(keyOf(tenantId, ref))?.entity ?? null));
+    const found: FoundEntities = {};
+    if (refs.subject) found.subject = pick(refs.subject);
+    if (refs.resource) found.resource = pick(refs.resource);
+    return found;
+  }
+
+  /** Reads the refs with the tenant's head in one snapshot; kept when no notice came meanwhile. */
+  private async read(tenantId: string, refs: EntityRef[]): Promise<Map<string, Known>> {
+    const noticesBefore = this.notices;
+    const rows = await this.db.query("entities/lookup", [tenantId, refs.map((r) => r.type), refs.map((r) => r.id)]);
+    // entity_lookup()'s first row holds the head, and only it.
+    const head = Number(rows[0]!.head);
+    const read = new Map<string, Known>(refs.map((ref) => [keyOf(tenantId, ref), { tenantId, head, entity: null }]));
+    for (const row of rows) {
+      if (row.type === null || row.id === null) continue;
+      const entity: EntityRecord = {
+        type: row.type,
+        id: row.id,
+        // entity_problem() holds stored attributes and parents to these shapes.
+        attributes: row.attributes as Record<string, AttributeValue>,
+        parents: row.parents as EntityRef[],
+        version: Number(row.version),
+      };
+      read.set(keyOf(tenantId, entity), { tenantId, head, entity });
+    }
+    const keep = this.notices === noticesBefore;
+    for (const [key, known] of read) {
+      if (keep) this.known.set(key, known);
+      else this.known.delete(key);
+    }
+    return read;
+  }
+
+  private changed(tenant: string): void {
+    this.notices! += 1;
+    for (const [key, known] of this.known) if (known.tenantId === tenant) this.known.delete(key);
+  }
+}
