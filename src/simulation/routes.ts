@@ -17,6 +17,7 @@ import { assertVerdict, requireFeature } from "../features/gate.ts";
 import { documentProblem, policyHash, type SimulatedPolicy } from "../decide/policy.ts";
 import { PRESETS, presetNames } from "./presets.ts";
 import { usageNeeds, type UsageFacts } from "../decide/engine.ts";
+import { inlineFacts, type EntityFacts } from "../decide/entities.ts";
 import { assertActionAllowed } from "../keys/rules.ts";
 import { simulate, type Subject } from "./simulate.ts";
 
@@ -82,7 +83,9 @@ export function simulationRoutes(deps: SimulationDeps) {
     const timestamp = deps.now().toISOString();
     // Usage rules: the counters as committed, read without a lock; a simulation counts nothing.
     const input = "preset" in subject ? PRESETS[subject.preset]?.input : subject.input;
-    const needs = input ? usageNeeds(input, policy.document, { key_id: keyId }, timestamp) : [];
+    // Entities given inline stand for the store (version 0): a dry run needs none stored.
+    const entities: EntityFacts | undefined = input && body.entities ? inlineFacts(input, body.entities) : undefined;
+    const needs = input ? usageNeeds(input, policy.document, { key_id: keyId }, timestamp, entities) : [];
     let usage: UsageFacts | undefined;
     if (needs.length > 0) {
       const rows = await deps.db.query("usage/peek", [needs.map((n) => ({ tenant_id: tenantId, counter: n.counter, scope: n.scope, window_start: n.window_start }))]);
@@ -98,6 +101,7 @@ export function simulationRoutes(deps: SimulationDeps) {
       signer: deps.signer,
       outcomes: deps.presetOutcomes,
       usage,
+      entities,
     });
     deps.metrics.decision("simulate", result.decision);
     return result;
