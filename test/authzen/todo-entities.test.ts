@@ -5,48 +5,13 @@
 // entities: the same lookup a store answers, so no user is named in the policy.
 import { describe, expect, test } from "bun:test";
 import { decide } from "../../src/decide/engine.ts";
-import { inlineFacts, type InlineEntity } from "../../src/decide/entities.ts";
-import { documentProblem, type PolicyDocument, type ProtectInput } from "../../src/decide/policy.ts";
+import { inlineFacts } from "../../src/decide/entities.ts";
+import { documentProblem, type ProtectInput } from "../../src/decide/policy.ts";
 import { planEvaluations, toProtectInput } from "../../src/authzen/mapping.ts";
 import type { EvaluationRequest, EvaluationsRequest } from "../../src/authzen/model.ts";
 import TODO_01 from "./interop/todo-decisions-authorization-api-1_0-01.json";
 import TODO_02 from "./interop/todo-decisions-authorization-api-1_0-02.json";
-
-const TODO_ACTIONS = ["can_create_todo", "can_update_todo", "can_delete_todo"];
-
-export const TODO_POLICY: PolicyDocument = {
-  default_effect: "deny",
-  default_reason: "no_rule_matched",
-  entities: { subject: { types: ["user"], attributes: { roles: { type: "list" }, email: { type: "string" } } } },
-  rules: [
-    { id: "everyone_reads", effect: "allow", reason: "every user reads users and todos", when: { actions: ["can_read_user", "can_read_todos"] } },
-    { id: "admins", effect: "allow", reason: "an admin changes any todo", when: { actions: TODO_ACTIONS, where: { "subject.attr.roles": { contains: "admin" } } } },
-    { id: "editors_create", effect: "allow", reason: "an editor creates todos", when: { actions: ["can_create_todo"], where: { "subject.attr.roles": { contains: "editor" } } } },
-    {
-      id: "editors_own",
-      effect: "allow",
-      reason: "an editor changes their own todos",
-      when: {
-        actions: ["can_update_todo", "can_delete_todo"],
-        where: { "subject.attr.roles": { contains: "editor" }, "context.resource.properties.ownerID": { eq: { ref: "subject.attr.email" } } },
-      },
-    },
-  ],
-};
-
-// The Todo application's users (openid/authzen interop/authzen-todo-backend): Rick an admin, Morty and Summer editors, Beth and Jerry viewers.
-const user = (n: number, email: string, roles: string[]): InlineEntity => ({
-  type: "user",
-  id: Buffer.from(`\n$fd${n}614d3-c39a-4781-b7bd-8b96f5a5100d\u0012\u0005local`).toString("base64"),
-  attributes: { email, roles },
-});
-export const TODO_USERS: InlineEntity[] = [
-  user(0, "rick@the-citadel.com", ["admin", "evil_genius"]),
-  user(1, "morty@the-citadel.com", ["editor"]),
-  user(2, "summer@the-smiths.com", ["editor"]),
-  user(3, "beth@the-smiths.com", ["viewer"]),
-  user(4, "jerry@the-smiths.com", ["viewer"]),
-];
+import { TODO_POLICY, TODO_USERS } from "./todo-entities.ts";
 
 const decideTodo = (input: ProtectInput) => decide(input, TODO_POLICY, undefined, undefined, inlineFacts(input, TODO_USERS)).decision === "ALLOWED";
 
