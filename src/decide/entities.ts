@@ -126,3 +126,28 @@ export function readsOf(value: unknown): EntityRead[] {
   if (!Array.isArray(value)) return [];
   return value.filter((r): r is EntityRead => r !== null && typeof r === "object" && (r.entity === "subject" || r.entity === "resource") && typeof r.type === "string" && typeof r.id === "string" && typeof r.attribute === "string");
 }
+
+/** What a tenant's store holds: by entity type, the attribute names some stored entity of it has. */
+export type StoreCatalogue = ReadonlyMap<string, ReadonlySet<string>>;
+
+/**
+ * The document's entity schema against what the store holds (docs/policy.md, "The entity schema"):
+ * a declared type no stored entity has, or a declared attribute that no stored entity of the
+ * declared types (any type when none is declared) holds, unless it is optional. The JSON path under
+ * the document and a message, or undefined.
+ */
+export function unknownToStore(doc: PolicyDocument, catalogue: StoreCatalogue): { path: string; message: string } | undefined {
+  for (const role of ["subject", "resource"] as const) {
+    const schema = doc.entities?.[role];
+    if (!schema) continue;
+    for (const [i, type] of (schema.types ?? []).entries()) {
+      if (!catalogue.has(type)) return { path: `entities/${role}/types/${i}`, message: `no stored entity has type ${JSON.stringify(type)}` };
+    }
+    const types = schema.types ?? [...catalogue.keys()];
+    for (const [name, decl] of Object.entries(schema.attributes)) {
+      if (decl.optional === true || types.some((t) => catalogue.get(t)?.has(name))) continue;
+      return { path: `entities/${role}/attributes/${name}`, message: `no stored ${role} entity has the attribute ${JSON.stringify(name)}: store it, or declare it "optional": true` };
+    }
+  }
+  return undefined;
+}

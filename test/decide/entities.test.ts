@@ -4,7 +4,7 @@
 import { describe, expect, test } from "bun:test";
 import { Value } from "@sinclair/typebox/value";
 import { decide, whereHolds } from "../../src/decide/engine.ts";
-import { entityRefs, factsFromReads, inlineFacts, readsEntities, type AttributeValue, type EntityFacts, type InlineEntity } from "../../src/decide/entities.ts";
+import { entityRefs, factsFromReads, inlineFacts, readsEntities, unknownToStore, type AttributeValue, type EntityFacts, type InlineEntity } from "../../src/decide/entities.ts";
 import { buildPayload } from "../../src/decide/payload.ts";
 import { DEFAULT_POLICY, documentProblem, PolicyDocument, WhereOp, type ProtectInput } from "../../src/decide/policy.ts";
 
@@ -190,5 +190,17 @@ describe("decide() over entity facts", () => {
     const entities: InlineEntity[] = [{ type: "user", id: "rick", attributes: { roles: ["admin"] } }];
     expect(inlineFacts(input("rick"), entities)).toEqual({ subject: { type: "user", id: "rick", attributes: { roles: ["admin"] }, version: 0 }, resource: null });
     expect(inlineFacts({ action: "a" }, entities)).toEqual({ subject: undefined, resource: undefined });
+  });
+});
+
+describe("the entity schema against the store", () => {
+  const catalogue = new Map([["user", new Set(["roles", "email"])], ["todo", new Set(["owner"])]]);
+  test("known types and attributes pass; an unknown type, or an attribute stored nowhere and not optional, is refused at its path", () => {
+    expect(unknownToStore(doc([], SUBJECT_SCHEMA), catalogue)).toEqual({ path: "entities/subject/attributes/level", message: expect.stringContaining('"optional": true') });
+    const known = { subject: { types: ["user"], attributes: { roles: { type: "list" }, nick: { type: "string", optional: true } } } };
+    expect(unknownToStore(doc([], known), catalogue)).toBeUndefined();
+    expect(unknownToStore(doc([], { resource: { types: ["todo", "note"], attributes: {} } }), catalogue)?.path).toBe("entities/resource/types/1");
+    expect(unknownToStore(doc([], { resource: { attributes: { owner: { type: "string" } } } }), catalogue)).toBeUndefined();
+    expect(unknownToStore(DEFAULT_POLICY, new Map())).toBeUndefined();
   });
 });
