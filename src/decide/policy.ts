@@ -148,7 +148,13 @@ export const Condition = Type.Object(
     ),
     usage: Type.Optional(UsageOp),
     where: Type.Optional(
-      Type.Record(WherePath, WhereOp, { minProperties: 1, maxProperties: 32, additionalProperties: false }),
+      Type.Record(WherePath, WhereOp, {
+        minProperties: 1,
+        maxProperties: 32,
+        additionalProperties: false,
+        description:
+          'docs/policy.md, "Entities and attributes": each path (action, resource, amount, currency, context.NAME, principal.key_id, subject.id|type, resource.id|type, subject.attr.NAME, resource.attr.NAME) with its operators (eq, ne, in, not_in, gt, gte, lt, lte, prefix, exists, contains, any, all), each operand a literal or {"ref": PATH}; every one must hold',
+      }),
     ),
   },
   { additionalProperties: false },
@@ -322,7 +328,12 @@ export type RoleSchema = Static<typeof RoleSchema>;
 /** The entities a policy reads (docs/policy.md, "Entities and attributes"): every attribute a condition names is declared here. */
 export const EntitySchema = Type.Object(
   { subject: Type.Optional(RoleSchema), resource: Type.Optional(RoleSchema) },
-  { additionalProperties: false, minProperties: 1 },
+  {
+    additionalProperties: false,
+    minProperties: 1,
+    description:
+      "the entity types the subject and resource may have and the attributes the conditions read, each {type: string|number|boolean|list, optional?}; an attribute a condition reads must be declared here",
+  },
 );
 export type EntitySchema = Static<typeof EntitySchema>;
 
