@@ -1,6 +1,6 @@
 // Entities as the decision sees them (docs/policy.md, "Entities and attributes"): which entities an
 // input names, the stored attributes a decision read, and the facts rebuilt from those reads. Pure:
-// the store (src/entities/) finds the records; this file only names and reads them.
+// the entity store finds the records; this file only names and reads them.
 import { Type, type Static } from "@sinclair/typebox";
 import type { PolicyDocument, ProtectInput, WhereOp } from "./policy.ts";
 
@@ -20,7 +20,7 @@ export type EntityRole = "subject" | "resource";
  */
 export type EntityRead = { entity: EntityRole; type: string; id: string; attribute: string; value: AttributeValue | null; version: number | null };
 
-// The limits of a stored entity (docs/api.md, "Entities"), shared with inline entities.
+// The limits of a stored entity, shared with inline entities.
 const TypeOrId = Type.String({ minLength: 1, maxLength: 128 });
 const ScalarValue = Type.Union([Type.String({ maxLength: 500 }), Type.Number(), Type.Boolean()]);
 export const AttributeValueSchema = Type.Union([ScalarValue, Type.Array(ScalarValue, { maxItems: 100 })]);
