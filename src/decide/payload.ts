@@ -75,7 +75,7 @@ export const ResultPayload = Type.Object({
   principal: Type.Optional(
     Type.Object(
       { key_id: Type.Union([Type.String(), Type.Null()]) },
-      { description: "the calling key (null: a session), present only when a rule of the policy version has a keys condition" },
+      { description: "the calling key (null: a session), present only when a rule of the policy version reads it (a keys condition, or principal.key_id in a where)" },
     ),
   ),
   preset: Type.Optional(Type.String()),

@@ -365,9 +365,11 @@ export interface SimulatedPolicy {
   document: PolicyDocument;
 }
 
-/** Whether decisions under this document read the calling key (then the payload names it). */
+/** Whether decisions under this document read the calling key (then the payload names it): a keys condition, or `principal.key_id` in a where. */
 export function readsKeys(doc: PolicyDocument): boolean {
-  return doc.rules.some((r) => r.when.keys !== undefined);
+  const namesKey = (where: NonNullable<Condition["where"]>) =>
+    Object.entries(where).some(([path, op]) => path === "principal.key_id" || Object.values(op).some((v) => v !== null && typeof v === "object" && !Array.isArray(v) && (v as Ref).ref === "principal.key_id"));
+  return doc.rules.some((r) => r.when.keys !== undefined || (r.when.where !== undefined && namesKey(r.when.where)));
 }
 
 /** The payload's principal: the calling key, a fact of the decision only when a rule reads keys. */

@@ -93,6 +93,23 @@ describe("a policy over entities", () => {
     expect("entities" in plain.body.payload).toBe(false);
   });
 
+  test("a where on the calling key makes the key a fact of the payload, so verify decides with it", async () => {
+    const other = await signup();
+    await setPlan(other.tenantId, "pro");
+    const document = {
+      default_effect: "deny",
+      default_reason: "closed",
+      rules: [{ id: "own-agent", effect: "allow", reason: "the agent named in the request", when: { where: { "principal.key_id": { eq: { ref: "context.agent" } } } } }],
+    };
+    expect((await call("PUT", "/customer/policy", { json: { document }, headers: bearer(other.token) })).status).toBe(200);
+    const keyId = (await call("GET", "/customer/keys", { headers: bearer(other.token) })).body.keys[0].key_id;
+    const reply = await sim(other, { input: { action: "x", context: { agent: keyId } } });
+    expect(reply.body.decision).toBe("ALLOWED");
+    expect(reply.body.payload.principal).toEqual({ key_id: keyId });
+    expect((await verify(other, reply.body)).body.verified).toBe(true);
+    expect((await sim(other, { input: { action: "x", context: { agent: "key_other" } } })).body.decision).toBe("DENIED");
+  });
+
   test("bad inline entities: 400 invalid_request at the JSON path", async () => {
     const cases: [unknown, RegExp][] = [
       [[{ type: "user", id: "u", attributes: { a: { nested: 1 } } }], /body\/entities\/0\/attributes\/a/],
