@@ -53,14 +53,17 @@ type WorldValue = AttributeValue | undefined;
  */
 class World {
   readonly reads: EntityRead[] = [];
-  private readonly refs: { subject?: EntityRef; resource?: EntityRef };
+  // Found on first use: a decision without a where condition pays nothing for entities.
+  private named?: { subject?: EntityRef; resource?: EntityRef };
 
   constructor(
     private readonly input: ProtectInput,
     private readonly caller: Caller,
     private readonly facts: EntityFacts | undefined,
-  ) {
-    this.refs = entityRefs(input);
+  ) {}
+
+  private get refs() {
+    return (this.named ??= entityRefs(this.input));
   }
 
   value(path: string): WorldValue {
