@@ -2,6 +2,7 @@
 // checks at the JSON path, decide() over entity facts and the reads it records, and the facts
 // rebuilt from those reads deciding the same again.
 import { describe, expect, test } from "bun:test";
+import fc from "fast-check";
 import { Value } from "@sinclair/typebox/value";
 import { decide, whereHolds } from "../../src/decide/engine.ts";
 import { entityRefs, factsFromReads, inlineFacts, readsEntities, unknownToStore, type AttributeValue, type EntityFacts, type InlineEntity } from "../../src/decide/entities.ts";
@@ -202,5 +203,41 @@ describe("the entity schema against the store", () => {
     expect(unknownToStore(doc([], { resource: { types: ["todo", "note"], attributes: {} } }), catalogue)?.path).toBe("entities/resource/types/1");
     expect(unknownToStore(doc([], { resource: { attributes: { owner: { type: "string" } } } }), catalogue)).toBeUndefined();
     expect(unknownToStore(DEFAULT_POLICY, new Map())).toBeUndefined();
+  });
+});
+
+describe("deciding again from the reads", () => {
+  test("for any policy over attributes and any entities, the reads alone decide the same, with the same reads", () => {
+    const scalar = fc.constantFrom<string | number | boolean>("a", "b", "u1", 1, 2, true);
+    const value = fc.oneof(scalar, fc.array(scalar, { maxLength: 3 }));
+    const attrs = fc.dictionary(fc.constantFrom("x", "y", "z"), value, { maxKeys: 3 });
+    const entity = (type: string, id: string) => fc.option(fc.record({ type: fc.constant(type), id: fc.constant(id), attributes: attrs, version: fc.nat(9) }), { nil: null });
+    const path = fc.constantFrom("subject.attr.x", "subject.attr.y", "resource.attr.x", "resource.attr.z", "subject.id", "context.c", "action");
+    const operand = fc.oneof(scalar, path.map((ref) => ({ ref })));
+    const listOperand = fc.oneof(fc.array(scalar, { minLength: 1, maxLength: 3 }), path.map((ref) => ({ ref })));
+    const op = fc.oneof(
+      operand.map((eq) => ({ eq })),
+      operand.map((ne) => ({ ne })),
+      operand.map((contains) => ({ contains })),
+      listOperand.map((any) => ({ any })),
+      listOperand.map((all) => ({ all })),
+      listOperand.map((v) => ({ in: v })),
+      fc.boolean().map((exists) => ({ exists })),
+    );
+    const rule = fc.record({ id: fc.constantFrom("r1", "r2", "r3"), effect: fc.constantFrom("allow", "deny"), reason: fc.constant("x"), when: fc.record({ where: fc.dictionary(path, op, { minKeys: 1, maxKeys: 3 }) }) });
+    const policy = fc.array(rule, { maxLength: 4 }).map((rules) => doc(rules));
+    const input = fc.record({ subject: fc.boolean(), resource: fc.boolean(), c: scalar }).map(({ subject, resource, c }): ProtectInput => ({
+      action: "a",
+      ...(resource ? { resource: "doc/9" } : {}),
+      context: { c, ...(subject ? { "subject.type": "user", "subject.id": "u1" } : {}) },
+    }));
+    fc.assert(
+      fc.property(policy, input, entity("user", "u1"), entity("doc", "9"), (p, i, subject, resource) => {
+        const first = decide(i, p, undefined, undefined, { subject, resource });
+        const again = decide(i, p, undefined, undefined, factsFromReads(i, first.entities ?? []));
+        expect(again).toEqual(first);
+      }),
+      { numRuns: 500 },
+    );
   });
 });
