@@ -84,9 +84,25 @@ export function pathsOf(path: string, op: WhereOp): string[] {
   return [path, ...refs.map((r) => r.ref)];
 }
 
+/**
+ * Answers by document, as every protect asks. Freshness: a document is never changed once parsed
+ * (a policy version is immutable), so an entry never goes stale.
+ */
+const readers = new WeakMap<PolicyDocument, boolean>();
+
 /** Whether a policy reads stored attributes at all (protect and simulate skip the lookup when not). */
 export function readsEntities(doc: PolicyDocument): boolean {
-  return doc.rules.some((r) => Object.entries(r.when.where ?? {}).some(([path, op]) => pathsOf(path, op).some((p) => attributeOf(p) !== undefined)));
+  let reads = readers.get(doc);
+  if (reads === undefined) {
+    reads = doc.rules.some((r) => Object.entries(r.when.where ?? {}).some(([path, op]) => pathsOf(path, op).some((p) => attributeOf(p) !== undefined)));
+    readers.set(doc, reads);
+  }
+  return reads;
+}
+
+/** The store as a decision asks it: the input's subject and resource of a tenant, as stored (null: not stored). */
+export interface EntityFinder {
+  find(tenantId: string, refs: { subject?: EntityRef; resource?: EntityRef }): Promise<EntityFacts>;
 }
 
 /** The facts for an input from entities given inline: each found by type and id (version 0), else not stored. */

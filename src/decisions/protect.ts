@@ -7,7 +7,7 @@ import type { Outcome } from "../http/idempotency.ts";
 import type { KeyPrincipal } from "../keys/authenticate.ts";
 import { admitProtect } from "../keys/rules.ts";
 import { decide, usageNeeds, type UsageFacts } from "../decide/engine.ts";
-import type { EntityFacts } from "../decide/entities.ts";
+import { entityRefs, readsEntities, type EntityFacts, type EntityFinder } from "../decide/entities.ts";
 import { buildPayload, type ResultPayload } from "../decide/payload.ts";
 import { payloadPrincipal, type ProtectInput, type PolicyDocument, type PolicyRef } from "../decide/policy.ts";
 import type { PolicyVersions } from "../policies/store.ts";
@@ -25,11 +25,12 @@ function decided(input: ProtectInput, policy: { ref: PolicyRef; document: Policy
   return { payload, approval };
 }
 
-/** entities: the input's subject and resource as the store holds them, when the policy reads attributes (readsEntities). */
-export async function protect(deps: Recording & { policies: PolicyVersions }, principal: KeyPrincipal, input: ProtectInput, requestId: string, entities?: EntityFacts): Promise<Outcome> {
+export async function protect(deps: Recording & { policies: PolicyVersions; entities?: EntityFinder }, principal: KeyPrincipal, input: ProtectInput, requestId: string): Promise<Outcome> {
   // A key's own actions and daily limit (docs/api.md, "Keys for agents"): refused before anything is stored.
   if (principal.rules !== null) await admitProtect(deps.db, principal.tenant_id, principal.key_id, principal.rules, input.action);
   const policy = await deps.policies.forRef(principal.tenant_id, principal.policy);
+  // The input's subject and resource as stored, only under a policy that reads their attributes.
+  const entities: EntityFacts | undefined = deps.entities && readsEntities(policy.document) ? await deps.entities.find(principal.tenant_id, entityRefs(input)) : undefined;
   const at = deps.now();
   const needs = usageNeeds(input, policy.document, { key_id: principal.key_id }, at.toISOString(), entities);
   let opened: OpenedApproval | undefined;

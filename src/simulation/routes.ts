@@ -17,7 +17,7 @@ import { assertVerdict, requireFeature } from "../features/gate.ts";
 import { documentProblem, policyHash, type SimulatedPolicy } from "../decide/policy.ts";
 import { PRESETS, presetNames } from "./presets.ts";
 import { usageNeeds, type UsageFacts } from "../decide/engine.ts";
-import { inlineFacts, type EntityFacts } from "../decide/entities.ts";
+import { entityRefs, inlineFacts, readsEntities, type EntityFacts, type EntityFinder } from "../decide/entities.ts";
 import { assertActionAllowed } from "../keys/rules.ts";
 import { simulate, type Subject } from "./simulate.ts";
 
@@ -31,6 +31,8 @@ export interface SimulationDeps {
   presetOutcomes: PresetOutcomes;
   sessions: Sessions;
   signer: ReceiptSigner;
+  /** The entity store, for policies that read stored attributes (none: their subject and resource are not stored). */
+  entities?: EntityFinder;
 }
 
 type Body = Static<typeof SimulateBody>;
@@ -83,8 +85,11 @@ export function simulationRoutes(deps: SimulationDeps) {
     const timestamp = deps.now().toISOString();
     // Usage rules: the counters as committed, read without a lock; a simulation counts nothing.
     const input = "preset" in subject ? PRESETS[subject.preset]?.input : subject.input;
-    // Entities given inline stand for the store (version 0): a dry run needs none stored.
-    const entities: EntityFacts | undefined = input && body.entities ? inlineFacts(input, body.entities) : undefined;
+    // Entities given inline stand for the store (version 0): a dry run needs none stored. Otherwise
+    // the store's, under a policy that reads attributes.
+    let entities: EntityFacts | undefined;
+    if (input && body.entities) entities = inlineFacts(input, body.entities);
+    else if (input && deps.entities && readsEntities(policy.document)) entities = await deps.entities.find(tenantId, entityRefs(input));
     const needs = input ? usageNeeds(input, policy.document, { key_id: keyId }, timestamp, entities) : [];
     let usage: UsageFacts | undefined;
     if (needs.length > 0) {
