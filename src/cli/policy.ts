@@ -4,7 +4,7 @@ import { readFile } from "node:fs/promises";
 import { Value } from "@sinclair/typebox/value";
 import type { TSchema } from "@sinclair/typebox";
 import { parseArgs } from "node:util";
-import { PolicyDocument } from "../decide/policy.ts";
+import { documentProblem, PolicyDocument } from "../decide/policy.ts";
 import { TestCases, type TestCase } from "../policies/model.ts";
 import { runCases } from "../policies/testing.ts";
 import { diffPolicies } from "../policies/diff.ts";
@@ -53,7 +53,12 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "obj
 async function readPolicy(file: string): Promise<PolicyDocument> {
   const json = await readJson(file);
   const document = isObject(json) && "document" in json ? json.document : json;
-  return checked<PolicyDocument>(PolicyDocument, document, `${file}: ${document === json ? "" : "document"}`);
+  const where = `${file}: ${document === json ? "" : "document"}`;
+  const valid = checked<PolicyDocument>(PolicyDocument, document, where);
+  // What the schema cannot say (an undeclared attribute, a usage condition with no bound, ...), refused as the service refuses it.
+  const problem = documentProblem(valid);
+  if (problem) throw new PolicyUsageError(`${where}/${problem.path}: ${problem.message}`);
+  return valid;
 }
 
 /** A cases file: an array of cases, or `{cases}` as GET /customer/policy/tests answers. */

@@ -1,6 +1,7 @@
 import { canonicalJson } from "../crypto/canonical.ts";
 import { sha256HexSync } from "../crypto/sync.ts";
-import { resolveTerms, type Condition, type Op, type PolicyDocument, type ProtectInput, type ResolvedTerms, type Rule, type UsageOp } from "./policy.ts";
+import { attributeOf, entityRefs, type AttributeValue, type EntityFacts, type EntityRead, type EntityRecord, type EntityRef } from "./entities.ts";
+import { resolveTerms, type Condition, type Op, type PolicyDocument, type ProtectInput, type Ref, type ResolvedTerms, type Rule, type UsageOp, type WhereOp } from "./policy.ts";
 
 export type Decision = "ALLOWED" | "DENIED";
 
@@ -9,7 +10,7 @@ export type Decision = "ALLOWED" | "DENIED";
  * require_approval rule decides DENIED, so a client that knows nothing of approvals fails closed,
  * and names the terms under which people may approve the action instead (`approval`).
  */
-export type Verdict = { decision: Decision; reasons: string[]; rule: string | null; approval?: ResolvedTerms; usage?: UsageFact[] };
+export type Verdict = { decision: Decision; reasons: string[]; rule: string | null; approval?: ResolvedTerms; usage?: UsageFact[]; entities?: EntityRead[] };
 
 /** A fact a usage condition read: its rule, the window it counted, and the total before this request. */
 export type UsageFact = { rule: string; window_start: string; before: number };
@@ -24,21 +25,91 @@ type Value = string | number | boolean | undefined;
 
 // Receipts promise that the same input under the same policy gives the same answer, so this
 // module reads only its arguments: no clock, no I/O, no randomness, no mutation.
-export function decide(input: ProtectInput, policy: PolicyDocument, caller: Caller = { key_id: null }, facts?: UsageFacts): Verdict {
+export function decide(input: ProtectInput, policy: PolicyDocument, caller: Caller = { key_id: null }, facts?: UsageFacts, entities?: EntityFacts): Verdict {
   // Each usage condition reached is a fact of the decision: named in the payload, so the decision
-  // stays a pure function of it.
+  // stays a pure function of it. So is each stored attribute read (the world records them).
   const read: UsageFact[] = [];
+  const world = new World(input, caller, entities);
   const rule = policy.rules.find((r) => {
-    if (!matches(r.when, input, caller)) return false;
+    if (!matches(r.when, input, caller, world)) return false;
     if (!r.when.usage) return true;
     const fact = facts?.get(r.id) ?? { window_start: "", before: 0 };
     read.push({ rule: r.id, window_start: fact.window_start, before: fact.before });
     return usageHolds(r.when.usage, fact.before + usageOf(r.when.usage, input));
   });
   const usage = read.length > 0 ? { usage: read } : {};
-  if (!rule) return { decision: toDecision(policy.default_effect), reasons: [policy.default_reason], rule: null, ...usage };
-  if (rule.effect === "require_approval") return { decision: "DENIED", reasons: [rule.reason], rule: rule.id, approval: resolveTerms(rule.approval), ...usage };
-  return { decision: toDecision(rule.effect), reasons: [rule.reason], rule: rule.id, ...usage };
+  const attributes = world.reads.length > 0 ? { entities: world.reads } : {};
+  if (!rule) return { decision: toDecision(policy.default_effect), reasons: [policy.default_reason], rule: null, ...usage, ...attributes };
+  if (rule.effect === "require_approval") return { decision: "DENIED", reasons: [rule.reason], rule: rule.id, approval: resolveTerms(rule.approval), ...usage, ...attributes };
+  return { decision: toDecision(rule.effect), reasons: [rule.reason], rule: rule.id, ...usage, ...attributes };
+}
+
+type WorldValue = AttributeValue | undefined;
+
+/**
+ * The values a `where` condition may read (docs/policy.md, "Entities and attributes"): the
+ * request's properties, the calling key, the input's subject and resource, and their stored
+ * attributes. Each stored attribute read is recorded once, in the order first read.
+ */
+class World {
+  readonly reads: EntityRead[] = [];
+  // Found on first use: a decision without a where condition pays nothing for entities.
+  private named?: { subject?: EntityRef; resource?: EntityRef };
+
+  constructor(
+    private readonly input: ProtectInput,
+    private readonly caller: Caller,
+    private readonly facts: EntityFacts | undefined,
+  ) {}
+
+  private get refs() {
+    return (this.named ??= entityRefs(this.input));
+  }
+
+  value(path: string): WorldValue {
+    const attribute = attributeOf(path);
+    if (attribute) return this.attribute(attribute.entity, attribute.attribute);
+    const ctx = this.input.context ?? {};
+    if (path.startsWith("context.")) {
+      const name = path.slice("context.".length);
+      return Object.hasOwn(ctx, name) ? ctx[name] : undefined;
+    }
+    switch (path) {
+      case "action":
+        return this.input.action;
+      case "resource":
+        return this.input.resource;
+      case "amount":
+        return this.input.amount;
+      case "currency":
+        return this.input.currency;
+      case "principal.key_id":
+        return this.caller.key_id ?? undefined;
+      case "subject.id":
+        return this.refs.subject?.id;
+      case "subject.type":
+        return this.refs.subject?.type;
+      case "resource.id":
+        return this.refs.resource?.id;
+      case "resource.type":
+        return this.refs.resource?.type;
+    }
+    return undefined;
+  }
+
+  // An input that names no such entity has nothing to read; a named entity the facts do not hold
+  // (or hold for another type and id) is not stored: no attributes, and the read says so.
+  private attribute(role: "subject" | "resource", name: string): WorldValue {
+    const ref = this.refs[role];
+    if (ref === undefined) return undefined;
+    const given = this.facts?.[role];
+    const record: EntityRecord | null = given && given.type === ref.type && given.id === ref.id ? given : null;
+    const value = record && Object.hasOwn(record.attributes, name) ? record.attributes[name] : undefined;
+    if (!this.reads.some((r) => r.entity === role && r.attribute === name)) {
+      this.reads.push({ entity: role, type: ref.type, id: ref.id, attribute: name, value: value === undefined ? null : Array.isArray(value) ? [...value] : value, version: record ? record.version : null });
+    }
+    return value;
+  }
 }
 
 /** What this request adds to a usage condition's total: 1, or its amount. */
@@ -73,11 +144,12 @@ export interface UsageNeed {
 }
 
 /** Every usage rule of the policy whose other conditions hold for this input, at this instant. */
-export function usageNeeds(input: ProtectInput, policy: PolicyDocument, caller: Caller, at: string): UsageNeed[] {
+export function usageNeeds(input: ProtectInput, policy: PolicyDocument, caller: Caller, at: string, entities?: EntityFacts): UsageNeed[] {
   const needs: UsageNeed[] = [];
+  const world = new World(input, caller, entities);
   for (const r of policy.rules) {
     const u = r.when.usage;
-    if (!u || !matches(r.when, input, caller)) continue;
+    if (!u || !matches(r.when, input, caller, world)) continue;
     needs.push({ rule: r.id, counter: counterOf(r), scope: u.per === "key" ? (caller.key_id ?? "*session") : "*", window_start: windowStart(u.window, at), add: usageOf(u, input) });
   }
   return needs;
@@ -122,7 +194,7 @@ export function actionAllowable(action: string, policy: PolicyDocument, caller: 
 }
 
 // Every field present in the condition must hold; an empty condition matches everything.
-function matches(when: Condition, input: ProtectInput, caller: Caller): boolean {
+function matches(when: Condition, input: ProtectInput, caller: Caller, world: World): boolean {
   if (when.actions && !when.actions.some((p) => matchPattern(p, input.action))) return false;
   if (when.resources) {
     const resource = input.resource;
@@ -139,7 +211,74 @@ function matches(when: Condition, input: ProtectInput, caller: Caller): boolean 
       if (!holds(op, Object.hasOwn(ctx, name) ? ctx[name] : undefined)) return false;
     }
   }
+  // Last, so a rule whose request conditions fail reads no stored attribute; in the order of their
+  // paths (as the stored document, in JCS form, lists them), so the reads' order is the document's.
+  if (when.where) {
+    for (const path of Object.keys(when.where).sort()) {
+      if (!whereHolds(when.where[path]!, world.value(path), world)) return false;
+    }
+  }
   return true;
+}
+
+// The order operators are tried in, so the reads their operands make come in a fixed order.
+const WHERE_ORDER = ["exists", "eq", "ne", "in", "not_in", "gt", "gte", "lt", "lte", "prefix", "contains", "any", "all"] as const;
+
+/**
+ * Every operator of a `where` condition holds for `value`, each operand a literal or the value its
+ * `ref` names. Strict as holds(): types must match, and a missing value, or a missing operand,
+ * fails everything but `exists: false`.
+ */
+export function whereHolds(op: WhereOp, value: WorldValue, world: { value(path: string): WorldValue }): boolean {
+  for (const name of WHERE_ORDER) {
+    const raw = op[name];
+    if (raw === undefined) continue;
+    if (name === "exists") {
+      if (raw !== (value !== undefined)) return false;
+      continue;
+    }
+    if (value === undefined) return false;
+    const operand: WorldValue = raw !== null && typeof raw === "object" && !Array.isArray(raw) ? world.value((raw as Ref).ref) : (raw as AttributeValue);
+    if (operand === undefined || !operatorHolds(name, value, operand)) return false;
+  }
+  return true;
+}
+
+function operatorHolds(name: Exclude<(typeof WHERE_ORDER)[number], "exists">, value: AttributeValue, operand: AttributeValue): boolean {
+  const list = Array.isArray(value) ? value : undefined;
+  const operands = Array.isArray(operand) ? operand : undefined;
+  switch (name) {
+    case "eq":
+      return sameValue(value, operand);
+    case "ne":
+      return !sameValue(value, operand);
+    case "in":
+      return list === undefined && operands !== undefined && operands.includes(value as string | number | boolean);
+    case "not_in":
+      return list === undefined && operands !== undefined && !operands.includes(value as string | number | boolean);
+    case "gt":
+      return typeof value === "number" && typeof operand === "number" && value > operand;
+    case "gte":
+      return typeof value === "number" && typeof operand === "number" && value >= operand;
+    case "lt":
+      return typeof value === "number" && typeof operand === "number" && value < operand;
+    case "lte":
+      return typeof value === "number" && typeof operand === "number" && value <= operand;
+    case "prefix":
+      return typeof value === "string" && typeof operand === "string" && value.startsWith(operand);
+    case "contains":
+      return list !== undefined && operands === undefined && list.includes(operand as string | number | boolean);
+    case "any":
+      return list !== undefined && operands !== undefined && operands.some((v) => list.includes(v));
+    case "all":
+      return list !== undefined && operands !== undefined && operands.every((v) => list.includes(v));
+  }
+}
+
+// Scalars by strict equality; lists item by item, in order.
+function sameValue(a: AttributeValue, b: AttributeValue): boolean {
+  if (Array.isArray(a) || Array.isArray(b)) return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((v, i) => v === b[i]);
+  return a === b;
 }
 
 /**

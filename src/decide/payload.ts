@@ -1,6 +1,7 @@
 // The payload of a decision: what content_hash covers, and its schema as responses show it.
 import { Type } from "@sinclair/typebox";
 import type { Decision } from "./engine.ts";
+import { EntityReadSchema, type EntityRead } from "./entities.ts";
 import { ApprovalTerms, ProtectInput, type DraftRef, type PolicyRef, type ResolvedTerms } from "./policy.ts";
 
 export type PayloadKind = "simulation" | "protect" | "execute";
@@ -30,12 +31,14 @@ export type ResultPayload = {
   outcome?: { approval_id: string; receipt_id: string };
   /** The usage facts the decision read (docs/policy.md, "Budgets and rate windows"): deciding again with them gives the same answer. */
   usage?: { rule: string; window_start: string; before: number }[];
+  /** The stored attributes the decision read (docs/policy.md, "Entities and attributes"): deciding again with them gives the same answer. */
+  entities?: EntityRead[];
 };
 
 // The deterministic part of a result (docs/api.md, POST /v1/simulate): content_hash covers exactly this, so
 // nothing per-request (request id, time, tenant) may enter it, nor the key unless it decided.
 export function buildPayload(args: Omit<ResultPayload, "v">): ResultPayload {
-  const { kind, input, policy, decision, reasons, rule, principal, preset, requires_approval, outcome, usage } = args;
+  const { kind, input, policy, decision, reasons, rule, principal, preset, requires_approval, outcome, usage, entities } = args;
   // Copy only the three reference fields: a whole policy row must not leak into the hash.
   const ref = { policy_id: policy.policy_id, version: policy.version, hash: policy.hash } as PolicyRef | DraftRef;
   const payload: ResultPayload = { v: 2, kind, input, policy: ref, decision, reasons, rule };
@@ -48,6 +51,10 @@ export function buildPayload(args: Omit<ResultPayload, "v">): ResultPayload {
   }
   if (outcome !== undefined) payload.outcome = { approval_id: outcome.approval_id, receipt_id: outcome.receipt_id };
   if (usage !== undefined && usage.length > 0) payload.usage = usage.map((u) => ({ rule: u.rule, window_start: u.window_start, before: u.before }));
+  // Only when some attribute was read: payloads of policies without entity conditions keep their hash.
+  if (entities !== undefined && entities.length > 0) {
+    payload.entities = entities.map((r) => ({ entity: r.entity, type: r.type, id: r.id, attribute: r.attribute, value: Array.isArray(r.value) ? [...r.value] : r.value, version: r.version }));
+  }
   return payload;
 }
 
@@ -68,7 +75,7 @@ export const ResultPayload = Type.Object({
   principal: Type.Optional(
     Type.Object(
       { key_id: Type.Union([Type.String(), Type.Null()]) },
-      { description: "the calling key (null: a session), present only when a rule of the policy version has a keys condition" },
+      { description: "the calling key (null: a session), present only when a rule of the policy version reads it (a keys condition, or principal.key_id in a where)" },
     ),
   ),
   preset: Type.Optional(Type.String()),
@@ -76,6 +83,12 @@ export const ResultPayload = Type.Object({
   usage: Type.Optional(
     Type.Array(Type.Object({ rule: Type.String(), window_start: Type.String(), before: Type.Number() }), {
       description: "the usage facts the decision read: each usage condition reached, its window and the total before this request",
+    }),
+  ),
+  entities: Type.Optional(
+    Type.Array(EntityReadSchema, {
+      description:
+        "the stored attributes the decision read, in the order it read them: the entity (subject or resource, its type and id), the attribute, its value (null: absent) and the entity's version (null: not stored); present only when a condition read one",
     }),
   ),
   outcome: Type.Optional(

@@ -94,6 +94,44 @@ export const UsageOp = Type.Object(
 );
 export type UsageOp = Static<typeof UsageOp>;
 
+/**
+ * A value a `where` condition reads (docs/policy.md, "Entities and attributes"): a request
+ * property, the calling key, the subject's or resource's type and id as the input names them, or
+ * a stored attribute of either.
+ */
+export const WHERE_PATH =
+  "^(action|resource|amount|currency|principal\\.key_id|(subject|resource)\\.(id|type)|context\\.[A-Za-z0-9_.-]{1,64}|(subject|resource)\\.attr\\.[A-Za-z0-9_.:-]{1,64})$";
+const WherePath = Type.String({ pattern: WHERE_PATH });
+/** An operand that is another value of the decision's world instead of a literal. */
+export const Ref = Type.Object({ ref: WherePath }, { additionalProperties: false });
+export type Ref = Static<typeof Ref>;
+const orRef = <T extends TSchema>(literal: T) => Type.Union([literal, Ref]);
+
+/**
+ * The operators of a `where` condition: those of an OP, plus list membership (`contains`: the
+ * value is a list holding the operand; `any`: a list sharing an item with the operand list; `all`:
+ * a list holding every item of it). Every operand may be a literal or `{"ref": PATH}`.
+ */
+export const WhereOp = Type.Object(
+  {
+    eq: Type.Optional(orRef(ContextValue)),
+    ne: Type.Optional(orRef(ContextValue)),
+    in: Type.Optional(orRef(list(ContextValue))),
+    not_in: Type.Optional(orRef(list(ContextValue))),
+    gt: Type.Optional(orRef(Type.Number())),
+    gte: Type.Optional(orRef(Type.Number())),
+    lt: Type.Optional(orRef(Type.Number())),
+    lte: Type.Optional(orRef(Type.Number())),
+    prefix: Type.Optional(orRef(Type.String({ minLength: 1, maxLength: 500 }))),
+    contains: Type.Optional(orRef(ContextValue)),
+    any: Type.Optional(orRef(list(ContextValue))),
+    all: Type.Optional(orRef(list(ContextValue))),
+    exists: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false, minProperties: 1 },
+);
+export type WhereOp = Static<typeof WhereOp>;
+
 export const Condition = Type.Object(
   {
     actions: Type.Optional(Type.Array(ActionPattern, { minItems: 1, maxItems: 50 })),
@@ -109,6 +147,15 @@ export const Condition = Type.Object(
       }),
     ),
     usage: Type.Optional(UsageOp),
+    where: Type.Optional(
+      Type.Record(WherePath, WhereOp, {
+        minProperties: 1,
+        maxProperties: 32,
+        additionalProperties: false,
+        description:
+          'docs/policy.md, "Entities and attributes": each path (action, resource, amount, currency, context.NAME, principal.key_id, subject.id|type, resource.id|type, subject.attr.NAME, resource.attr.NAME) with its operators (eq, ne, in, not_in, gt, gte, lt, lte, prefix, exists, contains, any, all), each operand a literal or {"ref": PATH}; every one must hold',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -179,14 +226,123 @@ export function documentProblem(doc: PolicyDocument | undefined): { path: string
   }
   const at = doc.rules.findIndex((r) => r.approval !== undefined && r.effect !== "require_approval");
   if (at >= 0) return { path: `rules/${at}/approval`, message: 'approval terms belong to a rule whose effect is "require_approval"' };
+  for (const [i, r] of doc.rules.entries()) {
+    for (const [path, op] of Object.entries(r.when.where ?? {})) {
+      const problem = whereProblem(doc.entities, path, op);
+      if (problem) return { path: `rules/${i}/when/where/${path}${problem.at}`, message: problem.message };
+    }
+  }
   return undefined;
 }
+
+// What each operator needs of the value it tests ("scalar": one of the three scalar types) and of its operand.
+const OPERATOR_NEEDS: Record<Exclude<keyof WhereOp, "exists">, { value: AttributeType | "scalar"; operand: AttributeType | "scalar" }> = {
+  eq: { value: "scalar", operand: "scalar" },
+  ne: { value: "scalar", operand: "scalar" },
+  in: { value: "scalar", operand: "list" },
+  not_in: { value: "scalar", operand: "list" },
+  gt: { value: "number", operand: "number" },
+  gte: { value: "number", operand: "number" },
+  lt: { value: "number", operand: "number" },
+  lte: { value: "number", operand: "number" },
+  prefix: { value: "string", operand: "string" },
+  contains: { value: "list", operand: "scalar" },
+  any: { value: "list", operand: "list" },
+  all: { value: "list", operand: "list" },
+};
+
+const ATTRIBUTE_PATH = /^(subject|resource)\.attr\.(.+)$/;
+
+/**
+ * A `where` condition against the document's entity schema: every attribute it reads is declared
+ * (unknown attributes are refused), a type it compares with is one the schema names, and each
+ * operator suits the declared type of what it tests and of its operand (a list is tested with
+ * contains, any or all; a bound needs a number). `at`: the rest of the JSON path, from the condition.
+ */
+function whereProblem(schema: EntitySchema | undefined, path: string, op: WhereOp): { at: string; message: string } | undefined {
+  const declared = (p: string): { type?: AttributeType; problem?: string } => {
+    const m = ATTRIBUTE_PATH.exec(p);
+    if (!m) return {};
+    const role = m[1] as "subject" | "resource";
+    const decl = schema?.[role]?.attributes[m[2]!];
+    if (!decl) return { problem: `${p} is not declared: add "${m[2]}" to the document's entities.${role}.attributes, with its type (and "optional": true if entities may lack it)` };
+    return { type: decl.type };
+  };
+  const left = declared(path);
+  if (left.problem) return { at: "", message: left.problem };
+  const typeOf = /^(subject|resource)\.type$/.exec(path);
+  for (const [name, operand] of Object.entries(op)) {
+    if (name === "exists") continue;
+    const needs = OPERATOR_NEEDS[name as keyof typeof OPERATOR_NEEDS];
+    const isRef = operand !== null && typeof operand === "object" && !Array.isArray(operand);
+    if (left.type !== undefined && !fits(left.type, needs.value)) {
+      return { at: `/${name}`, message: `${path} is declared as ${left.type}: ${name} needs ${article(needs.value)}` };
+    }
+    if (isRef) {
+      const right = declared((operand as Ref).ref);
+      if (right.problem) return { at: `/${name}/ref`, message: right.problem };
+      if (right.type !== undefined && !fits(right.type, needs.operand)) {
+        return { at: `/${name}/ref`, message: `${(operand as Ref).ref} is declared as ${right.type}: the operand of ${name} must be ${article(needs.operand)}` };
+      }
+      continue;
+    }
+    // A literal of another type than the declared attribute's never matches: refused, as amount: {eq: "5"} is.
+    const scalarType = left.type === "list" ? undefined : left.type;
+    const items = Array.isArray(operand) ? operand : [operand];
+    if (scalarType !== undefined && needs.operand !== "number" && items.some((v) => typeof v !== scalarType)) {
+      return { at: `/${name}`, message: `${path} is declared as ${scalarType}: compare it with ${article(scalarType)}` };
+    }
+    const types = typeOf ? schema?.[typeOf[1] as "subject" | "resource"]?.types : undefined;
+    if (types && (name === "eq" || name === "in") && items.some((v) => typeof v !== "string" || !types.includes(v))) {
+      return { at: `/${name}`, message: `unknown entity type: the document's entities.${typeOf![1]}.types names ${types.map((t) => JSON.stringify(t)).join(", ")}` };
+    }
+  }
+  return undefined;
+}
+
+const fits = (declared: AttributeType, needed: AttributeType | "scalar") => (needed === "scalar" ? declared !== "list" : declared === needed);
+const article = (t: AttributeType | "scalar") => (t === "list" ? "a list" : t === "scalar" ? "a string, number or boolean" : `a ${t}`);
+
+/** The type of a declared attribute: a scalar type, or a list of scalars. */
+export const AttributeType = Type.Union([Type.Literal("string"), Type.Literal("number"), Type.Literal("boolean"), Type.Literal("list")]);
+export type AttributeType = Static<typeof AttributeType>;
+
+/**
+ * What a policy expects of the subject's or resource's entity: its types and the attributes the
+ * policy reads. `optional`: entities may lack it (the policy reads it as missing), so a store that
+ * holds it nowhere does not refuse the policy.
+ */
+export const RoleSchema = Type.Object(
+  {
+    types: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 128 }), { minItems: 1, maxItems: 50, uniqueItems: true })),
+    attributes: Type.Record(
+      Type.String({ pattern: "^[A-Za-z0-9_.:-]{1,64}$" }),
+      Type.Object({ type: AttributeType, optional: Type.Optional(Type.Boolean()) }, { additionalProperties: false }),
+      { maxProperties: 64, additionalProperties: false },
+    ),
+  },
+  { additionalProperties: false },
+);
+export type RoleSchema = Static<typeof RoleSchema>;
+
+/** The entities a policy reads (docs/policy.md, "Entities and attributes"): every attribute a condition names is declared here. */
+export const EntitySchema = Type.Object(
+  { subject: Type.Optional(RoleSchema), resource: Type.Optional(RoleSchema) },
+  {
+    additionalProperties: false,
+    minProperties: 1,
+    description:
+      "the entity types the subject and resource may have and the attributes the conditions read, each {type: string|number|boolean|list, optional?}; an attribute a condition reads must be declared here",
+  },
+);
+export type EntitySchema = Static<typeof EntitySchema>;
 
 export const PolicyDocument = Type.Object(
   {
     default_effect: Effect,
     default_reason: Reason,
     rules: Type.Array(Rule, { maxItems: 200 }),
+    entities: Type.Optional(EntitySchema),
   },
   { additionalProperties: false },
 );
@@ -209,9 +365,11 @@ export interface SimulatedPolicy {
   document: PolicyDocument;
 }
 
-/** Whether decisions under this document read the calling key (then the payload names it). */
+/** Whether decisions under this document read the calling key (then the payload names it): a keys condition, or `principal.key_id` in a where. */
 export function readsKeys(doc: PolicyDocument): boolean {
-  return doc.rules.some((r) => r.when.keys !== undefined);
+  const namesKey = (where: NonNullable<Condition["where"]>) =>
+    Object.entries(where).some(([path, op]) => path === "principal.key_id" || Object.values(op).some((v) => v !== null && typeof v === "object" && !Array.isArray(v) && (v as Ref).ref === "principal.key_id"));
+  return doc.rules.some((r) => r.when.keys !== undefined || (r.when.where !== undefined && namesKey(r.when.where)));
 }
 
 /** The payload's principal: the calling key, a fact of the decision only when a rule reads keys. */

@@ -19,6 +19,7 @@ import { execute } from "./execute.ts";
 import { ExecuteBody, ExecuteResult, ProtectResult, VerifyBody, VerifyResponse } from "./model.ts";
 import { protect } from "./protect.ts";
 import { verifyReceipt } from "./verify.ts";
+import type { EntityFinder } from "../decide/entities.ts";
 
 /** What these routes use of the objects the root builds (docs/architecture.md, "The objects the root builds"). */
 export interface DecisionsDeps {
@@ -31,6 +32,8 @@ export interface DecisionsDeps {
   receipts: ReceiptAppender;
   usageLimits: UsageLimits;
   signer: ReceiptSigner;
+  /** The entity store, for policies that read stored attributes (none: their subject and resource are not stored). */
+  entities?: EntityFinder;
 }
 
 const security = [{ apiKey: [] as string[] }];

@@ -8,6 +8,7 @@ import { getReceiptRow } from "../receipts/store.ts";
 import type { ReceiptSigner } from "../receipts/signer.ts";
 import { verifyResult } from "../receipts/verify.ts";
 import { decide } from "../decide/engine.ts";
+import { factsFromReads, readsOf } from "../decide/entities.ts";
 import { ProtectInput } from "../decide/policy.ts";
 
 type Fields = Record<string, unknown>;
@@ -73,8 +74,11 @@ async function decisionHolds(db: Queryable, tenantId: string, receipt: unknown):
   const facts = Array.isArray(receipt.payload.usage)
     ? new Map((receipt.payload.usage as unknown[]).filter(isObject).map((u) => [String(u.rule), { window_start: String(u.window_start), before: Number(u.before) }]))
     : undefined;
-  const again = decide(input, document, { key_id: keyId }, facts);
+  // Attribute conditions decide on the stored attributes the payload names (only those read are needed).
+  const entities = factsFromReads(input, readsOf(receipt.payload.entities));
+  const again = decide(input, document, { key_id: keyId }, facts, entities);
   if (canonicalJson(again.usage ?? null) !== canonicalJson(receipt.payload.usage ?? null)) return false;
+  if (canonicalJson(again.entities ?? null) !== canonicalJson(receipt.payload.entities ?? null)) return false;
   // The rule named must be the one that decides again (payloads without one name none).
   const ruleHolds = again.rule === (receipt.payload.rule ?? null);
   // A require_approval rule names its terms; an execute of an approved action names the approval,

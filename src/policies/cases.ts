@@ -3,6 +3,7 @@
 // very same schema.
 import { Type, type Static } from "@sinclair/typebox";
 import { ProtectInput } from "../decide/policy.ts";
+import { InlineEntities } from "../decide/entities.ts";
 
 const strict = { additionalProperties: false } as const;
 export const Decision = Type.Union([Type.Literal("ALLOWED"), Type.Literal("DENIED")]);
@@ -23,6 +24,7 @@ export const TestCase = Type.Object(
         description: "a usage rule's total in its window before the case (by rule id; 0 when left out)",
       }),
     ),
+    entities: Type.Optional(InlineEntities),
     expect: Type.Object(
       {
         decision: Decision,

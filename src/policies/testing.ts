@@ -1,6 +1,7 @@
 // Policy test cases run against a document: pure, shared by POST /customer/policy/test, the
 // publish gate and `warden policy test` (offline), so all three judge a case alike.
 import { decide } from "../decide/engine.ts";
+import { inlineFacts } from "../decide/entities.ts";
 import type { PolicyDocument } from "../decide/policy.ts";
 import type { CaseResult, TestCase } from "./model.ts";
 
@@ -14,7 +15,8 @@ export interface TestRun {
 export function runCases(document: PolicyDocument, cases: readonly TestCase[]): TestRun {
   const results = cases.map((c): CaseResult => {
     const facts = c.usage ? new Map(Object.entries(c.usage).map(([rule, before]) => [rule, { window_start: "", before: before as number }])) : undefined;
-    const verdict = decide(c.input, document, { key_id: c.key_id ?? null }, facts);
+    // A case's entities stand for the store: its subject and resource are found among them, else not stored.
+    const verdict = decide(c.input, document, { key_id: c.key_id ?? null }, facts, inlineFacts(c.input, c.entities ?? []));
     const reason = verdict.reasons[0];
     const approvalRequired = verdict.approval !== undefined;
     const passed =

@@ -3,6 +3,7 @@ import { Type } from "@sinclair/typebox";
 import { t } from "elysia";
 import { ResultPayload } from "../decide/payload.ts";
 import { PolicyDocument, ProtectInput } from "../decide/policy.ts";
+import { InlineEntities } from "../decide/entities.ts";
 
 // `preset` or `input`, not both (checked in the route: a union would blur the error's path).
 export const SimulateBody = t.Object(
@@ -11,6 +12,7 @@ export const SimulateBody = t.Object(
     input: t.Optional(ProtectInput),
     policy_version: t.Optional(Type.Integer({ minimum: 1, maximum: 2_147_483_647 })),
     document: t.Optional(PolicyDocument),
+    entities: t.Optional(InlineEntities),
   },
   { additionalProperties: false },
 );

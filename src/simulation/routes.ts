@@ -17,6 +17,7 @@ import { assertVerdict, requireFeature } from "../features/gate.ts";
 import { documentProblem, policyHash, type SimulatedPolicy } from "../decide/policy.ts";
 import { PRESETS, presetNames } from "./presets.ts";
 import { usageNeeds, type UsageFacts } from "../decide/engine.ts";
+import { entityRefs, inlineFacts, readsEntities, type EntityFacts, type EntityFinder } from "../decide/entities.ts";
 import { assertActionAllowed } from "../keys/rules.ts";
 import { simulate, type Subject } from "./simulate.ts";
 
@@ -30,6 +31,8 @@ export interface SimulationDeps {
   presetOutcomes: PresetOutcomes;
   sessions: Sessions;
   signer: ReceiptSigner;
+  /** The entity store, for policies that read stored attributes (none: their subject and resource are not stored). */
+  entities?: EntityFinder;
 }
 
 type Body = Static<typeof SimulateBody>;
@@ -82,7 +85,12 @@ export function simulationRoutes(deps: SimulationDeps) {
     const timestamp = deps.now().toISOString();
     // Usage rules: the counters as committed, read without a lock; a simulation counts nothing.
     const input = "preset" in subject ? PRESETS[subject.preset]?.input : subject.input;
-    const needs = input ? usageNeeds(input, policy.document, { key_id: keyId }, timestamp) : [];
+    // Entities given inline stand for the store (version 0): a dry run needs none stored. Otherwise
+    // the store's, under a policy that reads attributes.
+    let entities: EntityFacts | undefined;
+    if (input && body.entities) entities = inlineFacts(input, body.entities);
+    else if (input && deps.entities && readsEntities(policy.document)) entities = await deps.entities.find(tenantId, entityRefs(input));
+    const needs = input ? usageNeeds(input, policy.document, { key_id: keyId }, timestamp, entities) : [];
     let usage: UsageFacts | undefined;
     if (needs.length > 0) {
       const rows = await deps.db.query("usage/peek", [needs.map((n) => ({ tenant_id: tenantId, counter: n.counter, scope: n.scope, window_start: n.window_start }))]);
@@ -98,6 +106,7 @@ export function simulationRoutes(deps: SimulationDeps) {
       signer: deps.signer,
       outcomes: deps.presetOutcomes,
       usage,
+      entities,
     });
     deps.metrics.decision("simulate", result.decision);
     return result;

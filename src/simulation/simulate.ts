@@ -8,6 +8,7 @@ import type { ReceiptSigner } from "../receipts/signer.ts";
 import { AppError } from "../http/errors.ts";
 import { actionAllowable, decide, type UsageFacts } from "../decide/engine.ts";
 import { buildPayload } from "../decide/payload.ts";
+import { readsEntities, type EntityFacts } from "../decide/entities.ts";
 import { payloadPrincipal, readsKeys, type ProtectInput, type SimulatedPolicy } from "../decide/policy.ts";
 import { PRESETS } from "./presets.ts";
 
@@ -17,10 +18,10 @@ type Outcome = ReturnType<typeof outcome>;
  * An input's decision, payload and content_hash under a policy (preset: the input is that
  * preset's). The key is a fact of the decision, and enters the payload, only when a rule reads it.
  */
-function outcome(input: ProtectInput, policy: SimulatedPolicy, keyId: string | null, preset?: string, facts?: UsageFacts) {
+function outcome(input: ProtectInput, policy: SimulatedPolicy, keyId: string | null, preset?: string, facts?: UsageFacts, entities?: EntityFacts) {
   const principal = payloadPrincipal(policy.document, keyId);
-  const { decision, reasons, rule, approval, usage } = decide(input, policy.document, { key_id: keyId }, facts);
-  const payload = buildPayload({ kind: "simulation", input, policy: policy.ref, decision, reasons, rule, principal, preset, requires_approval: approval, usage });
+  const { decision, reasons, rule, approval, usage, entities: read } = decide(input, policy.document, { key_id: keyId }, facts, entities);
+  const payload = buildPayload({ kind: "simulation", input, policy: policy.ref, decision, reasons, rule, principal, preset, requires_approval: approval, usage, entities: read });
   return { decision, reasons, payload, content_hash: sha256HexSync(canonicalJson(payload)) };
 }
 
@@ -57,6 +58,8 @@ export async function simulate(args: {
   outcomes: PresetOutcomes;
   /** The usage facts read for the policy's usage rules (none: no usage rule applies). */
   usage?: UsageFacts;
+  /** The input's subject and resource (given inline, or as stored) when the policy reads attributes. */
+  entities?: EntityFacts;
 }) {
   const { subject } = args;
   let preset: string | null = null;
@@ -66,10 +69,11 @@ export async function simulate(args: {
     if (!Object.hasOwn(PRESETS, subject.preset)) throw new AppError("invalid_preset", "Unknown preset; GET /v1/presets lists them.");
     preset = subject.preset;
     action = PRESETS[subject.preset].input.action;
-    // Under usage facts the outcome depends on the counters, not only on the preset and version: not memoised.
-    result = args.usage ? outcome(PRESETS[subject.preset].input, args.policy, args.keyId, subject.preset, args.usage) : args.outcomes.of(subject.preset, args.policy, args.keyId);
+    // Under usage facts or stored attributes the outcome depends on more than the preset and version: not memoised.
+    const memo = !args.usage && !readsEntities(args.policy.document);
+    result = memo ? args.outcomes.of(subject.preset, args.policy, args.keyId) : outcome(PRESETS[subject.preset].input, args.policy, args.keyId, subject.preset, args.usage, args.entities);
   } else {
-    result = outcome(subject.input, args.policy, args.keyId, undefined, args.usage);
+    result = outcome(subject.input, args.policy, args.keyId, undefined, args.usage, args.entities);
     action = subject.input.action;
   }
   const { decision, reasons, payload, content_hash } = result;

@@ -101,6 +101,26 @@ describe("warden policy test (offline)", () => {
     expect(notJson.stderr).toContain("nj.json: not JSON");
   }, SLOW);
 
+  test("cases with entities decide offline over their attributes; an undeclared attribute: exit 2 at its path", async () => {
+    const doc = {
+      default_effect: "deny",
+      default_reason: "closed",
+      entities: { subject: { attributes: { roles: { type: "list" } } } },
+      rules: [{ id: "admins", effect: "allow", reason: "admin", when: { where: { "subject.attr.roles": { contains: "admin" } } } }],
+    };
+    const input = { action: "todo.update", context: { "subject.type": "user", "subject.id": "rick" } };
+    const cases = [
+      { name: "rick", input, entities: [{ type: "user", id: "rick", attributes: { roles: ["admin"] } }], expect: { decision: "ALLOWED", rule: "admins" } },
+      { name: "nobody", input, expect: { decision: "DENIED" } },
+    ];
+    const run = await cli(["test", file("e.json", doc), file("ec.json", cases)]);
+    expect([run.code, run.json?.passed]).toEqual([0, 2]);
+    const undeclared = { ...doc, entities: { subject: { attributes: {} } } };
+    const bad = await cli(["test", file("eu.json", undeclared), file("ec2.json", cases)]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("eu.json: /rules/0/when/where/subject.attr.roles: subject.attr.roles is not declared");
+  }, SLOW);
+
   test("bad usage: exit 2", async () => {
     for (const args of [["test"], ["test", "only-one.json"], ["nope"], [], ["test", "a", "b", "--limit", "3"]]) {
       expect([args, (await cli(args)).code]).toEqual([args, 2]);

@@ -44,7 +44,16 @@ describe("contextAt", () => {
 
 describe("suggestionsAt", () => {
   test("condition names in a when, without the ones already there", () => {
-    expect(labels('{"rules": [{"when": {"actions": ["x"], "|"}}]}')).toEqual(["resources", "keys", "amount", "currency", "context", "usage"]);
+    expect(labels('{"rules": [{"when": {"actions": ["x"], "|"}}]}')).toEqual(["resources", "keys", "amount", "currency", "context", "usage", "where"]);
+  });
+
+  test("where: its paths, and the operators of a path with list membership", () => {
+    expect(labels('{"rules": [{"when": {"where": {"|"}}}]}')).toEqual([
+      "action", "resource", "amount", "currency", "context.", "principal.key_id", "subject.id", "subject.type", "resource.id", "resource.type", "subject.attr.", "resource.attr.",
+    ]);
+    expect(labels('{"rules": [{"when": {"where": {"subject.attr.roles": {"|"}}}}]}')).toEqual(["eq", "ne", "in", "not_in", "gt", "gte", "lt", "lte", "prefix", "contains", "any", "all", "exists"]);
+    const attr = suggestionsAt("document", '{"rules": [{"when": {"where": {"s"}}}]}', 33)!.options.find((o) => o.label === "subject.attr.")!;
+    expect(attr).toMatchObject({ insert: '"subject.attr."', cursor: '"subject.attr.'.length });
   });
 
   test("operators, by the field they test", () => {
@@ -96,7 +105,7 @@ describe("schemaProblems and checkText", () => {
     const line = (needle: string) => text.split("\n").findIndex((l) => l.includes(needle)) + 1;
     expect(problems.map((p) => [p.line, p.message])).toEqual([
       [line('"maybe"'), 'rules[0].effect: must be "allow", "deny" or "require_approval"'],
-      [line('"amont"'), 'rules[0].when.amont: "amont" is not allowed here: a condition is one of actions, resources, keys, amount, currency, context, usage'],
+      [line('"amont"'), 'rules[0].when.amont: "amont" is not allowed here: a condition is one of actions, resources, keys, amount, currency, context, usage, where'],
       [line('"currency"'), "rules[0].when.currency: needs at least one of eq, ne, in, not_in, exists, prefix"],
     ]);
     expect(problems[1]).toMatchObject({ field: "document", pointer: "/rules/0/when/amont", source: "browser", from: text.indexOf('"amont"'), to: text.indexOf('"amont"') + 7 });

@@ -89,6 +89,27 @@ describe("impactOf", () => {
     expect(report.examples.map((e) => [e.receipt_id, e.flipped])).toEqual([["r1", true], ["r2", true]]);
   });
 
+  test("attribute conditions decide on the entities as they were: the attributes the recorded decision read", () => {
+    const input = { action: "todo.update", resource: "todo/1", context: { "subject.type": "user", "subject.id": "u1" } };
+    const read = (value: unknown, version: number | null = 4) => [{ entity: "subject", type: "user", id: "u1", attribute: "roles", value, version }];
+    const withReads = (entities: unknown) => JSON.stringify({ ...JSON.parse(payload(input, "DENIED", "closed")), entities });
+    const rows = [
+      { receipt_id: "r1", key_id: "key_a", payload: withReads(read(["editor"])) },
+      { receipt_id: "r2", key_id: "key_a", payload: withReads(read(["viewer"])) },
+      { receipt_id: "r3", key_id: "key_a", payload: withReads(read(null, null)) },
+      { receipt_id: "r4", key_id: "key_a", payload: payload(input, "DENIED", "closed") },
+    ];
+    const draft = {
+      default_effect: "deny",
+      default_reason: "closed",
+      entities: { subject: { attributes: { roles: { type: "list" } } } },
+      rules: [{ id: "editors", effect: "allow", reason: "editor", when: { where: { "subject.attr.roles": { contains: "editor" } } } }],
+    };
+    const report = impactOf(rows, draft as never);
+    expect(report).toMatchObject({ evaluated: 4, unchanged: 3, denied_to_allowed: 1 });
+    expect(report.examples.map((e) => e.receipt_id)).toEqual(["r1"]);
+  });
+
   test("at most 20 examples; a changed reason with the same decision counts as changed, as a reason change, not a flip", () => {
     const rows = Array.from({ length: 30 }, (_, i) => ({ receipt_id: `r${i}`, key_id: "key_x", payload: payload(READ, "DENIED", "other") }));
     const report = impactOf(rows, { default_effect: "deny", default_reason: "closed", rules: [] });

@@ -5,7 +5,7 @@
 // schema allows there. Loaded with the editor only (./code-editor.ts), not by every page.
 import type { TSchema } from "@sinclair/typebox";
 import { Errors, ValueErrorType, type ValueError } from "@sinclair/typebox/errors";
-import { documentProblem, PolicyDocument } from "../../decide/policy.ts";
+import { documentProblem, PolicyDocument, WHERE_PATH } from "../../decide/policy.ts";
 import { TestCases } from "../../policies/cases.ts";
 import { contextAt } from "./json-context.ts";
 import { JsonSyntaxError, parseWithLines, placeOf, readablePath } from "./json-lines.ts";
@@ -135,6 +135,7 @@ const HINTS: Record<string, Record<string, string>> = {
     currency: "the input's currency satisfies the operators",
     context: "named context values, each with its operators",
     usage: "a budget or rate window: count or sum of amount per key or tenant",
+    where: 'values of the request or stored attributes (subject.attr.NAME, resource.attr.NAME), each with its operators; an operand may be {"ref": PATH}',
   },
   "an operator": {
     eq: "equals",
@@ -147,6 +148,9 @@ const HINTS: Record<string, Record<string, string>> = {
     lte: "less than or equal",
     prefix: "starts with",
     exists: "present (true) or absent (false)",
+    contains: "a list holding this value",
+    any: "a list holding at least one of these",
+    all: "a list holding every one of these",
   },
   "a usage field": {
     sum: '"count" of calls or "amount" summed',
@@ -204,11 +208,37 @@ export function suggestionsAt(field: EditorField, text: string, pos: number): Su
   return { match: context.quoted ? context.from + 1 : context.from, from: context.from, to: context.to, options };
 }
 
+// The paths a `where` condition may name (docs/policy.md, "Entities and attributes"); NAME is typed after the dot.
+const WHERE_NAMES: Record<string, string> = {
+  action: "the input's action",
+  resource: "the input's resource",
+  amount: "the input's amount",
+  currency: "the input's currency",
+  "context.": "a context value: context.NAME",
+  "principal.key_id": "the calling API key",
+  "subject.id": "the subject's id (context subject.id)",
+  "subject.type": "the subject's type (context subject.type)",
+  "resource.id": "the resource's id",
+  "resource.type": "the resource's type",
+  "subject.attr.": "a stored attribute of the subject: subject.attr.NAME, declared in entities.subject",
+  "resource.attr.": "a stored attribute of the resource: resource.attr.NAME, declared in entities.resource",
+};
+
 function names(schemas: TSchema[], present: string[], named: boolean): Suggestion[] {
   const seen = new Set(present);
   const out: Suggestion[] = [];
   for (const schema of schemas) {
     if (schema.type !== "object") continue;
+    if (Object.hasOwn(schema.patternProperties ?? {}, WHERE_PATH)) {
+      for (const [name, info] of Object.entries(WHERE_NAMES)) {
+        if (seen.has(name)) continue;
+        // A path ending in a dot wants its NAME typed next: the name only, the cursor before its closing quote.
+        const open = name.endsWith(".");
+        const head = open || named ? JSON.stringify(name) : `${JSON.stringify(name)}: {}`;
+        out.push({ label: name, type: "property", detail: "where path", info, insert: head, cursor: open ? head.length - 1 : named ? head.length : head.length - 1, again: !open && !named });
+      }
+      continue;
+    }
     const kind = kindOf(schema);
     for (const [name, property] of Object.entries((schema.properties ?? {}) as Record<string, TSchema>)) {
       if (seen.has(name)) continue;
