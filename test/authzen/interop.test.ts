@@ -4,15 +4,24 @@
 // runner, drafts 01 and 02) and interop/authzen-api-gateways/test-harness/test/decisions.json
 // (the API gateway harness). Each is judged as their runner.ts judges it: a single evaluation by
 // `data.decision || false`, a batch by comparing JSON.stringify(data.evaluations) with the expected
-// array byte for byte. The certification cases come from certification/authorization-api-1_0-scenario.md.
-import { beforeAll, describe, expect, test } from "bun:test";
+// array byte for byte. Each scenario's tenant is set up as docs/authzen.md tells a reader to: its
+// examples/authzen-*/setup.ts, run as a process against a real HTTPS server, stores the users as
+// entities and a policy that names none of them. The certification cases come from
+// certification/authorization-api-1_0-scenario.md.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { serve } from "../../src/app/server.ts";
 import type { PolicyDocument } from "../../src/decide/policy.ts";
+import { createLogger } from "../../src/log.ts";
 import { bearer, setPlan } from "../helpers/customer.ts";
-import { call, expectErrorShape, signup } from "../helpers/service.ts";
-import INTEROP_POLICY from "./interop/policy.json";
+import { call, expectErrorShape, signup, testConfig, testService } from "../helpers/service.ts";
 import TODO_01 from "./interop/todo-decisions-authorization-api-1_0-01.json";
 import TODO_02 from "./interop/todo-decisions-authorization-api-1_0-02.json";
 import GATEWAY from "./interop/gateway-decisions.json";
+
+const ROOT = join(import.meta.dir, "..", "..");
 
 type Tenant = Awaited<ReturnType<typeof signup>>;
 type Scenario = { evaluation: { request: unknown; expected: boolean }[]; evaluations?: { request: unknown; expected: unknown[] }[] };
@@ -46,11 +55,54 @@ async function run(tenant: Tenant, scenario: Scenario): Promise<{ passed: number
   return { passed, failed };
 }
 
-describe("the interop runners, under a policy that names each of their users", () => {
-  let tenant: Tenant;
-  beforeAll(async () => {
-    tenant = await tenantWith(INTEROP_POLICY);
+let dir: string;
+let server: Awaited<ReturnType<typeof serve>>;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "warden-interop-"));
+  const { db } = await testService();
+  server = await serve(testConfig({ port: 0, dataDir: dir }), { db, log: createLogger("silent") });
+}, 30_000);
+
+afterAll(async () => {
+  await server?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** A Pro tenant set up by `bun examples/<example>/setup.ts`, as docs/authzen.md runs it. */
+async function tenantOfExample(example: string): Promise<Tenant> {
+  const tenant = await signup();
+  await setPlan(tenant.tenantId, "pro");
+  const child = Bun.spawn([process.execPath, `examples/${example}/setup.ts`], {
+    cwd: ROOT,
+    env: { ...process.env, WARDEN_URL: server.url, WARDEN_TOKEN: tenant.token, WARDEN_INSECURE: "1" },
+    stdout: "pipe",
+    stderr: "pipe",
   });
+  const [stdout, stderr, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
+  expect({ code, stderr }).toEqual({ code: 0, stderr: "" });
+  expect(stdout).toBe("entities: 5 stored (version 1)\npolicy: version 2 active\n");
+  return tenant;
+}
+
+for (const example of ["authzen-todo", "authzen-gateway"]) {
+  test(`examples/${example}: the policy names none of the users, who are entities beside it`, () => {
+    const policy = readFileSync(join(ROOT, "examples", example, "policy.json"), "utf8");
+    const { entities } = JSON.parse(readFileSync(join(ROOT, "examples", example, "entities.json"), "utf8")) as { entities: { id: string; attributes: { email: string } }[] };
+    expect(entities.length).toBe(5);
+    for (const user of entities) {
+      expect(policy).not.toContain(user.id);
+      expect(policy).not.toContain(user.attributes.email);
+    }
+  });
+}
+
+describe("the interop runners, against the examples' tenants", () => {
+  let tenant: Tenant;
+  let gateway: Tenant;
+  beforeAll(async () => {
+    [tenant, gateway] = await Promise.all([tenantOfExample("authzen-todo"), tenantOfExample("authzen-gateway")]);
+  }, 30_000);
 
   test("Todo, draft 02: 43 of 43, batches included", async () => {
     expect(await run(tenant, TODO_02 as Scenario)).toEqual({ passed: 43, failed: [] });
@@ -61,7 +113,17 @@ describe("the interop runners, under a policy that names each of their users", (
   });
 
   test("the API gateway harness: 25 of 25", async () => {
-    expect(await run(tenant, GATEWAY as Scenario)).toEqual({ passed: 25, failed: [] });
+    expect(await run(gateway, GATEWAY as Scenario)).toEqual({ passed: 25, failed: [] });
+  });
+
+  test("a decision through AuthZEN names the stored attributes it read, with their versions", async () => {
+    const morty = TODO_02.evaluation.find((e) => e.request.action.name === "can_update_todo" && e.expected)!;
+    const reply = await post(tenant, "evaluation", morty.request);
+    expect(reply.body.decision).toBe(true);
+    const receipt = await call("GET", `/customer/receipts/${reply.body.context.receipt_id}`, { headers: bearer(tenant.token) });
+    expect(receipt.body.receipt.payload.entities).toEqual(
+      expect.arrayContaining([expect.objectContaining({ entity: "subject", type: "user", id: morty.request.subject.id, attribute: "roles", version: 1 })]),
+    );
   });
 
   test("a batch's receipts stay named, in item order, in the answer's top-level context", async () => {
