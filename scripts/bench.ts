@@ -23,7 +23,7 @@ import { sampledFixedRate, type SchedSummary } from "./bench/sampled.ts";
 import { growingScenario, type GrowingResult, growingTable } from "./bench/growing.ts";
 import { peersOptions, type PeersResult, peersTable, runPeers } from "./bench/peers.ts";
 import { scaleScenario, scaleTable, type ScaleResult } from "./bench/scale.ts";
-import { BUDGET_POLICY, scenarios } from "./bench/scenarios.ts";
+import { benchEntities, BUDGET_POLICY, ENTITY_POLICY, scenarios } from "./bench/scenarios.ts";
 import { cliOps, freshPostgresDatabase, insecure, type Account, startWithTenants, stopService } from "./bench/service.ts";
 import { ensureWrk, type Shape, wrk as runWrk } from "./bench/wrk.ts";
 
@@ -135,7 +135,7 @@ async function benchDatabase(
   // tenant, kept out of the other scenarios, holds the scale scenario's big log.
   const password = "bench passphrase, long enough";
   const flags = process.env.BENCH_BUN_FLAGS?.split(" ").filter(Boolean) ?? [];
-  const started = await startWithTenants(ROOT, env, { tenants: TENANTS + 1 + (SCALE ? 1 : 0), name: "bench", password, flags });
+  const started = await startWithTenants(ROOT, env, { tenants: TENANTS + 2 + (SCALE ? 1 : 0), name: "bench", password, flags });
   const { service, startup_ms } = started;
   const accounts = started.accounts.slice(0, TENANTS);
   const { proc, url } = service;
@@ -143,9 +143,12 @@ async function benchDatabase(
   const budget = started.accounts[TENANTS + (SCALE ? 1 : 0)];
   const published = await fetch(`${url}/customer/policy`, { ...insecure, method: "PUT", headers: { "content-type": "application/json", authorization: `Bearer ${budget.token}` }, body: JSON.stringify({ document: BUDGET_POLICY }) });
   if (!published.ok) throw new Error(`the budget policy: ${published.status} ${await published.text()}`);
+  // One more, with 10,000 entities and a policy that reads them: the *_entities scenarios beside *_no_entities.
+  const entityTenant = started.accounts[TENANTS + (SCALE ? 1 : 0) + 1];
+  await loadEntityTenant(url, entityTenant);
   const rows: Row[] = [];
   const fixed: FixedRateRow[] = [];
-  for (const [name, shape] of Object.entries(scenarios(accounts, password, budget))) {
+  for (const [name, shape] of Object.entries(scenarios(accounts, password, budget, entityTenant))) {
     if (ONLY && !ONLY.includes(name)) continue;
     await wrk(url, shape, WARMUP); // warm-up, not counted
     const cpu0 = { service: cpuSeconds(proc.pid), pg: postgresCpuSeconds(), machine: machineBusySeconds() };
@@ -272,6 +275,7 @@ function table(rows: Row[], fixed: FixedRateRow[], impacts: (ImpactResult & { da
     "| database | scenario | req/s | errors | RSS MB | ratio to ceiling | cores: service | cores: PostgreSQL | cores: machine | µs CPU per request: service / machine |",
     "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ...rows.map((r) => `| ${r.database} | ${r.scenario} | ${r.rps} | ${r.errors} | ${r.rss_mb} | ${r.ratio_to_ceiling} | ${r.service_cpu} | ${r.postgres_cpu} | ${r.machine_cpu} | ${r.service_us_per_request} / ${r.machine_us_per_request} |`),
+    ...entityRatios(rows),
     "",
     `Latency where users feel it: each scenario offered a constant ${Math.round(RATE_FRACTION * 100)}% of its own throughput above for ${RATE_SECONDS} s (open loop over at most ${CONNECTIONS} connections, ` +
       "each request timed from when it was due, so a stall counts against every request it delays; the generator is a Bun process on the same cores, its lag column says how late its timer sent); " +
@@ -388,3 +392,25 @@ const md = [...(MAIN ? [table(rows, fixed, impacts, ceiling, startups, checks, s
 writeFileSync(join(resultsDir, `${stamp}.json`), JSON.stringify({ date: new Date().toISOString(), connections: CONNECTIONS, threads: THREADS, seconds: SECONDS, ceiling, startup_ms: startups, correctness: checks, rows, fixed_rate: fixed, policy_impact: impacts, scale, protect_growing: growing, peers }, null, 2) + "\n");
 writeFileSync(join(resultsDir, `${stamp}.md`), md + "\n");
 console.log("\n" + md);
+
+/** Stores benchEntities() (500 a call) and publishes ENTITY_POLICY for the entity scenarios' tenant. */
+async function loadEntityTenant(url: string, account: { token: string }): Promise<void> {
+  const put = async (path: string, body: unknown) => {
+    const res = await fetch(`${url}${path}`, { ...insecure, method: "PUT", headers: { "content-type": "application/json", authorization: `Bearer ${account.token}` }, body: JSON.stringify(body) });
+    if (!res.ok) throw new Error(`the entity tenant, PUT ${path}: ${res.status} ${await res.text()}`);
+  };
+  const all = benchEntities();
+  // 500 a call: the API takes 1,000 entities a call, in a body of at most 64 KiB.
+  for (let i = 0; i < all.length; i += 500) await put("/customer/entities", { entities: all.slice(i, i + 500) });
+  await put("/customer/policy", { document: ENTITY_POLICY });
+}
+
+/** The entities' cost: each *_entities scenario's req/s over its *_no_entities twin's, per database (the target: at least 90%). */
+function entityRatios(rows: Row[]): string[] {
+  const out: string[] = [];
+  for (const r of rows.filter((x) => x.scenario.endsWith("_entities") && !x.scenario.endsWith("_no_entities"))) {
+    const twin = rows.find((x) => x.database === r.database && x.scenario === r.scenario.replace(/_entities$/, "_no_entities"));
+    if (twin && twin.rps > 0) out.push(`${out.length === 0 ? "\n" : ""}Entities (${r.database}): ${r.scenario} ${r.rps} req/s, ${Math.round((r.rps / twin.rps) * 1000) / 10}% of ${twin.scenario} (${twin.rps}).`);
+  }
+  return out;
+}

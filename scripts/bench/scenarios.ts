@@ -13,18 +13,55 @@ export const BUDGET_POLICY = {
   ],
 };
 
-export function scenarios(accounts: Account[], password: string, budget?: Account): Record<string, Shape> {
+/**
+ * One tenant's policy over stored attributes (docs/policy.md, "Entities and attributes"): payments
+ * by payers to gold vendors, read from the 10,000 entities of ENTITIES; documents by a rule that
+ * reads none, for the same tenant's requests without entities.
+ */
+export const ENTITY_POLICY = {
+  default_effect: "deny",
+  default_reason: "no_rule_matched",
+  entities: {
+    subject: { types: ["user"], attributes: { roles: { type: "list" } } },
+    resource: { types: ["vendor"], attributes: { tier: { type: "string" } } },
+  },
+  rules: [
+    { id: "gold_payments", effect: "allow", reason: "a payer pays a gold vendor", when: { actions: ["payment.*"], where: { "subject.attr.roles": { contains: "payer" }, "resource.attr.tier": { eq: "gold" } } } },
+    { id: "documents", effect: "allow", reason: "ok", when: { actions: ["document.*"] } },
+  ],
+};
+
+/** ENTITY_POLICY's tenant's entities: 9,000 users (every third a payer) and 1,000 vendors (every other gold). */
+export function benchEntities(): { type: string; id: string; attributes: Record<string, string | string[]> }[] {
+  const users = Array.from({ length: 9_000 }, (_, i) => ({ type: "user", id: `u${i}`, attributes: { roles: i % 3 === 0 ? ["payer", "staff"] : ["staff"], team: `t${i % 40}` } }));
+  const vendors = Array.from({ length: 1_000 }, (_, i) => ({ type: "vendor", id: `v${i}`, attributes: { tier: i % 2 === 0 ? "gold" : "silver", country: "DE" } }));
+  return [...users, ...vendors];
+}
+
+export function scenarios(accounts: Account[], password: string, budget?: Account, entities?: Account): Record<string, Shape> {
   const account = accounts[0];
   const key = { "X-API-Key": account.api_key };
   // Many tenants, as in service: each request takes the next tenant's key (round robin).
   const keys = accounts.map((a) => `${a.tenant_id}=${a.api_key}`);
   const payment = { action: "payment.send", resource: "vendor/acme", amount: 120, currency: "USD" };
+  const entityPayment = { action: "payment.send", resource: "vendor/v42", amount: 120, currency: "USD", context: { "subject.type": "user", "subject.id": "u4242" } };
+  const plainDocument = { action: "document.read", resource: "docs/d42", context: { "subject.type": "user", "subject.id": "u4242" } };
   return {
     simulate: { path: "/v1/simulate", method: "POST", body: { preset: "small_payment" }, headers: key },
     protect: { path: "/v1/protect", method: "POST", body: payment, keys },
     protect_one_tenant: { path: "/v1/protect", method: "POST", body: payment, headers: key },
     // One tenant whose policy holds a per-key daily budget (BUDGET_POLICY): beside protect_one_tenant.
     ...(budget ? { protect_budget: { path: "/v1/protect", method: "POST", body: payment, headers: { "X-API-Key": budget.api_key } } } : {}),
+    // One tenant with ENTITY_POLICY and 10,000 entities: a decision that reads a stored user and vendor,
+    // beside the same tenant's decision by a rule that reads none (the entities' cost is the ratio).
+    ...(entities
+      ? {
+          simulate_entities: { path: "/v1/simulate", method: "POST", body: { input: entityPayment }, headers: { "X-API-Key": entities.api_key } },
+          simulate_no_entities: { path: "/v1/simulate", method: "POST", body: { input: plainDocument }, headers: { "X-API-Key": entities.api_key } },
+          protect_entities: { path: "/v1/protect", method: "POST", body: entityPayment, headers: { "X-API-Key": entities.api_key } },
+          protect_no_entities: { path: "/v1/protect", method: "POST", body: plainDocument, headers: { "X-API-Key": entities.api_key } },
+        }
+      : {}),
     protect_execute: { path: "/v1/protect", method: "POST", body: { action: "document.read", resource: "docs/handbook.pdf" }, keys, pair: true },
     key_list: { path: "/customer/keys", method: "GET", headers: { Authorization: `Bearer ${account.token}` } },
     // One caller, one request at a time: the latency a bot sees when warden is not busy.

@@ -1,0 +1,91 @@
+// Protect over stored entities (docs/policy.md, "Entities and attributes"): the decision reads the
+// subject's and resource's attributes from the tenant's store, names each read with the entity's
+// version in the payload, POST /v1/verify decides it again from the payload alone, a write to the
+// store applies to the very next protect, and an entity the store does not hold reads as missing.
+import { beforeAll, describe, expect, test } from "bun:test";
+import { apiKey, bearer, protect, setPlan } from "../helpers/customer.ts";
+import { call, signup } from "../helpers/service.ts";
+
+type Tenant = Awaited<ReturnType<typeof signup>>;
+
+const POLICY = {
+  default_effect: "deny",
+  default_reason: "no_rule_matched",
+  entities: {
+    subject: { types: ["user"], attributes: { roles: { type: "list" } } },
+    resource: { types: ["vendor"], attributes: { tier: { type: "string" } } },
+  },
+  rules: [
+    {
+      id: "payers_pay_gold",
+      effect: "allow",
+      reason: "a payer pays a gold vendor",
+      when: { actions: ["payment.send"], where: { "subject.attr.roles": { contains: "payer" }, "resource.attr.tier": { eq: "gold" } } },
+    },
+  ],
+};
+
+const payment = (user: string, vendor: string) => ({ action: "payment.send", resource: `vendor/${vendor}`, amount: 10, currency: "USD", context: { "subject.type": "user", "subject.id": user } });
+const putEntities = (tenant: Tenant, entities: unknown[]) => call("PUT", "/customer/entities", { json: { entities }, headers: bearer(tenant.token) });
+
+let tenant: Tenant;
+beforeAll(async () => {
+  tenant = await signup();
+  await setPlan(tenant.tenantId, "pro");
+  expect(
+    (
+      await putEntities(tenant, [
+        { type: "user", id: "ann", attributes: { roles: ["payer"] } },
+        { type: "user", id: "bob", attributes: { roles: ["viewer"] } },
+        { type: "vendor", id: "acme", attributes: { tier: "gold" } },
+      ])
+    ).status,
+  ).toBe(200);
+  expect((await call("PUT", "/customer/policy", { json: { document: POLICY }, headers: bearer(tenant.token) })).status).toBe(200);
+});
+
+describe("protect over stored entities", () => {
+  test("the stored attributes decide, each read named in the payload with its version; /v1/verify decides again", async () => {
+    const allowed = await protect(tenant.apiKey, payment("ann", "acme"));
+    expect(allowed.body).toMatchObject({ decision: "ALLOWED", reasons: ["a payer pays a gold vendor"] });
+    const reads = allowed.body.payload.entities;
+    expect(reads).toHaveLength(2);
+    expect(reads).toContainEqual({ entity: "subject", type: "user", id: "ann", attribute: "roles", value: ["payer"], version: expect.any(Number) });
+    expect(reads).toContainEqual({ entity: "resource", type: "vendor", id: "acme", attribute: "tier", value: "gold", version: expect.any(Number) });
+    const checked = await call("POST", "/v1/verify", { json: { receipt: allowed.body }, headers: apiKey(tenant.apiKey) });
+    expect(checked.body).toMatchObject({ verified: true, checks: { content_hash: true, signature: true, decision: true } });
+
+    const denied = await protect(tenant.apiKey, payment("bob", "acme"));
+    expect(denied.body).toMatchObject({ decision: "DENIED", reasons: ["no_rule_matched"] });
+  });
+
+  test("a write to the store applies to the next protect, and the read names the entity's new version", async () => {
+    const before = await protect(tenant.apiKey, payment("bob", "acme"));
+    expect(before.body.decision).toBe("DENIED");
+    const version = before.body.payload.entities.find((r: { id: string }) => r.id === "bob").version;
+    expect((await putEntities(tenant, [{ type: "user", id: "bob", attributes: { roles: ["viewer", "payer"] } }])).status).toBe(200);
+    const after = await protect(tenant.apiKey, payment("bob", "acme"));
+    expect(after.body.decision).toBe("ALLOWED");
+    const read = after.body.payload.entities.find((r: { id: string }) => r.id === "bob");
+    expect(read.value).toEqual(["viewer", "payer"]);
+    expect(read.version).toBeGreaterThan(version);
+  });
+
+  test("an entity the store does not hold has no attributes, and the payload says so (never a 500)", async () => {
+    const reply = await protect(tenant.apiKey, payment("nobody", "acme"));
+    expect(reply.status).toBe(200);
+    expect(reply.body.decision).toBe("DENIED");
+    expect(reply.body.payload.entities).toContainEqual({ entity: "subject", type: "user", id: "nobody", attribute: "roles", value: null, version: null });
+    const checked = await call("POST", "/v1/verify", { json: { receipt: reply.body }, headers: apiKey(tenant.apiKey) });
+    expect(checked.body.verified).toBe(true);
+  });
+
+  test("another tenant's entities are not read", async () => {
+    const other = await signup();
+    await setPlan(other.tenantId, "pro");
+    expect((await call("PUT", "/customer/policy", { json: { document: POLICY }, headers: bearer(other.token) })).status).toBe(200);
+    const reply = await protect(other.apiKey, payment("ann", "acme"));
+    expect(reply.body.decision).toBe("DENIED");
+    expect(reply.body.payload.entities.every((r: { version: number | null }) => r.version === null)).toBe(true);
+  });
+});
