@@ -369,6 +369,13 @@ export interface Queries {
       pending: number;
     };
   };
+  "entities/catalogue": {
+    params: [string];
+    row: {
+      type: string;
+      attribute: string;
+    };
+  };
   "entities/delete": {
     params: [string, string, string, string];
     row: {

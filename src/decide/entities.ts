@@ -31,7 +31,7 @@ export const InlineEntity = Type.Object(
   {
     type: TypeOrId,
     id: TypeOrId,
-    attributes: Type.Record(Type.String({ pattern: "^[A-Za-z0-9_.:-]{1,64}$" }), AttributeValueSchema, { maxProperties: 64, additionalProperties: false }),
+    attributes: Type.Record(Type.String({ pattern: "^[A-Za-z_][A-Za-z0-9_]{0,63}$" }), AttributeValueSchema, { maxProperties: 64, additionalProperties: false }),
     parents: Type.Optional(Type.Array(EntityRefSchema, { maxItems: 100 })),
   },
   { additionalProperties: false },

@@ -100,7 +100,7 @@ export type UsageOp = Static<typeof UsageOp>;
  * a stored attribute of either.
  */
 export const WHERE_PATH =
-  "^(action|resource|amount|currency|principal\\.key_id|(subject|resource)\\.(id|type)|context\\.[A-Za-z0-9_.-]{1,64}|(subject|resource)\\.attr\\.[A-Za-z0-9_.:-]{1,64})$";
+  "^(action|resource|amount|currency|principal\\.key_id|(subject|resource)\\.(id|type)|context\\.[A-Za-z0-9_.-]{1,64}|(subject|resource)\\.attr\\.[A-Za-z_][A-Za-z0-9_]{0,63})$";
 const WherePath = Type.String({ pattern: WHERE_PATH });
 /** An operand that is another value of the decision's world instead of a literal. */
 export const Ref = Type.Object({ ref: WherePath }, { additionalProperties: false });
@@ -323,7 +323,7 @@ export const RoleSchema = Type.Object(
   {
     types: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 128 }), { minItems: 1, maxItems: 50, uniqueItems: true })),
     attributes: Type.Record(
-      Type.String({ pattern: "^[A-Za-z0-9_.:-]{1,64}$" }),
+      Type.String({ pattern: "^[A-Za-z_][A-Za-z0-9_]{0,63}$" }),
       Type.Object({ type: AttributeType, optional: Type.Optional(Type.Boolean()) }, { additionalProperties: false }),
       { maxProperties: 64, additionalProperties: false },
     ),

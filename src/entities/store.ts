@@ -3,7 +3,7 @@
 import type { ByMember } from "../audit/events.ts";
 import type { AuditTrail } from "../audit/trail.ts";
 import type { Queryable, QueryRow } from "../db/index.ts";
-import type { AttributeValue, EntityRef } from "../decide/entities.ts";
+import type { AttributeValue, EntityRef, StoreCatalogue } from "../decide/entities.ts";
 import { AppError } from "../http/errors.ts";
 import { ENTITY_MAX_BYTES, type EntityInputT, type EntityT } from "./model.ts";
 
@@ -71,4 +71,15 @@ export async function getEntity(db: Queryable, tenantId: string, type: string, i
 export async function listEntities(db: Queryable, tenantId: string, type: string | null, after: EntityRef | null, count: number): Promise<EntityT[]> {
   const rows = await db.query("entities/list", [tenantId, type, after?.type ?? null, after?.id ?? null, count]);
   return rows.map(entityOf);
+}
+
+/** The tenant's stored entity types, each with the attribute names some entity of it has (for unknownToStore()). */
+export async function storeCatalogue(db: Queryable, tenantId: string): Promise<StoreCatalogue> {
+  const catalogue = new Map<string, Set<string>>();
+  for (const row of await db.query("entities/catalogue", [tenantId])) {
+    const names = catalogue.get(row.type) ?? new Set<string>();
+    if (row.attribute !== null) names.add(row.attribute);
+    catalogue.set(row.type, names);
+  }
+  return catalogue;
 }

@@ -4,7 +4,7 @@
 import { Elysia, t } from "elysia";
 import type { Sessions } from "../accounts/sessions.ts";
 import type { AuditTrail } from "../audit/trail.ts";
-import type { Db } from "../db/index.ts";
+import type { Db, Queryable } from "../db/index.ts";
 import type { Logger } from "../log.ts";
 import { sessionGuard } from "../http/guards.ts";
 import { AppError, ErrorResponse } from "../http/errors.ts";
@@ -14,6 +14,8 @@ import { decodeCursor, encodeCursor } from "../receipts/cursor.ts";
 import { ListQuery } from "../receipts/model.ts";
 import { impactOf, type StoredDecision } from "./impact.ts";
 import { documentProblem, type PolicyDocument } from "../decide/policy.ts";
+import { unknownToStore } from "../decide/entities.ts";
+import { storeCatalogue } from "../entities/store.ts";
 import {
   ImpactBody,
   ImpactReport,
@@ -56,6 +58,17 @@ function consistent(document: PolicyDocument | undefined): void {
   if (problem) throw new AppError("invalid_request", `body/document/${problem.path}: ${problem.message}`);
 }
 
+/**
+ * A document to publish against the tenant's entity store (docs/policy.md, "The entity schema"): an
+ * entity type or attribute its schema declares that no stored entity has, unless optional, is 400
+ * with the JSON path (`path` under which the document sits).
+ */
+async function knownToStore(db: Queryable, tenantId: string, document: PolicyDocument, path: string): Promise<void> {
+  if (document.entities === undefined) return;
+  const problem = unknownToStore(document, await storeCatalogue(db, tenantId));
+  if (problem) throw new AppError("invalid_request", `${path}/${problem.path}: ${problem.message}`);
+}
+
 export function policiesRoutes(deps: PoliciesDeps) {
   const found = async (tenantId: string, version: number) => {
     const policy = await policyVersion(deps.db, tenantId, version);
@@ -76,6 +89,7 @@ export function policiesRoutes(deps: PoliciesDeps) {
         async ({ customer, body, request }) => {
           await requireFeature(deps.db, customer.tenant_id, "custom_policy");
           consistent(body.document);
+          await knownToStore(deps.db, customer.tenant_id, body.document, "body/document");
           return show(await publishPolicy(deps.audit, deps.db, byMember(customer, request), body.document));
         },
         {
@@ -122,6 +136,7 @@ export function policiesRoutes(deps: PoliciesDeps) {
             const version = versionParam(params.version);
             await requireFeature(deps.db, customer.tenant_id, "custom_policy");
             const policy = await found(customer.tenant_id, version);
+            await knownToStore(deps.db, customer.tenant_id, policy.document, `version ${version}: document`);
             return { status: 200, body: show(await publishPolicy(deps.audit, deps.db, byMember(customer, request), policy.document, version)) };
           }),
         {

@@ -83,9 +83,26 @@ describe("protect over stored entities", () => {
   test("another tenant's entities are not read", async () => {
     const other = await signup();
     await setPlan(other.tenantId, "pro");
+    // Entities of the same types, but not ann nor acme.
+    expect((await putEntities(other, [{ type: "user", id: "zed", attributes: { roles: ["payer"] } }, { type: "vendor", id: "other", attributes: { tier: "gold" } }])).status).toBe(200);
     expect((await call("PUT", "/customer/policy", { json: { document: POLICY }, headers: bearer(other.token) })).status).toBe(200);
     const reply = await protect(other.apiKey, payment("ann", "acme"));
     expect(reply.body.decision).toBe("DENIED");
     expect(reply.body.payload.entities.every((r: { version: number | null }) => r.version === null)).toBe(true);
+  });
+
+  test("a policy whose schema names a type or attribute no stored entity has is refused when published, unless optional", async () => {
+    const fresh = await signup();
+    await setPlan(fresh.tenantId, "pro");
+    const publish = (document: unknown) => call("PUT", "/customer/policy", { json: { document }, headers: bearer(fresh.token) });
+    const empty = await publish(POLICY);
+    expect(empty.status).toBe(400);
+    expect(empty.body.message).toMatch(/^body\/document\/entities\/subject\/types\/0: no stored entity has type "user"/);
+    expect((await putEntities(fresh, [{ type: "user", id: "ann", attributes: { roles: ["payer"] } }, { type: "vendor", id: "acme", attributes: { country: "DE" } }])).status).toBe(200);
+    const noTier = await publish(POLICY);
+    expect(noTier.status).toBe(400);
+    expect(noTier.body.message).toMatch(/^body\/document\/entities\/resource\/attributes\/tier: no stored resource entity has the attribute "tier"/);
+    const optional = { ...POLICY, entities: { ...POLICY.entities, resource: { types: ["vendor"], attributes: { tier: { type: "string", optional: true } } } } };
+    expect((await publish(optional)).status).toBe(200);
   });
 });

@@ -24,6 +24,10 @@ describe("a policy over entities", () => {
   beforeAll(async () => {
     tenant = await signup();
     await setPlan(tenant.tenantId, "pro");
+    // The store holds a user with the attributes the policy declares (a publish checks it), and
+    // none of the Todo users: simulate takes those inline.
+    const stored = await call("PUT", "/customer/entities", { json: { entities: [{ type: "user", id: "someone-else", attributes: { roles: ["viewer"], email: "someone@example.com" } }] }, headers: bearer(tenant.token) });
+    expect(stored.status).toBe(200);
     const put = await call("PUT", "/customer/policy", { json: { document: TODO_POLICY }, headers: bearer(tenant.token) });
     expect(put.status).toBe(200);
   });
