@@ -124,6 +124,8 @@ DECLARE
   v_version bigint;
   v_stored integer;
   v_limit integer;
+  -- The time into a variable: a distributed cluster refuses now() in DO UPDATE SET.
+  v_now timestamptz := now();
 BEGIN
   PERFORM member_actor_check(p_tenant_id, p_member_id, 'admin');
   IF json_typeof(p_entities) IS DISTINCT FROM 'array' OR json_array_length(p_entities) > entities_per_call_cap() THEN
@@ -156,12 +158,12 @@ BEGIN
     RAISE EXCEPTION 'the plan of % stores at most % entities', p_tenant_id, v_limit USING ERRCODE = 'WE002';
   END IF;
 
-  INSERT INTO entities AS x (tenant_id, type, id, attributes, parents, version, updated_by)
-  SELECT p_tenant_id, e ->> 'type', e ->> 'id', e -> 'attributes', coalesce(e -> 'parents', '[]'), v_version, p_member_id
+  INSERT INTO entities AS x (tenant_id, type, id, attributes, parents, version, updated_at, updated_by)
+  SELECT p_tenant_id, e ->> 'type', e ->> 'id', e -> 'attributes', coalesce(e -> 'parents', '[]'), v_version, v_now, p_member_id
   FROM jsonb_array_elements(v_items) e
   ON CONFLICT (tenant_id, type, id) DO UPDATE
     SET attributes = EXCLUDED.attributes, parents = EXCLUDED.parents, version = EXCLUDED.version,
-        updated_at = now(), updated_by = EXCLUDED.updated_by;
+        updated_at = EXCLUDED.updated_at, updated_by = EXCLUDED.updated_by;
   RETURN QUERY SELECT v_count, v_version, v_stored;
 END $$;
 COMMENT ON FUNCTION entities_upsert(text, text, json) IS
