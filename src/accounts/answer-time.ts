@@ -3,8 +3,8 @@
 // insert, while a free email goes on to write the member, its key, the audit event, the
 // verification mail and a session. On one server the difference is a few milliseconds; on a Citus
 // cluster, where the account is a reference table written on every node, it is tens of them, and a
-// stopwatch would tell a taken address without reading the answer (docs/security.md, "Account
-// enumeration"). So the refusal waits until the time a success of late has taken.
+// stopwatch would tell a taken address without reading the answer (docs/security.md, "Password
+// reset request and enumeration"). So the refusal waits until the time a success of late has taken.
 
 /** How many recent successes the time to wait is taken from. */
 const RECENT = 31;
