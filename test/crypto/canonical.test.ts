@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import canonicalizeReference from "canonicalize";
 import { canonicalize } from "json-canonicalize";
-import { bytesToHex, canonicalJson, contentHash, flatScalarsJson, hexToBytes, sha256Hex } from "../../src/crypto/canonical.ts";
+import { bytesToHex, canonicalJson, contentHash, flatScalarsJson, hexToBytes, plainJson, sha256Hex } from "../../src/crypto/canonical.ts";
 
 describe("canonicalJson (RFC 8785)", () => {
   test("sorts object keys recursively and drops whitespace", () => {
@@ -141,6 +141,24 @@ describe("flat records of strings, nulls and integers (the signed claims) take a
       expect(flatScalarsJson(value)).toBeUndefined();
     }
     expect(canonicalJson({ b: "x", a: 1 })).toBe('{"a":1,"b":"x"}');
+  });
+});
+
+describe("plainJson: nested plain values through the engine's JSON.stringify", () => {
+  test("keys in UTF-16 order at every depth, undefined members left out, undefined items null", () => {
+    // Through JSON.parse: "__proto__" is then an own member, as in any parsed request body.
+    const value = { ...JSON.parse('{"b":[3,null,{"z":1,"\\u00e9":2,"e":3}],"__proto__":true}'), a: { y: undefined, x: "\u2028" } };
+    value.b[1] = undefined;
+    expect(plainJson(value)).toBe(canonicalize(value));
+    expect(plainJson(value)).toBe('{"__proto__":true,"a":{"x":"\u2028"},"b":[3,null,{"e":3,"z":1,"\u00e9":2}]}');
+  });
+
+  test("a key that is an array index, a Date, a toJSON, a non-finite number: left to the library", () => {
+    for (const value of [{ "10": 1, "9": 2 }, { a: { "0": 1 } }, { d: new Date(0) }, { j: { toJSON: () => 1 } }, [Number.NaN], { n: Infinity }]) {
+      expect(plainJson(value)).toBeUndefined();
+    }
+    // Written by JCS's order, not the engine's (which puts array indices first, in numeric order).
+    expect(canonicalJson({ "10": 1, "9": 2, a: 3 })).toBe('{"10":1,"9":2,"a":3}');
   });
 });
 
