@@ -23,7 +23,7 @@ import { sampledFixedRate, type SchedSummary } from "./bench/sampled.ts";
 import { growingScenario, type GrowingResult, growingTable } from "./bench/growing.ts";
 import { peersOptions, type PeersResult, peersTable, runPeers } from "./bench/peers.ts";
 import { scaleScenario, scaleTable, type ScaleResult } from "./bench/scale.ts";
-import { benchEntities, BUDGET_POLICY, ENTITY_POLICY, scenarios } from "./bench/scenarios.ts";
+import { BUDGET_POLICY, loadEntityTenant, scenarios } from "./bench/scenarios.ts";
 import { cliOps, freshPostgresDatabase, insecure, type Account, startWithTenants, stopService } from "./bench/service.ts";
 import { ensureWrk, type Shape, wrk as runWrk } from "./bench/wrk.ts";
 
@@ -392,18 +392,6 @@ const md = [...(MAIN ? [table(rows, fixed, impacts, ceiling, startups, checks, s
 writeFileSync(join(resultsDir, `${stamp}.json`), JSON.stringify({ date: new Date().toISOString(), connections: CONNECTIONS, threads: THREADS, seconds: SECONDS, ceiling, startup_ms: startups, correctness: checks, rows, fixed_rate: fixed, policy_impact: impacts, scale, protect_growing: growing, peers }, null, 2) + "\n");
 writeFileSync(join(resultsDir, `${stamp}.md`), md + "\n");
 console.log("\n" + md);
-
-/** Stores benchEntities() (500 a call) and publishes ENTITY_POLICY for the entity scenarios' tenant. */
-async function loadEntityTenant(url: string, account: { token: string }): Promise<void> {
-  const put = async (path: string, body: unknown) => {
-    const res = await fetch(`${url}${path}`, { ...insecure, method: "PUT", headers: { "content-type": "application/json", authorization: `Bearer ${account.token}` }, body: JSON.stringify(body) });
-    if (!res.ok) throw new Error(`the entity tenant, PUT ${path}: ${res.status} ${await res.text()}`);
-  };
-  const all = benchEntities();
-  // 500 a call: the API takes 1,000 entities a call, in a body of at most 64 KiB.
-  for (let i = 0; i < all.length; i += 500) await put("/customer/entities", { entities: all.slice(i, i + 500) });
-  await put("/customer/policy", { document: ENTITY_POLICY });
-}
 
 /** The entities' cost: each *_entities scenario's req/s over its *_no_entities twin's, per database (the target: at least 90%). */
 function entityRatios(rows: Row[]): string[] {

@@ -1,6 +1,6 @@
 // The request shapes of the bench's scenarios, for tenants set up by scripts/bench/service.ts:
 // one table for bench.ts, ab.ts and the one-scenario tools (profile, threads, rss).
-import type { Account } from "./service.ts";
+import { insecure, type Account } from "./service.ts";
 import type { Shape } from "./wrk.ts";
 
 /** A budget that never binds: what a usage rule costs a protect (docs/policy.md, "Budgets and rate windows"). */
@@ -56,10 +56,10 @@ export function scenarios(accounts: Account[], password: string, budget?: Accoun
     // beside the same tenant's decision by a rule that reads none (the entities' cost is the ratio).
     ...(entities
       ? {
-          simulate_entities: { path: "/v1/simulate", method: "POST", body: { input: entityPayment }, headers: { "X-API-Key": entities.api_key } },
           simulate_no_entities: { path: "/v1/simulate", method: "POST", body: { input: plainDocument }, headers: { "X-API-Key": entities.api_key } },
-          protect_entities: { path: "/v1/protect", method: "POST", body: entityPayment, headers: { "X-API-Key": entities.api_key } },
+          simulate_entities: { path: "/v1/simulate", method: "POST", body: { input: entityPayment }, headers: { "X-API-Key": entities.api_key } },
           protect_no_entities: { path: "/v1/protect", method: "POST", body: plainDocument, headers: { "X-API-Key": entities.api_key } },
+          protect_entities: { path: "/v1/protect", method: "POST", body: entityPayment, headers: { "X-API-Key": entities.api_key } },
         }
       : {}),
     protect_execute: { path: "/v1/protect", method: "POST", body: { action: "document.read", resource: "docs/handbook.pdf" }, keys, pair: true },
@@ -73,4 +73,16 @@ export function scenarios(accounts: Account[], password: string, budget?: Accoun
     // 64 waiting logins would only measure the queue. Its backlog must not spill into others.
     login: { path: "/auth/login", method: "POST", body: { email: account.email, password }, connections: 8, timeout: "10s" },
   };
+}
+
+/** Stores benchEntities() (500 a call) and publishes ENTITY_POLICY for the entity scenarios' tenant. */
+export async function loadEntityTenant(url: string, account: { token: string }): Promise<void> {
+  const put = async (path: string, body: unknown) => {
+    const res = await fetch(`${url}${path}`, { ...insecure, method: "PUT", headers: { "content-type": "application/json", authorization: `Bearer ${account.token}` }, body: JSON.stringify(body) });
+    if (!res.ok) throw new Error(`the entity tenant, PUT ${path}: ${res.status} ${await res.text()}`);
+  };
+  const all = benchEntities();
+  // 500 a call: the API takes 1,000 entities a call, in a body of at most 64 KiB.
+  for (let i = 0; i < all.length; i += 500) await put("/customer/entities", { entities: all.slice(i, i + 500) });
+  await put("/customer/policy", { document: ENTITY_POLICY });
 }
