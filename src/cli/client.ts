@@ -1,5 +1,8 @@
 // The client half of the CLI: calls a running warden and checks results offline.
+import { Value } from "@sinclair/typebox/value";
+import { PolicyDocument } from "../decide/policy.ts";
 import { verifyResult } from "../receipts/verify.ts";
+import { decisionHoldsOffline } from "../receipts/verify-decision.ts";
 import { insecureFetchInit } from "../runtime.ts";
 import { CliError, describeErrorBody, notAResult, readJsonInput } from "./inputs.ts";
 
@@ -93,6 +96,14 @@ export async function runProtect(input: { action: string; resource?: string; amo
   return 0;
 }
 
+/** A policy document from a file (--policy FILE): the document, or GET /customer/policy/versions/{version}'s answer holding it. */
+async function loadPolicy(file: string): Promise<PolicyDocument> {
+  const read = (await readJsonInput(file)) as { document?: unknown; rules?: unknown } | null;
+  const document = read !== null && typeof read === "object" && read.rules === undefined && typeof read.document === "object" ? read.document : read;
+  if (!Value.Check(PolicyDocument, document)) throw new CliError(`${file} is not a policy document (save GET /customer/policy/versions/{version})`, 2);
+  return document;
+}
+
 /** A JWKS from a file (--jwks FILE), else the service's. */
 export async function loadJwks(file: string | undefined): Promise<{ keys: JsonWebKey[] }> {
   if (file === undefined) return fetchJwks();
@@ -101,15 +112,20 @@ export async function loadJwks(file: string | undefined): Promise<{ keys: JsonWe
   return jwks as { keys: JsonWebKey[] };
 }
 
-export async function runVerify(opts: { file: string; jwksFile?: string }): Promise<number> {
+export async function runVerify(opts: { file: string; jwksFile?: string; policyFile?: string }): Promise<number> {
   const input = await readJsonInput(opts.file);
   // GET /customer/receipts/{id} wraps the stored receipt: accept the wrapper too.
   const wrapped = input as { ok?: unknown; receipt?: unknown; payload?: unknown } | null;
   const result = wrapped?.ok === true && typeof wrapped.receipt === "object" && wrapped.payload === undefined ? wrapped.receipt : input;
   const what = notAResult(result);
   if (what) throw new CliError(`${opts.file === "-" ? "stdin" : opts.file} is ${what}`, 2);
-  const outcome = await verifyResult(result, await loadJwks(opts.jwksFile));
+  const policy = opts.policyFile === undefined ? undefined : await loadPolicy(opts.policyFile);
+  const signed = await verifyResult(result, await loadJwks(opts.jwksFile));
+  // With --policy, the decision too, made again from the payload alone (src/receipts/verify-decision.ts).
+  const decision = policy === undefined ? undefined : await decisionHoldsOffline(result, policy);
+  const checks = decision === undefined ? signed.checks : { ...signed.checks, decision };
+  const verified = signed.verified && decision !== false;
   console.error(OWN_CHECK_NOTE);
-  print({ ok: outcome.verified, verified: outcome.verified, checks: outcome.checks, ...(outcome.verified ? {} : { error: "receipt_mismatch" }) });
-  return outcome.verified ? 0 : 1;
+  print({ ok: verified, verified, checks, ...(verified ? {} : { error: "receipt_mismatch" }) });
+  return verified ? 0 : 1;
 }

@@ -100,19 +100,20 @@ const COMMANDS: Record<string, Command> = {
     },
   },
   verify: {
-    header: "verify [--proof] FILE|- [--jwks FILE]",
+    header: "verify [--proof] FILE|- [--jwks FILE] [--policy FILE]",
     lines: [
-      { synopsis: "verify FILE|- [--jwks FILE]", summary: "check a saved result offline against the JWKS" },
+      { synopsis: "verify FILE|- [--jwks FILE] [--policy FILE]", summary: "check a saved result offline against the JWKS; with the policy version it names, decide it again" },
       { synopsis: "verify --proof FILE|- [--jwks FILE]", summary: "check {receipt, proof, checkpoint}: the receipt is in the signed log" },
     ],
     run(args) {
-      const { values, positionals } = parseArgs({ args, options: { jwks: { type: "string" }, proof: { type: "string" } }, strict: true, allowPositionals: true });
+      const { values, positionals } = parseArgs({ args, options: { jwks: { type: "string" }, proof: { type: "string" }, policy: { type: "string" } }, strict: true, allowPositionals: true });
       if (values.proof !== undefined) {
         if (positionals.length !== 0) throw new UsageError("verify --proof FILE takes no other file");
+        if (values.policy !== undefined) throw new UsageError("verify --proof checks the log; --policy goes with verify FILE");
         return runVerifyProof({ file: values.proof, jwksFile: values.jwks });
       }
       if (positionals.length !== 1) throw new UsageError("verify needs one FILE (or - for stdin)");
-      return runVerify({ file: positionals[0], jwksFile: values.jwks });
+      return runVerify({ file: positionals[0], jwksFile: values.jwks, policyFile: values.policy });
     },
   },
   migrate: {

@@ -1,15 +1,12 @@
 // POST /v1/verify: every check a careful client would make of a result, reported one by one.
 // The body comes from outside, so any shape is possible and nothing here may throw.
-import { Value } from "@sinclair/typebox/value";
 import type { Queryable } from "../db/index.ts";
 import { policyByRef } from "../policies/store.ts";
 import { canonicalJson } from "../crypto/canonical.ts";
 import { getReceiptRow } from "../receipts/store.ts";
 import type { ReceiptSigner } from "../receipts/signer.ts";
 import { verifyResult } from "../receipts/verify.ts";
-import { decide } from "../decide/engine.ts";
-import { factsFromReads, readsOf } from "../decide/entities.ts";
-import { ProtectInput } from "../decide/policy.ts";
+import { decideAgain } from "../decide/again.ts";
 
 type Fields = Record<string, unknown>;
 const isObject = (v: unknown): v is Fields => v !== null && typeof v === "object" && !Array.isArray(v);
@@ -61,38 +58,25 @@ async function decisionHolds(db: Queryable, tenantId: string, receipt: unknown):
       (receipt.decision === "ALLOWED") === (outcome.status === "approved")
     );
   }
-  const { input, policy, decision, reasons } = receipt.payload;
-  if (!Value.Check(ProtectInput, input) || !isObject(policy)) return false;
+  const { policy, decision } = receipt.payload;
+  if (!isObject(policy)) return false;
   const { policy_id, version, hash } = policy;
   if (typeof policy_id !== "string" || typeof version !== "number" || typeof hash !== "string") return false;
   const document = await policyByRef(db, tenantId, { policy_id, version, hash });
   if (!document) return false;
-  // Under a version with a keys condition the payload names the key that asked, and that key decides again.
-  const principal = receipt.payload.principal;
-  const keyId = isObject(principal) && typeof principal.key_id === "string" ? principal.key_id : null;
-  // Usage conditions decide on the facts the payload names (the counters' totals it read).
-  const facts = Array.isArray(receipt.payload.usage)
-    ? new Map((receipt.payload.usage as unknown[]).filter(isObject).map((u) => [String(u.rule), { window_start: String(u.window_start), before: Number(u.before) }]))
-    : undefined;
-  // Attribute conditions decide on the stored attributes the payload names (only those read are needed).
-  const entities = factsFromReads(input, readsOf(receipt.payload.entities));
-  const again = decide(input, document, { key_id: keyId }, facts, entities);
-  if (canonicalJson(again.usage ?? null) !== canonicalJson(receipt.payload.usage ?? null)) return false;
-  if (canonicalJson(again.entities ?? null) !== canonicalJson(receipt.payload.entities ?? null)) return false;
-  // The rule named must be the one that decides again (payloads without one name none).
-  const ruleHolds = again.rule === (receipt.payload.rule ?? null);
-  // A require_approval rule names its terms; an execute of an approved action names the approval,
-  // whose stored outcome must be this tenant's ALLOWED one: then, and only then, ALLOWED holds.
-  const termsHold = canonicalJson(again.approval ?? null) === canonicalJson(receipt.payload.requires_approval ?? null);
+  const again = decideAgain(receipt.payload, document);
+  if (!again?.matches) return false;
+  // An execute of an approved action names the approval, whose stored outcome must be this
+  // tenant's ALLOWED one: then, and only then, ALLOWED holds.
   let expected = again.decision;
   const outcome = receipt.payload.outcome;
   if (outcome !== undefined) {
-    if (receipt.payload.kind !== "execute" || !again.approval || !isObject(outcome) || typeof outcome.receipt_id !== "string") return false;
+    if (receipt.payload.kind !== "execute" || !again.heldForApproval || !isObject(outcome) || typeof outcome.receipt_id !== "string") return false;
     const stored = await getReceiptRow(db, tenantId, outcome.receipt_id);
     if (stored?.kind !== "approval" || stored.decision !== "ALLOWED" || receipt.protect_receipt_id !== outcome.receipt_id) return false;
     expected = "ALLOWED";
   }
-  return expected === decision && receipt.decision === decision && canonicalJson(again.reasons) === canonicalJson(reasons) && ruleHolds && termsHold;
+  return expected === decision && receipt.decision === decision;
 }
 
 // The receipt is this tenant's and every field it shows is what the log holds.

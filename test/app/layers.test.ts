@@ -11,7 +11,7 @@ import { dirname, join, relative, resolve } from "node:path";
 import { fileCycles, fileEdges, LAYERS, sourceFiles as filesUnder, specifiers, twoWay, unitOf, upward, type Edge } from "../../scripts/layers.ts";
 
 const SRC = resolve(import.meta.dir, "../../src");
-const PACKAGES = new Set(["@sinclair/typebox"]);
+const PACKAGES = new Set(["@sinclair/typebox", "@sinclair/typebox/value"]);
 
 /** Every .ts or .tsx file under src/, relative to it. */
 const sourceFiles = () => filesUnder(SRC);

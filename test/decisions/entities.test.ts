@@ -2,7 +2,11 @@
 // subject's and resource's attributes from the tenant's store, names each read with the entity's
 // version in the payload, POST /v1/verify decides it again from the payload alone, a write to the
 // store applies to the very next protect, and an entity the store does not hold reads as missing.
-import { beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { runCli } from "../helpers/cli.ts";
 import { apiKey, bearer, protect, setPlan } from "../helpers/customer.ts";
 import { call, signup } from "../helpers/service.ts";
 
@@ -104,5 +108,42 @@ describe("protect over stored entities", () => {
     expect(noTier.body.message).toMatch(/^body\/document\/entities\/resource\/attributes\/tier: no stored resource entity has the attribute "tier"/);
     const optional = { ...POLICY, entities: { ...POLICY.entities, resource: { types: ["vendor"], attributes: { tier: { type: "string", optional: true } } } } };
     expect((await publish(optional)).status).toBe(200);
+  });
+});
+
+describe("offline, with the policy version the payload names: the decision made again from the payload alone", () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), "warden-entities-verify-"));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  test("warden verify --policy: a true receipt holds; a changed read fails the decision (and the hash)", async () => {
+    const allowed = await protect(tenant.apiKey, payment("ann", "acme"));
+    const jwks = (await call("GET", "/.well-known/jwks.json")).body;
+    const version = await call("GET", `/customer/policy/versions/${allowed.body.payload.policy.version}`, { headers: bearer(tenant.token) });
+    const policy = version.body.document;
+    // Ann read as a viewer: the payload no longer decides ALLOWED.
+    const reads = allowed.body.payload.entities.map((r: { attribute: string }) => (r.attribute === "roles" ? { ...r, value: ["viewer"] } : r));
+    const tampered = { ...allowed.body, payload: { ...allowed.body.payload, entities: reads } };
+    // Another document than the version named: no decision is made under it.
+    const other = { ...version.body, document: { ...policy, default_effect: "allow" } };
+
+    const files = { result: join(dir, "result.json"), tampered: join(dir, "tampered.json"), jwks: join(dir, "jwks.json"), policy: join(dir, "policy.json") };
+    writeFileSync(files.result, JSON.stringify(allowed.body));
+    writeFileSync(files.tampered, JSON.stringify(tampered));
+    writeFileSync(files.jwks, JSON.stringify(jwks));
+    writeFileSync(files.policy, JSON.stringify(version.body));
+    const otherFile = join(dir, "other.json");
+    writeFileSync(otherFile, JSON.stringify(other));
+    const good = await runCli(["verify", files.result, "--jwks", files.jwks, "--policy", files.policy]);
+    expect(good.code).toBe(0);
+    expect(JSON.parse(good.stdout)).toMatchObject({ verified: true, checks: { content_hash: true, signature: true, decision: true } });
+    const bad = await runCli(["verify", files.tampered, "--jwks", files.jwks, "--policy", files.policy]);
+    expect(bad.code).toBe(1);
+    expect(JSON.parse(bad.stdout)).toMatchObject({ verified: false, checks: { content_hash: false, signature: true, decision: false } });
+    const wrongPolicy = await runCli(["verify", files.result, "--jwks", files.jwks, "--policy", otherFile]);
+    expect(wrongPolicy.code).toBe(1);
+    expect(JSON.parse(wrongPolicy.stdout)).toMatchObject({ verified: false, checks: { content_hash: true, signature: true, decision: false } });
   });
 });
