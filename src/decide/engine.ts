@@ -1,5 +1,3 @@
-import { canonicalJson } from "../crypto/canonical.ts";
-import { sha256HexSync } from "../crypto/sync.ts";
 import { attributeOf, entityRefs, type AttributeValue, type EntityFacts, type EntityRead, type EntityRecord, type EntityRef } from "./entities.ts";
 import { resolveTerms, type Condition, type Op, type PolicyDocument, type ProtectInput, type Ref, type ResolvedTerms, type Rule, type UsageOp, type WhereOp } from "./policy.ts";
 
@@ -132,44 +130,9 @@ export function windowStart(window: UsageOp["window"], at: string): string {
   return new Date(Date.UTC(parts[0], parts[1], parts[2], parts[3], parts[4])).toISOString();
 }
 
-/** One counter a protect reads and, when ALLOWED, adds to: a usage rule whose other conditions hold. */
-export interface UsageNeed {
-  rule: string;
-  /** The counter's identity: the rule's id and a hash of its conditions and usage measure (not its bound, so a changed budget keeps counting). */
-  counter: string;
-  /** The calling key (per key) or "*" (per tenant). */
-  scope: string;
-  window_start: string;
-  add: number;
-}
-
-/** Every usage rule of the policy whose other conditions hold for this input, at this instant. */
-export function usageNeeds(input: ProtectInput, policy: PolicyDocument, caller: Caller, at: string, entities?: EntityFacts): UsageNeed[] {
-  const needs: UsageNeed[] = [];
-  const world = new World(input, caller, entities);
-  for (const r of policy.rules) {
-    const u = r.when.usage;
-    if (!u || !matches(r.when, input, caller, world)) continue;
-    needs.push({ rule: r.id, counter: counterOf(r), scope: u.per === "key" ? (caller.key_id ?? "*session") : "*", window_start: windowStart(u.window, at), add: usageOf(u, input) });
-  }
-  return needs;
-}
-
-/**
- * Counters by rule object, hashed once per policy document that is kept. Freshness: a document is
- * never changed once parsed (a policy version is immutable), so an entry never goes stale.
- */
-const counterIds = new WeakMap<Rule, string>();
-
-/** The counter of a usage rule: its id and a hash of its conditions and measure (not its bound). */
-export function counterOf(r: Rule): string {
-  let id = counterIds.get(r);
-  if (id === undefined) {
-    const { gt: _gt, gte: _gte, lt: _lt, lte: _lte, ...measure } = r.when.usage!;
-    id = `${r.id}:${sha256HexSync(canonicalJson({ when: { ...r.when, usage: measure } })).slice(2, 18)}`;
-    counterIds.set(r, id);
-  }
-  return id;
+/** Whether a rule's conditions hold for this input (its usage left out: see usageNeeds()). */
+export function conditionsHold(when: Condition, input: ProtectInput, caller: Caller, entities?: EntityFacts): boolean {
+  return matches(when, input, caller, new World(input, caller, entities));
 }
 
 const toDecision = (effect: "allow" | "deny"): Decision => (effect === "allow" ? "ALLOWED" : "DENIED");

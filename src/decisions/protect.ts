@@ -6,7 +6,8 @@
 import type { Outcome } from "../http/idempotency.ts";
 import type { KeyPrincipal } from "../keys/authenticate.ts";
 import { admitProtect } from "../keys/rules.ts";
-import { decide, usageNeeds, type UsageFacts } from "../decide/engine.ts";
+import { decide, type UsageFacts } from "../decide/engine.ts";
+import { usageNeeds } from "../decide/usage-needs.ts";
 import { entityRefs, readsEntities, type EntityFacts, type EntityFinder } from "../decide/entities.ts";
 import { buildPayload, type ResultPayload } from "../decide/payload.ts";
 import { payloadPrincipal, type ProtectInput, type PolicyDocument, type PolicyRef } from "../decide/policy.ts";

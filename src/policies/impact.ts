@@ -1,6 +1,7 @@
 // What a draft policy would change: the inputs of stored protect receipts decided again. Pure over
 // the rows it is given; nothing is stored.
-import { decide, usageNeeds, type Decision } from "../decide/engine.ts";
+import { decide, type Decision } from "../decide/engine.ts";
+import { usageNeeds } from "../decide/usage-needs.ts";
 import { factsFromReads, readsOf } from "../decide/entities.ts";
 import type { PolicyDocument, ProtectInput } from "../decide/policy.ts";
 

@@ -1,7 +1,6 @@
 // The decision of a result made again offline, given the policy document its payload names
-// (`warden verify FILE --policy FILE`): as POST /v1/verify makes it, from the payload alone
-// (src/decide/again.ts). Kept apart from ./verify.ts, which the SDK and the console share and
-// which needs nothing but web-standard APIs; the decision core does not.
+// (`warden verify FILE --policy FILE`, the SDK's verifyResult() with `policy`): as POST /v1/verify
+// makes it, from the payload alone (src/decide/again.ts), on web-standard APIs only.
 import { decideAgain } from "../decide/again.ts";
 import { policyHash, type PolicyDocument } from "../decide/policy.ts";
 

@@ -3,7 +3,10 @@
 // published declarations need nothing of the service's sources.
 import { verifyApprovalBundle as verifyApproval } from "../approvals/bundle.ts";
 import { verifyProofBundle as verifyBundle } from "../receipts/proof-bundle.ts";
+import { Value } from "@sinclair/typebox/value";
+import { PolicyDocument } from "../decide/policy.ts";
 import { verifyResult as verifySigned } from "../receipts/verify.ts";
+import { decisionHoldsOffline } from "../receipts/verify-decision.ts";
 
 /** A public key of `GET /.well-known/jwks.json` (Ed25519); other fields are ignored. */
 export interface Jwk {
@@ -31,6 +34,12 @@ export interface ResultVerification {
     content_hash: boolean;
     /** The EdDSA signature covers exactly the claims the result shows, by a key of the JWKS not compromised at the signed time. */
     signature: boolean;
+    /**
+     * Only with `options.policy` (the document of the policy version the payload names, whose hash
+     * it must have): deciding again from the payload alone gives its decision, reasons, rule and
+     * the usage facts and stored attributes it read, as POST /v1/verify decides it.
+     */
+    decision?: boolean;
   };
 }
 
@@ -59,10 +68,15 @@ export interface ProofBundle {
 
 /**
  * Checks a protect, execute or simulation result (or a stored receipt) offline against the
- * service's JWKS. Never throws: anything that is not a well-formed, untouched result fails a check.
+ * service's JWKS; given `options.policy`, the document of the policy version the payload names
+ * (`GET /customer/policy/versions/{version}`'s `document`), also decides it again from the payload
+ * alone. Never throws: anything that is not a well-formed, untouched result fails a check.
  */
-export function verifyResult(result: unknown, jwks: Jwks): Promise<ResultVerification> {
-  return verifySigned(result, jwks as { keys: JsonWebKey[] });
+export async function verifyResult(result: unknown, jwks: Jwks, options: { policy?: unknown } = {}): Promise<ResultVerification> {
+  const signed = await verifySigned(result, jwks as { keys: JsonWebKey[] });
+  if (options.policy === undefined) return signed;
+  const decision = Value.Check(PolicyDocument, options.policy) && (await decisionHoldsOffline(result, options.policy));
+  return { verified: signed.verified && decision, checks: { ...signed.checks, decision } };
 }
 
 /**

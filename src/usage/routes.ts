@@ -4,7 +4,8 @@ import { Elysia, t } from "elysia";
 import type { Sessions } from "../accounts/sessions.ts";
 import type { Db } from "../db/index.ts";
 import { sessionGuard } from "../http/guards.ts";
-import { counterOf, windowStart } from "../decide/engine.ts";
+import { windowStart } from "../decide/engine.ts";
+import { counterOf } from "../decide/usage-needs.ts";
 import { ErrorResponse } from "../http/errors.ts";
 import { activePolicy } from "../policies/store.ts";
 

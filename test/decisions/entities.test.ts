@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { verifyResult } from "../../src/sdk/verify.ts";
 import { runCli } from "../helpers/cli.ts";
 import { apiKey, bearer, protect, setPlan } from "../helpers/customer.ts";
 import { call, signup } from "../helpers/service.ts";
@@ -118,7 +119,7 @@ describe("offline, with the policy version the payload names: the decision made 
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  test("warden verify --policy: a true receipt holds; a changed read fails the decision (and the hash)", async () => {
+  test("the SDK and warden verify --policy: a true receipt holds; a changed read fails the decision (and the hash)", async () => {
     const allowed = await protect(tenant.apiKey, payment("ann", "acme"));
     const jwks = (await call("GET", "/.well-known/jwks.json")).body;
     const version = await call("GET", `/customer/policy/versions/${allowed.body.payload.policy.version}`, { headers: bearer(tenant.token) });
@@ -128,6 +129,11 @@ describe("offline, with the policy version the payload names: the decision made 
     const tampered = { ...allowed.body, payload: { ...allowed.body.payload, entities: reads } };
     // Another document than the version named: no decision is made under it.
     const other = { ...version.body, document: { ...policy, default_effect: "allow" } };
+
+    expect(await verifyResult(allowed.body, jwks, { policy })).toEqual({ verified: true, checks: { content_hash: true, signature: true, decision: true } });
+    expect(await verifyResult(tampered, jwks, { policy })).toEqual({ verified: false, checks: { content_hash: false, signature: true, decision: false } });
+    expect(await verifyResult(allowed.body, jwks, { policy: other.document })).toEqual({ verified: false, checks: { content_hash: true, signature: true, decision: false } });
+    expect(await verifyResult(allowed.body, jwks)).toEqual({ verified: true, checks: { content_hash: true, signature: true } });
 
     const files = { result: join(dir, "result.json"), tampered: join(dir, "tampered.json"), jwks: join(dir, "jwks.json"), policy: join(dir, "policy.json") };
     writeFileSync(files.result, JSON.stringify(allowed.body));
