@@ -250,8 +250,11 @@ describe.skipIf(!chromiumAvailable)("console in Chromium", () => {
       const result = page.getByTestId("verify-result");
       await result.waitFor();
       await expect(result.getAttribute("data-verified")).resolves.toBe("true");
-      await expect(page.locator("ul.checks li.pass").count()).resolves.toBe(5);
+      // The five checks of the log, and the decision made again under its policy version.
+      await expect(page.locator("ul.checks li.pass").count()).resolves.toBe(6);
+      await expect(page.locator("ul.checks li.pass", { hasText: "Decision" }).count()).resolves.toBe(1);
       const fetched = run.requests.slice(before).map((u) => new URL(u).pathname);
+      expect(fetched.some((p) => p.startsWith("/customer/policy/versions/"))).toBe(true);
       expect(fetched).toContain("/.well-known/jwks.json");
       expect(fetched).toContain("/customer/receipts/checkpoint");
       expect(fetched).toContain(`/customer/receipts/${decision.receipt_id}/proof`);

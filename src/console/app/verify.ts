@@ -1,8 +1,11 @@
 // The receipt "verify" button: checked here, in the browser, with WebCrypto and the public JWKS,
 // never by asking the server. It runs the very check of `warden verify --proof`
 // (src/receipts/proof-bundle.ts): content_hash (JCS + SHA-256), the Ed25519 signature, the
-// chain_hash, the inclusion proof against the signed checkpoint, and the checkpoint's signature and C2SP note.
+// chain_hash, the inclusion proof against the signed checkpoint, and the checkpoint's signature and
+// C2SP note; for a decision, also the decision made again under the policy version it names.
 import { verifyProofBundle, type ProofChecks } from "../../receipts/proof-bundle.ts";
+import { decisionHoldsOffline } from "../../receipts/verify-decision.ts";
+import type { PolicyDocument } from "../../decide/policy.ts";
 import { verifyApprovalBundle, type ApprovalBundleChecks } from "../../approvals/bundle.ts";
 import { api } from "./api.ts";
 
@@ -10,7 +13,8 @@ export type { ApprovalBundleChecks, ProofChecks };
 
 export interface BrowserVerification {
   verified: boolean;
-  checks: ProofChecks;
+  /** `decision`: only for a decision (its payload names a policy version), made again here. */
+  checks: ProofChecks & { decision?: boolean };
   tree_size: number;
   root_hash: string;
   kids: string[];
@@ -23,9 +27,24 @@ export async function verifyInBrowser(receipt: { receipt_id: string }): Promise<
     api<{ tree_size: number; root_hash: string }>("GET", "/customer/receipts/checkpoint"),
   ]);
   const proof = await api("GET", `/customer/receipts/${encodeURIComponent(receipt.receipt_id)}/proof?tree_size=${checkpoint.tree_size}`);
-  const { verified, checks } = await verifyProofBundle({ receipt, proof, checkpoint }, jwks);
+  const proved = await verifyProofBundle({ receipt, proof, checkpoint }, jwks);
+  // A decision is also made again here, from its payload alone, under the policy version it names
+  // (src/receipts/verify-decision.ts, as `warden verify --policy` makes it).
+  const version = policyVersionOf(receipt);
+  const checks: BrowserVerification["checks"] = { ...proved.checks };
+  if (version !== undefined) {
+    const { document } = await api<{ document: PolicyDocument }>("GET", `/customer/policy/versions/${version}`);
+    checks.decision = await decisionHoldsOffline(receipt, document);
+  }
   const kids = jwks.keys.map((k) => (k as { kid?: string }).kid ?? "").filter(Boolean);
-  return { verified, checks, tree_size: checkpoint.tree_size, root_hash: checkpoint.root_hash, kids };
+  return { verified: proved.verified && checks.decision !== false, checks, tree_size: checkpoint.tree_size, root_hash: checkpoint.root_hash, kids };
+}
+
+/** The policy version a decision's payload names (none for an audit event, a vote or an outcome). */
+function policyVersionOf(receipt: unknown): number | undefined {
+  const payload = (receipt as { payload?: { kind?: unknown; policy?: { version?: unknown } } }).payload;
+  const version = payload?.policy?.version;
+  return (payload?.kind === "protect" || payload?.kind === "execute") && typeof version === "number" ? version : undefined;
 }
 
 /** One receipt of an approval's bundle, checked like any receipt. */

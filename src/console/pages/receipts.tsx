@@ -120,12 +120,13 @@ function ReceiptExport({ plan }: { plan: string }) {
   );
 }
 
-const CHECK_NAMES: [keyof ProofChecks, string][] = [
+const CHECK_NAMES: [keyof BrowserVerification["checks"], string][] = [
   ["content_hash", "Content hash: SHA-256 of the payload's canonical JSON (RFC 8785)"],
   ["signature", "Signature: Ed25519 over the receipt, by a key in the JWKS"],
   ["chain_hash", "Chain hash: links the receipt to the one before it"],
   ["inclusion", "Inclusion proof: the receipt is in the log's Merkle tree (RFC 9162)"],
   ["checkpoint", "Checkpoint: the tree head is signed by warden for your account"],
+  ["decision", "Decision: made again in this browser from the payload, under the policy version it names"],
 ];
 
 export function ReceiptPage({ id }: { id: string }) {
@@ -247,7 +248,7 @@ function VerifyResult({ outcome }: { outcome: BrowserVerification }) {
         <strong>{outcome.verified ? "Verified: every check passed." : "Not verified: a check failed."}</strong>
       </p>
       <ul class="checks">
-        {CHECK_NAMES.map(([key, text]) => (
+        {CHECK_NAMES.filter(([key]) => outcome.checks[key] !== undefined).map(([key, text]) => (
           <li key={key} class={outcome.checks[key] ? "pass" : "fail"}>
             <span aria-hidden="true">{outcome.checks[key] ? "✓" : "✗"}</span> {text}: {outcome.checks[key] ? "passed" : "failed"}
           </li>
