@@ -85,6 +85,8 @@ interface Ceiling {
 }
 
 const wrk = (url: string, shape: Shape, seconds: number) => runWrk(url, shape, { seconds, connections: CONNECTIONS, threads: THREADS });
+/** The entity twins in alternating runs, per database: their lines for the table (alternateEntityTwins()). */
+const entityAlternating: string[] = [];
 
 /** Cores as reported: two decimals. */
 const cores2 = (cores: number) => Math.round(cores * 100) / 100;
@@ -192,6 +194,7 @@ async function benchDatabase(
       );
     }
   }
+  entityAlternating.push(...(await alternateEntityTwins(url, scenarios(accounts, password, budget, entityTenant), label)));
   const scale = SCALE ? await scaleScenario(service, started.accounts[TENANTS], accounts[1], label) : undefined;
   const correctness = await checkUnderLoad(url, accounts);
   // After the check: its 10,000 protects would otherwise count in the check's totals.
@@ -393,9 +396,33 @@ writeFileSync(join(resultsDir, `${stamp}.json`), JSON.stringify({ date: new Date
 writeFileSync(join(resultsDir, `${stamp}.md`), md + "\n");
 console.log("\n" + md);
 
+/**
+ * Each *_entities scenario and its *_no_entities twin again, in alternating runs (plain, entities,
+ * entities, plain, plain, entities) of half the usual length: whichever runs first on a service
+ * pays for its warm-up, an order effect larger than the entities' cost. The ratio of the medians.
+ */
+async function alternateEntityTwins(url: string, shapes: Record<string, Shape>, label: string): Promise<string[]> {
+  const lines: string[] = [];
+  for (const name of ["simulate", "protect"]) {
+    const plain = shapes[`${name}_no_entities`];
+    const entities = shapes[`${name}_entities`];
+    if (!plain || !entities || (ONLY && !ONLY.includes(`${name}_entities`))) continue;
+    const runs = { plain: [] as number[], entities: [] as number[] };
+    for (const which of ["plain", "entities", "entities", "plain", "plain", "entities"] as const) {
+      const r = await wrk(url, which === "plain" ? plain : entities, Math.max(2, SECONDS / 2));
+      runs[which].push(Math.round(r.requests / (r.duration_us / 1e6)));
+    }
+    const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[1]!;
+    const line = `Entities (${label}, alternating): ${name}_entities ${runs.entities.join(", ")} req/s against ${name}_no_entities ${runs.plain.join(", ")}: ${Math.round((med(runs.entities) / med(runs.plain)) * 1000) / 10}% (medians).`;
+    console.log(`bench: ${line}`);
+    lines.push(line);
+  }
+  return lines;
+}
+
 /** The entities' cost: each *_entities scenario's req/s over its *_no_entities twin's, per database (the target: at least 90%). */
 function entityRatios(rows: Row[]): string[] {
-  const out: string[] = [];
+  const out: string[] = [...entityAlternating];
   for (const r of rows.filter((x) => x.scenario.endsWith("_entities") && !x.scenario.endsWith("_no_entities"))) {
     const twin = rows.find((x) => x.database === r.database && x.scenario === r.scenario.replace(/_entities$/, "_no_entities"));
     if (twin && twin.rps > 0) out.push(`${out.length === 0 ? "\n" : ""}Entities (${r.database}): ${r.scenario} ${r.rps} req/s, ${Math.round((r.rps / twin.rps) * 1000) / 10}% of ${twin.scenario} (${twin.rps}).`);

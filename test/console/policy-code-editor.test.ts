@@ -109,7 +109,7 @@ describe.skipIf(!chromiumAvailable)("the policy's code editor, in Chromium", () 
       await expect(marker.count()).resolves.toBe(1);
       expect(Math.abs((await marker.boundingBox())!.y - (await doc.line(bad).boundingBox())!.y)).toBeLessThan(3);
       const listed = page.locator(`[data-testid="document-problems"] li[data-line="${bad}"]`);
-      const explained = 'rules[0].when.amont: "amont" is not allowed here: a condition is one of actions, resources, keys, amount, currency, context, usage';
+      const explained = 'rules[0].when.amont: "amont" is not allowed here: a condition is one of actions, resources, keys, amount, currency, context, usage, where';
       await expect(listed.textContent()).resolves.toBe(`Line ${bad}: ${explained}`);
       await expect(listed.getAttribute("data-source")).resolves.toBe("browser");
       await expect(doc.box.getAttribute("aria-invalid")).resolves.toBe("true");
