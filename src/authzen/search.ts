@@ -162,7 +162,9 @@ export async function searchEntities(
   let next: EntityRef | undefined;
   const chunk = Math.min(CHUNK, Math.max(limit + 1, 50));
   for (;;) {
-    const rows = await listEntities(deps.db, principal.tenant_id, type, after, chunk);
+    // Never past the page's bound: the last query of a page reads only what is left of it.
+    const want = Math.min(chunk, SEARCH_MAX_SCANNED - scanned);
+    const rows = await listEntities(deps.db, principal.tenant_id, type, after, want);
     const candidates = rows.map((row) => {
       const input = toProtectInput(evaluation(row.id));
       const entities: EntityFacts | undefined = reads ? { [kind]: recordOf(row), [other]: fixed } : undefined;
@@ -181,7 +183,7 @@ export async function searchEntities(
     const last = candidates[stop ?? candidates.length - 1]?.result;
     if (last) after = last;
     // More may follow: an allowed entity after the page's last in this chunk, or rows not read yet.
-    const more = (stop !== undefined && verdicts.slice(stop + 1).some(Boolean)) || rows.length === chunk;
+    const more = (stop !== undefined && verdicts.slice(stop + 1).some(Boolean)) || rows.length === want;
     if (!more) break;
     if (stop !== undefined || scanned >= SEARCH_MAX_SCANNED) {
       next = after!;

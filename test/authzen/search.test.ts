@@ -228,6 +228,41 @@ describe("subject search, paged", () => {
   });
 });
 
+describe("the key's actions and usage rules", () => {
+  test("a key limited to some actions: subject and resource search of another are 403 action_not_allowed; action search leaves the others out", async () => {
+    const tenant = await tenantWith(USERS, PAGING_POLICY);
+    const keys = (await call("GET", "/customer/keys", { headers: bearer(tenant.token) })).body.keys as { key_id: string }[];
+    expect((await call("PATCH", `/customer/keys/${keys[0]!.key_id}`, { json: { actions: ["write"] }, headers: bearer(tenant.token) })).status).toBe(200);
+    expectErrorShape(await search(tenant, "subject", WHO_READS), 403, "action_not_allowed");
+    expectErrorShape(await search(tenant, "resource", { subject: { type: "user", id: "u01" }, action: { name: "read" }, resource: { type: "user" } }), 403, "action_not_allowed");
+    const actions = await search(tenant, "action", { subject: { type: "user", id: "u01" }, resource: { type: "doc", id: "draft" } });
+    expect(actions.body).toEqual({ results: [{ name: "write" }] });
+  });
+
+  test("a usage rule is decided on the committed totals, as simulate decides it; a search adds nothing to them", async () => {
+    const policy = {
+      default_effect: "deny",
+      default_reason: "no_rule_matched",
+      rules: [
+        { id: "mails_per_day", effect: "deny", reason: "at most two mails a day", when: { actions: ["mail"], usage: { sum: "count", per: "tenant", window: "day", gt: 2 } } },
+        { id: "mail", effect: "allow", reason: "mail", when: { actions: ["mail", "read"] } },
+      ],
+    };
+    const tenant = await tenantWith([], policy);
+    const here = { subject: { type: "user", id: "u01" }, resource: { type: "inbox", id: "1" } };
+    const names = async () => (await search(tenant, "action", here)).body.results.map((r: Item) => r.name);
+    // Many searches first: none counts.
+    for (let i = 0; i < 4; i++) expect(await names()).toEqual(["mail", "read"]);
+    const send = async () => (await call("POST", "/access/v1/evaluation", { json: { ...here, action: { name: "mail" } }, headers: apiKey(tenant.apiKey) })).body.decision;
+    expect(await send()).toBe(true);
+    expect(await names()).toEqual(["mail", "read"]);
+    expect(await send()).toBe(true);
+    // Two mails counted: a third would pass the bound, so the search no longer answers it.
+    expect(await names()).toEqual(["read"]);
+    expect(await send()).toBe(false);
+  });
+});
+
 describe("credentials, metadata and bad input", () => {
   let tenant: Tenant;
   beforeAll(async () => {
