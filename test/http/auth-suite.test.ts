@@ -24,6 +24,8 @@ const fixture = () =>
     const asked = await call("POST", "/v1/protect", { json: { action: "refund.issue" }, headers: { "x-api-key": f.owner.apiKey } });
     // A public address literal: accepted without DNS; the shared service delivers nothing.
     const webhook = await call("POST", "/customer/webhooks", { json: { url: "https://93.184.215.14/suite", events: ["*"] }, headers: jwt });
+    const entities = [{ type: "suite", id: "read", attributes: {} }, { type: "suite", id: "delete", attributes: {} }];
+    expect((await call("PUT", "/customer/entities", { json: { entities }, headers: jwt })).status).toBe(200);
     return {
       receipt: receipt.body.receipt_id,
       rotate: toRotate.body.key_id,
@@ -33,6 +35,9 @@ const fixture = () =>
       invitation: invitation.body.invitation_id,
       approval: asked.body.approval.approval_id,
       webhook: webhook.body.webhook_id,
+      entityType: "suite",
+      entityRead: "read",
+      entityDelete: "delete",
       // The owner is the tenant's only owner: removing or demoting them is refused (409), nothing changes.
       member: subjectOf(f.owner.token).member_id,
     };
@@ -71,6 +76,11 @@ const ROUTES: ProtectedRoute[] = [
   { method: "POST", path: () => "/api/simulate", auth: "either", json: () => ({ preset: "small_payment" }) },
   // The audit trail
   { method: "GET", path: () => "/customer/audit", auth: "jwt" },
+  // Entities (a stranger's delete is refused by the feature gate first on free: test/entities/entities.test.ts checks 404 across tenants)
+  { method: "PUT", path: () => "/customer/entities", auth: "jwt", json: () => ({ entities: [{ type: "suite", id: "put", attributes: {} }] }) },
+  { method: "GET", path: () => "/customer/entities", auth: "jwt" },
+  { method: "GET", path: (f) => `/customer/entities/${f.ids.entityType}/${f.ids.entityRead}`, auth: "jwt", owned: true },
+  { method: "DELETE", path: (f) => `/customer/entities/${f.ids.entityType}/${f.ids.entityDelete}`, auth: "jwt" },
   // Approvals: the agent's key reads and cancels, people read, vote and take the bundle
   { method: "GET", path: (f) => `/v1/approvals/${f.ids.approval}`, auth: "key", owned: true },
   { method: "POST", path: (f) => `/v1/approvals/${f.ids.approval}/cancel`, auth: "key", owned: true },

@@ -198,6 +198,20 @@ const ROUTES: Route[] = [
   { method: "POST", path: "/customer/webhooks/:id/test", auth: "jwt" },
   { method: "GET", path: "/customer/webhooks/:id/deliveries", auth: "jwt", query: ["limit", "cursor"] },
   { method: "DELETE", path: "/customer/webhooks/:id", auth: "jwt" },
+  {
+    method: "PUT",
+    path: "/customer/entities",
+    auth: "jwt",
+    fields: {
+      entities: fc.oneof(
+        fc.array(fc.record({ type: text(), id: text(), attributes: fc.oneof(fc.dictionary(text(70), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 70 }), fc.jsonValue({ maxDepth: 1 })), parents: fc.jsonValue({ maxDepth: 2 }) }, { requiredKeys: ["type", "id", "attributes"] }), { maxLength: 5 }),
+        fc.jsonValue({ maxDepth: 2 }),
+      ),
+    },
+  },
+  { method: "GET", path: "/customer/entities", auth: "jwt", query: ["type", "limit", "cursor"] },
+  { method: "GET", path: "/customer/entities/:type/:id", auth: "jwt" },
+  { method: "DELETE", path: "/customer/entities/:type/:id", auth: "jwt" },
   // After every other session route: a tenant that comes to require a second factor answers them 403.
   { method: "PUT", path: "/customer/settings", auth: "jwt", fields: { require_mfa: fc.boolean(), allow_self_approval: fc.boolean(), revoke_keys_on_member_removal: fc.boolean() } },
   // Last of the API routes: signing out ends the fuzzer's own sessions for the routes after it.
@@ -475,11 +489,12 @@ beforeAll(async () => {
   const otherInvitation = (await call("POST", "/customer/members/invitations", { json: { email: "fuzz.invited@example.com", role: "viewer" }, headers: bearer(other.token) })).body.invitation_id;
   const webhooks = await Promise.all([free, other].map(async (t) => (await call("POST", "/customer/webhooks", { json: { url: "https://93.184.215.14/fuzz", events: ["*"] }, headers: bearer(t.token) })).body));
   for (const w of webhooks) remember(w.secret);
+  await call("PUT", "/customer/entities", { json: { entities: [{ type: "user", id: "alice", attributes: { level: 1 } }] }, headers: bearer(pro.token) });
   fx = {
     jwts: [free.token, pro.token],
     keys: [free.apiKey, pro.apiKey],
     ids: { receipts: [receipt, otherReceipt], keys: spare.map((k) => k.key_id), upgrades: [upgrade, otherUpgrade], invitations: [invitation, otherInvitation],
-      members: [free.memberId, pro.memberId, other.memberId], webhooks: webhooks.map((w) => w.webhook_id), tiles: ["0/000.p/1", "entries/000.p/1", "1/000", "0/x001/000"] },
+      members: [free.memberId, pro.memberId, other.memberId], webhooks: webhooks.map((w) => w.webhook_id), entities: ["user", "alice"], tiles: ["0/000.p/1", "entries/000.p/1", "1/000", "0/x001/000"] },
   };
   // Warm up, then take the baseline.
   for (let i = 0; i < 50; i++) await call("GET", "/health");
