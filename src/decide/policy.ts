@@ -275,6 +275,13 @@ function whereProblem(schema: EntitySchema | undefined, path: string, op: WhereO
     if (name === "exists") continue;
     const needs = OPERATOR_NEEDS[name as keyof typeof OPERATOR_NEEDS];
     const isRef = operand !== null && typeof operand === "object" && !Array.isArray(operand);
+    // Two lists are equal item by item: eq and ne take a list when the other side is a list attribute too.
+    if ((name === "eq" || name === "ne") && isRef && left.type === "list") {
+      const right = declared((operand as Ref).ref);
+      if (right.problem) return { at: `/${name}/ref`, message: right.problem };
+      if (right.type !== "list") return { at: `/${name}/ref`, message: `${path} is declared as list: ${name} compares it with another list attribute only` };
+      continue;
+    }
     if (left.type !== undefined && !fits(left.type, needs.value)) {
       return { at: `/${name}`, message: `${path} is declared as ${left.type}: ${name} needs ${article(needs.value)}` };
     }

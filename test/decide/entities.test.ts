@@ -30,6 +30,7 @@ describe("the where language", () => {
       allow({ where: { "subject.attr.level": { gte: 3, lt: { ref: "amount" } }, "subject.id": { in: ["a", "b"] } } }),
       allow({ where: { "principal.key_id": { eq: { ref: "context.agent" } }, action: { prefix: "todo." }, resource: { exists: true } } }),
       allow({ where: { "subject.type": { eq: "user" }, "subject.attr.nick": { exists: false } } }),
+      allow({ where: { "subject.attr.roles": { eq: { ref: "subject.attr.roles" } } } }),
     ];
     expect(problemOf(doc(rules, SUBJECT_SCHEMA))).toBeUndefined();
   });
@@ -43,6 +44,7 @@ describe("the where language", () => {
     ["an undeclared attribute", [allow({ where: { "subject.attr.rolse": { contains: "x" } } })], /^\/rules\/0\/when\/where\/subject\.attr\.rolse: subject\.attr\.rolse is not declared/],
     ["an undeclared attribute as an operand", [allow({ where: { action: { eq: { ref: "resource.attr.owner" } } } })], /^\/rules\/0\/when\/where\/action\/eq\/ref: resource\.attr\.owner is not declared/],
     ["a list tested with eq", [allow({ where: { "subject.attr.roles": { eq: "admin" } } })], /^\/rules\/0\/when\/where\/subject\.attr\.roles\/eq: .*declared as list/],
+    ["a list compared with a scalar attribute", [allow({ where: { "subject.attr.roles": { ne: { ref: "subject.attr.email" } } } })], /^\/rules\/0\/when\/where\/subject\.attr\.roles\/ne\/ref: .*another list attribute/],
     ["contains on a string", [allow({ where: { "subject.attr.email": { contains: "a" } } })], /^\/rules\/0\/when\/where\/subject\.attr\.email\/contains: .*needs a list/],
     ["a bound on a string", [allow({ where: { "subject.attr.email": { gt: 3 } } })], /^\/rules\/0\/when\/where\/subject\.attr\.email\/gt: /],
     ["a literal of another type", [allow({ where: { "subject.attr.level": { eq: "3" } } })], /^\/rules\/0\/when\/where\/subject\.attr\.level\/eq: .*declared as number/],
