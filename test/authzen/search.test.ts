@@ -8,7 +8,7 @@
 // openid/authzen repository at commit e287920eed842b227e38531c1735b712337ca44d. The policy
 // (interop/search-policy.json) names no user; the users and records of the demo
 // (interop/authzen-search-demo/data/{users,records}.json, ids as strings) are stored as entities
-// (interop/search-entities.json). Each answer is judged as their runner (test/src/runner.ts) judges
+// (interop/search-entities.json). Each answer is judged as their runner.ts judges
 // it: node's deepStrictEqual of the whole response body against `expected`, the results sorted on
 // both sides (their sort by type then id; for actions, which have neither, by name).
 import { beforeAll, describe, expect, test } from "bun:test";
