@@ -145,7 +145,7 @@ export async function searchEntities(
   };
   // A key limited to some actions searches only those, as it evaluates only those.
   assertActionAllowed(principal.rules, body.action.name);
-  toProtectInput(evaluation(PROBE_ID));
+  const probe = toProtectInput(evaluation(PROBE_ID));
 
   const policy = await deps.policies.forRef(principal.tenant_id, principal.policy);
   const doc = policy.document;
@@ -153,7 +153,6 @@ export async function searchEntities(
   // The other side's stored entity, read once (only under a policy that reads attributes).
   let fixed: EntityRecord | null | undefined;
   if (reads) {
-    const probe = toProtectInput(evaluation(PROBE_ID));
     fixed = (await deps.entities.find(principal.tenant_id, { [other]: entityRefs(probe)[other] }))[other];
   }
 
@@ -212,12 +211,12 @@ export async function searchActions(deps: Searching, principal: KeyPrincipal, bo
   const after = body.page?.token !== undefined ? decodeSearchToken(body.page.token, "action", hash, 1)[0] : undefined;
   const { page: _page, action: _ignored, ...rest } = body as ActionSearchRequest & { action?: unknown };
   const evaluation = (name: string): EvaluationRequest => ({ ...(rest as Omit<EvaluationRequest, "action">), action: { name } });
-  toProtectInput(evaluation("x"));
+  // Refused (400) before anything is read when the rest of the request cannot be mapped.
+  const probe = toProtectInput(evaluation("x"));
 
   const policy = await deps.policies.forRef(principal.tenant_id, principal.policy);
   const doc = policy.document;
   const names = actionCandidates(doc, principal).filter((a) => after === undefined || a > after);
-  const probe = toProtectInput(evaluation("x"));
   const entities: EntityFacts | undefined = readsEntities(doc) ? await deps.entities.find(principal.tenant_id, entityRefs(probe)) : undefined;
   const candidates = names.map((name) => ({ result: { name }, input: toProtectInput(evaluation(name)), entities }));
   const verdicts = await allowed(deps, principal, doc, candidates);
