@@ -115,7 +115,19 @@ function recordOf(row: { type: string; id: string; attributes: EntityRecord["att
 
 // A probe id as long as any stored id (128): when the request maps with it, it maps with every
 // stored entity, so a bad request is refused (400) before any entity is read.
-const PROBE_ID = "x".repeat(128);
+export const PROBE_ID = "x".repeat(128);
+
+/**
+ * The input of one candidate: the probe's mapped input with the candidate's id where the mapping
+ * puts the searched entity's id (./mapping.ts: context `subject.id`, or `resource` = type/id and
+ * context `resource.id`). The same input toProtectInput() makes of the request with that id
+ * (test/authzen/search-scan.test.ts), without mapping and checking the request again for each of
+ * thousands of candidates.
+ */
+export function candidateInput(probe: ProtectInput, kind: "subject" | "resource", type: string, id: string): ProtectInput {
+  const context = { ...probe.context, [`${kind}.id`]: id };
+  return kind === "subject" ? { ...probe, context } : { ...probe, resource: `${type}/${id}`, context };
+}
 
 /**
  * Subject or resource search: the tenant's stored entities of the searched type, in (type, id)
@@ -165,7 +177,7 @@ export async function searchEntities(
     const want = Math.min(chunk, SEARCH_MAX_SCANNED - scanned);
     const rows = await listEntities(deps.db, principal.tenant_id, type, after, want);
     const candidates = rows.map((row) => {
-      const input = toProtectInput(evaluation(row.id));
+      const input = candidateInput(probe, kind, row.type, row.id);
       const entities: EntityFacts | undefined = reads ? { [kind]: recordOf(row), [other]: fixed } : undefined;
       return { result: { type: row.type, id: row.id }, input, entities };
     });

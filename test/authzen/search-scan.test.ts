@@ -2,7 +2,8 @@
 // most SEARCH_MAX_SCANNED entities and then ends early with a token to go on; tokens are bound to
 // the request they continue. Through HTTP: test/authzen/search.test.ts.
 import { describe, expect, test } from "bun:test";
-import { SEARCH_MAX_SCANNED, actionCandidates, decodeSearchToken, encodeSearchToken, searchEntities, type Searching } from "../../src/authzen/search.ts";
+import { toProtectInput } from "../../src/authzen/mapping.ts";
+import { PROBE_ID, SEARCH_MAX_SCANNED, actionCandidates, candidateInput, decodeSearchToken, encodeSearchToken, searchEntities, type Searching } from "../../src/authzen/search.ts";
 import type { PolicyDocument } from "../../src/decide/policy.ts";
 import type { KeyPrincipal } from "../../src/keys/authenticate.ts";
 
@@ -47,6 +48,25 @@ describe("a page's work is bounded", () => {
     const second = await searchEntities(deps, principal, "subject", { ...REQUEST, page: { token: first.page!.next_token } });
     expect(second).toEqual({ page: { next_token: "", count: 1 }, results: [{ type: "user", id: pad(STORE.length - 1) }] });
     expect(deps.listed).toBe(STORE.length);
+  });
+});
+
+describe("candidates", () => {
+  test("a candidate's input is the one the mapping makes of the request with its id", () => {
+    const request = {
+      subject: { type: "user", id: "alice", properties: { department: "Sales", groups: ["a", "b"] } },
+      action: { name: "can_read", properties: { amount: 12, currency: "USD", method: "GET" } },
+      resource: { type: "account", id: "123", properties: { owner: "bob" } },
+      context: { time: "2024-10-26T01:22-07:00", ip: "10.0.0.1" },
+    };
+    const ids = ["u1", "a/b/c", "ünï cødé 🙂", "x".repeat(128), "1", "subject.id", " "];
+    for (const kind of ["subject", "resource"] as const) {
+      const probe = toProtectInput({ ...request, [kind]: { ...request[kind], id: PROBE_ID } });
+      for (const id of ids) {
+        const expected = toProtectInput({ ...request, [kind]: { ...request[kind], id } });
+        expect(candidateInput(probe, kind, request[kind].type, id)).toEqual(expected);
+      }
+    }
   });
 });
 
