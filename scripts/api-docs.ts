@@ -125,7 +125,17 @@ and the receipts in the top-level context; an evaluation that cannot be decided 
 anywhere, a value warden cannot map, its daily quota spent) is
 \`{decision: false, context: {error: {status, code, message, limit?}}}\`. A body that is not JSON
 is 400 \`invalid_json\` here (not 415). Unlike the rest of the API, unknown fields are ignored, as
-the specification requires.`,
+the specification requires.
+
+The three Search routes answer from the tenant's stored entities (see Entities) under the active
+policy: subject search the entities of \`subject.type\`, resource search those of
+\`resource.type\` (the searched entity's \`id\`, if sent, is ignored), action search the actions
+the policy's rules name, each kept when deciding it with the rest of the request, mapped as an
+evaluation is, is ALLOWED. A search is a dry run: no receipt, no quota, no usage counted. Paging:
+\`page: {limit, token}\` (limit 1 to 1000, default 50); the answer carries
+\`page: {next_token, count}\` when more results follow (\`next_token\` non-empty) or when the
+request sent a \`page\` (\`next_token\` \`""\` on the last page); a token continues only the
+request that answered it, unchanged (otherwise 400 \`invalid_request\`).`,
   audit: `Every change of who may do what is a signed receipt of \`kind: "event"\` in the tenant's receipt
 log: the same claims, hash chain and Merkle tree as decisions (\`key_id\`, \`decision\` and
 \`protect_receipt_id\` null), so \`GET /customer/receipts\` lists events among the decisions, and

@@ -104,4 +104,71 @@ export const PdpMetadata = t.Object({
   policy_decision_point: t.String({ description: "this service's PUBLIC_URL" }),
   access_evaluation_endpoint: t.String(),
   access_evaluations_endpoint: t.String(),
+  search_subject_endpoint: t.String(),
+  search_resource_endpoint: t.String(),
+  search_action_endpoint: t.String(),
 });
+
+// The Search APIs (docs/authzen.md, "Search"): the entity searched for names its type; its id, if
+// sent, is ignored, as the specification says.
+
+/** Most results one search page holds, and how many when the request names no limit. */
+export const SEARCH_MAX_LIMIT = 1000;
+export const SEARCH_DEFAULT_LIMIT = 50;
+
+const SearchedType = (what: string) => t.String({ minLength: 1, maxLength: 128, description: `the type of the ${what}s searched for (an entity type of the store)` });
+const IgnoredId = t.Optional(t.String({ description: "ignored: the search answers the ids" }));
+
+export const SearchPage = t.Object(
+  {
+    token: t.Optional(t.String({ minLength: 1, maxLength: 1000, description: "the next_token of the previous page; the rest of the request must be unchanged" })),
+    limit: t.Optional(t.Integer({ minimum: 1, maximum: SEARCH_MAX_LIMIT, description: `most results in the page (default ${SEARCH_DEFAULT_LIMIT})` })),
+    properties: t.Optional(t.Record(t.String(), t.Unknown(), { description: "ignored: warden defines no paging properties" })),
+  },
+  open,
+);
+
+export const SubjectSearchRequest = t.Object(
+  {
+    subject: t.Object({ type: SearchedType("subject"), id: IgnoredId, properties: t.Optional(Properties) }, open),
+    action: Action,
+    resource: Resource,
+    context: t.Optional(Context),
+    page: t.Optional(SearchPage),
+  },
+  open,
+);
+export type SubjectSearchRequest = typeof SubjectSearchRequest.static;
+
+export const ResourceSearchRequest = t.Object(
+  {
+    subject: Subject,
+    action: Action,
+    resource: t.Object({ type: SearchedType("resource"), id: IgnoredId, properties: t.Optional(Properties) }, open),
+    context: t.Optional(Context),
+    page: t.Optional(SearchPage),
+  },
+  open,
+);
+export type ResourceSearchRequest = typeof ResourceSearchRequest.static;
+
+/** No action: the search answers the actions (one sent is ignored). */
+export const ActionSearchRequest = t.Object({ subject: Subject, resource: Resource, context: t.Optional(Context), page: t.Optional(SearchPage) }, open);
+export type ActionSearchRequest = typeof ActionSearchRequest.static;
+
+const ResultPage = t.Object({
+  next_token: t.String({ description: "the token of the next page; the empty string when this page is the last" }),
+  count: t.Integer({ minimum: 0, description: "how many results this page holds" }),
+});
+const pageDescription = "present when there are more results (next_token non-empty) or when the request sent a page";
+
+export const EntitySearchResponse = t.Object({
+  page: t.Optional(t.Object(ResultPage.properties, { description: pageDescription })),
+  results: t.Array(t.Object({ type: t.String(), id: t.String() }), { description: "the stored entities of the type searched for under which the decision is ALLOWED, in (type, id) order" }),
+});
+export type EntitySearchResponse = typeof EntitySearchResponse.static;
+export const ActionSearchResponse = t.Object({
+  page: t.Optional(t.Object(ResultPage.properties, { description: pageDescription })),
+  results: t.Array(t.Object({ name: t.String() }), { description: "the actions the policy's rules name under which the decision is ALLOWED, in name order" }),
+});
+export type ActionSearchResponse = typeof ActionSearchResponse.static;

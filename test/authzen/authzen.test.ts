@@ -339,6 +339,9 @@ describe("GET /.well-known/authzen-configuration", () => {
       policy_decision_point: "https://pdp.example.com",
       access_evaluation_endpoint: "https://pdp.example.com/access/v1/evaluation",
       access_evaluations_endpoint: "https://pdp.example.com/access/v1/evaluations",
+      search_subject_endpoint: "https://pdp.example.com/access/v1/search/subject",
+      search_resource_endpoint: "https://pdp.example.com/access/v1/search/resource",
+      search_action_endpoint: "https://pdp.example.com/access/v1/search/action",
     });
   });
 });

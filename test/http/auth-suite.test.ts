@@ -130,6 +130,9 @@ const ROUTES: ProtectedRoute[] = [
   // AuthZEN (the well-known configuration is public)
   { method: "POST", path: () => "/access/v1/evaluation", auth: "key", json: () => AUTHZEN_EXAMPLE },
   { method: "POST", path: () => "/access/v1/evaluations", auth: "key", json: () => ({ ...AUTHZEN_EXAMPLE, evaluations: [{}, { action: { name: "can_edit" } }] }) },
+  { method: "POST", path: () => "/access/v1/search/subject", auth: "key", json: () => ({ ...AUTHZEN_EXAMPLE, subject: { type: "user" } }) },
+  { method: "POST", path: () => "/access/v1/search/resource", auth: "key", json: () => ({ ...AUTHZEN_EXAMPLE, resource: { type: "account" } }) },
+  { method: "POST", path: () => "/access/v1/search/action", auth: "key", json: () => ({ subject: AUTHZEN_EXAMPLE.subject, resource: AUTHZEN_EXAMPLE.resource }) },
 ];
 
 authSuite(ROUTES, fixture);

@@ -117,6 +117,16 @@ const ROUTES: Route[] = [
       options: fc.record({ evaluations_semantic: fc.constantFrom("execute_all", "deny_on_first_deny", "permit_on_first_permit", "all"), other: text() }, { requiredKeys: [] }),
     },
   },
+  // AuthZEN Search: the same entities, and a page of any shape.
+  ...(["subject", "resource", "action"] as const).map((kind): Route => ({
+    method: "POST",
+    path: `/access/v1/search/${kind}`,
+    auth: "key",
+    fields: {
+      ...authzenFields(),
+      page: fc.oneof(fc.record({ limit: fc.oneof(fc.integer({ min: -2, max: 2000 }), text()), token: fc.oneof(text(100), fc.base64String({ maxLength: 200 })) }, { requiredKeys: [] }), fc.jsonValue({ maxDepth: 2 })),
+    },
+  })),
   { method: "GET", path: "/customer/receipts", auth: "jwt", query: ["limit", "cursor"] },
   { method: "GET", path: "/customer/receipts/checkpoint", auth: "jwt" },
   { method: "GET", path: "/customer/receipts/consistency", auth: "jwt", query: ["from", "to"] },
