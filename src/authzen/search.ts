@@ -6,7 +6,8 @@
 import { canonicalJson } from "../crypto/canonical.ts";
 import { sha256HexSync } from "../crypto/sync.ts";
 import type { Queryable } from "../db/index.ts";
-import { decide, usageNeeds, type UsageFacts, type UsageNeed } from "../decide/engine.ts";
+import { decide, type UsageFacts } from "../decide/engine.ts";
+import { usageNeeds, type UsageNeed } from "../decide/usage-needs.ts";
 import { entityRefs, readsEntities, type EntityFacts, type EntityFinder, type EntityRecord, type EntityRef } from "../decide/entities.ts";
 import type { PolicyDocument, ProtectInput } from "../decide/policy.ts";
 import { listEntities } from "../entities/store.ts";
