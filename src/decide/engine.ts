@@ -130,9 +130,13 @@ export function windowStart(window: UsageOp["window"], at: string): string {
   return new Date(Date.UTC(parts[0], parts[1], parts[2], parts[3], parts[4])).toISOString();
 }
 
-/** Whether a rule's conditions hold for this input (its usage left out: see usageNeeds()). */
-export function conditionsHold(when: Condition, input: ProtectInput, caller: Caller, entities?: EntityFacts): boolean {
-  return matches(when, input, caller, new World(input, caller, entities));
+/**
+ * Whether a rule's conditions hold for this input (its usage left out: see usageNeeds()), for each
+ * rule asked: one world of the input for them all, as decide() has, so its entity refs are found once.
+ */
+export function conditionsOf(input: ProtectInput, caller: Caller, entities?: EntityFacts): (when: Condition) => boolean {
+  const world = new World(input, caller, entities);
+  return (when) => matches(when, input, caller, world);
 }
 
 const toDecision = (effect: "allow" | "deny"): Decision => (effect === "allow" ? "ALLOWED" : "DENIED");

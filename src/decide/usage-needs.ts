@@ -3,7 +3,7 @@
 // decision itself (./engine.ts) runs on web-standard APIs too (the SDK decides again offline).
 import { canonicalJson } from "../crypto/canonical.ts";
 import { sha256HexSync } from "../crypto/sync.ts";
-import { conditionsHold, usageOf, windowStart, type Caller } from "./engine.ts";
+import { conditionsOf, usageOf, windowStart, type Caller } from "./engine.ts";
 import type { EntityFacts } from "./entities.ts";
 import type { PolicyDocument, ProtectInput, Rule } from "./policy.ts";
 
@@ -21,9 +21,10 @@ export interface UsageNeed {
 /** Every usage rule of the policy whose other conditions hold for this input, at this instant. */
 export function usageNeeds(input: ProtectInput, policy: PolicyDocument, caller: Caller, at: string, entities?: EntityFacts): UsageNeed[] {
   const needs: UsageNeed[] = [];
+  const holds = conditionsOf(input, caller, entities);
   for (const r of policy.rules) {
     const u = r.when.usage;
-    if (!u || !conditionsHold(r.when, input, caller, entities)) continue;
+    if (!u || !holds(r.when)) continue;
     needs.push({ rule: r.id, counter: counterOf(r), scope: u.per === "key" ? (caller.key_id ?? "*session") : "*", window_start: windowStart(u.window, at), add: usageOf(u, input) });
   }
   return needs;
