@@ -433,6 +433,17 @@ export interface Queries {
       stored: number;
     };
   };
+  "gateways/resolve": {
+    params: [string];
+    row: {
+      gateway_id: string;
+      tenant_id: string;
+      name: string;
+      upstream_url: string;
+      upstream_auth: string;
+      status: string;
+    };
+  };
   "idempotency/claim": {
     params: [string, string, string];
     row: {
