@@ -137,7 +137,7 @@ async function benchDatabase(
   // tenant, kept out of the other scenarios, holds the scale scenario's big log.
   const password = "bench passphrase, long enough";
   const flags = process.env.BENCH_BUN_FLAGS?.split(" ").filter(Boolean) ?? [];
-  const started = await startWithTenants(ROOT, env, { tenants: TENANTS + 2 + (SCALE ? 1 : 0), name: "bench", password, flags });
+  const started = await startWithTenants(ROOT, env, { tenants: TENANTS + 3 + (SCALE ? 1 : 0), name: "bench", password, flags });
   const { service, startup_ms } = started;
   const accounts = started.accounts.slice(0, TENANTS);
   const { proc, url } = service;
@@ -145,9 +145,10 @@ async function benchDatabase(
   const budget = started.accounts[TENANTS + (SCALE ? 1 : 0)];
   const published = await fetch(`${url}/customer/policy`, { ...insecure, method: "PUT", headers: { "content-type": "application/json", authorization: `Bearer ${budget.token}` }, body: JSON.stringify({ document: BUDGET_POLICY }) });
   if (!published.ok) throw new Error(`the budget policy: ${published.status} ${await published.text()}`);
-  // One more, with 10,000 entities and a policy that reads them: the *_entities scenarios beside *_no_entities.
-  const entityTenant = started.accounts[TENANTS + (SCALE ? 1 : 0) + 1];
-  await loadEntityTenant(url, entityTenant);
+  // Two more: one with 10,000 entities and a policy that reads them (the *_entities scenarios), one
+  // with the same rules reading none (their *_no_entities twins).
+  const entityTenant = { tenant: started.accounts[TENANTS + (SCALE ? 1 : 0) + 1], twin: started.accounts[TENANTS + (SCALE ? 1 : 0) + 2] };
+  await loadEntityTenant(url, entityTenant.tenant, entityTenant.twin);
   const rows: Row[] = [];
   const fixed: FixedRateRow[] = [];
   for (const [name, shape] of Object.entries(scenarios(accounts, password, budget, entityTenant))) {

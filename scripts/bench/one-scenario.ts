@@ -26,8 +26,8 @@ export async function runScenario(scenario: string, opts: { seconds: number; fla
     await database.drop();
   };
   // The *_entities scenarios' tenant: one more, with 10,000 entities and a policy that reads them.
-  const entityTenant = scenario.endsWith("entities") ? accounts.pop() : undefined;
-  if (entityTenant) await loadEntityTenant(service.url, entityTenant);
+  const entityTenant = scenario.endsWith("entities") ? { tenant: accounts.pop()!, twin: accounts.pop()! } : undefined;
+  if (entityTenant) await loadEntityTenant(service.url, entityTenant.tenant, entityTenant.twin);
   const shapes = scenarios(accounts, password, undefined, entityTenant);
   const shape = shapes[scenario];
   if (!shape) {

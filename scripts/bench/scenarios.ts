@@ -31,6 +31,17 @@ export const ENTITY_POLICY = {
   ],
 };
 
+/**
+ * ENTITY_POLICY without its entities: the same rules, ids and reasons, none reading an attribute.
+ * The *_no_entities twins decide the same request under it in a tenant of their own, so that
+ * the two differ by the entities alone (the lookup, the conditions, the reads in the payload).
+ */
+export const ENTITY_TWIN_POLICY = {
+  default_effect: "deny",
+  default_reason: "no_rule_matched",
+  rules: ENTITY_POLICY.rules.map(({ when: { where: _where, ...when }, ...rule }) => ({ ...rule, when })),
+};
+
 /** ENTITY_POLICY's tenant's entities: 9,000 users (every third a payer) and 1,000 vendors (every other gold). */
 export function benchEntities(): { type: string; id: string; attributes: Record<string, string | string[]> }[] {
   const users = Array.from({ length: 9_000 }, (_, i) => ({ type: "user", id: `u${i}`, attributes: { roles: i % 3 === 0 ? ["payer", "staff"] : ["staff"], team: `t${i % 40}` } }));
@@ -38,14 +49,13 @@ export function benchEntities(): { type: string; id: string; attributes: Record<
   return [...users, ...vendors];
 }
 
-export function scenarios(accounts: Account[], password: string, budget?: Account, entities?: Account): Record<string, Shape> {
+export function scenarios(accounts: Account[], password: string, budget?: Account, entities?: { tenant: Account; twin: Account }): Record<string, Shape> {
   const account = accounts[0];
   const key = { "X-API-Key": account.api_key };
   // Many tenants, as in service: each request takes the next tenant's key (round robin).
   const keys = accounts.map((a) => `${a.tenant_id}=${a.api_key}`);
   const payment = { action: "payment.send", resource: "vendor/acme", amount: 120, currency: "USD" };
   const entityPayment = { action: "payment.send", resource: "vendor/v42", amount: 120, currency: "USD", context: { "subject.type": "user", "subject.id": "u4242" } };
-  const plainDocument = { action: "document.read", resource: "docs/d42", context: { "subject.type": "user", "subject.id": "u4242" } };
   return {
     simulate: { path: "/v1/simulate", method: "POST", body: { preset: "small_payment" }, headers: key },
     protect: { path: "/v1/protect", method: "POST", body: payment, keys },
@@ -53,13 +63,13 @@ export function scenarios(accounts: Account[], password: string, budget?: Accoun
     // One tenant whose policy holds a per-key daily budget (BUDGET_POLICY): beside protect_one_tenant.
     ...(budget ? { protect_budget: { path: "/v1/protect", method: "POST", body: payment, headers: { "X-API-Key": budget.api_key } } } : {}),
     // One tenant with ENTITY_POLICY and 10,000 entities: a decision that reads a stored user and vendor,
-    // beside the same tenant's decision by a rule that reads none (the entities' cost is the ratio).
+    // beside the same request in a tenant under ENTITY_TWIN_POLICY, which reads none (the entities' cost is the ratio).
     ...(entities
       ? {
-          simulate_no_entities: { path: "/v1/simulate", method: "POST", body: { input: plainDocument }, headers: { "X-API-Key": entities.api_key } },
-          simulate_entities: { path: "/v1/simulate", method: "POST", body: { input: entityPayment }, headers: { "X-API-Key": entities.api_key } },
-          protect_no_entities: { path: "/v1/protect", method: "POST", body: plainDocument, headers: { "X-API-Key": entities.api_key } },
-          protect_entities: { path: "/v1/protect", method: "POST", body: entityPayment, headers: { "X-API-Key": entities.api_key } },
+          simulate_no_entities: { path: "/v1/simulate", method: "POST", body: { input: entityPayment }, headers: { "X-API-Key": entities.twin.api_key } },
+          simulate_entities: { path: "/v1/simulate", method: "POST", body: { input: entityPayment }, headers: { "X-API-Key": entities.tenant.api_key } },
+          protect_no_entities: { path: "/v1/protect", method: "POST", body: entityPayment, headers: { "X-API-Key": entities.twin.api_key } },
+          protect_entities: { path: "/v1/protect", method: "POST", body: entityPayment, headers: { "X-API-Key": entities.tenant.api_key } },
         }
       : {}),
     protect_execute: { path: "/v1/protect", method: "POST", body: { action: "document.read", resource: "docs/handbook.pdf" }, keys, pair: true },
@@ -75,8 +85,8 @@ export function scenarios(accounts: Account[], password: string, budget?: Accoun
   };
 }
 
-/** Stores benchEntities() (500 a call) and publishes ENTITY_POLICY for the entity scenarios' tenant. */
-export async function loadEntityTenant(url: string, account: { token: string }): Promise<void> {
+/** Stores benchEntities() (500 a call) and publishes ENTITY_POLICY for the entity scenarios' tenant, and ENTITY_TWIN_POLICY for their twins'. */
+export async function loadEntityTenant(url: string, account: { token: string }, twin: { token: string }): Promise<void> {
   const put = async (path: string, body: unknown) => {
     const res = await fetch(`${url}${path}`, { ...insecure, method: "PUT", headers: { "content-type": "application/json", authorization: `Bearer ${account.token}` }, body: JSON.stringify(body) });
     if (!res.ok) throw new Error(`the entity tenant, PUT ${path}: ${res.status} ${await res.text()}`);
@@ -85,4 +95,6 @@ export async function loadEntityTenant(url: string, account: { token: string }):
   // 500 a call: the API takes 1,000 entities a call, in a body of at most 64 KiB.
   for (let i = 0; i < all.length; i += 500) await put("/customer/entities", { entities: all.slice(i, i + 500) });
   await put("/customer/policy", { document: ENTITY_POLICY });
+  const res = await fetch(`${url}/customer/policy`, { ...insecure, method: "PUT", headers: { "content-type": "application/json", authorization: `Bearer ${twin.token}` }, body: JSON.stringify({ document: ENTITY_TWIN_POLICY }) });
+  if (!res.ok) throw new Error(`the entity twins' tenant, PUT /customer/policy: ${res.status} ${await res.text()}`);
 }

@@ -52,10 +52,23 @@ function sortedCopy(value: unknown, depth: number): unknown {
       const proto = Object.getPrototypeOf(value);
       const record = value as Record<string, unknown>;
       if ((proto !== Object.prototype && proto !== null) || typeof record.toJSON === "function") return NOT_PLAIN;
-      // No prototype: a key "__proto__" is then a member like any other.
-      const out: Record<string, unknown> = Object.create(null);
-      for (const key of Object.keys(record).sort()) {
-        if (ARRAY_INDEX.test(key) && Number(key) < 2 ** 32 - 1) return NOT_PLAIN;
+      const keys = Object.keys(record);
+      // Most objects warden signs are built with their keys in order already: sort only when not.
+      let sorted = true;
+      let plainKeys = true;
+      for (let i = 0; i < keys.length; i++) {
+        const key = keys[i]!;
+        if (i > 0 && keys[i - 1]! > key) sorted = false;
+        const first = key.charCodeAt(0);
+        if (first >= 48 && first <= 57 && ARRAY_INDEX.test(key) && Number(key) < 2 ** 32 - 1) return NOT_PLAIN;
+        if (key === "__proto__") plainKeys = false;
+      }
+      if (!sorted) keys.sort();
+      // No prototype when a key is "__proto__": it is then a member like any other. Otherwise an
+      // ordinary object, which the engine's JSON.stringify writes fastest.
+      const out: Record<string, unknown> = plainKeys ? {} : Object.create(null);
+      for (let i = 0; i < keys.length; i++) {
+        const key = keys[i]!;
         const member = sortedCopy(record[key], depth + 1);
         if (member === NOT_PLAIN) return NOT_PLAIN;
         out[key] = member;

@@ -52,30 +52,47 @@ export const EntityReadSchema = Type.Object({
 const refString = (v: unknown): string | undefined => (typeof v === "string" && v.length >= 1 && v.length <= 128 ? v : undefined);
 
 /**
+ * Answers by input, as the route, decide() and usageNeeds() each ask of the same request.
+ * Freshness: an input is never changed once parsed, so an entry never goes stale; it goes with its input.
+ */
+const named = new WeakMap<ProtectInput, { subject?: EntityRef; resource?: EntityRef }>();
+
+/**
  * Which entities an input names (pure): the subject from context `subject.type` + `subject.id`
  * (as the AuthZEN mapping puts them), the resource from context `resource.type` + `resource.id`,
  * else `input.resource` split at its first "/" ("todo/42" is type todo, id 42).
  */
 export function entityRefs(input: ProtectInput): { subject?: EntityRef; resource?: EntityRef } {
-  const ctx = input.context ?? {};
-  const own = (name: string) => refString(Object.hasOwn(ctx, name) ? ctx[name] : undefined);
+  let out = named.get(input);
+  if (out === undefined) named.set(input, (out = Object.freeze(refsOf(input))));
+  return out;
+}
+
+function refsOf(input: ProtectInput): { subject?: EntityRef; resource?: EntityRef } {
+  const ctx = input.context;
+  const own = (name: string) => (ctx !== undefined && Object.hasOwn(ctx, name) ? refString(ctx[name]) : undefined);
   const out: { subject?: EntityRef; resource?: EntityRef } = {};
-  const [st, si] = [own("subject.type"), own("subject.id")];
-  if (st !== undefined && si !== undefined) out.subject = { type: st, id: si };
-  const [rt, ri] = [own("resource.type"), own("resource.id")];
-  if (rt !== undefined && ri !== undefined) out.resource = { type: rt, id: ri };
+  const st = own("subject.type");
+  const si = st === undefined ? undefined : own("subject.id");
+  if (st !== undefined && si !== undefined) out.subject = Object.freeze({ type: st, id: si });
+  const rt = own("resource.type");
+  const ri = rt === undefined ? undefined : own("resource.id");
+  if (rt !== undefined && ri !== undefined) out.resource = Object.freeze({ type: rt, id: ri });
   else if (input.resource !== undefined) {
     const at = input.resource.indexOf("/");
-    const [type, id] = at > 0 ? [refString(input.resource.slice(0, at)), refString(input.resource.slice(at + 1))] : [undefined, undefined];
-    if (type !== undefined && id !== undefined) out.resource = { type, id };
+    const type = at > 0 ? refString(input.resource.slice(0, at)) : undefined;
+    const id = type !== undefined ? refString(input.resource.slice(at + 1)) : undefined;
+    if (type !== undefined && id !== undefined) out.resource = Object.freeze({ type, id });
   }
   return out;
 }
 
 /** The stored attribute a `where` path names, or undefined for a path about the request. */
 export function attributeOf(path: string): { entity: EntityRole; attribute: string } | undefined {
-  const m = /^(subject|resource)\.attr\.(.+)$/.exec(path);
-  return m ? { entity: m[1] as EntityRole, attribute: m[2]! } : undefined;
+  // Asked for every path of every condition a decision reaches: prefixes, not a pattern.
+  if (path.startsWith("subject.attr.") && path.length > 13) return { entity: "subject", attribute: path.slice(13) };
+  if (path.startsWith("resource.attr.") && path.length > 14) return { entity: "resource", attribute: path.slice(14) };
+  return undefined;
 }
 
 /** Every path a `where` condition reads: its own, then those its operands name. */

@@ -63,27 +63,28 @@ export class EntityLookup {
 
   /** The tenant's entities named by refs (null: none stored), as of a moment after this call began. */
   async find(tenantId: string, refs: EntityRefs): Promise<FoundEntities> {
-    const wanted = [refs.subject, refs.resource].filter((r): r is EntityRef => r !== undefined);
-    if (wanted.length === 0) return {};
-    const held = new Map<string, Known>();
-    for (const ref of wanted) {
-      const known = this.known.get(keyOf(tenantId, ref));
-      if (known) held.set(keyOf(tenantId, ref), known);
-    }
+    const subjectKey = refs.subject && keyOf(tenantId, refs.subject);
+    const resourceKey = refs.resource && keyOf(tenantId, refs.resource);
+    if (subjectKey === undefined && resourceKey === undefined) return {};
+    let subject = subjectKey === undefined ? undefined : this.known.get(subjectKey);
+    let resource = resourceKey === undefined ? undefined : this.known.get(resourceKey);
     // Listening, a kept entry is current: its tenant's writes would have dropped it. Otherwise
     // entries stand only while the tenant's head, read now, is the one they were read at.
-    if (held.size > 0 && this.notices === undefined) {
+    if ((subject || resource) && this.notices === undefined) {
       const head = await this.heads.submit(tenantId);
-      for (const [key, known] of held) if (known.head !== head) held.delete(key);
+      if (subject && subject.head !== head) subject = undefined;
+      if (resource && resource.head !== head) resource = undefined;
     }
-    if (wanted.some((r) => !held.has(keyOf(tenantId, r)))) {
+    if ((subjectKey !== undefined && !subject) || (resourceKey !== undefined && !resource)) {
       // Both read again, in one snapshot: a subject and a resource are never of two heads.
-      for (const [key, known] of await this.read(tenantId, wanted)) held.set(key, known);
+      const wanted = [refs.subject, refs.resource].filter((r): r is EntityRef => r !== undefined);
+      const read = await this.read(tenantId, wanted);
+      subject = subjectKey === undefined ? undefined : read.get(subjectKey);
+      resource = resourceKey === undefined ? undefined : read.get(resourceKey);
     }
-    const pick = (ref: EntityRef | undefined) => (ref === undefined ? undefined : (held.get(keyOf(tenantId, ref))?.entity ?? null));
     const found: FoundEntities = {};
-    if (refs.subject) found.subject = pick(refs.subject);
-    if (refs.resource) found.resource = pick(refs.resource);
+    if (subjectKey !== undefined) found.subject = subject?.entity ?? null;
+    if (resourceKey !== undefined) found.resource = resource?.entity ?? null;
     return found;
   }
 
