@@ -39,10 +39,47 @@ const TAGS: Record<string, string> = {
   audit: "The audit trail",
   approvals: "Approvals",
   webhooks: "Webhooks",
+  gateways: "Remote MCP gateways",
 };
 
 // A paragraph under a section's title, where its routes alone do not say what a client must know.
 const TAG_INTRO: Record<string, string> = {
+  gateways: `An admin (or owner) registers an upstream MCP server, its Streamable HTTP URL (the
+address rules of webhooks: \`https\`, a host that resolves only to public addresses, unless the
+operator sets \`WEBHOOK_ALLOW_PRIVATE=1\`; checked at registration and again at every call), under
+a \`name\` (\`^[a-z0-9][a-z0-9_-]{0,62}$\`, unique among the tenant's live gateways: 409
+\`name_taken\`). Warden serves it at \`url\`, \`{PUBLIC_URL}/mcp/{gateway_id}\` (\`gw_\` ids), as
+an MCP Streamable HTTP endpoint: every \`tools/call\` is decided as \`warden mcp gateway\` decides
+it (action \`mcp.<name>.<tool>\`, the arguments flattened into \`context\` with
+\`arguments_sha256\`; ALLOWED: executed, then forwarded, the result naming its receipts in
+\`_meta.warden\`; DENIED: an \`isError\` result naming the reason and the receipt; held for
+approval: the call waits up to 50 seconds for people, then is refused naming the approval (the
+same call again answers that approval); anything failing refuses the call), everything else
+passes through to the upstream unchanged. Batches (JSON arrays) are refused (400, JSON-RPC
+\`-32600\`).
+
+The endpoint is an OAuth resource server: a request needs \`Authorization: Bearer\` with an
+access token warden issued for exactly this URL (RFC 8707) with the scope \`mcp\`. Without one,
+or with one that is expired, revoked or for another gateway or tenant: 401 \`unauthorized\` with
+\`WWW-Authenticate: Bearer resource_metadata="{PUBLIC_URL}/.well-known/oauth-protected-resource/mcp/{gateway_id}", scope="mcp"\`
+(plus \`error="invalid_token"\` when a token was sent); without the scope: 403
+\`insufficient_scope\`. An unknown, disabled or deleted gateway: 404 \`not_found\`. Each decision
+is recorded under the gateway's own API key (made with it, labelled \`mcp gateway <name>\`,
+metadata \`{mcp_gateway: gateway_id}\`, revoked when it is deleted) and its payload's
+\`principal\` names the person (\`account_id\`, \`member_id\`, \`role\`), the agent
+(\`client_id\`) and the gateway (\`gateway_id\`, \`gateway\`: its name); policies read
+\`principal.role\`, \`principal.client_id\` and \`principal.gateway\` (docs/policy.md).
+
+The upstream is called with the gateway's own credentials, never the client's token:
+\`upstream_auth\` \`none\`, \`shared\` (\`secret\`, given at registration, sent as
+\`Authorization: Bearer\`) or \`per_member\` (each member stores their own with
+\`PUT .../secret\`; a member without one gets a JSON-RPC error \`-32001\` saying so). Secrets are
+sealed at rest and never shown back. An upstream answering 401 or 403 is reported to the agent as
+a JSON-RPC error \`-32002\`, not as a challenge. Registering, disabling, enabling and deleting a
+gateway and setting or erasing one's secret are events of the audit trail (\`mcp_gateway.*\`).
+Listing and reading are for every member; registering, disabling and deleting need an admin or an
+owner (403 \`forbidden_role\`). Each gateway takes one of the tenant's active API keys (at most
+20: 429 \`quota_exceeded\`, \`limit: "api_keys_active"\`).`,
   entities: `What the tenant tells warden about its subjects and resources, for policies to read
 (docs/policy.md): an entity is \`{type, id, attributes, parents?}\`, named by \`type\` and \`id\` (each 1
 to 128 characters; in a path, percent-encode a \`/\`). \`attributes\` is an object of at most 64
@@ -228,6 +265,8 @@ const ERROR_MEANING: Record<ErrorCode, string> = {
   upgrade_pending: "a pending upgrade request already exists",
   not_pending: "cancel of a request, invitation or approval that is no longer pending; a vote on an approval that was decided or has expired",
   key_not_active: "rotate or revoke of a key that is not active",
+  name_taken: "registering a remote MCP gateway under the name of a live gateway of the tenant",
+  insufficient_scope: "a remote MCP gateway's access token without the scope mcp (the WWW-Authenticate header says error=\"insufficient_scope\")",
   webhook_disabled: "a test event to a webhook endpoint that was disabled (it answered 410 Gone): delete it and create another",
   already_executed: "execute twice on one protect receipt",
   already_voted: "a second vote on one approval by the same person (through any membership, or after leaving and joining again)",

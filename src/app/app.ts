@@ -19,6 +19,7 @@ import { auditRoutes } from "../audit/routes.ts";
 import { mailRoutes } from "../mail/routes.ts";
 import { authzenMediaTypeRefusal, authzenRoutes } from "../authzen/routes.ts";
 import { webhooksRoutes } from "../webhooks/routes.ts";
+import { gatewaysRoutes } from "../gateways/routes.ts";
 import { systemRoutes } from "./system-routes.ts";
 import { docsRoutes } from "./docs-routes.ts";
 import { buildOpenApi } from "./openapi.ts";
@@ -115,6 +116,7 @@ export function createApp(deps: Deps) {
     .use(usageRoutes(deps))
     .use(mailRoutes(deps))
     .use(webhooksRoutes(deps))
+    .use(gatewaysRoutes(deps))
     .use(entitiesRoutes(deps))
     .use(consoleRoutes(deps));
   openApiJson = buildOpenApi(app, { version: deps.version, publicUrl: deps.config.publicUrl }).json;

@@ -24,6 +24,7 @@ import type { Approvals } from "../approvals/approvals.ts";
 import type { ApprovalWaiters } from "../approvals/waiters.ts";
 import type { WebhookTargets } from "../webhooks/target.ts";
 import type { WebhookWorker } from "../webhooks/worker.ts";
+import type { AccessTokens } from "../oauth/access.ts";
 
 export interface Deps {
   config: Config;
@@ -85,6 +86,12 @@ export interface Deps {
   webhookTargets: WebhookTargets;
   /** The webhook outbox worker: nudge it after committing a delivery. */
   webhooks: WebhookWorker;
+  /** Checks OAuth access tokens for the remote MCP gateways (the authorization server's; none yet: every token is refused). */
+  accessTokens: AccessTokens;
+  /** Seals and opens the remote gateways' secrets: their keys', their shared ones, the members' own (key derived from the service secret). */
+  gatewaySecrets: SecretBox;
+  /** How long a remote gateway's tools/call held for approval waits for people (absent: src/gateways/routes.ts APPROVAL_WAIT_MS). */
+  gatewayApprovalWaitMs?: number;
   /** Prometheus metrics, on a registry of this service's own (src/observability/metrics.ts). */
   metrics: Metrics;
   /** /livez and /readyz; drain() when a graceful stop begins. */

@@ -252,6 +252,8 @@ export function buildOpenApi(app: Parameters<typeof toOpenAPISchema>[0], options
         // The AuthZEN routes also take the API key as a bearer token (docs/authzen.md).
         apiKeyBearer: { type: "http", scheme: "bearer", bearerFormat: "warden API key" },
         bearer: { type: "http", scheme: "bearer", bearerFormat: "JWT" },
+        // A remote MCP gateway's endpoint: an OAuth access token bound to that gateway (docs/mcp.md).
+        oauth: { type: "http", scheme: "bearer", bearerFormat: "OAuth 2.1 access token (RFC 8707 audience: the gateway's URL)" },
       },
     },
   };

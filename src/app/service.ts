@@ -38,6 +38,8 @@ import { resealWebhookSecrets, WEBHOOK_SECRET_PURPOSE } from "../webhooks/manage
 import { trustedAuthorities, type PostLimits } from "../webhooks/post.ts";
 import { systemLookup, WebhookTargets, type Lookup } from "../webhooks/target.ts";
 import { NO_WEBHOOK_WORKER, startWebhookWorker } from "../webhooks/worker.ts";
+import { GATEWAY_SECRET_PURPOSE } from "../gateways/manage.ts";
+import type { AccessTokens } from "../oauth/access.ts";
 import { createApp, type App } from "./app.ts";
 import type { Deps } from "./deps.ts";
 import pkg from "../../package.json" with { type: "json" };
@@ -63,11 +65,12 @@ export interface Service extends App {
 /** Opens (or takes) the database, applies migrations and wires the app. */
 /**
  * Tests also pass `webhookLookup` (host names to addresses, instead of the system's resolver) and
- * `webhookLimits` (an attempt's deadline and answer cap).
+ * `webhookLimits` (an attempt's deadline and answer cap), `accessTokens` (the remote gateways'
+ * token check) and `gatewayApprovalWaitMs` (how long a gateway's call waits for an approval).
  */
 export async function createService(
   config: Config,
-  opts: { db?: Db; log?: Logger; now?: () => Date; webhookLookup?: Lookup; webhookLimits?: PostLimits } = {},
+  opts: { db?: Db; log?: Logger; now?: () => Date; webhookLookup?: Lookup; webhookLimits?: PostLimits; accessTokens?: AccessTokens; gatewayApprovalWaitMs?: number } = {},
 ): Promise<Service> {
   const log = opts.log ?? createLogger(config.logLevel, undefined, config.logFormat);
   const db = opts.db ?? (await openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.databasePoolSize }));
@@ -76,11 +79,12 @@ export async function createService(
   const dummyPasswordHash = hashPassword(randomBase62(24), config.bcryptCost);
   const [secret, keys, entities] = await Promise.all([serviceSecret(db, config.jwtSecret), KeyAuthenticator.open(db), EntityLookup.open(db)]);
   const previous = config.jwtSecretPrevious;
-  const [sessions, totpSecrets, mailTokens, webhookSecrets, signer] = await Promise.all([
+  const [sessions, totpSecrets, mailTokens, webhookSecrets, gatewaySecrets, signer] = await Promise.all([
     Sessions.open(db, secret, previous),
     SecretBox.derive(secret, TOTP_SECRET_PURPOSE, previous),
     SecretBox.derive(secret, MAIL_TOKEN_PURPOSE, previous),
     SecretBox.derive(secret, WEBHOOK_SECRET_PURPOSE, previous),
+    SecretBox.derive(secret, GATEWAY_SECRET_PURPOSE, previous),
     signingKeyBox(secret, previous).then((box) => ReceiptSigner.open(db, box, log)),
   ]);
   // JWT_SECRET changed: what the previous one sealed moves under the new one before it is dropped.
@@ -149,6 +153,10 @@ export async function createService(
     webhookSecrets,
     webhookTargets,
     webhooks,
+    // Until the authorization server is wired, no token is valid: every gateway answers 401.
+    accessTokens: opts.accessTokens ?? { verify: async () => null },
+    gatewaySecrets,
+    gatewayApprovalWaitMs: opts.gatewayApprovalWaitMs,
     metrics,
     probes: new Probes(() => db.query("system/ping")),
   };

@@ -30,6 +30,12 @@ export const EVENTS = [
   "webhook.created",
   "webhook.secret_rotated",
   "webhook.deleted",
+  "mcp_gateway.created",
+  "mcp_gateway.disabled",
+  "mcp_gateway.enabled",
+  "mcp_gateway.deleted",
+  "mcp_gateway.secret_set",
+  "mcp_gateway.secret_deleted",
   "entities.upserted",
   "entities.deleted",
 ] as const;

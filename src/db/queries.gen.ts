@@ -433,6 +433,60 @@ export interface Queries {
       stored: number;
     };
   };
+  "gateways/create": {
+    params: [string, string, string, string, string, string, string, string, string, string, string];
+    row: {
+      gateway_id: string;
+      name: string;
+      upstream_url: string;
+      upstream_auth: string;
+      status: string;
+      created_at: string;
+      created_by: string | null;
+    };
+  };
+  "gateways/credentials": {
+    params: [string, string, string];
+    row: {
+      key_secret_sealed: string | null;
+      secret_sealed: string | null;
+      member_secret_sealed: string | null;
+    };
+  };
+  "gateways/delete": {
+    params: [string, string, string];
+    row: {
+      gateway_id: string;
+      name: string;
+      key_id: string;
+    };
+  };
+  "gateways/get": {
+    params: [string, string, string];
+    row: {
+      gateway_id: string;
+      name: string;
+      upstream_url: string;
+      upstream_auth: string;
+      status: string;
+      created_at: string;
+      created_by: string | null;
+      member_secret_set: boolean;
+    };
+  };
+  "gateways/list": {
+    params: [string, string];
+    row: {
+      gateway_id: string;
+      name: string;
+      upstream_url: string;
+      upstream_auth: string;
+      status: string;
+      created_at: string;
+      created_by: string | null;
+      member_secret_set: boolean;
+    };
+  };
   "gateways/resolve": {
     params: [string];
     row: {
@@ -442,6 +496,27 @@ export interface Queries {
       upstream_url: string;
       upstream_auth: string;
       status: string;
+    };
+  };
+  "gateways/secret_delete": {
+    params: [string, string, string];
+    row: {
+      deleted: boolean;
+    };
+  };
+  "gateways/secret_set": {
+    params: [string, string, string, string];
+    row: {
+      gateway_id: string;
+      updated_at: string;
+    };
+  };
+  "gateways/set_status": {
+    params: [string, string, string, boolean];
+    row: {
+      gateway_id: string;
+      status: string;
+      changed: boolean;
     };
   };
   "idempotency/claim": {
