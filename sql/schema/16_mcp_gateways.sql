@@ -80,6 +80,7 @@ CREATE FUNCTION mcp_gateway_create(p_gateway_id text, p_tenant_id text, p_actor 
                                    p_key_hint text, p_key_secret_sealed text)
 RETURNS TABLE (gateway_id text, name text, upstream_url text, upstream_auth text, status text, created_at text, created_by text)
 LANGUAGE plpgsql VOLATILE AS $$
+#variable_conflict use_column
 DECLARE
   v mcp_gateways;
 BEGIN
@@ -104,6 +105,7 @@ COMMENT ON FUNCTION mcp_gateway_create(text, text, text, text, text, text, text,
 CREATE FUNCTION mcp_gateway_set_status(p_tenant_id text, p_actor text, p_gateway_id text, p_enabled boolean)
 RETURNS TABLE (gateway_id text, status text, changed boolean)
 LANGUAGE plpgsql VOLATILE AS $$
+#variable_conflict use_column
 DECLARE
   v_old text;
 BEGIN
@@ -124,6 +126,7 @@ COMMENT ON FUNCTION mcp_gateway_set_status(text, text, text, boolean) IS
 CREATE FUNCTION mcp_gateway_delete(p_tenant_id text, p_actor text, p_gateway_id text)
 RETURNS TABLE (gateway_id text, name text, key_id text)
 LANGUAGE plpgsql VOLATILE AS $$
+#variable_conflict use_column
 DECLARE
   v mcp_gateways;
 BEGIN
@@ -146,6 +149,7 @@ COMMENT ON FUNCTION mcp_gateway_delete(text, text, text) IS
 CREATE FUNCTION mcp_gateway_secret_set(p_tenant_id text, p_member_id text, p_gateway_id text, p_secret_sealed text)
 RETURNS TABLE (gateway_id text, updated_at text)
 LANGUAGE plpgsql VOLATILE AS $$
+#variable_conflict use_column
 DECLARE
   v_auth text;
   v_at timestamptz := now();
@@ -170,6 +174,7 @@ COMMENT ON FUNCTION mcp_gateway_secret_set(text, text, text, text) IS
 CREATE FUNCTION mcp_gateway_secret_delete(p_tenant_id text, p_member_id text, p_gateway_id text)
 RETURNS TABLE (deleted boolean)
 LANGUAGE plpgsql VOLATILE AS $$
+#variable_conflict use_column
 BEGIN
   PERFORM member_actor_check(p_tenant_id, p_member_id, 'viewer');
   PERFORM 1 FROM mcp_gateways g WHERE g.tenant_id = p_tenant_id AND g.gateway_id = p_gateway_id AND g.status <> 'deleted';

@@ -30,6 +30,8 @@ export interface EndpointDeps extends CallDeciding {
   publicUrl: string;
   /** How long a call held for approval waits for people before it is refused naming the approval. */
   approvalWaitMs: number;
+  /** The certificate authorities upstreams are trusted by: the runtime's, plus NODE_EXTRA_CA_CERTS (as for webhooks). */
+  upstreamCa?: string[];
 }
 
 /** RFC 9728: the metadata of a resource whose URL has a path is at the well-known prefix plus that path. */
@@ -100,7 +102,7 @@ interface Passage {
 }
 
 /** POST, GET or DELETE /mcp/{gateway_id}, authorized: decided where it is a tools/call, else passed through. */
-export async function serveMcp(deps: EndpointDeps, request: Request, gateway: GatewayResource, grant: AccessGrant): Promise<Response> {
+export async function serveMcp(deps: EndpointDeps, request: Request, gateway: GatewayResource, grant: AccessGrant, parsed: unknown): Promise<Response> {
   noteCaller(request, gateway.tenant_id, undefined);
   const credentials = (await deps.db.one("gateways/credentials", [gateway.tenant_id, gateway.gateway_id, grant.member_id]))!;
   const upstreamHeaders = new Headers();
@@ -115,13 +117,9 @@ export async function serveMcp(deps: EndpointDeps, request: Request, gateway: Ga
   let body: string | undefined;
   let messages: JSONRPCMessage[] = [];
   if (request.method === "POST") {
-    body = await request.text();
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(body);
-    } catch {
-      return json(400, { jsonrpc: "2.0", id: null, error: { code: -32700, message: "Parse error: the body is not JSON." } });
-    }
+    // Parsed by the app (JSON, at most 64 KiB); forwarded as JSON again.
+    if (parsed === null || parsed === undefined) return json(400, { jsonrpc: "2.0", id: null, error: { code: -32600, message: "Invalid Request: the body holds no JSON-RPC message." } });
+    body = JSON.stringify(parsed);
     // A batch could carry a tools/call past the decision: the current revision has no batches.
     if (Array.isArray(parsed)) return json(400, { jsonrpc: "2.0", id: null, error: { code: -32600, message: "Invalid Request: batches are not accepted; send one message per request." } });
     messages = [parsed as JSONRPCMessage];
@@ -185,7 +183,8 @@ async function forward(deps: EndpointDeps, request: Request, passage: Passage, b
   }
   let answer: Response;
   try {
-    answer = await fetch(url, { method: request.method, headers: passage.upstreamHeaders, body, redirect: "manual", signal: request.signal });
+    const init = { method: request.method, headers: passage.upstreamHeaders, body, redirect: "manual", signal: request.signal, ...(deps.upstreamCa && { tls: { ca: deps.upstreamCa } }) };
+    answer = await fetch(url, init as RequestInit);
   } catch (err) {
     return upstreamFailure(request, body, `the upstream cannot be reached (${(err as Error).message})`);
   }

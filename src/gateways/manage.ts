@@ -70,7 +70,7 @@ export async function createGateway(w: GatewayWrites, by: ByMember, body: { name
   ]);
   const row = await w.audit.tx(async (q, record) => {
     const row = (await q.one("gateways/create", [gatewayId, by.tenantId, by.actor.member_id, body.name, url, body.upstream_auth, sealedShared, keyId, keyHash, secretHint(keySecret), sealedKey]))!;
-    await record({ ...by, event: "mcp_gateway.created", target: { gateway_id: gatewayId, name: body.name, host: new URL(url).host, upstream_auth: body.upstream_auth, key_id: keyId } });
+    await record({ ...by, event: "gateway.created", target: { gateway_id: gatewayId, name: body.name, host: new URL(url).host, upstream_auth: body.upstream_auth, key_id: keyId } });
     return row;
   });
   return { ok: true as const, ...shown(w.publicUrl, row) };
@@ -92,7 +92,7 @@ export async function setGatewayEnabled(audit: AuditTrail, by: ByMember, gateway
   if (!couldNameRow(gatewayId)) throw notFound();
   const row = await audit.tx(async (q, record) => {
     const row = (await q.one("gateways/set_status", [by.tenantId, by.actor.member_id, gatewayId, enabled]))!;
-    if (row.changed) await record({ ...by, event: enabled ? "mcp_gateway.enabled" : "mcp_gateway.disabled", target: { gateway_id: gatewayId } });
+    if (row.changed) await record({ ...by, event: enabled ? "gateway.enabled" : "gateway.disabled", target: { gateway_id: gatewayId } });
     return row;
   });
   return { ok: true as const, gateway_id: row.gateway_id, status: row.status as "active" | "disabled" };
@@ -102,7 +102,7 @@ export async function deleteGateway(audit: AuditTrail, by: ByMember, gatewayId: 
   if (!couldNameRow(gatewayId)) throw notFound();
   await audit.tx(async (q, record) => {
     const row = (await q.one("gateways/delete", [by.tenantId, by.actor.member_id, gatewayId]))!;
-    await record({ ...by, event: "mcp_gateway.deleted", target: { gateway_id: gatewayId, name: row.name, key_id: row.key_id } });
+    await record({ ...by, event: "gateway.deleted", target: { gateway_id: gatewayId, name: row.name, key_id: row.key_id } });
   });
   return { ok: true as const };
 }
@@ -113,7 +113,7 @@ export async function setMemberSecret(w: Pick<GatewayWrites, "audit" | "secrets"
   const sealed = await w.secrets.seal(secret, sealContext.member(gatewayId, by.actor.member_id));
   const row = await w.audit.tx(async (q, record) => {
     const row = (await q.one("gateways/secret_set", [by.tenantId, by.actor.member_id, gatewayId, sealed]))!;
-    await record({ ...by, event: "mcp_gateway.secret_set", target: { gateway_id: gatewayId, member_id: by.actor.member_id } });
+    await record({ ...by, event: "gateway.secret_set", target: { gateway_id: gatewayId, member_id: by.actor.member_id } });
     return row;
   });
   return { ok: true as const, gateway_id: row.gateway_id, updated_at: row.updated_at };
@@ -123,7 +123,7 @@ export async function deleteMemberSecret(audit: AuditTrail, by: ByMember, gatewa
   if (!couldNameRow(gatewayId)) throw notFound();
   const deleted = await audit.tx(async (q, record) => {
     const row = (await q.one("gateways/secret_delete", [by.tenantId, by.actor.member_id, gatewayId]))!;
-    if (row.deleted) await record({ ...by, event: "mcp_gateway.secret_deleted", target: { gateway_id: gatewayId, member_id: by.actor.member_id } });
+    if (row.deleted) await record({ ...by, event: "gateway.secret_deleted", target: { gateway_id: gatewayId, member_id: by.actor.member_id } });
     return row.deleted;
   });
   return { ok: true as const, deleted };

@@ -23,6 +23,7 @@ import type { PolicyVersions } from "../policies/store.ts";
 import type { ReceiptAppender } from "../receipts/append.ts";
 import type { UsageLimits } from "../usage/limits.ts";
 import type { WebhookTargets } from "../webhooks/target.ts";
+import { trustedAuthorities } from "../webhooks/post.ts";
 import { authorize, serveMcp, servingGateway } from "./endpoint.ts";
 import { createGateway, deleteGateway, deleteMemberSecret, getGateway, listGateways, setGatewayEnabled, setMemberSecret } from "./manage.ts";
 import { CreateGatewayBody, Done, Gateway, GatewayList, GatewayParams, GatewayStatus, PatchGatewayBody, ProtectedResourceMetadata, SecretBody, SecretDeleted, SecretStored } from "./model.ts";
@@ -127,16 +128,16 @@ const McpAnswer = t.Unknown({ description: "the MCP Streamable HTTP answer: a JS
 /** The MCP endpoint of each gateway, and where a client learns how to get a token for it. */
 function endpointRoutes(deps: GatewaysDeps) {
   const publicUrl = deps.config.publicUrl;
-  const endpoint = { ...deps, publicUrl, approvalWaitMs: deps.gatewayApprovalWaitMs ?? APPROVAL_WAIT_MS };
+  const endpoint = { ...deps, publicUrl, approvalWaitMs: deps.gatewayApprovalWaitMs ?? APPROVAL_WAIT_MS, upstreamCa: trustedAuthorities(deps.config.extraCaCerts) };
   // The gateway and the grant, resolved before the body is parsed: without a valid token the answer is 401.
   const admitted = new WeakMap<Request, { gateway: GatewayResource; grant: AccessGrant }>();
   const admit = async ({ request, params }: { request: Request; params: Record<string, string> }) => {
     const gateway = await servingGateway(deps.db, params.gateway_id ?? "");
     admitted.set(request, { gateway, grant: await authorize(endpoint, request, gateway) });
   };
-  const serve = ({ request }: { request: Request }) => {
+  const serve = ({ request, body }: { request: Request; body?: unknown }) => {
     const { gateway, grant } = admitted.get(request)!;
-    return serveMcp(endpoint, request, gateway, grant);
+    return serveMcp(endpoint, request, gateway, grant, body);
   };
   const responses = { 200: McpAnswer, 202: t.Unknown({ description: "a notification or response accepted" }), 400: McpAnswer, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse };
   const detail = (summary: string) => ({ summary, tags: ["gateways"], security: mcpSecurity });
