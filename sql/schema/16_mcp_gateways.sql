@@ -1,7 +1,7 @@
 -- Remote MCP gateways (docs/mcp.md, "Remote gateways"; docs/api.md, "Remote MCP gateways"): an
 -- upstream MCP server (Streamable HTTP) a tenant's admin registers under a name, which warden serves
 -- at {PUBLIC_URL}/mcp/{gateway_id} and whose every tools/call it decides. The gateway is the OAuth
--- resource server; warden the authorization server (sql/schema/17_oauth.sql).
+-- resource server; warden the authorization server (src/oauth/).
 -- An active gateway may be disabled and enabled again; a deleted one is gone for good (its row stays,
 -- as receipts name it, without its secret).
 

@@ -180,7 +180,7 @@ function endpointRoutes(deps: GatewaysDeps) {
       {
         params: McpParams,
         response: { 200: ProtectedResourceMetadata, 404: ErrorResponse },
-        detail: { summary: "OAuth 2.0 Protected Resource Metadata (RFC 9728) of a gateway: its resource URL and warden as its authorization server", tags: ["gateways"] },
+        detail: { summary: "OAuth 2.0 Protected Resource Metadata (RFC 9728) of a gateway: its resource URL and warden as its authorization server", tags: ["gateways"], security: [] },
       },
     );
 }
