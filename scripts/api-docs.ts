@@ -63,7 +63,7 @@ access token warden issued for exactly this URL (RFC 8707) with the scope \`mcp\
 or with one that is expired, revoked or for another gateway or tenant: 401 \`unauthorized\` with
 \`WWW-Authenticate: Bearer resource_metadata="{PUBLIC_URL}/.well-known/oauth-protected-resource/mcp/{gateway_id}", scope="mcp"\`
 (plus \`error="invalid_token"\` when a token was sent); without the scope: 403
-\`insufficient_scope\`. An unknown, disabled or deleted gateway: 404 \`not_found\`. Each decision
+\`insufficient_scope\`. A gateway that is disabled or deleted: 404 \`not_found\` to a valid token (401 as above without one, as for an unknown id). Each decision
 is recorded under the gateway's own API key (made with it, labelled \`mcp gateway <name>\`,
 metadata \`{mcp_gateway: gateway_id}\`, revoked when it is deleted) and its payload's
 \`principal\` names the person (\`account_id\`, \`member_id\`, \`role\`), the agent

@@ -56,32 +56,38 @@ function challenge(deps: Pick<EndpointDeps, "publicUrl">, gatewayId: string, err
 }
 
 /**
- * The grant of the request's bearer token for this gateway: 401 with the challenge when there is
- * none or it is not a live token for exactly this gateway's URL (another gateway's, another
- * tenant's, expired, revoked); 403 when it lacks the gateway's scope.
+ * The grant of the request's bearer token for the gateway the URL names, and that gateway: 401
+ * with the challenge when there is no token or it is not a live token for exactly this URL
+ * (another gateway's, another tenant's, expired, revoked), whether or not such a gateway exists (a
+ * stranger learns nothing); 403 when it lacks the gateway's scope; then 404 when the gateway does
+ * not serve (unknown, disabled, deleted).
  */
-export async function authorize(deps: Pick<EndpointDeps, "publicUrl" | "accessTokens">, request: Request, gateway: GatewayResource): Promise<AccessGrant> {
+export async function authorize(deps: Pick<EndpointDeps, "publicUrl" | "accessTokens" | "db">, request: Request, gatewayId: string): Promise<{ gateway: GatewayResource; grant: AccessGrant }> {
   const header = request.headers.get("authorization")?.trim() ?? "";
   const token = /^Bearer\s+([\x21-\x7e]+)$/i.exec(header)?.[1];
+  const named = encodeURIComponent(gatewayId);
   if (!token) {
     throw new AppError("unauthorized", "Sign in: send an OAuth access token for this gateway as Authorization: Bearer (the WWW-Authenticate header names where).", {
-      headers: { "www-authenticate": challenge(deps, gateway.gateway_id) },
+      headers: { "www-authenticate": challenge(deps, named) },
     });
   }
-  const resource = gatewayResource(deps.publicUrl, gateway.gateway_id);
+  const resource = gatewayResource(deps.publicUrl, named);
   const grant = await deps.accessTokens.verify(token, resource);
-  // The grant must name this very gateway of this tenant, whatever the token store said.
-  if (!grant || grant.resource !== resource || grant.gateway_id !== gateway.gateway_id || grant.tenant_id !== gateway.tenant_id) {
-    throw new AppError("unauthorized", "The access token is not valid for this gateway (expired, revoked, or issued for another resource).", {
-      headers: { "www-authenticate": challenge(deps, gateway.gateway_id, "invalid_token") },
+  const invalid = () =>
+    new AppError("unauthorized", "The access token is not valid for this gateway (expired, revoked, or issued for another resource).", {
+      headers: { "www-authenticate": challenge(deps, named, "invalid_token") },
     });
-  }
+  // The grant must name this very gateway, whatever the token store said.
+  if (!grant || grant.resource !== resource || grant.gateway_id !== gatewayId) throw invalid();
   if (!grant.scope.split(" ").includes(GATEWAY_SCOPE)) {
     throw new AppError("insufficient_scope", `The access token lacks the scope ${GATEWAY_SCOPE}.`, {
-      headers: { "www-authenticate": challenge(deps, gateway.gateway_id, "insufficient_scope") },
+      headers: { "www-authenticate": challenge(deps, named, "insufficient_scope") },
     });
   }
-  return grant;
+  const gateway = await servingGateway(deps.db, gatewayId);
+  // ... and of this gateway's tenant.
+  if (grant.tenant_id !== gateway.tenant_id) throw invalid();
+  return { gateway, grant };
 }
 
 /** Headers of the agent's request the upstream needs (the transport's own); never Authorization or cookies. */

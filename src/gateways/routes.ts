@@ -132,8 +132,7 @@ function endpointRoutes(deps: GatewaysDeps) {
   // The gateway and the grant, resolved before the body is parsed: without a valid token the answer is 401.
   const admitted = new WeakMap<Request, { gateway: GatewayResource; grant: AccessGrant }>();
   const admit = async ({ request, params }: { request: Request; params: Record<string, string> }) => {
-    const gateway = await servingGateway(deps.db, params.gateway_id ?? "");
-    admitted.set(request, { gateway, grant: await authorize(endpoint, request, gateway) });
+    admitted.set(request, await authorize(endpoint, request, params.gateway_id ?? ""));
   };
   const serve = ({ request, body }: { request: Request; body?: unknown }) => {
     const { gateway, grant } = admitted.get(request)!;

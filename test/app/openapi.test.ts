@@ -83,7 +83,7 @@ describe("what a generated client needs", () => {
     const open = operations().filter((o) => (o.op.security as Json[]).length === 0).map((o) => `${o.method} ${o.path}`);
     expect(open.sort()).toEqual(
       [
-        "GET /.well-known/authzen-configuration", "GET /.well-known/jwks.json", "GET /features/catalog", "GET /health", "GET /livez", "GET /readyz",
+        "GET /.well-known/authzen-configuration", "GET /.well-known/jwks.json", "GET /.well-known/oauth-protected-resource/mcp/{gateway_id}", "GET /features/catalog", "GET /health", "GET /livez", "GET /readyz",
         "GET /v1/presets", "POST /auth/invitations/preview", "POST /auth/login", "POST /auth/mfa/verify", "POST /auth/reset-password/confirm", "POST /auth/reset-password/request",
         "POST /auth/reset-password/validate", "POST /auth/signup", "POST /auth/verify-email/confirm",
       ].sort(),

@@ -258,6 +258,11 @@ describe("the endpoint's authorization (RFC 9728, RFC 6750)", () => {
     expectErrorShape(await call("GET", "/.well-known/oauth-protected-resource/mcp/gw_AAAAAAAAAAAAAAAAAAAAAA", { service }), 404, "not_found");
   });
 
+  test("an unknown gateway: 401 without a valid token (a stranger learns nothing), like any other", async () => {
+    expectErrorShape(await post("gw_AAAAAAAAAAAAAAAAAAAAAA", TOOLS_LIST), 401, "unauthorized");
+    expectErrorShape(await post("gw_AAAAAAAAAAAAAAAAAAAAAA", TOOLS_LIST, bearer("tok_nobody")), 401, "unauthorized");
+  });
+
   test("no token: 401 with the challenge naming the metadata, no error attribute", async () => {
     const reply = await post(id, TOOLS_LIST);
     expectErrorShape(reply, 401, "unauthorized");
@@ -292,11 +297,12 @@ describe("the endpoint's authorization (RFC 9728, RFC 6750)", () => {
     expect(reply.headers.get("www-authenticate")).toContain('error="insufficient_scope"');
   });
 
-  test("a disabled gateway is not found, and serves again once enabled; a deleted one is gone", async () => {
+  test("a disabled gateway is not found (to a valid token; 401 without one), and serves again once enabled; a deleted one is gone", async () => {
     const gw = await register("authz-toggle", "none");
     const token = issue(gw, { tenantId: owner.tenantId, memberId: owner.memberId, role: "owner" });
     await call("PATCH", `/customer/mcp/gateways/${gw}`, { json: { enabled: false }, headers: bearer(owner.token), service });
     expectErrorShape(await post(gw, TOOLS_LIST, bearer(token)), 404, "not_found");
+    expectErrorShape(await post(gw, TOOLS_LIST), 401, "unauthorized");
     await call("PATCH", `/customer/mcp/gateways/${gw}`, { json: { enabled: true }, headers: bearer(owner.token), service });
     expect((await post(gw, TOOLS_LIST, bearer(token))).status).toBe(200);
     await call("DELETE", `/customer/mcp/gateways/${gw}`, { headers: bearer(owner.token), service });
