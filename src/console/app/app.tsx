@@ -18,6 +18,7 @@ import { InvitationPage } from "../pages/invitation.tsx";
 import { ApprovalsPage } from "../pages/approvals.tsx";
 import { ApprovalPage } from "../pages/approval.tsx";
 import { WebhooksPage } from "../pages/webhooks.tsx";
+import { GatewaysPage } from "../pages/gateways.tsx";
 import { EntitiesPage } from "../pages/entities.tsx";
 import { roleCan, type Account, type Session } from "./session.ts";
 import { TenantSwitcher } from "./tenants.tsx";
@@ -31,6 +32,7 @@ const NAV: { page: Page; label: string }[] = [
   { page: "plan", label: "Plan" },
   { page: "members", label: "Members" },
   { page: "webhooks", label: "Webhooks" },
+  { page: "gateways", label: "MCP gateways" },
   { page: "entities", label: "Entities" },
   { page: "audit", label: "Audit" },
   { page: "account", label: "Account" },
@@ -112,6 +114,7 @@ export function App() {
   else if (route.page === "plan") content = <PlanPage session={signedIn} />;
   else if (route.page === "members") content = <MembersPage session={signedIn} />;
   else if (route.page === "webhooks") content = <WebhooksPage session={signedIn} />;
+  else if (route.page === "gateways") content = <GatewaysPage session={signedIn} />;
   else if (route.page === "entities") content = <EntitiesPage />;
   else if (route.page === "audit") content = <AuditPage session={signedIn} />;
   else if (route.page === "account") content = <AccountPage session={signedIn} />;
