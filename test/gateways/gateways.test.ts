@@ -115,6 +115,19 @@ async function callTool(client: Client, name: string, args: Record<string, unkno
   return (await client.callTool({ name, arguments: args }, undefined, timeout ? { timeout } : undefined)) as unknown as ToolResult;
 }
 
+/** The pending approval of the write_file call for `path`, once it is there. */
+async function pendingApproval(path: string): Promise<{ approval_id: string; action_hash: string }> {
+  for (let i = 0; i < 100; i++) {
+    const list = await call("GET", "/customer/approvals?status=pending", { headers: bearer(owner.token), service });
+    for (const a of list.body.approvals) {
+      const detail = await call("GET", `/customer/approvals/${a.approval_id}`, { headers: bearer(owner.token), service });
+      if (detail.body.input?.context?.path === path) return detail.body;
+    }
+    await Bun.sleep(50);
+  }
+  throw new Error(`no pending approval for ${path}`);
+}
+
 const TOOLS_LIST = { jsonrpc: "2.0", id: 1, method: "tools/list", params: {} };
 
 beforeAll(async () => {
@@ -408,6 +421,21 @@ describe("calls through the gateway (the SDK's client and server)", () => {
     expect(result.content[0]!.text).toBe(`wrote ${path}`);
     expect(result._meta.warden).toMatchObject({ decision: "ALLOWED", approval_id: approval!.approval_id, approval_status: "approved" });
     expect(result._meta.warden.outcome_receipt_id).toStartWith("rcpt_");
+  }, 40_000);
+
+  test("the person whose agent asked may not approve it (self_approval); the gateway's maker may", async () => {
+    const approverToken = issue(id, { tenantId: owner.tenantId, memberId: approver.memberId, role: "approver" });
+    const client = await connect(id, approverToken);
+    const path = `/tmp/self-${crypto.randomUUID()}`;
+    const pending = callTool(client, "write_file", { path, content: "x" }, 30_000);
+    const approval = await pendingApproval(path);
+    const own = await call("POST", `/customer/approvals/${approval.approval_id}/votes`, { json: { vote: "approve", action_hash: approval.action_hash }, headers: bearer(approver.token), service });
+    expectErrorShape(own, 403, "self_approval");
+    const byOwner = await call("POST", `/customer/approvals/${approval.approval_id}/votes`, { json: { vote: "approve", action_hash: approval.action_hash }, headers: bearer(owner.token), service });
+    expect(byOwner.status).toBe(200);
+    const result = await pending;
+    expect(result.isError).toBeFalsy();
+    expect(result.content[0]!.text).toBe(`wrote ${path}`);
   }, 40_000);
 
   test("a call nobody approves in time is refused naming the approval, and not forwarded", async () => {
