@@ -186,3 +186,53 @@ BEGIN
 END $$;
 COMMENT ON FUNCTION mcp_gateway_secret_delete(text, text, text) IS
   'A member erases their own secret for a live gateway (deleted false: they had none). WG001 no such live gateway.';
+
+-- JWT_SECRET changed (JWT_SECRET_PREVIOUS set): what the previous service secret sealed is sealed
+-- again under the new one at start (src/gateways/manage.ts, resealGatewaySecrets()).
+CREATE FUNCTION mcp_gateways_sealed_page(p_after_tenant text, p_after_gateway text, p_limit integer)
+RETURNS TABLE (tenant_id text, gateway_id text, key_secret_sealed text, secret_sealed text)
+LANGUAGE plpgsql STABLE AS $$
+BEGIN
+  -- PL/pgSQL rather than SQL, as webhooks_sealed_page().
+  RETURN QUERY
+    SELECT g.tenant_id, g.gateway_id, g.key_secret_sealed, g.secret_sealed
+    FROM mcp_gateways g
+    WHERE g.status <> 'deleted' AND (g.tenant_id, g.gateway_id) > (p_after_tenant, p_after_gateway)
+    ORDER BY g.tenant_id, g.gateway_id
+    LIMIT p_limit;
+END $$;
+COMMENT ON FUNCTION mcp_gateways_sealed_page(text, text, integer) IS 'Live gateways'' sealed secrets after a (tenant, gateway id) position, in key order, for the reseal at start.';
+
+CREATE FUNCTION mcp_gateway_reseal(p_tenant_id text, p_gateway_id text, p_old_key text, p_old_shared text, p_new_key text, p_new_shared text) RETURNS boolean
+LANGUAGE plpgsql VOLATILE AS $$
+BEGIN
+  UPDATE mcp_gateways g SET key_secret_sealed = p_new_key, secret_sealed = p_new_shared
+   WHERE g.tenant_id = p_tenant_id AND g.gateway_id = p_gateway_id AND g.status <> 'deleted'
+     AND g.key_secret_sealed = p_old_key AND g.secret_sealed IS NOT DISTINCT FROM p_old_shared;
+  RETURN FOUND;
+END $$;
+COMMENT ON FUNCTION mcp_gateway_reseal(text, text, text, text, text, text) IS
+  'Replaces a gateway''s sealed secrets by the same secrets sealed under the new service secret, only if they are still the ones read; true when replaced.';
+
+CREATE FUNCTION mcp_gateway_secrets_sealed_page(p_after_tenant text, p_after_gateway text, p_after_member text, p_limit integer)
+RETURNS TABLE (tenant_id text, gateway_id text, member_id text, secret_sealed text)
+LANGUAGE plpgsql STABLE AS $$
+BEGIN
+  RETURN QUERY
+    SELECT s.tenant_id, s.gateway_id, s.member_id, s.secret_sealed
+    FROM mcp_gateway_secrets s
+    WHERE (s.tenant_id, s.gateway_id, s.member_id) > (p_after_tenant, p_after_gateway, p_after_member)
+    ORDER BY s.tenant_id, s.gateway_id, s.member_id
+    LIMIT p_limit;
+END $$;
+COMMENT ON FUNCTION mcp_gateway_secrets_sealed_page(text, text, text, integer) IS 'Members'' sealed upstream secrets after a (tenant, gateway, member) position, in key order, for the reseal at start.';
+
+CREATE FUNCTION mcp_gateway_secret_reseal(p_tenant_id text, p_gateway_id text, p_member_id text, p_old text, p_new text) RETURNS boolean
+LANGUAGE plpgsql VOLATILE AS $$
+BEGIN
+  UPDATE mcp_gateway_secrets s SET secret_sealed = p_new
+   WHERE s.tenant_id = p_tenant_id AND s.gateway_id = p_gateway_id AND s.member_id = p_member_id AND s.secret_sealed = p_old;
+  RETURN FOUND;
+END $$;
+COMMENT ON FUNCTION mcp_gateway_secret_reseal(text, text, text, text, text) IS
+  'Replaces a member''s sealed upstream secret by the same secret sealed under the new service secret, only if it is still the one read; true when replaced.';

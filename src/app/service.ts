@@ -38,7 +38,7 @@ import { resealWebhookSecrets, WEBHOOK_SECRET_PURPOSE } from "../webhooks/manage
 import { trustedAuthorities, type PostLimits } from "../webhooks/post.ts";
 import { systemLookup, WebhookTargets, type Lookup } from "../webhooks/target.ts";
 import { NO_WEBHOOK_WORKER, startWebhookWorker } from "../webhooks/worker.ts";
-import { GATEWAY_SECRET_PURPOSE } from "../gateways/manage.ts";
+import { GATEWAY_SECRET_PURPOSE, resealGatewaySecrets } from "../gateways/manage.ts";
 import type { AccessTokens } from "../oauth/access.ts";
 import { createApp, type App } from "./app.ts";
 import type { Deps } from "./deps.ts";
@@ -91,6 +91,7 @@ export async function createService(
   if (previous) {
     log.info("totp_secrets_resealed", await resealTotpSecrets(db, totpSecrets));
     log.info("webhook_secrets_resealed", await resealWebhookSecrets(db, webhookSecrets));
+    log.info("gateway_secrets_resealed", await resealGatewaySecrets(db, gatewaySecrets));
   }
   const templates = new MailTemplates(ACCOUNT_MAIL, MEMBER_MAIL, PLAN_MAIL, APPROVAL_MAIL);
   const mail = startMailer({ db, log, transport: createTransport(config, log), templates, ctx: { publicUrl: config.publicUrl }, pollMs: config.mailPollMs, tokens: mailTokens });

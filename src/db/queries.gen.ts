@@ -487,6 +487,27 @@ export interface Queries {
       member_secret_set: boolean;
     };
   };
+  "gateways/member_reseal": {
+    params: [string, string, string, string, string];
+    row: {
+      resealed: boolean;
+    };
+  };
+  "gateways/member_sealed_page": {
+    params: [string, string, string, number | string];
+    row: {
+      tenant_id: string;
+      gateway_id: string;
+      member_id: string;
+      secret_sealed: string;
+    };
+  };
+  "gateways/reseal": {
+    params: [string, string, string, string, string, string];
+    row: {
+      resealed: boolean;
+    };
+  };
   "gateways/resolve": {
     params: [string];
     row: {
@@ -496,6 +517,15 @@ export interface Queries {
       upstream_url: string;
       upstream_auth: string;
       status: string;
+    };
+  };
+  "gateways/sealed_page": {
+    params: [string, string, number | string];
+    row: {
+      tenant_id: string;
+      gateway_id: string;
+      key_secret_sealed: string | null;
+      secret_sealed: string | null;
     };
   };
   "gateways/secret_delete": {

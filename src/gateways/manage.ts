@@ -128,3 +128,49 @@ export async function deleteMemberSecret(audit: AuditTrail, by: ByMember, gatewa
   });
   return { ok: true as const, deleted };
 }
+
+/**
+ * JWT_SECRET changed (JWT_SECRET_PREVIOUS set): every live gateway's secrets (its key's, its shared
+ * one) and every member's own secret that the previous service secret sealed are sealed again
+ * under the new one, before the previous one is dropped.
+ */
+export async function resealGatewaySecrets(db: Queryable, box: SecretBox): Promise<{ resealed: number; unreadable: number }> {
+  const PAGE = 500;
+  let resealed = 0;
+  let unreadable = 0;
+  const again = async (sealed: string | null, context: string): Promise<{ sealed: string | null; changed: boolean; lost: boolean }> => {
+    if (sealed === null) return { sealed, changed: false, lost: false };
+    const open = await box.unseal(sealed, context);
+    if (!open) return { sealed, changed: false, lost: true };
+    if (open.under !== "previous") return { sealed, changed: false, lost: false };
+    return { sealed: await box.seal(open.secret, context), changed: true, lost: false };
+  };
+  let after = { tenantId: "", gatewayId: "" };
+  for (;;) {
+    const rows = await db.query("gateways/sealed_page", [after.tenantId, after.gatewayId, PAGE]);
+    for (const row of rows) {
+      const [key, shared] = await Promise.all([again(row.key_secret_sealed, sealContext.key(row.gateway_id)), again(row.secret_sealed, sealContext.shared(row.gateway_id))]);
+      if (key.lost || shared.lost) unreadable++;
+      if (!key.changed && !shared.changed) continue;
+      const [done] = await db.query("gateways/reseal", [row.tenant_id, row.gateway_id, row.key_secret_sealed!, row.secret_sealed!, key.sealed!, shared.sealed!]);
+      if (done?.resealed) resealed++;
+    }
+    if (rows.length < PAGE) break;
+    const last = rows[rows.length - 1]!;
+    after = { tenantId: last.tenant_id, gatewayId: last.gateway_id };
+  }
+  let member = { tenantId: "", gatewayId: "", memberId: "" };
+  for (;;) {
+    const rows = await db.query("gateways/member_sealed_page", [member.tenantId, member.gatewayId, member.memberId, PAGE]);
+    for (const row of rows) {
+      const secret = await again(row.secret_sealed, sealContext.member(row.gateway_id, row.member_id));
+      if (secret.lost) unreadable++;
+      if (!secret.changed) continue;
+      const [done] = await db.query("gateways/member_reseal", [row.tenant_id, row.gateway_id, row.member_id, row.secret_sealed, secret.sealed!]);
+      if (done?.resealed) resealed++;
+    }
+    if (rows.length < PAGE) return { resealed, unreadable };
+    const last = rows[rows.length - 1]!;
+    member = { tenantId: last.tenant_id, gatewayId: last.gateway_id, memberId: last.member_id };
+  }
+}
