@@ -141,6 +141,8 @@ beforeAll(async () => {
     async fetch(request) {
       const body = request.method === "POST" ? await request.clone().text() : "";
       seen.push({ authorization: request.headers.get("authorization"), method: request.method, body });
+      // No stream for server-to-client messages (the transport allows 405 for GET).
+      if (request.method === "GET") return new Response(null, { status: 405, headers: { allow: "POST, DELETE" } });
       const server = upstreamServer(() => {});
       const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined });
       await server.connect(transport);
@@ -460,6 +462,19 @@ describe("calls through the gateway (the SDK's client and server)", () => {
     expect(result.isError).toBe(true);
     expect(result.content[0]!.text).toContain("fails closed");
     expect(seen.slice(before).some((s) => s.body.includes("tools/call"))).toBe(false);
+  });
+
+  test("GET and DELETE of the transport need the token too, and pass through under the gateway's secret", async () => {
+    for (const method of ["GET", "DELETE"]) {
+      const refused = await call(method, `/mcp/${id}`, { headers: { accept: "text/event-stream" }, service });
+      expectErrorShape(refused, 401, "unauthorized");
+      const before = seen.length;
+      const reply = await service.handle(new Request(`${BASE}/mcp/${id}`, { method, headers: { accept: "text/event-stream", "mcp-session-id": "s-1", ...bearer(ownerToken) } }));
+      await reply.body?.cancel();
+      // The upstream's own answer: 405 for the stream it does not offer; 200 for the session's end.
+      expect(reply.status).toBe(method === "GET" ? 405 : 200);
+      expect(seen.slice(before).map((s) => [s.method, s.authorization])).toEqual([[method, `Bearer ${SHARED_SECRET}`]]);
+    }
   });
 
   test("per-member upstream auth: each person's own secret goes upstream; without one, an error says how to set it", async () => {
