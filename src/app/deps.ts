@@ -24,6 +24,7 @@ import type { Approvals } from "../approvals/approvals.ts";
 import type { ApprovalWaiters } from "../approvals/waiters.ts";
 import type { WebhookTargets } from "../webhooks/target.ts";
 import type { WebhookWorker } from "../webhooks/worker.ts";
+import type { OAuthTokens } from "../oauth/tokens.ts";
 
 export interface Deps {
   config: Config;
@@ -85,6 +86,11 @@ export interface Deps {
   webhookTargets: WebhookTargets;
   /** The webhook outbox worker: nudge it after committing a delivery. */
   webhooks: WebhookWorker;
+  /**
+   * OAuth codes and tokens of remote gateways (src/oauth/tokens.ts): the authorization server
+   * issues them, a gateway checks one with verify(token, resource).
+   */
+  accessTokens: OAuthTokens;
   /** Prometheus metrics, on a registry of this service's own (src/observability/metrics.ts). */
   metrics: Metrics;
   /** /livez and /readyz; drain() when a graceful stop begins. */

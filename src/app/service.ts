@@ -38,6 +38,7 @@ import { resealWebhookSecrets, WEBHOOK_SECRET_PURPOSE } from "../webhooks/manage
 import { trustedAuthorities, type PostLimits } from "../webhooks/post.ts";
 import { systemLookup, WebhookTargets, type Lookup } from "../webhooks/target.ts";
 import { NO_WEBHOOK_WORKER, startWebhookWorker } from "../webhooks/worker.ts";
+import { OAuthTokens } from "../oauth/tokens.ts";
 import { createApp, type App } from "./app.ts";
 import type { Deps } from "./deps.ts";
 import pkg from "../../package.json" with { type: "json" };
@@ -149,6 +150,7 @@ export async function createService(
     webhookSecrets,
     webhookTargets,
     webhooks,
+    accessTokens: new OAuthTokens(db, audit, config.publicUrl, now),
     metrics,
     probes: new Probes(() => db.query("system/ping")),
   };

@@ -32,6 +32,8 @@ export const EVENTS = [
   "webhook.deleted",
   "entities.upserted",
   "entities.deleted",
+  "oauth.grant_created",
+  "oauth.grant_revoked",
 ] as const;
 
 export type EventName = (typeof EVENTS)[number];
