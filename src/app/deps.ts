@@ -25,6 +25,7 @@ import type { ApprovalWaiters } from "../approvals/waiters.ts";
 import type { WebhookTargets } from "../webhooks/target.ts";
 import type { WebhookWorker } from "../webhooks/worker.ts";
 import type { OAuthTokens } from "../oauth/tokens.ts";
+import type { OAuthClients } from "../oauth/clients.ts";
 
 export interface Deps {
   config: Config;
@@ -91,6 +92,8 @@ export interface Deps {
    * issues them, a gateway checks one with verify(token, resource).
    */
   accessTokens: OAuthTokens;
+  /** OAuth clients: registered ones, and metadata documents fetched under the webhooks' address rules, each kept 5 minutes. */
+  oauthClients: OAuthClients;
   /** Prometheus metrics, on a registry of this service's own (src/observability/metrics.ts). */
   metrics: Metrics;
   /** /livez and /readyz; drain() when a graceful stop begins. */

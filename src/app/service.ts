@@ -39,6 +39,7 @@ import { trustedAuthorities, type PostLimits } from "../webhooks/post.ts";
 import { systemLookup, WebhookTargets, type Lookup } from "../webhooks/target.ts";
 import { NO_WEBHOOK_WORKER, startWebhookWorker } from "../webhooks/worker.ts";
 import { OAuthTokens } from "../oauth/tokens.ts";
+import { OAuthClients } from "../oauth/clients.ts";
 import { createApp, type App } from "./app.ts";
 import type { Deps } from "./deps.ts";
 import pkg from "../../package.json" with { type: "json" };
@@ -151,6 +152,7 @@ export async function createService(
     webhookTargets,
     webhooks,
     accessTokens: new OAuthTokens(db, audit, config.publicUrl, now),
+    oauthClients: new OAuthClients(db, webhookTargets, { ca: trustedAuthorities(config.extraCaCerts) }),
     metrics,
     probes: new Probes(() => db.query("system/ping")),
   };
