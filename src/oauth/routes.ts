@@ -112,7 +112,7 @@ export function oauthRoutes(deps: OAuthDeps) {
       {
         body: RegisterBody,
         response: { 201: ClientRegistered, 400: t.Union([OAuthError, ErrorResponse]), 413: ErrorResponse, 415: ErrorResponse, 429: ErrorResponse },
-        detail: { summary: "Register a public OAuth client (RFC 7591): redirect URIs https, or http on a loopback host; no secret is issued", tags, "x-oauth-errors": [400] },
+        detail: { summary: "Register a public OAuth client (RFC 7591): redirect URIs https, or http on a loopback host; no secret is issued", tags, security: [], "x-oauth-errors": [400] },
       },
     );
 
@@ -124,7 +124,7 @@ export function oauthRoutes(deps: OAuthDeps) {
         Object.assign(set.headers, OPEN);
         return oauthMetadata(deps.config);
       },
-      { response: { 200: ServerMetadata }, detail: { summary: "OAuth 2.0 authorization server metadata (RFC 8414)", tags } },
+      { response: { 200: ServerMetadata }, detail: { summary: "OAuth 2.0 authorization server metadata (RFC 8414)", tags, security: [] } },
     )
     .use(registration)
     .group("/oauth", (app) =>
@@ -137,18 +137,22 @@ export function oauthRoutes(deps: OAuthDeps) {
             if (checked.kind === "redirect") {
               return redirect(redirectWith(checked.redirectUri, { error: checked.error, error_description: checked.description, state: checked.state }, issuer));
             }
-            // The person signs in (if need be) and consents in the console; it reads the same parameters.
-            const here = new URL(request.url);
-            return redirect(`${issuer}/console/consent${here.search}`);
+            // The person signs in (if need be) and consents in the console, which reads the same parameters.
+            return consentHandoff(`${issuer}/console/consent${new URL(request.url).search}`);
           },
           {
             query: AuthorizationQuery,
             detail: {
               summary: "The authorization endpoint: checks the request and sends the browser to the console's consent page (a bad client or redirect URI is shown, never redirected to)",
               tags,
+              security: [],
               responses: {
+                200: {
+                  description: "A page that takes the browser on to the console's consent page with the same query (at once, and by its one link)",
+                  content: { "text/html": { schema: { type: "string" } } },
+                },
                 302: {
-                  description: "To the console's consent page with the same query; or, for a problem the client must hear of, to its redirect URI with `error`, `error_description`, `state` and `iss`",
+                  description: "A problem the client must hear of: to its redirect URI with `error`, `error_description`, `state` and `iss`",
                   headers: { Location: { schema: { type: "string" } } },
                 },
                 400: { description: "The client or the redirect URI cannot be trusted: shown, not redirected" },
@@ -205,6 +209,7 @@ export function oauthRoutes(deps: OAuthDeps) {
             detail: {
               summary: "The token endpoint (application/x-www-form-urlencoded): authorization_code with PKCE, or a refresh_token, which rotates; a code or refresh token used twice revokes its grant",
               tags,
+              security: [],
               "x-oauth-errors": [400, 401],
             },
           },
@@ -223,7 +228,7 @@ export function oauthRoutes(deps: OAuthDeps) {
           {
             body: TokenForm,
             response: { 200: Revoked, 400: t.Union([OAuthError, ErrorResponse]), 413: ErrorResponse, 415: ErrorResponse },
-            detail: { summary: "Revoke a token (RFC 7009): an access or refresh token ends its whole grant; an unknown token is answered alike", tags, "x-oauth-errors": [400] },
+            detail: { summary: "Revoke a token (RFC 7009): an access or refresh token ends its whole grant; an unknown token is answered alike", tags, security: [], "x-oauth-errors": [400] },
           },
         )
         // The consent: the console's calls, with the person's session.
@@ -300,6 +305,18 @@ const TokenForm = t.Object(
   },
   { additionalProperties: true },
 );
+
+const escapeHtml = (text: string) => text.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+
+/**
+ * The step from the authorization endpoint to the console: a page that goes on at once (a meta
+ * refresh, no script, under the console's CSP) and holds the same link for a person to follow.
+ */
+function consentHandoff(url: string): Response {
+  const href = escapeHtml(url);
+  const html = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta http-equiv="refresh" content="0;url=${href}"><meta name="referrer" content="no-referrer"><title>warden: review this request</title></head><body><p><a href="${href}">Continue to warden to review the agent's request</a></p></body></html>`;
+  return new Response(html, { status: 200, headers: { "content-type": "text/html; charset=utf-8", "content-security-policy": "default-src 'none'; frame-ancestors 'none'", "x-frame-options": "DENY", ...NO_STORE } });
+}
 
 function redirect(location: string): Response {
   return new Response(null, { status: 302, headers: { location, ...NO_STORE } });

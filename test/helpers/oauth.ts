@@ -58,3 +58,12 @@ export async function grantWithTokens(
 }
 
 export { BASE };
+
+/** The consent page an authorization endpoint's answer leads to (its link; the page also goes on by itself). */
+export function handoffTarget(reply: { status: number; text: string; headers: Headers }): URL {
+  expect(reply.status).toBe(200);
+  expect(reply.headers.get("content-type")).toMatch(/^text\/html/);
+  const href = /<a href="([^"]+)">/.exec(reply.text)![1]!.replaceAll("&amp;", "&").replaceAll("&quot;", '"');
+  expect(reply.text).toContain(`<meta http-equiv="refresh" content="0;url=${/<a href="([^"]+)">/.exec(reply.text)![1]}">`);
+  return new URL(href);
+}

@@ -10,7 +10,7 @@ import { OAuthClients, parseDocument, ClientRefused } from "../../src/oauth/clie
 import { WebhookTargets } from "../../src/webhooks/target.ts";
 import { devCertificate } from "../security/helpers.ts";
 import { bearer } from "../helpers/accounts.ts";
-import { addGateway, pkce } from "../helpers/oauth.ts";
+import { addGateway, handoffTarget, pkce } from "../helpers/oauth.ts";
 import { BASE, call, expectErrorShape, signup, testConfig, testService } from "../helpers/service.ts";
 
 const REDIRECT = "http://127.0.0.1:47123/callback";
@@ -61,8 +61,7 @@ describe("Client ID Metadata Documents", () => {
     const { verifier, challenge } = pkce();
     const q = query(clientId, gw.resource, challenge);
     const authorize = await call("GET", `/oauth/authorize?${q}`, { service });
-    expect(authorize.status).toBe(302);
-    expect(new URL(authorize.headers.get("location")!).pathname).toBe("/console/consent");
+    expect(handoffTarget(authorize).pathname).toBe("/console/consent");
     const details = await call("GET", `/oauth/consent?${q}`, { headers: bearer(owner.token), service });
     expect(details.body.client).toEqual({ client_id: clientId, client_name: "Document Agent", client_uri: null, kind: "metadata_document" });
     const consent = await call("POST", "/oauth/consent", { json: { ...Object.fromEntries(new URLSearchParams(q)), approve: true }, headers: { ...bearer(owner.token), origin: BASE }, service });

@@ -4,7 +4,7 @@
 import { describe, expect, test } from "bun:test";
 import { bearer } from "../helpers/accounts.ts";
 import { addMember } from "../helpers/members.ts";
-import { addGateway, pkce, type TestGateway } from "../helpers/oauth.ts";
+import { addGateway, handoffTarget, pkce, type TestGateway } from "../helpers/oauth.ts";
 import { BASE, call, expectErrorShape, signup, testService, type Reply } from "../helpers/service.ts";
 
 const REDIRECT = "https://agent.example/callback";
@@ -92,8 +92,7 @@ describe("GET /oauth/authorize", () => {
     const { gw, client } = await world();
     const q = authorizeQuery(client.client_id, gw, pkce().challenge);
     const reply = await call("GET", `/oauth/authorize?${qs(q)}`);
-    expect(reply.status).toBe(302);
-    const to = new URL(reply.headers.get("location")!);
+    const to = handoffTarget(reply);
     expect(to.pathname).toBe("/console/consent");
     expect(Object.fromEntries(to.searchParams)).toEqual(q);
   });

@@ -10,7 +10,7 @@ import {
   startAuthorization,
 } from "@modelcontextprotocol/sdk/client/auth.js";
 import { bearer } from "../helpers/accounts.ts";
-import { addGateway } from "../helpers/oauth.ts";
+import { addGateway, handoffTarget } from "../helpers/oauth.ts";
 import { call, signup, testService } from "../helpers/service.ts";
 
 const { service } = await testService();
@@ -41,8 +41,7 @@ describe("the MCP SDK's OAuth client", () => {
 
     // The browser: the authorization endpoint sends it to the console, where the person consents.
     const authorize = await fetchFn(authorizationUrl);
-    expect(authorize.status).toBe(302);
-    const consentPage = new URL(authorize.headers.get("location")!);
+    const consentPage = handoffTarget({ status: authorize.status, headers: authorize.headers, text: await authorize.text() });
     expect(consentPage.pathname).toBe("/console/consent");
     const consent = await call("POST", "/oauth/consent", { json: { ...Object.fromEntries(consentPage.searchParams), approve: true }, headers: { ...bearer(owner.token), origin: ISSUER } });
     expect(consent.status).toBe(200);
