@@ -6,6 +6,7 @@ import { authSuite, makeFixture, PLACEHOLDER, type Fixture, type ProtectedRoute 
 import { DEFAULT_POLICY } from "../../src/decide/policy.ts";
 import { call, subjectOf, uniqueEmail } from "../helpers/service.ts";
 import { setPlan } from "../helpers/customer.ts";
+import { addGateway, grantWithTokens } from "../helpers/oauth.ts";
 
 let shared: Promise<Fixture> | undefined;
 const fixture = () =>
@@ -26,7 +27,10 @@ const fixture = () =>
     const webhook = await call("POST", "/customer/webhooks", { json: { url: "https://93.184.215.14/suite", events: ["*"] }, headers: jwt });
     const entities = [{ type: "suite", id: "read", attributes: {} }, { type: "suite", id: "delete", attributes: {} }];
     expect((await call("PUT", "/customer/entities", { json: { entities }, headers: jwt })).status).toBe(200);
+    // A grant of the owner's to an agent, on a gateway of the tenant.
+    const oauthGrant = await grantWithTokens(await addGateway(f.owner.tenantId), subjectOf(f.owner.token).member_id);
     return {
+      grant: oauthGrant.grant_id,
       receipt: receipt.body.receipt_id,
       rotate: toRotate.body.key_id,
       revoke: toRevoke.body.key_id,
@@ -96,6 +100,11 @@ const ROUTES: ProtectedRoute[] = [
   { method: "POST", path: (f) => `/customer/webhooks/${f.ids.webhook}/test`, auth: "jwt", owned: true },
   { method: "GET", path: (f) => `/customer/webhooks/${f.ids.webhook}/deliveries`, auth: "jwt", owned: true },
   { method: "DELETE", path: (f) => `/customer/webhooks/${f.ids.webhook}`, auth: "jwt", owned: true },
+  // OAuth for agents: the consent (the console's calls) and the grants.
+  { method: "GET", path: () => "/oauth/consent?client_id=cli_0000000000000000000000", auth: "jwt" },
+  { method: "POST", path: () => "/oauth/consent", auth: "jwt", json: () => ({ client_id: "cli_0000000000000000000000", redirect_uri: "https://agent.example/cb", approve: true }) },
+  { method: "GET", path: () => "/customer/oauth/grants", auth: "jwt" },
+  { method: "DELETE", path: (f) => `/customer/oauth/grants/${f.ids.grant}`, auth: "jwt", owned: true },
   // Members, invitations, settings, tenants
   { method: "GET", path: () => "/customer/members", auth: "jwt" },
   { method: "POST", path: () => "/customer/members/invitations", auth: "jwt", json: () => ({ email: uniqueEmail("suite"), role: "viewer" }) },

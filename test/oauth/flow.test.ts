@@ -5,7 +5,7 @@ import { describe, expect, test } from "bun:test";
 import { bearer } from "../helpers/accounts.ts";
 import { addMember } from "../helpers/members.ts";
 import { addGateway, handoffTarget, pkce, type TestGateway } from "../helpers/oauth.ts";
-import { BASE, call, expectErrorShape, signup, testService, type Reply } from "../helpers/service.ts";
+import { BASE, call, expectErrorShape, logLines, signup, testService, type Reply } from "../helpers/service.ts";
 
 const REDIRECT = "https://agent.example/callback";
 /** The service's PUBLIC_URL: the issuer, and the origin of gateway URLs. */
@@ -202,6 +202,10 @@ describe("POST /oauth/token", () => {
     expect(refreshed.status).toBe(200);
     expect(refreshed.body.refresh_token).not.toBe(reply.body.refresh_token);
     expect(await service.deps.accessTokens.verify(refreshed.body.access_token, gw.resource)).not.toBeNull();
+    // No code or token in any log line.
+    for (const secret of [code, reply.body.access_token, reply.body.refresh_token, refreshed.body.access_token, refreshed.body.refresh_token]) {
+      expect(logLines.some((line) => line.includes(secret.slice(-43)))).toBe(false);
+    }
   });
 
   test("a wrong verifier, another redirect URI, another client, no verifier: invalid_grant or invalid_request, no store", async () => {
