@@ -36,7 +36,8 @@ export const RegisterBody = t.Object(
   {
     redirect_uris: t.Array(t.String({ minLength: 1, maxLength: MAX_URL_LENGTH }), { minItems: 1, maxItems: MAX_REDIRECT_URIS }),
     client_name: t.Optional(t.String({ maxLength: 200, pattern: "^[^\\u0000-\\u001f\\u007f]*$" })),
-    client_uri: t.Optional(t.String({ maxLength: MAX_URL_LENGTH, pattern: "^https://" })),
+    // Kept (and shown on the consent page) only when https.
+    client_uri: t.Optional(Text(MAX_URL_LENGTH)),
     token_endpoint_auth_method: t.Optional(t.Literal("none")),
     grant_types: t.Optional(t.Array(t.Union([t.Literal("authorization_code"), t.Literal("refresh_token")]), { maxItems: 2 })),
     response_types: t.Optional(t.Array(t.Literal("code"), { maxItems: 1 })),

@@ -95,7 +95,7 @@ export function oauthRoutes(deps: OAuthDeps) {
           const problem = redirectUriProblem(uri);
           if (problem) return oauthError(request, 400, "invalid_redirect_uri", `redirect_uris/${i} ${problem}.`);
         }
-        const client = await deps.oauthClients.register(body);
+        const client = await deps.oauthClients.register({ ...body, client_uri: body.client_uri?.startsWith("https://") ? body.client_uri : undefined });
         set.status = 201;
         Object.assign(set.headers, NO_STORE, OPEN);
         return {
@@ -117,6 +117,11 @@ export function oauthRoutes(deps: OAuthDeps) {
     );
 
   return new Elysia({ name: "oauth" })
+    // Browser-based agents ask before they POST from their own origin (CORS preflight); nothing here reads a cookie.
+    .options("/.well-known/oauth-authorization-server", preflight, hidden)
+    .options("/oauth/register", preflight, hidden)
+    .options("/oauth/token", preflight, hidden)
+    .options("/oauth/revoke", preflight, hidden)
     .get(
       "/.well-known/oauth-authorization-server",
       ({ set }) => {
@@ -305,6 +310,15 @@ const TokenForm = t.Object(
   },
   { additionalProperties: true },
 );
+
+const hidden = { detail: { hide: true } };
+
+function preflight(): Response {
+  return new Response(null, {
+    status: 204,
+    headers: { ...OPEN, "access-control-allow-methods": "GET, POST", "access-control-allow-headers": "content-type, mcp-protocol-version", "access-control-max-age": "600" },
+  });
+}
 
 const escapeHtml = (text: string) => text.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 

@@ -64,6 +64,20 @@ describe("metadata", () => {
   });
 });
 
+describe("browser-based agents (CORS)", () => {
+  test("the metadata and the token endpoints answer a preflight and any origin; the consent does not", async () => {
+    const { service } = await testService();
+    for (const path of ["/.well-known/oauth-authorization-server", "/oauth/register", "/oauth/token", "/oauth/revoke"]) {
+      const reply = await service.handle(new Request(`${BASE}${path}`, { method: "OPTIONS", headers: { origin: "https://inspector.example", "access-control-request-method": "POST" } }));
+      expect(reply.status).toBe(204);
+      expect(reply.headers.get("access-control-allow-origin")).toBe("*");
+    }
+    expect((await call("GET", "/.well-known/oauth-authorization-server")).headers.get("access-control-allow-origin")).toBe("*");
+    const consent = await service.handle(new Request(`${BASE}/oauth/consent`, { method: "OPTIONS", headers: { origin: "https://evil.example" } }));
+    expect(consent.headers.get("access-control-allow-origin")).toBeNull();
+  });
+});
+
 describe("POST /oauth/register", () => {
   test("registers a public client with https and loopback http redirect URIs", async () => {
     const reply = await register([REDIRECT, "http://127.0.0.1:33418/cb", "http://localhost/cb"]);
