@@ -4,7 +4,7 @@
 // the resource URL the client already holds, and it leads to the tenant (mcp_gateway_routes), so
 // every statement that reads a token names its tenant. The rules (single use, rotation, reuse
 // revokes the grant) live in sql/schema/17_oauth.sql; this module mints, hashes and maps.
-import { createHash, timingSafeEqual } from "node:crypto";
+import { createHash } from "node:crypto";
 import type { AuditEvent } from "../audit/events.ts";
 import type { AuditTrail } from "../audit/trail.ts";
 import { sha256PlainHexSync } from "../crypto/sync.ts";
@@ -48,13 +48,6 @@ export function s256(verifier: string): string {
 /** A PKCE code verifier's form (RFC 7636 4.1): 43 to 128 unreserved characters. */
 export function isVerifier(text: string): boolean {
   return /^[A-Za-z0-9._~-]{43,128}$/.test(text);
-}
-
-/** Constant-time equality of two strings (for values compared outside the database). */
-export function sameSecret(a: string, b: string): boolean {
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
 }
 
 /** What a person consented to: a grant, with the PKCE challenge of its code. */

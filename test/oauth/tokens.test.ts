@@ -108,6 +108,19 @@ describe("OAuthTokens", () => {
     expect(stored).not.toContain(code);
   });
 
+  test("two redemptions of one code at once: one gets tokens, the other is the reuse that revokes them", async () => {
+    const { gw, tokens, memberId, service } = await setup();
+    const { verifier, challenge } = pkce();
+    const grantId = newId("grt_");
+    const { code } = await tokens.grant(service.deps.db, { tenantId: gw.tenantId, gatewayId: gw.gatewayId, memberId, clientId: "c", clientName: "C", redirectUri: "https://x.example/cb", scope: "", codeChallenge: challenge }, grantId);
+    const req = { clientId: "c", redirectUri: "https://x.example/cb", resource: null, verifier, requestId: "r" };
+    const both = await Promise.all([tokens.redeemCode(code, req), tokens.redeemCode(code, req)]);
+    expect(both.filter((o) => o.ok).length).toBe(1);
+    expect(both.filter((o) => !o.ok && o.reason === "reused").length).toBe(1);
+    const issued = both.find((o) => o.ok)!;
+    if (issued.ok) expect(await tokens.verify(issued.tokens.access_token, gw.resource)).toBeNull();
+  });
+
   test("a code expires", async () => {
     const { gw, tokens, memberId, service } = await setup();
     const { verifier, challenge } = pkce();
