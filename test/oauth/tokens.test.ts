@@ -73,6 +73,9 @@ describe("OAuthTokens", () => {
     const third = await tokens.refresh(second.tokens.refresh_token, { clientId: "cli_test", resource: null, requestId: "req_t" });
     expect(third).toMatchObject({ ok: false, reason: "revoked" });
     expect(await testOne(db, "oauth_grant_row", [gw.tenantId, second.tokens.grant_id])).toEqual({ status: "revoked", revoked_reason: "refresh_token_reused", revoked_by: null });
+    // A revocation is final: the schema refuses to make the grant active again.
+    const revived = await testQuery(db, "oauth_grant_reactivate", [gw.tenantId, second.tokens.grant_id]).then(() => undefined, (e: unknown) => e);
+    expect((revived as { sqlstate?: string }).sqlstate).toBe("WO001");
   });
 
   test("a refresh is refused for another client or another resource, and changes nothing", async () => {
