@@ -104,7 +104,8 @@ describe("POST /oauth/register", () => {
 describe("GET /oauth/authorize", () => {
   test("a good request goes to the console's consent page with the same parameters", async () => {
     const { gw, client } = await world();
-    const q = authorizeQuery(client.client_id, gw, pkce().challenge);
+    // With what some clients add: OIDC's prompt, and parameters warden does not know.
+    const q = authorizeQuery(client.client_id, gw, pkce().challenge, { prompt: "consent", nonce: "n-1" });
     const reply = await call("GET", `/oauth/authorize?${qs(q)}`);
     const to = handoffTarget(reply);
     expect(to.pathname).toBe("/console/consent");
