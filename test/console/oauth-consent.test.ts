@@ -68,7 +68,8 @@ describe.skipIf(!chromiumAvailable)("an agent signed in through the console", ()
     await run.shot("consent");
     await page.getByRole("button", { name: "Allow" }).click();
     await page.waitForURL((url) => url.origin === `http://127.0.0.1:${agent.port}`);
-    const back = callbacks.at(-1)!;
+    // The browser also asks the agent for /favicon.ico: the redirect is the request to /callback.
+    const back = callbacks.findLast((u) => u.pathname === "/callback")!;
     expect(back.searchParams.get("state")).toBe("browser-state");
     const code = back.searchParams.get("code")!;
     const token = await api("POST", "/oauth/token", undefined, { grant_type: "authorization_code", code, code_verifier: verifier, redirect_uri: redirect, client_id: client.body.client_id });
