@@ -103,6 +103,12 @@ export const ROUTE_ROLES: Readonly<Record<string, Role>> = {
   "DELETE /customer/webhooks/:id": "admin",
   "POST /customer/webhooks/:id/test": "admin",
   "GET /customer/webhooks/:id/deliveries": "viewer",
+  // OAuth for agents: any member consents for themself and revokes their own grants (an admin or
+  // owner any of the tenant's: src/oauth/grants.ts).
+  "GET /oauth/consent": "viewer",
+  "POST /oauth/consent": "viewer",
+  "GET /customer/oauth/grants": "viewer",
+  "DELETE /customer/oauth/grants/:grant_id": "viewer",
   "GET /customer/mcp/gateways": "viewer",
   "GET /customer/mcp/gateways/:id": "viewer",
   "POST /customer/mcp/gateways": "admin",

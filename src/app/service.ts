@@ -38,8 +38,9 @@ import { resealWebhookSecrets, WEBHOOK_SECRET_PURPOSE } from "../webhooks/manage
 import { trustedAuthorities, type PostLimits } from "../webhooks/post.ts";
 import { systemLookup, WebhookTargets, type Lookup } from "../webhooks/target.ts";
 import { NO_WEBHOOK_WORKER, startWebhookWorker } from "../webhooks/worker.ts";
+import { OAuthTokens } from "../oauth/tokens.ts";
+import { OAuthClients } from "../oauth/clients.ts";
 import { GATEWAY_SECRET_PURPOSE, resealGatewaySecrets } from "../gateways/manage.ts";
-import type { AccessTokens } from "../oauth/access.ts";
 import { createApp, type App } from "./app.ts";
 import type { Deps } from "./deps.ts";
 import pkg from "../../package.json" with { type: "json" };
@@ -62,15 +63,15 @@ export interface Service extends App {
   close(): Promise<void>;
 }
 
-/** Opens (or takes) the database, applies migrations and wires the app. */
 /**
- * Tests also pass `webhookLookup` (host names to addresses, instead of the system's resolver) and
- * `webhookLimits` (an attempt's deadline and answer cap), `accessTokens` (the remote gateways'
- * token check) and `gatewayApprovalWaitMs` (how long a gateway's call waits for an approval).
+ * Opens (or takes) the database, applies migrations and wires the app. Tests also pass
+ * `webhookLookup` (host names to addresses, instead of the system's resolver), `webhookLimits` (an
+ * attempt's deadline and answer cap) and `gatewayApprovalWaitMs` (how long a gateway's call waits
+ * for an approval).
  */
 export async function createService(
   config: Config,
-  opts: { db?: Db; log?: Logger; now?: () => Date; webhookLookup?: Lookup; webhookLimits?: PostLimits; accessTokens?: AccessTokens; gatewayApprovalWaitMs?: number } = {},
+  opts: { db?: Db; log?: Logger; now?: () => Date; webhookLookup?: Lookup; webhookLimits?: PostLimits; gatewayApprovalWaitMs?: number } = {},
 ): Promise<Service> {
   const log = opts.log ?? createLogger(config.logLevel, undefined, config.logFormat);
   const db = opts.db ?? (await openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.databasePoolSize }));
@@ -154,8 +155,8 @@ export async function createService(
     webhookSecrets,
     webhookTargets,
     webhooks,
-    // Until the authorization server is wired, no token is valid: every gateway answers 401.
-    accessTokens: opts.accessTokens ?? { verify: async () => null },
+    accessTokens: new OAuthTokens(db, audit, config.publicUrl, now),
+    oauthClients: new OAuthClients(db, webhookTargets, { ca: trustedAuthorities(config.extraCaCerts) }),
     gatewaySecrets,
     gatewayApprovalWaitMs: opts.gatewayApprovalWaitMs,
     metrics,

@@ -38,6 +38,8 @@ export const EVENTS = [
   "gateway.secret_deleted",
   "entities.upserted",
   "entities.deleted",
+  "oauth.grant_created",
+  "oauth.grant_revoked",
 ] as const;
 
 export type EventName = (typeof EVENTS)[number];

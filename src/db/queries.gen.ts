@@ -856,6 +856,117 @@ export interface Queries {
       version: string;
     };
   };
+  "oauth/access_verify": {
+    params: [string, string, string, Date | string];
+    row: {
+      grant_id: string;
+      tenant_id: string;
+      account_id: string;
+      member_id: string;
+      role: string;
+      client_id: string;
+      client_name: string;
+      gateway_id: string;
+      scope: string;
+      expires_at: Date;
+    };
+  };
+  "oauth/client_create": {
+    params: [string, string, readonly string[], string];
+    row: {
+      client_id: string;
+      client_name: string;
+      redirect_uris: string[];
+      client_uri: string | null;
+      created_at: Date;
+    };
+  };
+  "oauth/client_get": {
+    params: [string];
+    row: {
+      client_id: string;
+      client_name: string;
+      redirect_uris: string[];
+      client_uri: string | null;
+    };
+  };
+  "oauth/code_redeem": {
+    params: [string, string, string, string, string, string, string, Date | string, string, Date | string, Date | string];
+    row: {
+      outcome: string;
+      grant_id: string | null;
+      revoked: boolean;
+    };
+  };
+  "oauth/grant_create": {
+    params: [string, string, string, string, string, string, string, string, string, string, Date | string, Date | string];
+    row: {
+      grant_id: string;
+      expires_at: Date;
+    };
+  };
+  "oauth/grant_get": {
+    params: [string, string];
+    row: {
+      grant_id: string;
+      gateway_id: string;
+      member_id: string;
+      client_id: string;
+      client_name: string;
+      scope: string;
+      status: string;
+    };
+  };
+  "oauth/grant_issue": {
+    params: [string, string, string, Date | string, string, Date | string, Date | string];
+    row: {
+      grant_id: string;
+      kind: string;
+    };
+  };
+  "oauth/grant_revoke": {
+    params: [string, string, string, string, Date | string];
+    row: {
+      revoked: boolean;
+    };
+  };
+  "oauth/grants_list": {
+    params: [string, string];
+    row: {
+      grant_id: string;
+      gateway_id: string;
+      gateway_name: string | null;
+      member_id: string;
+      member_email: string | null;
+      client_id: string;
+      client_name: string;
+      scope: string;
+      status: string;
+      created_at: Date;
+      last_used_at: Date | null;
+      revoked_at: Date | null;
+      revoked_reason: string | null;
+    };
+  };
+  "oauth/refresh_rotate": {
+    params: [string, string, string, string, string, Date | string, string, Date | string, Date | string];
+    row: {
+      outcome: string;
+      grant_id: string | null;
+      scope: string | null;
+      revoked: boolean;
+    };
+  };
+  "oauth/token_grant": {
+    params: [string, string];
+    row: {
+      grant_id: string;
+      client_id: string;
+      member_id: string;
+      gateway_id: string;
+      status: string;
+    };
+  };
   "outbox/attempt_failed": {
     params: [number | string, string, boolean, number | string, number | string, number | string];
     row: {

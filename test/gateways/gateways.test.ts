@@ -1,8 +1,10 @@
 // Remote MCP gateways (docs/api.md, "Remote MCP gateways"; docs/mcp.md, "Remote gateways"): the
 // registry through HTTP as a client would, and the endpoint end to end: a real upstream (the SDK's
 // server over Streamable HTTP, HTTPS on the loopback), the SDK's Client with a bearer token, the
-// service listening on a port. Tokens come from a stand-in of the authorization server (the
-// AccessTokens interface), handed to a service of this file's own on the shared test database.
+// service listening on a port. Tokens are the authorization server's own (src/oauth/tokens.ts),
+// minted for a grant without the browser flow (test/oauth/ tests that flow); the checks a token
+// store cannot be made to fail (a grant of another tenant, a missing scope) are tested on
+// authorize() with a stand-in.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -11,10 +13,12 @@ import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/
 import { createService, type Service } from "../../src/app/service.ts";
 import { createLogger } from "../../src/log.ts";
 import type { AccessGrant, AccessTokens } from "../../src/oauth/access.ts";
+import { authorize } from "../../src/gateways/endpoint.ts";
+import { grantWithTokens } from "../helpers/oauth.ts";
 import { listen, type Listener } from "../../src/runtime.ts";
 import { bearer, setPlan } from "../helpers/customer.ts";
 import { addMember, type Member } from "../helpers/members.ts";
-import { BASE, call, expectErrorShape, signup, testConfig, testService, toReply } from "../helpers/service.ts";
+import { BASE, call, expectErrorShape, signup, subjectOf, testConfig, testService, toReply } from "../helpers/service.ts";
 import { devCertificate } from "../security/helpers.ts";
 import { upstreamServer } from "../mcp/fixtures/upstream.ts";
 
@@ -48,32 +52,16 @@ let upstreamUrl: string;
 const seen: { authorization: string | null; method: string; body: string }[] = [];
 const logLines: string[] = [];
 
-/** The stand-in authorization server: tokens it issued, each for one grant; revocable. */
-const grants = new Map<string, AccessGrant>();
-const accessTokens: AccessTokens = {
-  async verify(token, resource) {
-    const grant = grants.get(token);
-    return grant && grant.resource === resource ? grant : null;
-  },
-};
-
-function issue(gatewayId: string, who: { tenantId: string; memberId: string; role: string }, scope = "mcp"): string {
-  const token = `tok_${crypto.randomUUID()}`;
-  grants.set(token, {
-    grant_id: `grant_${crypto.randomUUID()}`,
-    tenant_id: who.tenantId,
-    account_id: `acct_${who.memberId}`,
-    member_id: who.memberId,
-    role: who.role,
-    client_id: "https://agent.example/client.json",
-    client_name: "Example Agent",
-    gateway_id: gatewayId,
-    resource: `${publicUrl()}/mcp/${gatewayId}`,
-    scope,
-    expires_at: new Date(Date.now() + 3600_000).toISOString(),
-  });
-  return token;
+/** An access token of `memberId` for the gateway, through a grant to an agent (revoked with DELETE /customer/oauth/grants/{grant_id}). */
+const grantIds = new Map<string, string>();
+async function issue(gatewayId: string, memberId: string): Promise<string> {
+  const gw = { gatewayId, tenantId: owner.tenantId, name: "", resource: `${publicUrl()}/mcp/${gatewayId}` };
+  const tokens = await grantWithTokens(gw, memberId, { clientId: CLIENT_ID, clientName: "Example Agent", service });
+  grantIds.set(tokens.access_token, tokens.grant_id);
+  return tokens.access_token;
 }
+
+const CLIENT_ID = "https://agent.example/client.json";
 
 const mine = (body: Record<string, unknown>, token = owner.token) => call("POST", "/customer/mcp/gateways", { json: body, headers: bearer(token), service });
 
@@ -153,7 +141,6 @@ beforeAll(async () => {
   service = await createService(testConfig({ webhookAllowPrivate: true, extraCaCerts: cert }), {
     db,
     log: createLogger("info", (line) => logLines.push(line)),
-    accessTokens,
     gatewayApprovalWaitMs: APPROVAL_WAIT_MS,
   });
   // Plain HTTP on the loopback, presented to the service as the HTTPS it asks for.
@@ -292,41 +279,52 @@ describe("the endpoint's authorization (RFC 9728, RFC 6750)", () => {
     expectErrorShape(unknown, 401, "unauthorized");
     expect(unknown.headers.get("www-authenticate")).toContain('error="invalid_token"');
     const elsewhere = await register("authz-other", "none");
-    const forOther = issue(elsewhere, { tenantId: owner.tenantId, memberId: owner.memberId, role: "owner" });
+    const forOther = await issue(elsewhere, owner.memberId);
     expectErrorShape(await post(id, TOOLS_LIST, bearer(forOther)), 401, "unauthorized");
-    // A grant that claims this resource but another tenant: refused all the same.
-    const forged = issue(id, { tenantId: other.tenantId, memberId: other.memberId, role: "owner" });
-    expectErrorShape(await post(id, TOOLS_LIST, bearer(forged)), 401, "unauthorized");
-    const good = issue(id, { tenantId: owner.tenantId, memberId: owner.memberId, role: "owner" });
+    const good = await issue(id, owner.memberId);
     expect((await post(id, TOOLS_LIST, bearer(good))).status).toBe(200);
-    grants.delete(good); // revoked
+    // The person revokes the agent's grant (the console's Agents page).
+    const revokedGrant = await call("DELETE", `/customer/oauth/grants/${grantIds.get(good)}`, { headers: bearer(owner.token), service });
+    expect(revokedGrant.status).toBe(200);
     const revoked = await post(id, TOOLS_LIST, bearer(good));
     expectErrorShape(revoked, 401, "unauthorized");
     expect(revoked.headers.get("www-authenticate")).toContain('error="invalid_token"');
   });
 
-  test("a token without the scope mcp: 403 insufficient_scope", async () => {
-    const narrow = issue(id, { tenantId: owner.tenantId, memberId: owner.memberId, role: "owner" }, "profile");
-    const reply = await post(id, TOOLS_LIST, bearer(narrow));
-    expectErrorShape(reply, 403, "insufficient_scope");
-    expect(reply.headers.get("www-authenticate")).toContain('error="insufficient_scope"');
+  test("another tenant's token: 401; a grant the token store gives for another tenant, or without the scope mcp, is refused all the same", async () => {
+    const theirs = await call("POST", "/customer/mcp/gateways", { json: { name: "theirs-too", upstream_url: "https://93.184.215.14/mcp", upstream_auth: "none" }, headers: bearer(other.token) });
+    const theirGateway = { gatewayId: theirs.body.gateway_id, tenantId: other.tenantId, name: "theirs-too", resource: `${publicUrl()}/mcp/${theirs.body.gateway_id}` };
+    const theirToken = (await grantWithTokens(theirGateway, other.memberId, { service })).access_token;
+    expectErrorShape(await post(id, TOOLS_LIST, bearer(theirToken)), 401, "unauthorized");
+    // What a token store that went wrong would answer: a grant for this URL, but of another tenant, or narrower.
+    const grant: AccessGrant = { grant_id: "grt_x", tenant_id: other.tenantId, account_id: "acct_x", member_id: other.memberId, role: "owner", client_id: CLIENT_ID, client_name: "x", gateway_id: id, resource: `${publicUrl()}/mcp/${id}`, scope: "mcp", expires_at: new Date(Date.now() + 60_000).toISOString() };
+    const store = (g: AccessGrant): AccessTokens => ({ verify: async () => g });
+    const request = new Request(`${BASE}/mcp/${id}`, { headers: bearer("wat_anything") });
+    const deps = (g: AccessGrant) => ({ publicUrl: publicUrl(), accessTokens: store(g), db: service.deps.db });
+    const foreign = await authorize(deps(grant), request, id).catch((e) => e);
+    expect([foreign.code, foreign.options.headers["www-authenticate"]]).toEqual(["unauthorized", expect.stringContaining('error="invalid_token"')]);
+    const narrow = await authorize(deps({ ...grant, tenant_id: owner.tenantId, scope: "profile" }), request, id).catch((e) => e);
+    expect([narrow.code, narrow.status, narrow.options.headers["www-authenticate"]]).toEqual(["insufficient_scope", 403, expect.stringContaining('error="insufficient_scope"')]);
+    const fine = await authorize(deps({ ...grant, tenant_id: owner.tenantId }), request, id);
+    expect(fine.gateway.gateway_id).toBe(id);
   });
 
-  test("a disabled gateway is not found (to a valid token; 401 without one), and serves again once enabled; a deleted one is gone", async () => {
+  test("a disabled gateway serves nothing (its tokens do not hold: 401; its metadata 404), and serves again once enabled; a deleted one is gone", async () => {
     const gw = await register("authz-toggle", "none");
-    const token = issue(gw, { tenantId: owner.tenantId, memberId: owner.memberId, role: "owner" });
+    const token = await issue(gw, owner.memberId);
     await call("PATCH", `/customer/mcp/gateways/${gw}`, { json: { enabled: false }, headers: bearer(owner.token), service });
-    expectErrorShape(await post(gw, TOOLS_LIST, bearer(token)), 404, "not_found");
+    expectErrorShape(await post(gw, TOOLS_LIST, bearer(token)), 401, "unauthorized");
     expectErrorShape(await post(gw, TOOLS_LIST), 401, "unauthorized");
+    expectErrorShape(await call("GET", `/.well-known/oauth-protected-resource/mcp/${gw}`, { service }), 404, "not_found");
     await call("PATCH", `/customer/mcp/gateways/${gw}`, { json: { enabled: true }, headers: bearer(owner.token), service });
     expect((await post(gw, TOOLS_LIST, bearer(token))).status).toBe(200);
     await call("DELETE", `/customer/mcp/gateways/${gw}`, { headers: bearer(owner.token), service });
-    expectErrorShape(await post(gw, TOOLS_LIST, bearer(token)), 404, "not_found");
+    expectErrorShape(await post(gw, TOOLS_LIST, bearer(token)), 401, "unauthorized");
     expectErrorShape(await call("GET", `/.well-known/oauth-protected-resource/mcp/${gw}`, { service }), 404, "not_found");
   });
 
   test("a batch is refused: it could carry a tools/call past the decision", async () => {
-    const token = issue(id, { tenantId: owner.tenantId, memberId: owner.memberId, role: "owner" });
+    const token = await issue(id, owner.memberId);
     const before = seen.length;
     const reply = await post(id, [{ jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "delete_everything", arguments: {} } }], bearer(token));
     expect(reply.status).toBe(400);
@@ -341,7 +339,7 @@ describe("calls through the gateway (the SDK's client and server)", () => {
   beforeAll(async () => {
     // Named "fix": the policy's actions are mcp.fix.<tool>.
     id = await register("fix", "shared");
-    ownerToken = issue(id, { tenantId: owner.tenantId, memberId: owner.memberId, role: "owner" });
+    ownerToken = await issue(id, owner.memberId);
   });
 
   test("tools/list passes through; an allowed call is executed, forwarded with the gateway's secret, and names its receipts", async () => {
@@ -369,7 +367,7 @@ describe("calls through the gateway (the SDK's client and server)", () => {
     const receipt = await call("GET", `/customer/receipts/${record.receipt_id}`, { headers: bearer(owner.token), service });
     expect(receipt.status).toBe(200);
     const payload = receipt.body.receipt.payload;
-    expect(payload.principal).toMatchObject({ account_id: `acct_${owner.memberId}`, member_id: owner.memberId, role: "owner", client_id: "https://agent.example/client.json", gateway_id: id, gateway: "fix" });
+    expect(payload.principal).toMatchObject({ account_id: subjectOf(owner.token).account_id, member_id: owner.memberId, role: "owner", client_id: CLIENT_ID, gateway_id: id, gateway: "fix" });
     expect(payload.input.context.arguments_sha256).toBe(record.arguments_sha256);
     expect(payload.input.context.text).toBe("hi");
     const verified = await call("POST", "/v1/verify", { json: { receipt: receipt.body.receipt }, headers: { "x-api-key": owner.apiKey }, service });
@@ -388,7 +386,7 @@ describe("calls through the gateway (the SDK's client and server)", () => {
   });
 
   test("a policy rule on principal.role: a viewer's agent may not pay, the owner's may; verify agrees", async () => {
-    const viewerToken = issue(id, { tenantId: owner.tenantId, memberId: viewer.memberId, role: "viewer" });
+    const viewerToken = await issue(id, viewer.memberId);
     const asViewer = await callTool(await connect(id, viewerToken), "pay", { amount: 5 });
     expect(asViewer.isError).toBe(true);
     expect(asViewer._meta.warden.reasons).toEqual(["viewers_do_not_pay"]);
@@ -426,7 +424,7 @@ describe("calls through the gateway (the SDK's client and server)", () => {
   }, 40_000);
 
   test("the person whose agent asked may not approve it (self_approval); the gateway's maker may", async () => {
-    const approverToken = issue(id, { tenantId: owner.tenantId, memberId: approver.memberId, role: "approver" });
+    const approverToken = await issue(id, approver.memberId);
     const client = await connect(id, approverToken);
     const path = `/tmp/self-${crypto.randomUUID()}`;
     const pending = callTool(client, "write_file", { path, content: "x" }, 30_000);
@@ -452,7 +450,7 @@ describe("calls through the gateway (the SDK's client and server)", () => {
 
   test("warden failing to decide fails closed: the gateway's key revoked, the call is refused", async () => {
     const gw = await register("fails-closed", "none");
-    const token = issue(gw, { tenantId: owner.tenantId, memberId: owner.memberId, role: "owner" });
+    const token = await issue(gw, owner.memberId);
     const keys = await call("GET", "/customer/keys", { headers: bearer(owner.token), service });
     const key = keys.body.keys.find((k: { metadata?: Record<string, string> }) => k.metadata?.mcp_gateway === gw);
     expect(key).toBeDefined();
@@ -479,7 +477,7 @@ describe("calls through the gateway (the SDK's client and server)", () => {
 
   test("per-member upstream auth: each person's own secret goes upstream; without one, an error says how to set it", async () => {
     const gw = await register("fix-pm", "per_member");
-    const token = issue(gw, { tenantId: owner.tenantId, memberId: approver.memberId, role: "approver" });
+    const token = await issue(gw, approver.memberId);
     const missing = await post(gw, TOOLS_LIST, bearer(token));
     expect(missing.body.error.code).toBe(-32001);
     expect(missing.body.error.message).toContain("secret");

@@ -6,6 +6,7 @@ import { authSuite, makeFixture, PLACEHOLDER, type Fixture, type ProtectedRoute 
 import { DEFAULT_POLICY } from "../../src/decide/policy.ts";
 import { call, subjectOf, uniqueEmail } from "../helpers/service.ts";
 import { setPlan } from "../helpers/customer.ts";
+import { addGateway, grantWithTokens } from "../helpers/oauth.ts";
 
 let shared: Promise<Fixture> | undefined;
 const fixture = () =>
@@ -27,7 +28,10 @@ const fixture = () =>
     const gateway = await call("POST", "/customer/mcp/gateways", { json: { name: "suite", upstream_url: "https://93.184.215.14/mcp", upstream_auth: "per_member" }, headers: jwt });
     const entities = [{ type: "suite", id: "read", attributes: {} }, { type: "suite", id: "delete", attributes: {} }];
     expect((await call("PUT", "/customer/entities", { json: { entities }, headers: jwt })).status).toBe(200);
+    // A grant of the owner's to an agent, on a gateway of the tenant.
+    const oauthGrant = await grantWithTokens(await addGateway(f.owner.tenantId), subjectOf(f.owner.token).member_id);
     return {
+      grant: oauthGrant.grant_id,
       receipt: receipt.body.receipt_id,
       rotate: toRotate.body.key_id,
       revoke: toRevoke.body.key_id,
@@ -106,6 +110,11 @@ const ROUTES: ProtectedRoute[] = [
   { method: "DELETE", path: (f) => `/customer/mcp/gateways/${f.ids.gateway}/secret`, auth: "jwt", owned: true },
   { method: "PATCH", path: (f) => `/customer/mcp/gateways/${f.ids.gateway}`, auth: "jwt", json: () => ({ enabled: true }), owned: true },
   { method: "DELETE", path: (f) => `/customer/mcp/gateways/${f.ids.gateway}`, auth: "jwt", owned: true },
+  // OAuth for agents: the consent (the console's calls) and the grants.
+  { method: "GET", path: () => "/oauth/consent?client_id=cli_0000000000000000000000", auth: "jwt" },
+  { method: "POST", path: () => "/oauth/consent", auth: "jwt", json: () => ({ client_id: "cli_0000000000000000000000", redirect_uri: "https://agent.example/cb", approve: true }) },
+  { method: "GET", path: () => "/customer/oauth/grants", auth: "jwt" },
+  { method: "DELETE", path: (f) => `/customer/oauth/grants/${f.ids.grant}`, auth: "jwt", owned: true },
   // Members, invitations, settings, tenants
   { method: "GET", path: () => "/customer/members", auth: "jwt" },
   { method: "POST", path: () => "/customer/members/invitations", auth: "jwt", json: () => ({ email: uniqueEmail("suite"), role: "viewer" }) },
@@ -151,8 +160,8 @@ authSuite(ROUTES, fixture);
 const ELSEWHERE = new Map([
   // The shared test service has SMTP_URL, so the development mailbox does not exist there (404).
   ["GET /dev/mailbox", "test/mail/dev-mail.test.ts"],
-  // OAuth access tokens for one gateway, which the shared service has no issuer of: no token, a
-  // bad one, another gateway's or tenant's, a revoked one, a missing scope.
+  // OAuth access tokens for one gateway, not a session or key: no token, a bad one, another
+  // gateway's or tenant's, a revoked one, a missing scope.
   ["POST /mcp/{}", "test/gateways/gateways.test.ts"],
   ["GET /mcp/{}", "test/gateways/gateways.test.ts"],
   ["DELETE /mcp/{}", "test/gateways/gateways.test.ts"],
