@@ -39,10 +39,48 @@ const TAGS: Record<string, string> = {
   audit: "The audit trail",
   approvals: "Approvals",
   webhooks: "Webhooks",
+  oauth: "OAuth for agents",
+  gateways: "Remote MCP gateways",
 };
 
 // A paragraph under a section's title, where its routes alone do not say what a client must know.
 const TAG_INTRO: Record<string, string> = {
+  gateways: `An admin (or owner) registers an upstream MCP server, its Streamable HTTP URL (the
+address rules of webhooks: \`https\`, a host that resolves only to public addresses, unless the
+operator sets \`WEBHOOK_ALLOW_PRIVATE=1\`; checked at registration and again at every call), under
+a \`name\` (\`^[a-z0-9][a-z0-9_-]{0,62}$\`, unique among the tenant's live gateways: 409
+\`name_taken\`). Warden serves it at \`url\`, \`{PUBLIC_URL}/mcp/{gateway_id}\` (\`gw_\` ids), as
+an MCP Streamable HTTP endpoint: every \`tools/call\` is decided as \`warden mcp gateway\` decides
+it (action \`mcp.<name>.<tool>\`, the arguments flattened into \`context\` with
+\`arguments_sha256\`; ALLOWED: executed, then forwarded, the result naming its receipts in
+\`_meta.warden\`; DENIED: an \`isError\` result naming the reason and the receipt; held for
+approval: the call waits up to 50 seconds for people, then is refused naming the approval (the
+same call again answers that approval); anything failing refuses the call), everything else
+passes through to the upstream unchanged. Batches (JSON arrays) are refused (400, JSON-RPC
+\`-32600\`).
+
+The endpoint is an OAuth resource server: a request needs \`Authorization: Bearer\` with an
+access token warden issued for exactly this URL (RFC 8707) with the scope \`mcp\`. Without one,
+or with one that is expired, revoked or for another gateway or tenant: 401 \`unauthorized\` with
+\`WWW-Authenticate: Bearer resource_metadata="{PUBLIC_URL}/.well-known/oauth-protected-resource/mcp/{gateway_id}", scope="mcp"\`
+(plus \`error="invalid_token"\` when a token was sent); without the scope: 403
+\`insufficient_scope\`. A gateway that is disabled or deleted serves nothing: its tokens do not hold (401 as above) and its metadata answers 404 \`not_found\`. Each decision
+is recorded under the gateway's own API key (made with it, labelled \`mcp gateway <name>\`,
+metadata \`{mcp_gateway: gateway_id}\`, revoked when it is deleted) and its payload's
+\`principal\` names the person (\`account_id\`, \`member_id\`, \`role\`), the agent
+(\`client_id\`) and the gateway (\`gateway_id\`, \`gateway\`: its name); policies read
+\`principal.role\`, \`principal.client_id\` and \`principal.gateway\` (docs/policy.md).
+
+The upstream is called with the gateway's own credentials, never the client's token:
+\`upstream_auth\` \`none\`, \`shared\` (\`secret\`, given at registration, sent as
+\`Authorization: Bearer\`) or \`per_member\` (each member stores their own with
+\`PUT .../secret\`; a member without one gets a JSON-RPC error \`-32001\` saying so). Secrets are
+sealed at rest and never shown back. An upstream answering 401 or 403 is reported to the agent as
+a JSON-RPC error \`-32002\`, not as a challenge. Registering, disabling, enabling and deleting a
+gateway and setting or erasing one's secret are events of the audit trail (\`gateway.*\`).
+Listing and reading are for every member; registering, disabling and deleting need an admin or an
+owner (403 \`forbidden_role\`). Each gateway takes one of the tenant's active API keys (at most
+20: 429 \`quota_exceeded\`, \`limit: "api_keys_active"\`).`,
   entities: `What the tenant tells warden about its subjects and resources, for policies to read
 (docs/policy.md): an entity is \`{type, id, attributes, parents?}\`, named by \`type\` and \`id\` (each 1
 to 128 characters; in a path, percent-encode a \`/\`). \`attributes\` is an object of at most 64
@@ -190,6 +228,60 @@ targets (\`WEBHOOK_ALLOW_PRIVATE=1\`). Each delivery in the list carries \`last_
 attempt failed in a few words (\`HTTP 500 Internal Server Error\`, \`no answer within 10 s\`, a TLS
 error, \`hooks.example.com resolves to a private address\`); it is \`null\` once delivered. The
 secret is kept sealed, never in the clear. Creating, rotating and deleting an endpoint are events of the audit trail.`,
+  oauth: `Warden is the OAuth 2.1 authorization server of its remote MCP gateways (docs/mcp.md), as the MCP
+authorization specification asks: an agent (an OAuth client) discovers the
+metadata (RFC 8414) at \`/.well-known/oauth-authorization-server\` (issuer: the service's
+\`PUBLIC_URL\`), names itself by a Client ID Metadata Document or registers (RFC 7591), sends the
+person's browser to \`/oauth/authorize\` with PKCE (\`code_challenge_method=S256\` only; \`plain\` and
+no challenge are refused) and a \`resource\` (RFC 8707): the URL of one gateway,
+\`{PUBLIC_URL}/mcp/{gateway_id}\`, exactly. The token it gets works for that gateway alone.
+
+**Clients.** A \`client_id\` is either one this service issued (\`cli_\` + 22 characters, from
+\`POST /oauth/register\`: public clients only, no secret, 1 to 10 redirect URIs, each \`https\` or
+\`http\` on \`localhost\`, \`127.0.0.1\` or \`[::1]\`, no fragment) or the \`https\` URL (with a path)
+of the client's metadata document, which warden fetches under the rules of webhook targets (a host
+that resolves to public addresses only unless \`WEBHOOK_ALLOW_PRIVATE=1\`; no redirect followed;
+5 seconds; at most 5 KiB) and keeps for 5 minutes. The document must be JSON whose \`client_id\` is
+its own URL, with valid \`redirect_uris\`, no \`client_secret\` and \`token_endpoint_auth_method\`
+absent or \`"none"\`; its \`client_name\` (else the URL's host) is what the person is shown.
+Registration is counted per client address like sign-up (429 \`rate_limited\`).
+
+**Authorization.** The \`redirect_uri\` must be one the client registered (or its document lists),
+character for character. A problem with the client or the redirect URI is shown (400
+\`invalid_request\`), never sent to the redirect URI; any other problem goes back to the client at
+its redirect URI with \`error\` (\`invalid_request\`, \`unsupported_response_type\`,
+\`invalid_scope\`, \`invalid_target\` for a missing or unknown resource or a gateway that is not
+active), \`error_description\`, \`state\` and \`iss\` (RFC 9207). A good request answers a page that
+takes the browser to the console's consent page (\`/console/consent\` with the same query), where a
+person who is not signed in signs in first (with their second factor, as their tenant requires)
+and comes back. The page names the agent (its name and client id or URL), the gateway (its name and
+tenant) and what it may do: call the gateway's tools as this person, each call decided by the
+tenant's policy with the person's role; the scope granted is always \`mcp\`. Only a member of the
+gateway's tenant, signed in to that tenant, may consent (another gets 404). The console's
+\`POST /oauth/consent\` answers the client's redirect URI with a one-time \`code\` (or
+\`error=access_denied\`), \`state\` and \`iss\`; it takes the person's session as a bearer token
+(never a cookie), JSON only, and refuses a request whose \`Origin\` is another site's or whose
+\`Sec-Fetch-Site\` is not \`same-origin\` (400 \`invalid_request\`).
+
+**Tokens.** \`POST /oauth/token\` and \`POST /oauth/revoke\` take
+\`application/x-www-form-urlencoded\` (JSON too), with \`client_id\` and no secret. Codes live 2 minutes and
+are bound to the client, the redirect URI, the PKCE challenge and the gateway; access tokens
+(\`wat_...\`) live 10 minutes (\`expires_in: 600\`), refresh tokens (\`wrt_...\`) 30 days and change
+at every use. A code or a refresh token used a second time is refused and revokes its grant, so
+every token issued from it stops working. \`resource\`, when sent, must be the grant's gateway
+(\`invalid_target\`). Refusals are RFC 6749's body, \`{error, error_description, request_id}\`
+(\`invalid_request\`, \`invalid_client\` with 401, \`invalid_grant\`, \`invalid_target\`,
+\`unsupported_grant_type\`; registration: \`invalid_redirect_uri\`), with \`Cache-Control: no-store\`.
+Revoking an access or refresh token (RFC 7009) revokes its whole grant; an unknown token, or another
+client's, gets the same 200 and changes nothing.
+
+**Grants.** One consent is one grant (\`grt_\`): one person, one agent, one gateway. A member lists
+and revokes their own; an admin or owner every member's. A grant also ends when it is revoked on
+reuse or by the client, when the member leaves the tenant (its tokens stop working at once) and,
+while a gateway is disabled, its tokens are refused. Events of the audit trail:
+\`oauth.grant_created\` \`{grant_id, gateway_id, client_id, client_name, scope}\` by the person who
+consented, and \`oauth.grant_revoked\` \`{grant_id, ..., reason}\`, by the member who revoked it or,
+for \`code_reused\`, \`refresh_token_reused\` and \`token_revoked\`, by \`{operator: "oauth"}\`.`,
 };
 
 // What each error code means; the status comes from src/http/errors.ts. A code missing here
@@ -228,6 +320,8 @@ const ERROR_MEANING: Record<ErrorCode, string> = {
   upgrade_pending: "a pending upgrade request already exists",
   not_pending: "cancel of a request, invitation or approval that is no longer pending; a vote on an approval that was decided or has expired",
   key_not_active: "rotate or revoke of a key that is not active",
+  name_taken: "registering a remote MCP gateway under the name of a live gateway of the tenant",
+  insufficient_scope: "a remote MCP gateway's access token without the scope mcp (the WWW-Authenticate header says error=\"insufficient_scope\")",
   webhook_disabled: "a test event to a webhook endpoint that was disabled (it answered 410 Gone): delete it and create another",
   already_executed: "execute twice on one protect receipt",
   already_voted: "a second vote on one approval by the same person (through any membership, or after leaving and joining again)",

@@ -14,7 +14,7 @@ export function randomBase62(length: number): string {
 }
 
 /** 22 base62 characters carry 130.9 bits, above the 128 of ASVS 11.5.1 (docs/security.md). */
-export function newId(prefix: "cust_" | "acct_" | "mbr_" | "inv_" | "key_" | "upgr_" | "req_" | "rcpt_" | "apv_" | "whk_" | "gw_"): string {
+export function newId(prefix: "cust_" | "acct_" | "mbr_" | "inv_" | "key_" | "upgr_" | "req_" | "rcpt_" | "apv_" | "whk_" | "gw_" | "grt_" | "cli_"): string {
   return prefix + randomBase62(22);
 }
 

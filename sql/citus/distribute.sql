@@ -22,10 +22,12 @@ DECLARE
     'tenants', 'members', 'member_invitations', 'api_keys', 'api_key_rate_buckets', 'api_key_usage_daily',
     'api_key_expiry_notices', 'receipts', 'receipt_heads', 'receipt_tree_nodes', 'usage_daily', 'usage_counters',
     'policies', 'policy_tests', 'upgrade_requests', 'feature_grants', 'approvals', 'approval_votes', 'audit_outbox',
-    'idempotency_keys', 'webhooks', 'webhook_deliveries', 'entity_heads', 'entities', 'mcp_gateways'];
+    'idempotency_keys', 'webhooks', 'webhook_deliveries', 'entity_heads', 'entities', 'mcp_gateways', 'mcp_gateway_secrets',
+    'oauth_grants', 'oauth_codes', 'oauth_tokens'];
   reference_tables text[] := ARRAY[
     'plans', 'features', 'signing_keys', 'server_secrets', 'accounts', 'auth_tokens', 'session_revocations',
-    'mfa_totp', 'mfa_recovery_codes', 'key_routes', 'invitation_routes', 'member_routes', 'mcp_gateway_routes'];
+    'mfa_totp', 'mfa_recovery_codes', 'key_routes', 'invitation_routes', 'member_routes', 'mcp_gateway_routes',
+    'oauth_clients'];
   coordinator_tables text[] := ARRAY['outbox', 'auth_rate_limits', 'schema_version'];
   placed text[] := tenant_tables || reference_tables || coordinator_tables;
   unplaced text[];

@@ -353,6 +353,9 @@ BEGIN
     v_expires_at := i.issued_at + make_interval(secs => t.expires_in);
     SELECT k.created_by INTO v_created_by FROM api_keys k WHERE k.tenant_id = i.tenant_id AND k.key_id = i.key_id;
     IF FOUND THEN
+      -- Through a remote MCP gateway the asker is the person who signed the agent in (the payload's
+      -- principal.member_id), not whoever made the gateway's key: they may not approve themselves.
+      v_created_by := coalesce(i.payload::jsonb -> 'principal' ->> 'member_id', v_created_by);
       INSERT INTO approvals (approval_id, tenant_id, protect_receipt_id, key_id, key_created_by, action_hash, rule, quorum, roles,
                              execute_within, created_at, expires_at)
       VALUES (t.approval_id, i.tenant_id, i.receipt_id, i.key_id, v_created_by, i.content_hash, t.rule, t.quorum, t.roles,

@@ -38,3 +38,9 @@ REVOKE UPDATE, DELETE ON webhooks, webhook_deliveries FROM warden_runtime;
 GRANT UPDATE (status, secret_sealed, previous_secret_sealed, previous_secret_until, disabled_at, disabled_reason, deleted_at, deleted_by)
   ON webhooks TO warden_runtime;
 GRANT UPDATE (last_status_code) ON webhook_deliveries TO warden_runtime;
+-- OAuth (17_oauth.sql): registered clients never change; grants, codes and tokens are never
+-- deleted (a revocation is a status), a grant changes only its state and last use, a code or a
+-- refresh token only its use (oauth_grant_guard refuses the rest of a grant's changes too).
+REVOKE UPDATE, DELETE ON oauth_clients, oauth_grants, oauth_codes, oauth_tokens FROM warden_runtime;
+GRANT UPDATE (status, revoked_at, revoked_by, revoked_reason, last_used_at) ON oauth_grants TO warden_runtime;
+GRANT UPDATE (used_at) ON oauth_codes, oauth_tokens TO warden_runtime;

@@ -95,12 +95,27 @@ export const ROUTE_ROLES: Readonly<Record<string, Role>> = {
   "GET /customer/entities/:type/:id": "viewer",
   "DELETE /customer/entities/:type/:id": "admin",
   // Webhooks: reads for all, endpoints and their secrets for admins.
+  // Remote MCP gateways: reads for all, registering and their state for admins; each member's own
+  // upstream secret for that member.
   "GET /customer/webhooks": "viewer",
   "POST /customer/webhooks": "admin",
   "POST /customer/webhooks/:id/rotate-secret": "admin",
   "DELETE /customer/webhooks/:id": "admin",
   "POST /customer/webhooks/:id/test": "admin",
   "GET /customer/webhooks/:id/deliveries": "viewer",
+  // OAuth for agents: any member consents for themself and revokes their own grants (an admin or
+  // owner any of the tenant's: src/oauth/grants.ts).
+  "GET /oauth/consent": "viewer",
+  "POST /oauth/consent": "viewer",
+  "GET /customer/oauth/grants": "viewer",
+  "DELETE /customer/oauth/grants/:grant_id": "viewer",
+  "GET /customer/mcp/gateways": "viewer",
+  "GET /customer/mcp/gateways/:id": "viewer",
+  "POST /customer/mcp/gateways": "admin",
+  "PATCH /customer/mcp/gateways/:id": "admin",
+  "DELETE /customer/mcp/gateways/:id": "admin",
+  "PUT /customer/mcp/gateways/:id/secret": "viewer",
+  "DELETE /customer/mcp/gateways/:id/secret": "viewer",
 };
 
 /** The narrowest role a route admits; a route missing from the table admits owners only. */

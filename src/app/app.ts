@@ -19,16 +19,22 @@ import { auditRoutes } from "../audit/routes.ts";
 import { mailRoutes } from "../mail/routes.ts";
 import { authzenMediaTypeRefusal, authzenRoutes } from "../authzen/routes.ts";
 import { webhooksRoutes } from "../webhooks/routes.ts";
+import { gatewaysRoutes } from "../gateways/routes.ts";
 import { systemRoutes } from "./system-routes.ts";
 import { docsRoutes } from "./docs-routes.ts";
 import { buildOpenApi } from "./openapi.ts";
-import { checkBodyHeaders, readJsonBody } from "../http/body.ts";
+import { checkBodyHeaders, isFormBody, readFormBody, readJsonBody } from "../http/body.ts";
 import type { Deps } from "./deps.ts";
 import { AppError, errorBody, toAppError } from "../http/errors.ts";
 import { attachState, requestState, type RequestState } from "../http/request-state.ts";
 import { clientAddress } from "../http/client-address.ts";
 import { newId } from "../ids.ts";
 import { entitiesRoutes } from "../entities/routes.ts";
+import { oauthRoutes } from "../oauth/routes.ts";
+import { grantsRoutes } from "../oauth/grants-routes.ts";
+
+/** The OAuth endpoints that take application/x-www-form-urlencoded as RFC 6749 and RFC 7009 say (docs/api.md, "OAuth for agents"). */
+const FORM_PATHS = new Set(["/oauth/token", "/oauth/revoke"]);
 
 // 1 to 128 visible ASCII characters (docs/api.md).
 const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
@@ -73,7 +79,7 @@ export function createApp(deps: Deps) {
   // Built once every route is in (below): the same bytes whatever requests come first.
   let openApiJson = "";
   const app = new Elysia({ normalize: false })
-    .onParse(({ request }) => readJsonBody(request))
+    .onParse(({ request }) => (isFormBody(request) ? readFormBody(request) : readJsonBody(request)))
     .onError(({ error, code, request, route, set }) => {
       const state = requestState(request);
       state.route = route || undefined;
@@ -115,7 +121,10 @@ export function createApp(deps: Deps) {
     .use(usageRoutes(deps))
     .use(mailRoutes(deps))
     .use(webhooksRoutes(deps))
+    .use(gatewaysRoutes(deps))
     .use(entitiesRoutes(deps))
+    .use(oauthRoutes(deps))
+    .use(grantsRoutes(deps))
     .use(consoleRoutes(deps));
   openApiJson = buildOpenApi(app, { version: deps.version, publicUrl: deps.config.publicUrl }).json;
   const http = deps.metrics.http(app.routes.map((r) => r.path));
@@ -142,7 +151,7 @@ export function createApp(deps: Deps) {
         const proxied = deps.config.trustProxy && request.headers.get("x-forwarded-proto")?.toLowerCase() === "https";
         if (!proxied) throw new AppError("https_required");
       }
-      checkBodyHeaders(request, (r) => authzenMediaTypeRefusal(new URL(r.url).pathname));
+      checkBodyHeaders(request, (r) => authzenMediaTypeRefusal(new URL(r.url).pathname), (r) => FORM_PATHS.has(new URL(r.url).pathname));
       response = await app.handle(request);
     } catch (err) {
       response = errorResponse(toAppError(err).error, state);

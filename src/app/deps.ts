@@ -24,6 +24,8 @@ import type { Approvals } from "../approvals/approvals.ts";
 import type { ApprovalWaiters } from "../approvals/waiters.ts";
 import type { WebhookTargets } from "../webhooks/target.ts";
 import type { WebhookWorker } from "../webhooks/worker.ts";
+import type { OAuthTokens } from "../oauth/tokens.ts";
+import type { OAuthClients } from "../oauth/clients.ts";
 
 export interface Deps {
   config: Config;
@@ -85,6 +87,17 @@ export interface Deps {
   webhookTargets: WebhookTargets;
   /** The webhook outbox worker: nudge it after committing a delivery. */
   webhooks: WebhookWorker;
+  /**
+   * OAuth codes and tokens of remote gateways (src/oauth/tokens.ts): the authorization server
+   * issues them, a gateway checks one with verify(token, resource).
+   */
+  accessTokens: OAuthTokens;
+  /** OAuth clients: registered ones, and metadata documents fetched under the webhooks' address rules, each kept 5 minutes. */
+  oauthClients: OAuthClients;
+  /** Seals and opens the remote gateways' secrets: their keys', their shared ones, the members' own (key derived from the service secret). */
+  gatewaySecrets: SecretBox;
+  /** How long a remote gateway's tools/call held for approval waits for people (absent: src/gateways/routes.ts APPROVAL_WAIT_MS). */
+  gatewayApprovalWaitMs?: number;
   /** Prometheus metrics, on a registry of this service's own (src/observability/metrics.ts). */
   metrics: Metrics;
   /** /livez and /readyz; drain() when a graceful stop begins. */

@@ -236,7 +236,15 @@ export function buildOpenApi(app: Parameters<typeof toOpenAPISchema>[0], options
     servers: [{ url: options.publicUrl, description: "This service (its PUBLIC_URL)" }],
     paths,
     components: {
-      schemas: Object.fromEntries(statuses.map((s) => [`Error${s}`, closed(toJsonSchema(errorSchema(s)))])),
+      schemas: {
+        ...Object.fromEntries(statuses.map((s) => [`Error${s}`, closed(toJsonSchema(errorSchema(s)))])),
+        OAuthError: {
+          type: "object",
+          required: ["error", "error_description", "request_id"],
+          properties: { error: { type: "string" }, error_description: { type: "string" }, request_id: { type: "string" } },
+          additionalProperties: false,
+        },
+      },
       responses: Object.fromEntries(
         statuses.map((s) => [
           `Error${s}`,
@@ -252,6 +260,8 @@ export function buildOpenApi(app: Parameters<typeof toOpenAPISchema>[0], options
         // The AuthZEN routes also take the API key as a bearer token (docs/authzen.md).
         apiKeyBearer: { type: "http", scheme: "bearer", bearerFormat: "warden API key" },
         bearer: { type: "http", scheme: "bearer", bearerFormat: "JWT" },
+        // A remote MCP gateway's endpoint: an OAuth access token bound to that gateway (docs/mcp.md).
+        oauth: { type: "http", scheme: "bearer", bearerFormat: "OAuth 2.1 access token (RFC 8707 audience: the gateway's URL)" },
       },
     },
   };
@@ -279,9 +289,18 @@ function shapeOperation(method: string, path: string, generated: Json, route: Ro
   // describe (NDJSON, binary tiles) are declared there.
   const responses: Json = { ...declared, ...(detail.responses ?? {}) };
   const statuses = new Set([...Object.keys(responses).map(Number), ...frontDoorStatuses(method, path), ...credentialStatuses(op.security)]);
+  // The OAuth protocol endpoints answer RFC 6749's error body (`error`, `error_description`) at
+  // these statuses (docs/api.md, "OAuth for agents"), or the service's own from the front door.
+  const oauthStatuses = new Set<number>(detail["x-oauth-errors"] ?? []);
+  delete op["x-oauth-errors"];
   op.responses = {};
   for (const status of [...statuses].sort((a, b) => a - b)) {
-    op.responses[status] = status >= 400 ? { $ref: `#/components/responses/Error${status}` } : responses[status];
+    if (oauthStatuses.has(status)) {
+      op.responses[status] = {
+        description: "An OAuth error (RFC 6749 5.2), or the service's error body from the front door",
+        content: { "application/json": { schema: { anyOf: [{ $ref: "#/components/schemas/OAuthError" }, { $ref: `#/components/schemas/Error${status}` }] } } },
+      };
+    } else op.responses[status] = status >= 400 ? { $ref: `#/components/responses/Error${status}` } : responses[status];
   }
   return op;
 }

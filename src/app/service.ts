@@ -38,6 +38,9 @@ import { resealWebhookSecrets, WEBHOOK_SECRET_PURPOSE } from "../webhooks/manage
 import { trustedAuthorities, type PostLimits } from "../webhooks/post.ts";
 import { systemLookup, WebhookTargets, type Lookup } from "../webhooks/target.ts";
 import { NO_WEBHOOK_WORKER, startWebhookWorker } from "../webhooks/worker.ts";
+import { OAuthTokens } from "../oauth/tokens.ts";
+import { OAuthClients } from "../oauth/clients.ts";
+import { GATEWAY_SECRET_PURPOSE, resealGatewaySecrets } from "../gateways/manage.ts";
 import { createApp, type App } from "./app.ts";
 import type { Deps } from "./deps.ts";
 import pkg from "../../package.json" with { type: "json" };
@@ -60,14 +63,15 @@ export interface Service extends App {
   close(): Promise<void>;
 }
 
-/** Opens (or takes) the database, applies migrations and wires the app. */
 /**
- * Tests also pass `webhookLookup` (host names to addresses, instead of the system's resolver) and
- * `webhookLimits` (an attempt's deadline and answer cap).
+ * Opens (or takes) the database, applies migrations and wires the app. Tests also pass
+ * `webhookLookup` (host names to addresses, instead of the system's resolver), `webhookLimits` (an
+ * attempt's deadline and answer cap) and `gatewayApprovalWaitMs` (how long a gateway's call waits
+ * for an approval).
  */
 export async function createService(
   config: Config,
-  opts: { db?: Db; log?: Logger; now?: () => Date; webhookLookup?: Lookup; webhookLimits?: PostLimits } = {},
+  opts: { db?: Db; log?: Logger; now?: () => Date; webhookLookup?: Lookup; webhookLimits?: PostLimits; gatewayApprovalWaitMs?: number } = {},
 ): Promise<Service> {
   const log = opts.log ?? createLogger(config.logLevel, undefined, config.logFormat);
   const db = opts.db ?? (await openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.databasePoolSize }));
@@ -76,17 +80,19 @@ export async function createService(
   const dummyPasswordHash = hashPassword(randomBase62(24), config.bcryptCost);
   const [secret, keys, entities] = await Promise.all([serviceSecret(db, config.jwtSecret), KeyAuthenticator.open(db), EntityLookup.open(db)]);
   const previous = config.jwtSecretPrevious;
-  const [sessions, totpSecrets, mailTokens, webhookSecrets, signer] = await Promise.all([
+  const [sessions, totpSecrets, mailTokens, webhookSecrets, gatewaySecrets, signer] = await Promise.all([
     Sessions.open(db, secret, previous),
     SecretBox.derive(secret, TOTP_SECRET_PURPOSE, previous),
     SecretBox.derive(secret, MAIL_TOKEN_PURPOSE, previous),
     SecretBox.derive(secret, WEBHOOK_SECRET_PURPOSE, previous),
+    SecretBox.derive(secret, GATEWAY_SECRET_PURPOSE, previous),
     signingKeyBox(secret, previous).then((box) => ReceiptSigner.open(db, box, log)),
   ]);
   // JWT_SECRET changed: what the previous one sealed moves under the new one before it is dropped.
   if (previous) {
     log.info("totp_secrets_resealed", await resealTotpSecrets(db, totpSecrets));
     log.info("webhook_secrets_resealed", await resealWebhookSecrets(db, webhookSecrets));
+    log.info("gateway_secrets_resealed", await resealGatewaySecrets(db, gatewaySecrets));
   }
   const templates = new MailTemplates(ACCOUNT_MAIL, MEMBER_MAIL, PLAN_MAIL, APPROVAL_MAIL);
   const mail = startMailer({ db, log, transport: createTransport(config, log), templates, ctx: { publicUrl: config.publicUrl }, pollMs: config.mailPollMs, tokens: mailTokens });
@@ -149,6 +155,10 @@ export async function createService(
     webhookSecrets,
     webhookTargets,
     webhooks,
+    accessTokens: new OAuthTokens(db, audit, config.publicUrl, now),
+    oauthClients: new OAuthClients(db, webhookTargets, { ca: trustedAuthorities(config.extraCaCerts) }),
+    gatewaySecrets,
+    gatewayApprovalWaitMs: opts.gatewayApprovalWaitMs,
     metrics,
     probes: new Probes(() => db.query("system/ping")),
   };

@@ -30,8 +30,16 @@ export const EVENTS = [
   "webhook.created",
   "webhook.secret_rotated",
   "webhook.deleted",
+  "gateway.created",
+  "gateway.disabled",
+  "gateway.enabled",
+  "gateway.deleted",
+  "gateway.secret_set",
+  "gateway.secret_deleted",
   "entities.upserted",
   "entities.deleted",
+  "oauth.grant_created",
+  "oauth.grant_revoked",
 ] as const;
 
 export type EventName = (typeof EVENTS)[number];

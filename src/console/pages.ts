@@ -2,7 +2,7 @@
 // these paths under /console (anything else there is a JSON 404), and the browser's router.
 // The development mailbox is public: a newcomer invited by email has no account to sign in with yet.
 export const PUBLIC_PAGES = ["login", "signup", "forgot", "reset", "verify", "invitation", "mailbox"] as const;
-export const PRIVATE_PAGES = ["dashboard", "keys", "receipts", "approvals", "policy", "plan", "members", "webhooks", "entities", "audit", "account"] as const;
+export const PRIVATE_PAGES = ["dashboard", "keys", "receipts", "approvals", "policy", "plan", "members", "webhooks", "gateways", "entities", "audit", "account", "agents", "consent"] as const;
 
 export type Page = (typeof PUBLIC_PAGES)[number] | (typeof PRIVATE_PAGES)[number] | "home" | "receipt" | "approval";
 

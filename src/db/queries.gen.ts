@@ -433,6 +433,81 @@ export interface Queries {
       stored: number;
     };
   };
+  "gateways/create": {
+    params: [string, string, string, string, string, string, string, string, string, string, string];
+    row: {
+      gateway_id: string;
+      name: string;
+      upstream_url: string;
+      upstream_auth: string;
+      status: string;
+      created_at: string;
+      created_by: string | null;
+    };
+  };
+  "gateways/credentials": {
+    params: [string, string, string];
+    row: {
+      key_secret_sealed: string | null;
+      secret_sealed: string | null;
+      member_secret_sealed: string | null;
+    };
+  };
+  "gateways/delete": {
+    params: [string, string, string];
+    row: {
+      gateway_id: string;
+      name: string;
+      key_id: string;
+    };
+  };
+  "gateways/get": {
+    params: [string, string, string];
+    row: {
+      gateway_id: string;
+      name: string;
+      upstream_url: string;
+      upstream_auth: string;
+      status: string;
+      created_at: string;
+      created_by: string | null;
+      member_secret_set: boolean;
+    };
+  };
+  "gateways/list": {
+    params: [string, string];
+    row: {
+      gateway_id: string;
+      name: string;
+      upstream_url: string;
+      upstream_auth: string;
+      status: string;
+      created_at: string;
+      created_by: string | null;
+      member_secret_set: boolean;
+    };
+  };
+  "gateways/member_reseal": {
+    params: [string, string, string, string, string];
+    row: {
+      resealed: boolean;
+    };
+  };
+  "gateways/member_sealed_page": {
+    params: [string, string, string, number | string];
+    row: {
+      tenant_id: string;
+      gateway_id: string;
+      member_id: string;
+      secret_sealed: string;
+    };
+  };
+  "gateways/reseal": {
+    params: [string, string, string, string, string, string];
+    row: {
+      resealed: boolean;
+    };
+  };
   "gateways/resolve": {
     params: [string];
     row: {
@@ -442,6 +517,36 @@ export interface Queries {
       upstream_url: string;
       upstream_auth: string;
       status: string;
+    };
+  };
+  "gateways/sealed_page": {
+    params: [string, string, number | string];
+    row: {
+      tenant_id: string;
+      gateway_id: string;
+      key_secret_sealed: string | null;
+      secret_sealed: string | null;
+    };
+  };
+  "gateways/secret_delete": {
+    params: [string, string, string];
+    row: {
+      deleted: boolean;
+    };
+  };
+  "gateways/secret_set": {
+    params: [string, string, string, string];
+    row: {
+      gateway_id: string;
+      updated_at: string;
+    };
+  };
+  "gateways/set_status": {
+    params: [string, string, string, boolean];
+    row: {
+      gateway_id: string;
+      status: string;
+      changed: boolean;
     };
   };
   "idempotency/claim": {
@@ -749,6 +854,117 @@ export interface Queries {
     params: [];
     row: {
       version: string;
+    };
+  };
+  "oauth/access_verify": {
+    params: [string, string, string, Date | string];
+    row: {
+      grant_id: string;
+      tenant_id: string;
+      account_id: string;
+      member_id: string;
+      role: string;
+      client_id: string;
+      client_name: string;
+      gateway_id: string;
+      scope: string;
+      expires_at: Date;
+    };
+  };
+  "oauth/client_create": {
+    params: [string, string, readonly string[], string];
+    row: {
+      client_id: string;
+      client_name: string;
+      redirect_uris: string[];
+      client_uri: string | null;
+      created_at: Date;
+    };
+  };
+  "oauth/client_get": {
+    params: [string];
+    row: {
+      client_id: string;
+      client_name: string;
+      redirect_uris: string[];
+      client_uri: string | null;
+    };
+  };
+  "oauth/code_redeem": {
+    params: [string, string, string, string, string, string, string, Date | string, string, Date | string, Date | string];
+    row: {
+      outcome: string;
+      grant_id: string | null;
+      revoked: boolean;
+    };
+  };
+  "oauth/grant_create": {
+    params: [string, string, string, string, string, string, string, string, string, string, Date | string, Date | string];
+    row: {
+      grant_id: string;
+      expires_at: Date;
+    };
+  };
+  "oauth/grant_get": {
+    params: [string, string];
+    row: {
+      grant_id: string;
+      gateway_id: string;
+      member_id: string;
+      client_id: string;
+      client_name: string;
+      scope: string;
+      status: string;
+    };
+  };
+  "oauth/grant_issue": {
+    params: [string, string, string, Date | string, string, Date | string, Date | string];
+    row: {
+      grant_id: string;
+      kind: string;
+    };
+  };
+  "oauth/grant_revoke": {
+    params: [string, string, string, string, Date | string];
+    row: {
+      revoked: boolean;
+    };
+  };
+  "oauth/grants_list": {
+    params: [string, string];
+    row: {
+      grant_id: string;
+      gateway_id: string;
+      gateway_name: string | null;
+      member_id: string;
+      member_email: string | null;
+      client_id: string;
+      client_name: string;
+      scope: string;
+      status: string;
+      created_at: Date;
+      last_used_at: Date | null;
+      revoked_at: Date | null;
+      revoked_reason: string | null;
+    };
+  };
+  "oauth/refresh_rotate": {
+    params: [string, string, string, string, string, Date | string, string, Date | string, Date | string];
+    row: {
+      outcome: string;
+      grant_id: string | null;
+      scope: string | null;
+      revoked: boolean;
+    };
+  };
+  "oauth/token_grant": {
+    params: [string, string];
+    row: {
+      grant_id: string;
+      client_id: string;
+      member_id: string;
+      gateway_id: string;
+      status: string;
     };
   };
   "outbox/attempt_failed": {

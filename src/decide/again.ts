@@ -6,7 +6,7 @@ import { Value } from "@sinclair/typebox/value";
 import { canonicalJson } from "../crypto/canonical.ts";
 import { decide, type Decision } from "./engine.ts";
 import { factsFromReads, readsOf } from "./entities.ts";
-import { ProtectInput, type PolicyDocument } from "./policy.ts";
+import { callerOf, ProtectInput, type PayloadPrincipal, type PolicyDocument } from "./policy.ts";
 
 type Fields = Record<string, unknown>;
 const isObject = (v: unknown): v is Fields => v !== null && typeof v === "object" && !Array.isArray(v);
@@ -21,16 +21,18 @@ export function decideAgain(payload: unknown, document: PolicyDocument): { decis
   if (!isObject(payload)) return undefined;
   const { input } = payload;
   if (!Value.Check(ProtectInput, input)) return undefined;
-  // Under a version with a keys condition the payload names the key that asked, and that key decides again.
+  // Under a version with a keys condition the payload names the key that asked, and that key decides
+  // again; through a remote gateway also the person's role, the agent and the gateway.
   const principal = payload.principal;
-  const keyId = isObject(principal) && typeof principal.key_id === "string" ? principal.key_id : null;
+  const named = isObject(principal) ? (Object.fromEntries(Object.entries(principal).filter(([, v]) => typeof v === "string")) as Partial<PayloadPrincipal>) : undefined;
+  const caller = callerOf(named ? { key_id: null, ...named } : undefined);
   // Usage conditions decide on the facts the payload names (the counters' totals it read).
   const facts = Array.isArray(payload.usage)
     ? new Map((payload.usage as unknown[]).filter(isObject).map((u) => [String(u.rule), { window_start: String(u.window_start), before: Number(u.before) }]))
     : undefined;
   // Attribute conditions decide on the stored attributes the payload names (only those read are needed).
   const entities = factsFromReads(input, readsOf(payload.entities));
-  const again = decide(input, document, { key_id: keyId }, facts, entities);
+  const again = decide(input, document, caller, facts, entities);
   const same = (a: unknown, b: unknown) => canonicalJson(a ?? null) === canonicalJson(b ?? null);
   const matches =
     same(again.usage, payload.usage) &&

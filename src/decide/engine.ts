@@ -17,7 +17,12 @@ export type UsageFact = { rule: string; window_start: string; before: number };
 export type UsageFacts = ReadonlyMap<string, { window_start: string; before: number }>;
 
 /** Who asked, as far as a policy may read it: the API key (null when a session asked). */
-export type Caller = { key_id: string | null };
+/**
+ * Who asks: the calling key (null: a session) and, for a call through a remote MCP gateway, the
+ * person's role in the tenant, the agent (OAuth client id) and the gateway's name (docs/policy.md,
+ * "Who asks").
+ */
+export type Caller = { key_id: string | null; role?: string; client_id?: string; gateway?: string };
 
 type Value = string | number | boolean | undefined;
 
@@ -83,6 +88,12 @@ class World {
         return this.input.currency;
       case "principal.key_id":
         return this.caller.key_id ?? undefined;
+      case "principal.role":
+        return this.caller.role;
+      case "principal.client_id":
+        return this.caller.client_id;
+      case "principal.gateway":
+        return this.caller.gateway;
       case "subject.id":
         return this.refs.subject?.id;
       case "subject.type":

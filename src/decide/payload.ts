@@ -2,7 +2,7 @@
 import { Type } from "@sinclair/typebox";
 import type { Decision } from "./engine.ts";
 import { EntityReadSchema, type EntityRead } from "./entities.ts";
-import { ApprovalTerms, ProtectInput, type DraftRef, type PolicyRef, type ResolvedTerms } from "./policy.ts";
+import { ApprovalTerms, ProtectInput, type DraftRef, type PayloadPrincipal, type PolicyRef, type ResolvedTerms } from "./policy.ts";
 
 export type PayloadKind = "simulation" | "protect" | "execute";
 
@@ -22,8 +22,8 @@ export type ResultPayload = {
   reasons: string[];
   /** The id of the rule that decided; null for the policy's default. */
   rule: string | null;
-  /** The calling key, only when it was a fact of the decision (a rule with a `keys` condition). */
-  principal?: { key_id: string | null };
+  /** The calling key, only when it was a fact of the decision (a rule with a `keys` condition); through a remote gateway always, with who asked. */
+  principal?: PayloadPrincipal;
   preset?: string;
   /** The terms under which people may approve the action: the rule that decided is require_approval. */
   requires_approval?: ResolvedTerms;
@@ -43,7 +43,11 @@ export function buildPayload(args: Omit<ResultPayload, "v">): ResultPayload {
   const ref = { policy_id: policy.policy_id, version: policy.version, hash: policy.hash } as PolicyRef | DraftRef;
   const payload: ResultPayload = { v: 2, kind, input, policy: ref, decision, reasons, rule };
   // Absent rather than undefined or null, so the hash does not depend on how "none" is spelt.
-  if (principal !== undefined) payload.principal = { key_id: principal.key_id };
+  if (principal !== undefined) {
+    payload.principal = { key_id: principal.key_id };
+    // Through a remote gateway: the person, the agent and the gateway, each named field copied.
+    for (const f of GATEWAY_FIELDS) if (principal[f] !== undefined) payload.principal[f] = principal[f];
+  }
   if (preset !== undefined) payload.preset = preset;
   if (requires_approval !== undefined) {
     const t = requires_approval;
@@ -57,6 +61,8 @@ export function buildPayload(args: Omit<ResultPayload, "v">): ResultPayload {
   }
   return payload;
 }
+
+const GATEWAY_FIELDS = ["account_id", "member_id", "role", "client_id", "gateway_id", "gateway"] as const;
 
 const Hash = Type.String({ pattern: "^0x[0-9a-f]{64}$" });
 
@@ -74,8 +80,19 @@ export const ResultPayload = Type.Object({
   rule: Type.Union([Type.String(), Type.Null()], { description: "id of the rule that decided; null for the policy's default" }),
   principal: Type.Optional(
     Type.Object(
-      { key_id: Type.Union([Type.String(), Type.Null()]) },
-      { description: "the calling key (null: a session), present only when a rule of the policy version reads it (a keys condition, or principal.key_id in a where)" },
+      {
+        key_id: Type.Union([Type.String(), Type.Null()]),
+        account_id: Type.Optional(Type.String({ description: "through a remote MCP gateway: the person's account" })),
+        member_id: Type.Optional(Type.String({ description: "through a remote MCP gateway: the person's membership of the tenant" })),
+        role: Type.Optional(Type.String({ description: "through a remote MCP gateway: the person's role (principal.role)" })),
+        client_id: Type.Optional(Type.String({ description: "through a remote MCP gateway: the agent, its OAuth client id (principal.client_id)" })),
+        gateway_id: Type.Optional(Type.String({ description: "through a remote MCP gateway: the gateway's id" })),
+        gateway: Type.Optional(Type.String({ description: "through a remote MCP gateway: the gateway's name (principal.gateway)" })),
+      },
+      {
+        description:
+          "the calling key (null: a session), present when a rule of the policy version reads it (a keys condition, or principal.key_id in a where), and always for a call through a remote MCP gateway, with the person, the agent and the gateway",
+      },
     ),
   ),
   preset: Type.Optional(Type.String()),

@@ -100,7 +100,7 @@ export type UsageOp = Static<typeof UsageOp>;
  * a stored attribute of either.
  */
 export const WHERE_PATH =
-  "^(action|resource|amount|currency|principal\\.key_id|(subject|resource)\\.(id|type)|context\\.[A-Za-z0-9_.-]{1,64}|(subject|resource)\\.attr\\.[A-Za-z_][A-Za-z0-9_]{0,63})$";
+  "^(action|resource|amount|currency|principal\\.(key_id|role|client_id|gateway)|(subject|resource)\\.(id|type)|context\\.[A-Za-z0-9_.-]{1,64}|(subject|resource)\\.attr\\.[A-Za-z_][A-Za-z0-9_]{0,63})$";
 const WherePath = Type.String({ pattern: WHERE_PATH });
 /** An operand that is another value of the decision's world instead of a literal. */
 export const Ref = Type.Object({ ref: WherePath }, { additionalProperties: false });
@@ -153,7 +153,7 @@ export const Condition = Type.Object(
         maxProperties: 32,
         additionalProperties: false,
         description:
-          'docs/policy.md, "Entities and attributes": each path (action, resource, amount, currency, context.NAME, principal.key_id, subject.id|type, resource.id|type, subject.attr.NAME, resource.attr.NAME) with its operators (eq, ne, in, not_in, gt, gte, lt, lte, prefix, exists, contains, any, all), each operand a literal or {"ref": PATH}; every one must hold',
+          'docs/policy.md, "Entities and attributes": each path (action, resource, amount, currency, context.NAME, principal.key_id, principal.role, principal.client_id, principal.gateway, subject.id|type, resource.id|type, subject.attr.NAME, resource.attr.NAME) with its operators (eq, ne, in, not_in, gt, gte, lt, lte, prefix, exists, contains, any, all), each operand a literal or {"ref": PATH}; every one must hold',
       }),
     ),
   },
@@ -379,9 +379,37 @@ export function readsKeys(doc: PolicyDocument): boolean {
   return doc.rules.some((r) => r.when.keys !== undefined || (r.when.where !== undefined && namesKey(r.when.where)));
 }
 
-/** The payload's principal: the calling key, a fact of the decision only when a rule reads keys. */
-export function payloadPrincipal(doc: PolicyDocument, keyId: string | null): { key_id: string | null } | undefined {
+/**
+ * Who asked through a remote MCP gateway (docs/mcp.md, "Remote gateways"): the person (account,
+ * member and role), the agent (OAuth client) and the gateway. Always in such a payload, so every
+ * receipt names them and a policy reads principal.role, principal.client_id and principal.gateway.
+ */
+export interface GatewayCaller {
+  account_id: string;
+  member_id: string;
+  role: string;
+  client_id: string;
+  gateway_id: string;
+  gateway: string;
+}
+
+/** A payload's principal: the calling key, and who asked through a gateway. */
+export type PayloadPrincipal = { key_id: string | null } & Partial<GatewayCaller>;
+
+/**
+ * The payload's principal: the calling key, a fact of the decision only when a rule reads keys;
+ * a call through a gateway always names the key and who asked.
+ */
+export function payloadPrincipal(doc: PolicyDocument, keyId: string | null, via?: GatewayCaller): PayloadPrincipal | undefined {
+  if (via) return { key_id: keyId, ...via };
   return readsKeys(doc) ? { key_id: keyId } : undefined;
+}
+
+/** The caller decide() reads back from a payload's principal (as recorded). */
+export function callerOf(principal: PayloadPrincipal | undefined): { key_id: string | null; role?: string; client_id?: string; gateway?: string } {
+  if (!principal) return { key_id: null };
+  const { key_id, role, client_id, gateway } = principal;
+  return { key_id: key_id ?? null, ...(role !== undefined && { role }), ...(client_id !== undefined && { client_id }), ...(gateway !== undefined && { gateway }) };
 }
 
 // Version 1 is referenced by receipts forever: freezing stops any caller from changing

@@ -10,7 +10,7 @@ import { decide, type UsageFacts } from "../decide/engine.ts";
 import { usageNeeds } from "../decide/usage-needs.ts";
 import { entityRefs, readsEntities, type EntityFacts, type EntityFinder } from "../decide/entities.ts";
 import { buildPayload, type ResultPayload } from "../decide/payload.ts";
-import { payloadPrincipal, type ProtectInput, type PolicyDocument, type PolicyRef } from "../decide/policy.ts";
+import { callerOf, payloadPrincipal, type GatewayCaller, type ProtectInput, type PolicyDocument, type PolicyRef } from "../decide/policy.ts";
 import type { PolicyVersions } from "../policies/store.ts";
 import type { AnsweredApproval, OpenedApproval } from "../receipts/append.ts";
 import type { DecisionReceiptView } from "../receipts/store.ts";
@@ -18,22 +18,26 @@ import { newId } from "../ids.ts";
 import { recordDecision, type Recording } from "./record.ts";
 
 /** The decision, its payload and the approval it opens, with the usage facts given (none: no usage rule) and the entities found. */
-function decided(input: ProtectInput, policy: { ref: PolicyRef; document: PolicyDocument }, keyId: string, facts?: UsageFacts, entities?: EntityFacts): { payload: ResultPayload; approval?: OpenedApproval } {
-  const { decision, reasons, rule, approval: terms, usage, entities: read } = decide(input, policy.document, { key_id: keyId }, facts, entities);
-  const caller = payloadPrincipal(policy.document, keyId);
+function decided(input: ProtectInput, policy: { ref: PolicyRef; document: PolicyDocument }, keyId: string, via: GatewayCaller | undefined, facts?: UsageFacts, entities?: EntityFacts): { payload: ResultPayload; approval?: OpenedApproval } {
+  const caller = payloadPrincipal(policy.document, keyId, via);
+  const { decision, reasons, rule, approval: terms, usage, entities: read } = decide(input, policy.document, callerOf(caller ?? { key_id: keyId }), facts, entities);
   const payload = buildPayload({ kind: "protect", input, policy: policy.ref, decision, reasons, rule, principal: caller, requires_approval: terms, usage, entities: read });
   const approval = terms && rule !== null ? { approval_id: newId("apv_"), ...terms, roles: [...terms.roles], rule, action: input.action } : undefined;
   return { payload, approval };
 }
 
-export async function protect(deps: Recording & { policies: PolicyVersions; entities?: EntityFinder }, principal: KeyPrincipal, input: ProtectInput, requestId: string): Promise<Outcome> {
+/**
+ * `via`: the call came through a remote MCP gateway (src/gateways/), under the gateway's own key,
+ * for this person and agent; the payload names them and policies read them.
+ */
+export async function protect(deps: Recording & { policies: PolicyVersions; entities?: EntityFinder }, principal: KeyPrincipal, input: ProtectInput, requestId: string, via?: GatewayCaller): Promise<Outcome> {
   // A key's own actions and daily limit (docs/api.md, "Keys for agents"): refused before anything is stored.
   if (principal.rules !== null) await admitProtect(deps.db, principal.tenant_id, principal.key_id, principal.rules, input.action);
   const policy = await deps.policies.forRef(principal.tenant_id, principal.policy);
   // The input's subject and resource as stored, only under a policy that reads their attributes.
   const entities: EntityFacts | undefined = deps.entities && readsEntities(policy.document) ? await deps.entities.find(principal.tenant_id, entityRefs(input)) : undefined;
   const at = deps.now();
-  const needs = usageNeeds(input, policy.document, { key_id: principal.key_id }, at.toISOString(), entities);
+  const needs = usageNeeds(input, policy.document, callerOf(payloadPrincipal(policy.document, principal.key_id, via) ?? { key_id: principal.key_id }), at.toISOString(), entities);
   let opened: OpenedApproval | undefined;
   // A retry of a held action answers the approval it already has (one per key and action hash):
   // no second approval, no second mail to the approvers.
@@ -55,14 +59,14 @@ export async function protect(deps: Recording & { policies: PolicyVersions; enti
   });
   const args = { tenantId: principal.tenant_id, keyId: principal.key_id, requestId };
   if (needs.length === 0) {
-    const { payload, approval } = decided(input, policy, principal.key_id, undefined, entities);
+    const { payload, approval } = decided(input, policy, principal.key_id, via, undefined, entities);
     opened = approval;
     return recordDecision(deps, { ...args, payload, approval }, shape);
   }
   const make = (facts: UsageFacts) => {
-    const made = decided(input, policy, principal.key_id, facts, entities);
+    const made = decided(input, policy, principal.key_id, via, facts, entities);
     opened = made.approval;
     return made;
   };
-  return recordDecision(deps, { ...args, payload: decided(input, policy, principal.key_id, undefined, entities).payload, usage: { at, needs, make } }, shape);
+  return recordDecision(deps, { ...args, payload: decided(input, policy, principal.key_id, via, undefined, entities).payload, usage: { at, needs, make } }, shape);
 }

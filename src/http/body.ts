@@ -19,6 +19,7 @@ const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
 const LONE_SURROGATE = /\p{Cs}/u;
 const LONE_SURROGATES = /\p{Cs}/gu;
 const JSON_TYPE = /^application\/json\s*(;|$)/i;
+const FORM_TYPE = /^application\/x-www-form-urlencoded\s*(;|$)/i;
 const BODY_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
 /**
@@ -26,13 +27,48 @@ const BODY_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
  * large body gets the same 413 as a POST) and, where a body is expected, the content type (415,
  * or what `wrongType` answers instead for the route).
  */
-export function checkBodyHeaders(request: Request, wrongType: (request: Request) => AppError | undefined = () => undefined): void {
+export function checkBodyHeaders(
+  request: Request,
+  wrongType: (request: Request) => AppError | undefined = () => undefined,
+  takesForm: (request: Request) => boolean = () => false,
+): void {
   const length = request.headers.get("content-length");
   if (length !== null && Number(length) > MAX_BODY_BYTES) throw new AppError("payload_too_large");
   if (!BODY_METHODS.has(request.method)) return;
   // A declared length decides; without one, a chunked or in-process body still counts.
   const hasBody = length !== null ? length !== "0" : request.headers.has("transfer-encoding") || request.body !== null;
-  if (hasBody && !JSON_TYPE.test(request.headers.get("content-type") ?? "")) throw wrongType(request) ?? new AppError("unsupported_media_type");
+  if (!hasBody || JSON_TYPE.test(request.headers.get("content-type") ?? "")) return;
+  if (isFormBody(request) && takesForm(request)) return;
+  throw wrongType(request) ?? new AppError("unsupported_media_type");
+}
+
+/** Whether the body is declared application/x-www-form-urlencoded (taken only where checkBodyHeaders allowed it). */
+export function isFormBody(request: Request): boolean {
+  return FORM_TYPE.test(request.headers.get("content-type") ?? "");
+}
+
+/**
+ * A form body (OAuth's token endpoints) as an object: a name sent once maps to its string, a name
+ * sent more than once to all its values (the route refuses those). Same size cap and UTF-8 rule as JSON.
+ */
+export async function readFormBody(request: Request): Promise<Record<string, string | string[]>> {
+  const out: Record<string, string | string[]> = Object.create(null);
+  if (!request.body) return out;
+  const bytes = hasCheckedLength(request) ? new Uint8Array(await request.arrayBuffer()) : await readCapped(request.body);
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
+  } catch {
+    throw new AppError("invalid_request", "The request body is not valid UTF-8.");
+  }
+  for (const [name, value] of new URLSearchParams(text)) {
+    if (LONE_SURROGATE.test(name) || LONE_SURROGATE.test(value) || name.includes("\u0000") || value.includes("\u0000")) {
+      throw new AppError("invalid_request", "The form holds a character that is not Unicode text.");
+    }
+    const seen = out[name];
+    out[name] = seen === undefined ? value : Array.isArray(seen) ? [...seen, value] : [seen, value];
+  }
+  return out;
 }
 
 /**

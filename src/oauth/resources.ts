@@ -12,6 +12,9 @@ export interface GatewayResource {
   status: "active" | "disabled" | "deleted";
 }
 
+/** The scope a token needs for a gateway's endpoint (tools/list, tools/call and the rest of MCP). */
+export const GATEWAY_SCOPE = "mcp";
+
 const GATEWAY_ID = /^gw_[0-9A-Za-z]{22}$/;
 
 /** The canonical resource URL of a gateway: what tokens are bound to and what clients connect to. */

@@ -3,7 +3,7 @@
 import { decide, type Decision } from "../decide/engine.ts";
 import { usageNeeds } from "../decide/usage-needs.ts";
 import { factsFromReads, readsOf } from "../decide/entities.ts";
-import type { PolicyDocument, ProtectInput } from "../decide/policy.ts";
+import { callerOf, type PayloadPrincipal, type PolicyDocument, type ProtectInput } from "../decide/policy.ts";
 
 /** A stored protect receipt as the impact replay reads it (policies/impact_receipts.sql). */
 export interface StoredDecision {
@@ -39,15 +39,16 @@ export function impactOf(rows: readonly StoredDecision[], draft: PolicyDocument)
   // an action the draft denies counts toward nothing (so a lowered budget shows what it would have denied).
   const counters = new Map<string, number>();
   for (const row of [...rows].reverse()) {
-    const payload = JSON.parse(row.payload) as { input: ProtectInput; decision: Decision; reasons: string[]; principal?: { key_id: string | null }; entities?: unknown };
+    const payload = JSON.parse(row.payload) as { input: ProtectInput; decision: Decision; reasons: string[]; principal?: PayloadPrincipal; entities?: unknown };
     // The key that decided is the payload's principal when it names one; otherwise the caller's.
-    const keyId = payload.principal ? payload.principal.key_id : row.key_id;
+    // Through a remote gateway it also names the person's role, the agent and the gateway.
+    const caller = payload.principal ? callerOf(payload.principal) : { key_id: row.key_id };
     // The entities as they were: the attributes the recorded decision read (one it did not read is missing).
     const entities = factsFromReads(payload.input, readsOf(payload.entities));
-    const needs = row.timestamp ? usageNeeds(payload.input, draft, { key_id: keyId }, row.timestamp, entities) : [];
+    const needs = row.timestamp ? usageNeeds(payload.input, draft, caller, row.timestamp, entities) : [];
     const slot = (n: (typeof needs)[number]) => `${n.counter}\u0000${n.scope}\u0000${n.window_start}`;
     const facts = new Map(needs.map((n) => [n.rule, { window_start: n.window_start, before: counters.get(slot(n)) ?? 0 }]));
-    const after = decide(payload.input, draft, { key_id: keyId }, facts, entities);
+    const after = decide(payload.input, draft, caller, facts, entities);
     if (after.decision === "ALLOWED") for (const n of needs) counters.set(slot(n), (counters.get(slot(n)) ?? 0) + n.add);
     if (after.approval) {
       const day = (row.timestamp ?? "").slice(0, 10) || "unknown";

@@ -14,6 +14,7 @@ import type { Db } from "../../src/db/index.ts";
 import { createLogger } from "../../src/log.ts";
 import { ReceiptSigner, signingKeyBox } from "../../src/receipts/signer.ts";
 import { WEBHOOK_SECRET_PURPOSE } from "../../src/webhooks/manage.ts";
+import { GATEWAY_SECRET_PURPOSE } from "../../src/gateways/manage.ts";
 import { bearer } from "../helpers/accounts.ts";
 import { SMALL_PAYMENT } from "../helpers/customer.ts";
 import { call, GOOD_PASSWORD, openTestDb, subjectOf, testConfig, uniqueEmail } from "../helpers/service.ts";
@@ -112,6 +113,29 @@ describe("JWT_SECRET changed with JWT_SECRET_PREVIOUS", () => {
     const box = await SecretBox.derive(NEW, WEBHOOK_SECRET_PURPOSE);
     expect(await box.open(stored.secret_sealed, hook.body.webhook_id)).toBe(rotated.body.secret);
     expect(await box.open(stored.previous_secret_sealed, hook.body.webhook_id)).toBe(hook.body.secret);
+  });
+
+  test("remote gateways' secrets (the gateway's key, its shared secret, a member's own) are sealed again under the new secret", async () => {
+    const before = await start(OLD);
+    const signup = await post(before, "/auth/signup", { email: uniqueEmail("gateways"), password: GOOD_PASSWORD });
+    const shared = await post(before, "/customer/mcp/gateways", { name: "rotation-shared", upstream_url: "https://93.184.215.14/mcp", upstream_auth: "shared", secret: "the-shared-one" }, signup.body.token);
+    expect(shared.status).toBe(201);
+    const perMember = await post(before, "/customer/mcp/gateways", { name: "rotation-member", upstream_url: "https://93.184.215.14/mcp", upstream_auth: "per_member" }, signup.body.token);
+    expect(perMember.status).toBe(201);
+    const own = await call("PUT", `/customer/mcp/gateways/${perMember.body.gateway_id}/secret`, { json: { secret: "my-own-one" }, headers: bearer(signup.body.token), service: before });
+    expect(own.status).toBe(200);
+
+    await start(NEW, OLD);
+    const events = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+    // Two gateways (the first its key and shared secret in one row), one member's secret; on a shared database other suites' gateways are sealed under neither secret here (unreadable).
+    expect(events).toContainEqual(expect.objectContaining({ event: "gateway_secrets_resealed", resealed: 3 }));
+    const box = await SecretBox.derive(NEW, GATEWAY_SECRET_PURPOSE);
+    const read = (gatewayId: string) => db.one("gateways/credentials", [signup.body.tenant_id, gatewayId, signup.body.member_id]);
+    const first = (await read(shared.body.gateway_id))!;
+    expect(await box.open(first.secret_sealed!, `${shared.body.gateway_id}:shared`)).toBe("the-shared-one");
+    expect(await box.open(first.key_secret_sealed!, `${shared.body.gateway_id}:key`)).toStartWith("warden_live_");
+    const second = (await read(perMember.body.gateway_id))!;
+    expect(await box.open(second.member_secret_sealed!, `${perMember.body.gateway_id}:member:${signup.body.member_id}`)).toBe("my-own-one");
   });
 
   test("without JWT_SECRET_PREVIOUS a changed secret ends sessions, and a TOTP code is refused (401, not 500); a recovery code still works", async () => {

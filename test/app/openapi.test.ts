@@ -83,9 +83,11 @@ describe("what a generated client needs", () => {
     const open = operations().filter((o) => (o.op.security as Json[]).length === 0).map((o) => `${o.method} ${o.path}`);
     expect(open.sort()).toEqual(
       [
-        "GET /.well-known/authzen-configuration", "GET /.well-known/jwks.json", "GET /features/catalog", "GET /health", "GET /livez", "GET /readyz",
+        "GET /.well-known/authzen-configuration", "GET /.well-known/jwks.json", "GET /.well-known/oauth-protected-resource/mcp/{gateway_id}", "GET /features/catalog", "GET /health", "GET /livez", "GET /readyz",
         "GET /v1/presets", "POST /auth/invitations/preview", "POST /auth/login", "POST /auth/mfa/verify", "POST /auth/reset-password/confirm", "POST /auth/reset-password/request",
         "POST /auth/reset-password/validate", "POST /auth/signup", "POST /auth/verify-email/confirm",
+        // OAuth for agents: the protocol's own endpoints, which a client calls before it holds anything.
+        "GET /.well-known/oauth-authorization-server", "GET /oauth/authorize", "POST /oauth/register", "POST /oauth/revoke", "POST /oauth/token",
       ].sort(),
     );
     // Accepting an invitation takes a session when there is one.
@@ -167,6 +169,11 @@ describe("the front door's answers, on every operation, are documented", () => {
       expect({ route: `${method} ${url}`, status: reply.status }).toEqual({ route: `${method} ${url}`, status: 413 });
       if (method === "GET") continue;
       const text = await call(method, url, { body: "a=1", headers: { "content-type": "application/x-www-form-urlencoded" } });
+      // OAuth's token and revocation endpoints take forms, as RFC 6749 and RFC 7009 say.
+      if (url === "/oauth/token" || url === "/oauth/revoke") {
+        expect({ route: `${method} ${url}`, status: text.status }).toEqual({ route: `${method} ${url}`, status: url === "/oauth/token" ? 401 : 400 });
+        continue;
+      }
       expect({ route: `${method} ${url}`, status: text.status }).toEqual({ route: `${method} ${url}`, status: url.startsWith("/access/v1/") ? 400 : 415 });
     }
   });

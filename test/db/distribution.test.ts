@@ -10,7 +10,7 @@ import { testService } from "../helpers/service.ts";
 import { testQuery } from "../helpers/sql.ts";
 
 /** Tables with a tenant_id column that stay off the tenant shards: the routes that find a tenant, and the outbox. */
-const KEPT_OFF_THE_SHARDS = ["invitation_routes", "key_routes", "member_routes", "outbox"];
+const KEPT_OFF_THE_SHARDS = ["invitation_routes", "key_routes", "mcp_gateway_routes", "member_routes", "outbox"];
 
 const LEFT = [
   "accounts.accounts_last_tenant_id_fkey",

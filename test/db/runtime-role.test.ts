@@ -9,6 +9,7 @@ import { DbError, openDb, type Db } from "../../src/db/index.ts";
 import { createLogger } from "../../src/log.ts";
 import { apiKey, bearer, SMALL_PAYMENT } from "../helpers/customer.ts";
 import { call, signup, testConfig, testService, uniqueEmail, GOOD_PASSWORD } from "../helpers/service.ts";
+import { addGateway, grantWithTokens } from "../helpers/oauth.ts";
 import { testQuery } from "../helpers/sql.ts";
 
 const DATABASE_URL = process.env.TEST_DATABASE_URL;
@@ -50,6 +51,20 @@ describe.skipIf(!DATABASE_URL)("the service's runtime role on PostgreSQL", async
     await refused("policy_update", [user.tenantId, 1]);
     await refused("policy_delete", [user.tenantId, 1]);
     await refused("runtime_create_table");
+  });
+
+  test("OAuth: the whole token life runs as the runtime role, which cannot delete a token nor revive a grant", async () => {
+    const user = await signup();
+    const gw = await addGateway(user.tenantId);
+    const first = await grantWithTokens(gw, user.memberId, { service });
+    const tokens = service.deps.accessTokens;
+    expect(await tokens.verify(first.access_token, gw.resource)).not.toBeNull();
+    const second = await tokens.refresh(first.refresh_token, { clientId: "cli_test", resource: null, requestId: "r" });
+    expect(second.ok).toBe(true);
+    expect(await tokens.refresh(first.refresh_token, { clientId: "cli_test", resource: null, requestId: "r" })).toMatchObject({ ok: false, reason: "reused" });
+    await refused("oauth_tokens_delete", [user.tenantId, first.grant_id]);
+    const err = await testQuery(owner, "oauth_grant_reactivate", [user.tenantId, first.grant_id]).then(() => undefined, (e: unknown) => e);
+    expect((err as DbError).sqlstate).toBe("WO001");
   });
 
   test("cannot UPDATE or DELETE an audit event, nor an operator's queued event beyond marking it appended", async () => {

@@ -6,6 +6,7 @@ import { authSuite, makeFixture, PLACEHOLDER, type Fixture, type ProtectedRoute 
 import { DEFAULT_POLICY } from "../../src/decide/policy.ts";
 import { call, subjectOf, uniqueEmail } from "../helpers/service.ts";
 import { setPlan } from "../helpers/customer.ts";
+import { addGateway, grantWithTokens } from "../helpers/oauth.ts";
 
 let shared: Promise<Fixture> | undefined;
 const fixture = () =>
@@ -24,9 +25,13 @@ const fixture = () =>
     const asked = await call("POST", "/v1/protect", { json: { action: "refund.issue" }, headers: { "x-api-key": f.owner.apiKey } });
     // A public address literal: accepted without DNS; the shared service delivers nothing.
     const webhook = await call("POST", "/customer/webhooks", { json: { url: "https://93.184.215.14/suite", events: ["*"] }, headers: jwt });
+    const gateway = await call("POST", "/customer/mcp/gateways", { json: { name: "suite", upstream_url: "https://93.184.215.14/mcp", upstream_auth: "per_member" }, headers: jwt });
     const entities = [{ type: "suite", id: "read", attributes: {} }, { type: "suite", id: "delete", attributes: {} }];
     expect((await call("PUT", "/customer/entities", { json: { entities }, headers: jwt })).status).toBe(200);
+    // A grant of the owner's to an agent, on a gateway of the tenant.
+    const oauthGrant = await grantWithTokens(await addGateway(f.owner.tenantId), subjectOf(f.owner.token).member_id);
     return {
+      grant: oauthGrant.grant_id,
       receipt: receipt.body.receipt_id,
       rotate: toRotate.body.key_id,
       revoke: toRevoke.body.key_id,
@@ -35,6 +40,7 @@ const fixture = () =>
       invitation: invitation.body.invitation_id,
       approval: asked.body.approval.approval_id,
       webhook: webhook.body.webhook_id,
+      gateway: gateway.body.gateway_id,
       entityType: "suite",
       entityRead: "read",
       entityDelete: "delete",
@@ -96,6 +102,19 @@ const ROUTES: ProtectedRoute[] = [
   { method: "POST", path: (f) => `/customer/webhooks/${f.ids.webhook}/test`, auth: "jwt", owned: true },
   { method: "GET", path: (f) => `/customer/webhooks/${f.ids.webhook}/deliveries`, auth: "jwt", owned: true },
   { method: "DELETE", path: (f) => `/customer/webhooks/${f.ids.webhook}`, auth: "jwt", owned: true },
+  // Remote MCP gateways' registry (their endpoints take OAuth tokens: see ELSEWHERE)
+  { method: "POST", path: () => "/customer/mcp/gateways", auth: "jwt", json: () => ({ name: "suite-2", upstream_url: "https://93.184.215.14/mcp", upstream_auth: "none" }) },
+  { method: "GET", path: () => "/customer/mcp/gateways", auth: "jwt" },
+  { method: "GET", path: (f) => `/customer/mcp/gateways/${f.ids.gateway}`, auth: "jwt", owned: true },
+  { method: "PUT", path: (f) => `/customer/mcp/gateways/${f.ids.gateway}/secret`, auth: "jwt", json: () => ({ secret: "suite-secret" }), owned: true },
+  { method: "DELETE", path: (f) => `/customer/mcp/gateways/${f.ids.gateway}/secret`, auth: "jwt", owned: true },
+  { method: "PATCH", path: (f) => `/customer/mcp/gateways/${f.ids.gateway}`, auth: "jwt", json: () => ({ enabled: true }), owned: true },
+  { method: "DELETE", path: (f) => `/customer/mcp/gateways/${f.ids.gateway}`, auth: "jwt", owned: true },
+  // OAuth for agents: the consent (the console's calls) and the grants.
+  { method: "GET", path: () => "/oauth/consent?client_id=cli_0000000000000000000000", auth: "jwt" },
+  { method: "POST", path: () => "/oauth/consent", auth: "jwt", json: () => ({ client_id: "cli_0000000000000000000000", redirect_uri: "https://agent.example/cb", approve: true }) },
+  { method: "GET", path: () => "/customer/oauth/grants", auth: "jwt" },
+  { method: "DELETE", path: (f) => `/customer/oauth/grants/${f.ids.grant}`, auth: "jwt", owned: true },
   // Members, invitations, settings, tenants
   { method: "GET", path: () => "/customer/members", auth: "jwt" },
   { method: "POST", path: () => "/customer/members/invitations", auth: "jwt", json: () => ({ email: uniqueEmail("suite"), role: "viewer" }) },
@@ -141,6 +160,11 @@ authSuite(ROUTES, fixture);
 const ELSEWHERE = new Map([
   // The shared test service has SMTP_URL, so the development mailbox does not exist there (404).
   ["GET /dev/mailbox", "test/mail/dev-mail.test.ts"],
+  // OAuth access tokens for one gateway, not a session or key: no token, a bad one, another
+  // gateway's or tenant's, a revoked one, a missing scope.
+  ["POST /mcp/{}", "test/gateways/gateways.test.ts"],
+  ["GET /mcp/{}", "test/gateways/gateways.test.ts"],
+  ["DELETE /mcp/{}", "test/gateways/gateways.test.ts"],
 ]);
 
 test("every route of the OpenAPI document that takes a credential is in this suite", async () => {

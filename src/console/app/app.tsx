@@ -18,7 +18,10 @@ import { InvitationPage } from "../pages/invitation.tsx";
 import { ApprovalsPage } from "../pages/approvals.tsx";
 import { ApprovalPage } from "../pages/approval.tsx";
 import { WebhooksPage } from "../pages/webhooks.tsx";
+import { GatewaysPage } from "../pages/gateways.tsx";
 import { EntitiesPage } from "../pages/entities.tsx";
+import { AgentsPage } from "../pages/agents.tsx";
+import { ConsentPage } from "../pages/consent.tsx";
 import { roleCan, type Account, type Session } from "./session.ts";
 import { TenantSwitcher } from "./tenants.tsx";
 
@@ -31,7 +34,9 @@ const NAV: { page: Page; label: string }[] = [
   { page: "plan", label: "Plan" },
   { page: "members", label: "Members" },
   { page: "webhooks", label: "Webhooks" },
+  { page: "gateways", label: "MCP gateways" },
   { page: "entities", label: "Entities" },
+  { page: "agents", label: "Agents" },
   { page: "audit", label: "Audit" },
   { page: "account", label: "Account" },
 ];
@@ -40,7 +45,9 @@ const NAV: { page: Page; label: string }[] = [
 export function safeNext(next: string | null): string {
   // The invitation page keeps its token across the login (its only query that is not a secret's
   // second copy: the email holds it too, and the page takes it out of the address bar).
-  return next && /^\/console\/[a-z][a-z0-9/_-]*(\?token=[A-Za-z0-9_-]{1,200})?$/i.test(next) ? next : `${BASE}/dashboard`;
+  if (next && /^\/console\/[a-z][a-z0-9/_-]*(\?token=[A-Za-z0-9_-]{1,200})?$/i.test(next)) return next;
+  // An agent's authorization request keeps its parameters across the login (the consent page checks them again).
+  return next && /^\/console\/consent\?[A-Za-z0-9%._~&=+-]{1,8000}$/.test(next) ? next : `${BASE}/dashboard`;
 }
 
 export function App() {
@@ -71,7 +78,7 @@ export function App() {
   // Signed-out visitors of a private page go to the login page, and come back after it.
   useEffect(() => {
     if (!token && !publicPage) {
-      const here = location.pathname;
+      const here = route.page === "consent" ? location.pathname + location.search : location.pathname;
       navigate(`${BASE}/login${route.page === "home" ? "" : `?next=${encodeURIComponent(here)}`}`, true);
     } else if (token && route.page === "home") navigate(`${BASE}/dashboard`, true);
     else if (token && (route.page === "login" || route.page === "signup")) navigate(`${BASE}/dashboard`, true);
@@ -112,9 +119,12 @@ export function App() {
   else if (route.page === "plan") content = <PlanPage session={signedIn} />;
   else if (route.page === "members") content = <MembersPage session={signedIn} />;
   else if (route.page === "webhooks") content = <WebhooksPage session={signedIn} />;
+  else if (route.page === "gateways") content = <GatewaysPage session={signedIn} />;
   else if (route.page === "entities") content = <EntitiesPage />;
   else if (route.page === "audit") content = <AuditPage session={signedIn} />;
   else if (route.page === "account") content = <AccountPage session={signedIn} />;
+  else if (route.page === "agents") content = <AgentsPage session={signedIn} />;
+  else if (route.page === "consent") content = <ConsentPage session={signedIn} query={route.query} />;
 
   return (
     <>

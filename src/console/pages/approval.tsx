@@ -57,9 +57,10 @@ export function ApprovalPage({ id, session, onChanged }: { id: string; session: 
               Refresh
             </button>
           </p>
+          <GatewayPanel protect={protect} who={who} />
           <RequestPanel approval={approval} bound={bound} />
           <TermsPanel approval={approval} keyName={keyName(approval.key_id)} who={who} />
-          <VotePanel approval={approval} session={session} bound={bound} keyName={keyName(approval.key_id)} onVoted={reload} />
+          <VotePanel approval={approval} session={session} bound={bound} keyName={keyName(approval.key_id)} asker={askerOf(protect)} onVoted={reload} />
           <Timeline approval={approval} who={who} keyName={keyName} />
           <BundlePanel approval={approval} who={who} />
         </>
@@ -115,6 +116,34 @@ function StateLine({ approval }: { approval: ApprovalDetail }) {
     <span>
       {said} <When iso={approval.decided_at} />.
     </span>
+  );
+}
+
+/** Through a remote MCP gateway: the member whose agent asked (the signed protect receipt names them); else undefined. */
+function askerOf(protect: ReceiptView | undefined): string | undefined {
+  return (protect?.payload as { principal?: { member_id?: string } } | undefined)?.principal?.member_id;
+}
+
+/** Through a remote MCP gateway: the person, the agent and the gateway the signed protect receipt names. */
+function GatewayPanel({ protect, who }: { protect: ReceiptView | undefined; who: (memberId: string | null) => string }) {
+  const principal = (protect?.payload as { principal?: { member_id?: string; role?: string; client_id?: string; gateway?: string; gateway_id?: string } } | undefined)?.principal;
+  if (!principal?.gateway_id) return null;
+  return (
+    <section class="panel" aria-labelledby="asked-by" data-testid="approval-gateway">
+      <h2 id="asked-by">Who asked, through what</h2>
+      <dl class="facts">
+        <dt>Person</dt>
+        <dd>
+          {who(principal.member_id ?? null)} <span class="small">({principal.role})</span>
+        </dd>
+        <dt>Agent</dt>
+        <dd class="mono wrap">{principal.client_id}</dd>
+        <dt>MCP gateway</dt>
+        <dd>
+          <span class="mono">{principal.gateway}</span> <span class="small mono">{principal.gateway_id}</span>
+        </dd>
+      </dl>
+    </section>
   );
 }
 
@@ -217,15 +246,16 @@ const REFUSALS: Record<string, string> = {
   forbidden_role: "The rule's terms do not let your role vote on this request.",
 };
 
-function VotePanel(props: { approval: ApprovalDetail; session: Session; bound: boolean | undefined; keyName: KeyName | undefined; onVoted: () => void }) {
-  const { approval, session, bound, keyName, onVoted } = props;
+function VotePanel(props: { approval: ApprovalDetail; session: Session; bound: boolean | undefined; keyName: KeyName | undefined; asker?: string; onVoted: () => void }) {
+  const { approval, session, bound, keyName, asker, onVoted } = props;
   const me = session.account.member_id;
   const role = session.account.role;
   const [comment, setComment] = useState("");
   const [state, setState] = useState<{ busy: boolean; error?: unknown }>({ busy: false });
   const mine = approval.votes.find((v) => v.member_id === me);
   const mayVote = session.can(VOTE_ROUTE) && (approval.terms.roles as string[]).includes(role);
-  const ownKey = keyName?.created_by === me;
+  // Through a remote gateway the asker is the person whose agent asked, not the gateway key's maker.
+  const ownKey = (asker ?? keyName?.created_by) === me;
   const selfVote = useSelfVote(ownKey && mayVote && approval.status === "pending" && !mine);
 
   const vote = async (choice: "approve" | "deny") => {
