@@ -322,6 +322,7 @@ const ERROR_MEANING: Record<ErrorCode, string> = {
   key_not_active: "rotate or revoke of a key that is not active",
   name_taken: "registering a remote MCP gateway under the name of a live gateway of the tenant",
   insufficient_scope: "a remote MCP gateway's access token without the scope mcp (the WWW-Authenticate header says error=\"insufficient_scope\")",
+  origin_not_allowed: "a request to a remote MCP gateway whose Origin header is neither the service's own origin nor that of the agent's redirect URI (the MCP transport's DNS-rebinding rule)",
   webhook_disabled: "a test event to a webhook endpoint that was disabled (it answered 410 Gone): delete it and create another",
   already_executed: "execute twice on one protect receipt",
   already_voted: "a second vote on one approval by the same person (through any membership, or after leaving and joining again)",

@@ -866,6 +866,7 @@ export interface Queries {
       role: string;
       client_id: string;
       client_name: string;
+      redirect_uri: string;
       gateway_id: string;
       scope: string;
       expires_at: Date;

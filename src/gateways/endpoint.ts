@@ -87,7 +87,22 @@ export async function authorize(deps: Pick<EndpointDeps, "publicUrl" | "accessTo
   const gateway = await servingGateway(deps.db, gatewayId);
   // ... and of this gateway's tenant.
   if (grant.tenant_id !== gateway.tenant_id) throw invalid();
+  checkOrigin(deps.publicUrl, request, grant);
   return { gateway, grant };
+}
+
+/**
+ * The MCP transport's rule against DNS rebinding: a request that names an Origin is served only
+ * when it is the service's own or the agent's (the origin of the redirect URI the person
+ * consented for, where a browser-based agent runs); 403 otherwise. Without an Origin (an agent's
+ * server, a desktop client) the token alone decides.
+ */
+export function checkOrigin(publicUrl: string, request: Request, grant: Pick<AccessGrant, "redirect_uri">): void {
+  const origin = request.headers.get("origin");
+  if (origin === null) return;
+  const agentOrigin = URL.canParse(grant.redirect_uri) ? new URL(grant.redirect_uri).origin : null;
+  if (origin === new URL(publicUrl).origin || (agentOrigin !== null && agentOrigin !== "null" && origin === agentOrigin)) return;
+  throw new AppError("origin_not_allowed", "This request's Origin is neither this service's nor the agent's (its redirect URI's): refused, as the MCP transport asks against DNS rebinding.");
 }
 
 /** Headers of the agent's request the upstream needs (the transport's own); never Authorization or cookies. */

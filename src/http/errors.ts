@@ -33,6 +33,7 @@ export const ERROR_STATUS = {
   forbidden_key: 403,
   mfa_enrollment_required: 403,
   insufficient_scope: 403,
+  origin_not_allowed: 403,
   not_found: 404,
   email_taken: 409,
   already_member: 409,

@@ -15,6 +15,8 @@ export interface AccessGrant {
   /** The agent: the OAuth client's id (a URL for a Client ID Metadata Document) and its display name. */
   client_id: string;
   client_name: string;
+  /** The redirect URI the person consented for: its origin is the agent's own (where a browser-based agent's pages run). */
+  redirect_uri: string;
   /** The gateway the token is bound to (its id) and its canonical resource URL. */
   gateway_id: string;
   resource: string;

@@ -102,6 +102,7 @@ export class OAuthTokens implements AccessTokens {
       role: row.role,
       client_id: row.client_id,
       client_name: row.client_name,
+      redirect_uri: row.redirect_uri,
       gateway_id: row.gateway_id,
       resource: gatewayResource(this.publicUrl, row.gateway_id),
       scope: row.scope,

@@ -297,7 +297,7 @@ describe("the endpoint's authorization (RFC 9728, RFC 6750)", () => {
     const theirToken = (await grantWithTokens(theirGateway, other.memberId, { service })).access_token;
     expectErrorShape(await post(id, TOOLS_LIST, bearer(theirToken)), 401, "unauthorized");
     // What a token store that went wrong would answer: a grant for this URL, but of another tenant, or narrower.
-    const grant: AccessGrant = { grant_id: "grt_x", tenant_id: other.tenantId, account_id: "acct_x", member_id: other.memberId, role: "owner", client_id: CLIENT_ID, client_name: "x", gateway_id: id, resource: `${publicUrl()}/mcp/${id}`, scope: "mcp", expires_at: new Date(Date.now() + 60_000).toISOString() };
+    const grant: AccessGrant = { grant_id: "grt_x", tenant_id: other.tenantId, account_id: "acct_x", member_id: other.memberId, role: "owner", client_id: CLIENT_ID, client_name: "x", redirect_uri: "https://agent.example/callback", gateway_id: id, resource: `${publicUrl()}/mcp/${id}`, scope: "mcp", expires_at: new Date(Date.now() + 60_000).toISOString() };
     const store = (g: AccessGrant): AccessTokens => ({ verify: async () => g });
     const request = new Request(`${BASE}/mcp/${id}`, { headers: bearer("wat_anything") });
     const deps = (g: AccessGrant) => ({ publicUrl: publicUrl(), accessTokens: store(g), db: service.deps.db });
@@ -321,6 +321,17 @@ describe("the endpoint's authorization (RFC 9728, RFC 6750)", () => {
     await call("DELETE", `/customer/mcp/gateways/${gw}`, { headers: bearer(owner.token), service });
     expectErrorShape(await post(gw, TOOLS_LIST, bearer(token)), 401, "unauthorized");
     expectErrorShape(await call("GET", `/.well-known/oauth-protected-resource/mcp/${gw}`, { service }), 404, "not_found");
+  });
+
+  test("an Origin that is neither the service's nor the agent's is refused (403 origin_not_allowed, the MCP transport's DNS-rebinding rule); those two are served", async () => {
+    const token = await issue(id, owner.memberId);
+    const refused = await post(id, TOOLS_LIST, { ...bearer(token), origin: "http://evil.example.com" });
+    expectErrorShape(refused, 403, "origin_not_allowed");
+    // The agent's own origin (its redirect URI's, https://agent.example/callback), and the service's.
+    expect((await post(id, TOOLS_LIST, { ...bearer(token), origin: "https://agent.example" })).status).toBe(200);
+    expect((await post(id, TOOLS_LIST, { ...bearer(token), origin: new URL(publicUrl()).origin })).status).toBe(200);
+    // No Origin (a server-side agent): the token alone decides.
+    expect((await post(id, TOOLS_LIST, bearer(token))).status).toBe(200);
   });
 
   test("a batch is refused: it could carry a tools/call past the decision", async () => {

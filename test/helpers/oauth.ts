@@ -37,7 +37,7 @@ export function pkce(): { verifier: string; challenge: string } {
 export async function grantWithTokens(
   gw: TestGateway,
   memberId: string,
-  opts: { clientId?: string; clientName?: string; service?: Service } = {},
+  opts: { clientId?: string; clientName?: string; redirectUri?: string; service?: Service } = {},
 ): Promise<IssuedTokens> {
   const service = opts.service ?? (await testService()).service;
   const tokens = service.deps.accessTokens;
@@ -48,7 +48,7 @@ export async function grantWithTokens(
     memberId,
     clientId: opts.clientId ?? "cli_test",
     clientName: opts.clientName ?? "Test agent",
-    redirectUri: "https://agent.example/callback",
+    redirectUri: opts.redirectUri ?? "https://agent.example/callback",
     scope: "mcp",
     codeChallenge: pkce().challenge,
   }, grantId);

@@ -212,6 +212,28 @@ const ROUTES: Route[] = [
   { method: "GET", path: "/customer/entities", auth: "jwt", query: ["type", "limit", "cursor"] },
   { method: "GET", path: "/customer/entities/:type/:id", auth: "jwt" },
   { method: "DELETE", path: "/customer/entities/:type/:id", auth: "jwt" },
+  // OAuth for agents (docs/api.md): the authorization server's routes, hostile parameters and bodies.
+  { method: "GET", path: "/.well-known/oauth-authorization-server", auth: "none" },
+  { method: "POST", path: "/oauth/register", auth: "none", fields: { redirect_uris: fc.oneof(fc.array(fc.oneof(webhookUrl(), fc.constantFrom("http://127.0.0.1:9/cb", "http://localhost/cb#frag", "myapp://cb")), { maxLength: 12 }), fc.jsonValue({ maxDepth: 2 })), client_name: text(250), token_endpoint_auth_method: fc.constantFrom("none", "client_secret_basic", ""), grant_types: fc.array(fc.constantFrom("authorization_code", "refresh_token", "implicit"), { maxLength: 3 }), scope: text() } },
+  { method: "GET", path: "/oauth/authorize", auth: "none", query: ["response_type", "client_id", "redirect_uri", "code_challenge", "code_challenge_method", "state", "scope", "resource", "prompt"] },
+  { method: "POST", path: "/oauth/token", auth: "none", fields: { grant_type: fc.constantFrom("authorization_code", "refresh_token", "password", ""), code: text(120), code_verifier: text(130), redirect_uri: webhookUrl(), client_id: text(60), refresh_token: fc.oneof(text(120), fc.constant("wrt_x_y")), resource: text(200) } },
+  { method: "POST", path: "/oauth/revoke", auth: "none", fields: { token: fc.oneof(text(120), fc.constantFrom("wat_x", "wrt_x")), token_type_hint: fc.constantFrom("access_token", "refresh_token", "x"), client_id: text(60) } },
+  { method: "GET", path: "/oauth/consent", auth: "jwt", query: ["response_type", "client_id", "redirect_uri", "code_challenge", "code_challenge_method", "state", "scope", "resource"] },
+  { method: "POST", path: "/oauth/consent", auth: "jwt", fields: { client_id: text(60), redirect_uri: webhookUrl(), code_challenge: text(60), code_challenge_method: fc.constantFrom("S256", "plain"), state: text(), resource: text(200), approve: fc.oneof(fc.boolean(), text()) } },
+  { method: "GET", path: "/customer/oauth/grants", auth: "jwt" },
+  { method: "DELETE", path: "/customer/oauth/grants/:grant_id", auth: "jwt" },
+  // Remote MCP gateways: the registry, each member's secret, the endpoint and its metadata.
+  { method: "POST", path: "/customer/mcp/gateways", auth: "jwt", fields: { name: fc.oneof(fc.stringMatching(/^[a-z0-9][a-z0-9_-]{0,8}$/), text(80)), upstream_url: webhookUrl(), upstream_auth: fc.constantFrom("none", "shared", "per_member", "other"), secret: text(100) } },
+  { method: "GET", path: "/customer/mcp/gateways", auth: "jwt" },
+  { method: "GET", path: "/customer/mcp/gateways/:id", auth: "jwt" },
+  { method: "PATCH", path: "/customer/mcp/gateways/:id", auth: "jwt", fields: { enabled: fc.oneof(fc.boolean(), text()) } },
+  { method: "PUT", path: "/customer/mcp/gateways/:id/secret", auth: "jwt", fields: { secret: text(5000) } },
+  { method: "DELETE", path: "/customer/mcp/gateways/:id/secret", auth: "jwt" },
+  { method: "DELETE", path: "/customer/mcp/gateways/:id", auth: "jwt" },
+  { method: "POST", path: "/mcp/:gateway_id", auth: "none", fields: { jsonrpc: fc.constantFrom("2.0", "1.0"), id: fc.oneof(fc.integer(), text()), method: fc.constantFrom("initialize", "tools/list", "tools/call", "x"), params: fc.jsonValue({ maxDepth: 3 }) } },
+  { method: "GET", path: "/mcp/:gateway_id", auth: "none" },
+  { method: "DELETE", path: "/mcp/:gateway_id", auth: "none" },
+  { method: "GET", path: "/.well-known/oauth-protected-resource/mcp/:gateway_id", auth: "none" },
   // After every other session route: a tenant that comes to require a second factor answers them 403.
   { method: "PUT", path: "/customer/settings", auth: "jwt", fields: { require_mfa: fc.boolean(), allow_self_approval: fc.boolean(), revoke_keys_on_member_removal: fc.boolean() } },
   // Last of the API routes: signing out ends the fuzzer's own sessions for the routes after it.

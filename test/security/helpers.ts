@@ -123,6 +123,9 @@ const LEAKS: [string, RegExp][] = [
 export function errorProblem(reply: { status: number; headers: Headers; body: any; text: string }): string | undefined {
   const b = reply.body;
   if (!b || typeof b !== "object") return "the error body is not JSON";
+  // The OAuth endpoints (register, token, revoke) answer RFC 6749's body, which OAuth clients
+  // read (docs/api.md, "OAuth for agents"): {error, error_description, request_id}, no `ok`.
+  if (!("ok" in b) && typeof b.error_description === "string") return oauthErrorProblem(reply);
   if (b.ok !== false) return "ok is not false";
   if (typeof b.error !== "string" || !(b.error in ERROR_STATUS)) return `error ${JSON.stringify(b.error)} is not in the vocabulary of docs/api.md`;
   // token_expired is 400 for links and 401 for a JWT; every other code has one status.
@@ -134,6 +137,31 @@ export function errorProblem(reply: { status: number; headers: Headers; body: an
   // only the part after it is ours.
   const ours = b.error === "invalid_request" ? b.message.slice(b.message.lastIndexOf(": ") + 1) : b.message;
   const text = JSON.stringify({ ...b, message: ours, request_id: undefined });
+  for (const [what, pattern] of LEAKS) if (pattern.test(text)) return `the body shows ${what}`;
+  return undefined;
+}
+
+/** RFC 6749 section 5.2 and RFC 7591 section 3.2.2 error codes, with the status each comes with here. */
+const OAUTH_ERROR_STATUS: Record<string, number> = {
+  invalid_request: 400,
+  invalid_client: 401,
+  invalid_grant: 400,
+  unauthorized_client: 400,
+  unsupported_grant_type: 400,
+  invalid_scope: 400,
+  invalid_target: 400,
+  invalid_redirect_uri: 400,
+  invalid_client_metadata: 400,
+};
+
+function oauthErrorProblem(reply: { status: number; headers: Headers; body: any }): string | undefined {
+  const b = reply.body;
+  if (typeof b.error !== "string" || !(b.error in OAUTH_ERROR_STATUS)) return `OAuth error ${JSON.stringify(b.error)} is not RFC 6749's or RFC 7591's`;
+  if (OAUTH_ERROR_STATUS[b.error] !== reply.status) return `${b.error} came with status ${reply.status}, not ${OAUTH_ERROR_STATUS[b.error]}`;
+  if (b.error_description.length === 0) return "no error_description";
+  if (typeof b.request_id !== "string" || b.request_id !== reply.headers.get("x-request-id")) return "request_id missing or not the X-Request-ID header";
+  if (reply.headers.get("cache-control") !== "no-store") return "an OAuth error without Cache-Control: no-store";
+  const text = JSON.stringify({ ...b, request_id: undefined });
   for (const [what, pattern] of LEAKS) if (pattern.test(text)) return `the body shows ${what}`;
   return undefined;
 }

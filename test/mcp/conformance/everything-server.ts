@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // The MCP conformance suite's reference server ("everything server"), unmodified but for this header after its first line:
-// modelcontextprotocol/conformance, examples/servers/typescript/everything-server.ts at tag v0.1.16
+// https://github.com/modelcontextprotocol/conformance/blob/v0.1.16/examples/servers/typescript/everything-server.ts
 // (commit 21a9a2febd7100d7c17ac1021ee7f2ed9f66a1e0), MIT / Apache-2.0 (that repository's LICENSE).
 // test/mcp/conformance.test.ts runs it as the upstream of a remote gateway, so that the suite's
 // server scenarios (@modelcontextprotocol/conformance 0.1.16) go through warden to a server built for them.
