@@ -24,6 +24,7 @@ import { growingScenario, type GrowingResult, growingTable } from "./bench/growi
 import { peersOptions, type PeersResult, peersTable, runPeers } from "./bench/peers.ts";
 import { scaleScenario, scaleTable, type ScaleResult } from "./bench/scale.ts";
 import { BUDGET_POLICY, loadEntityTenant, scenarios } from "./bench/scenarios.ts";
+import { remoteMcpLatency, remoteMcpLine, startBenchUpstream, type BenchUpstream } from "./bench/remote-mcp.ts";
 import { cliOps, freshPostgresDatabase, insecure, type Account, startWithTenants, stopService } from "./bench/service.ts";
 import { ensureWrk, type Shape, wrk as runWrk } from "./bench/wrk.ts";
 
@@ -87,6 +88,10 @@ interface Ceiling {
 const wrk = (url: string, shape: Shape, seconds: number) => runWrk(url, shape, { seconds, connections: CONNECTIONS, threads: THREADS });
 /** The entity twins in alternating runs, per database: their lines for the table (alternateEntityTwins()). */
 const entityAlternating: string[] = [];
+/** What a remote MCP gateway adds to a tool call, per database (scripts/bench/remote-mcp.ts). */
+const remoteMcp: string[] = [];
+/** The remote gateways' upstream, for every database's service (it trusts its certificate). */
+let benchUpstream: BenchUpstream | undefined;
 
 /** Cores as reported: two decimals. */
 const cores2 = (cores: number) => Math.round(cores * 100) / 100;
@@ -130,6 +135,9 @@ async function benchDatabase(
     RATE_LIMIT_AUTH_NETWORK: "100000000/60",
     // Nor the cap on concurrent hashes (which would answer 503 beyond it).
     PASSWORD_HASH_CONCURRENCY: "1024",
+    // The remote gateway's upstream is on the loopback, with a certificate of its own.
+    WEBHOOK_ALLOW_PRIVATE: "1",
+    ...(benchUpstream ? { NODE_EXTRA_CA_CERTS: benchUpstream.cert } : {}),
   };
 
   // Deterministic set-up through the public API: TENANTS tenants on enterprise, their sessions
@@ -137,7 +145,7 @@ async function benchDatabase(
   // tenant, kept out of the other scenarios, holds the scale scenario's big log.
   const password = "bench passphrase, long enough";
   const flags = process.env.BENCH_BUN_FLAGS?.split(" ").filter(Boolean) ?? [];
-  const started = await startWithTenants(ROOT, env, { tenants: TENANTS + 3 + (SCALE ? 1 : 0), name: "bench", password, flags });
+  const started = await startWithTenants(ROOT, env, { tenants: TENANTS + 4 + (SCALE ? 1 : 0), name: "bench", password, flags });
   const { service, startup_ms } = started;
   const accounts = started.accounts.slice(0, TENANTS);
   const { proc, url } = service;
@@ -196,6 +204,12 @@ async function benchDatabase(
     }
   }
   entityAlternating.push(...(await alternateEntityTwins(url, scenarios(accounts, password, budget, entityTenant), label)));
+  // One more tenant: a remote MCP gateway in front of the bench's upstream, one caller.
+  if (benchUpstream && (!ONLY || ONLY.includes("remote_mcp"))) {
+    const line = remoteMcpLine(await remoteMcpLatency(url, started.accounts[TENANTS + (SCALE ? 1 : 0) + 3]!, benchUpstream, label));
+    console.log(`bench: ${line}`);
+    remoteMcp.push(line);
+  }
   const scale = SCALE ? await scaleScenario(service, started.accounts[TENANTS], accounts[1], label) : undefined;
   const correctness = await checkUnderLoad(url, accounts);
   // After the check: its 10,000 protects would otherwise count in the check's totals.
@@ -280,6 +294,7 @@ function table(rows: Row[], fixed: FixedRateRow[], impacts: (ImpactResult & { da
     "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ...rows.map((r) => `| ${r.database} | ${r.scenario} | ${r.rps} | ${r.errors} | ${r.rss_mb} | ${r.ratio_to_ceiling} | ${r.service_cpu} | ${r.postgres_cpu} | ${r.machine_cpu} | ${r.service_us_per_request} / ${r.machine_us_per_request} |`),
     ...entityRatios(rows),
+    ...(remoteMcp.length ? ["", ...remoteMcp] : []),
     "",
     `Latency where users feel it: each scenario offered a constant ${Math.round(RATE_FRACTION * 100)}% of its own throughput above for ${RATE_SECONDS} s (open loop over at most ${CONNECTIONS} connections, ` +
       "each request timed from when it was due, so a stall counts against every request it delays; the generator is a Bun process on the same cores, its lag column says how late its timer sent); " +
@@ -352,6 +367,10 @@ const scale: Record<string, ScaleResult> = {};
 const growing: GrowingResult[] = [];
 // BENCH_DATABASES=postgres skips the embedded database (profiling one side only).
 const DATABASES = process.env.BENCH_DATABASES?.split(",") ?? ["embedded", "postgres"];
+if (MAIN) {
+  benchUpstream = await startBenchUpstream();
+  process.once("exit", () => benchUpstream?.stop());
+}
 if (DATABASES.includes("embedded")) {
   if (MAIN) {
     const embedded = await benchDatabase("embedded", { DATABASE_URL: "" }, ceiling.rps);

@@ -91,14 +91,14 @@ CREATE TRIGGER oauth_grants_guard BEFORE UPDATE ON oauth_grants FOR EACH ROW EXE
 -- Revokes a grant (when active) and answers whether it was this call that did. p_by: the member
 -- who revoked it, or NULL when the service did (a reused code or refresh token).
 CREATE FUNCTION oauth_grant_revoke(p_tenant_id text, p_grant_id text, p_by text, p_reason text, p_now timestamptz) RETURNS boolean
-LANGUAGE sql VOLATILE AS $$
-  WITH done AS (
-    UPDATE oauth_grants SET status = 'revoked', revoked_at = p_now, revoked_by = p_by, revoked_reason = p_reason
-    WHERE tenant_id = p_tenant_id AND grant_id = p_grant_id AND status = 'active'
-    RETURNING 1
-  )
-  SELECT EXISTS (SELECT 1 FROM done)
-$$;
+LANGUAGE plpgsql VOLATILE AS $$
+BEGIN
+  -- One UPDATE naming its tenant (a Citus cluster routes it to that tenant's shard; a modifying
+  -- CTE read by another statement it cannot plan).
+  UPDATE oauth_grants SET status = 'revoked', revoked_at = p_now, revoked_by = p_by, revoked_reason = p_reason
+  WHERE tenant_id = p_tenant_id AND grant_id = p_grant_id AND status = 'active';
+  RETURN FOUND;
+END $$;
 COMMENT ON FUNCTION oauth_grant_revoke(text, text, text, text, timestamptz) IS 'Revokes an active OAuth grant (every token it issued stops working at once); true when this call revoked it.';
 
 -- Redeems a code for an access and a refresh token. Answers the outcome and the grant:
