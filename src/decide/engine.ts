@@ -192,11 +192,22 @@ function matches(when: Condition, input: ProtectInput, caller: Caller, world: Wo
   // Last, so a rule whose request conditions fail reads no stored attribute; in the order of their
   // paths (as the stored document, in JCS form, lists them), so the reads' order is the document's.
   if (when.where) {
-    for (const path of Object.keys(when.where).sort()) {
+    for (const path of sortedPaths(when.where)) {
       if (!whereHolds(when.where[path]!, world.value(path), world)) return false;
     }
   }
   return true;
+}
+
+/**
+ * A where condition's paths in order, by condition, as every decision asks. Freshness: a policy
+ * document is never changed once parsed (a version is immutable), so an entry never goes stale.
+ */
+const pathOrder = new WeakMap<object, readonly string[]>();
+function sortedPaths(where: NonNullable<Condition["where"]>): readonly string[] {
+  let paths = pathOrder.get(where);
+  if (paths === undefined) pathOrder.set(where, (paths = Object.keys(where).sort()));
+  return paths;
 }
 
 // The order operators are tried in, so the reads their operands make come in a fixed order.

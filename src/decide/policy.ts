@@ -372,11 +372,22 @@ export interface SimulatedPolicy {
   document: PolicyDocument;
 }
 
+/**
+ * Answers by document, as every decision asks. Freshness: a document is never changed once parsed
+ * (a policy version is immutable), so an entry never goes stale.
+ */
+const keyReaders = new WeakMap<PolicyDocument, boolean>();
+
 /** Whether decisions under this document read the calling key (then the payload names it): a keys condition, or `principal.key_id` in a where. */
 export function readsKeys(doc: PolicyDocument): boolean {
-  const namesKey = (where: NonNullable<Condition["where"]>) =>
-    Object.entries(where).some(([path, op]) => path === "principal.key_id" || Object.values(op).some((v) => v !== null && typeof v === "object" && !Array.isArray(v) && (v as Ref).ref === "principal.key_id"));
-  return doc.rules.some((r) => r.when.keys !== undefined || (r.when.where !== undefined && namesKey(r.when.where)));
+  let reads = keyReaders.get(doc);
+  if (reads === undefined) {
+    const namesKey = (where: NonNullable<Condition["where"]>) =>
+      Object.entries(where).some(([path, op]) => path === "principal.key_id" || Object.values(op).some((v) => v !== null && typeof v === "object" && !Array.isArray(v) && (v as Ref).ref === "principal.key_id"));
+    reads = doc.rules.some((r) => r.when.keys !== undefined || (r.when.where !== undefined && namesKey(r.when.where)));
+    keyReaders.set(doc, reads);
+  }
+  return reads;
 }
 
 /**
