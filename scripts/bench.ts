@@ -367,10 +367,7 @@ const scale: Record<string, ScaleResult> = {};
 const growing: GrowingResult[] = [];
 // BENCH_DATABASES=postgres skips the embedded database (profiling one side only).
 const DATABASES = process.env.BENCH_DATABASES?.split(",") ?? ["embedded", "postgres"];
-if (MAIN) {
-  benchUpstream = await startBenchUpstream();
-  process.once("exit", () => benchUpstream?.stop());
-}
+if (MAIN) benchUpstream = await startBenchUpstream();
 if (DATABASES.includes("embedded")) {
   if (MAIN) {
     const embedded = await benchDatabase("embedded", { DATABASE_URL: "" }, ceiling.rps);
@@ -415,6 +412,8 @@ const md = [...(MAIN ? [table(rows, fixed, impacts, ceiling, startups, checks, s
 writeFileSync(join(resultsDir, `${stamp}.json`), JSON.stringify({ date: new Date().toISOString(), connections: CONNECTIONS, threads: THREADS, seconds: SECONDS, ceiling, startup_ms: startups, correctness: checks, rows, fixed_rate: fixed, policy_impact: impacts, scale, protect_growing: growing, peers }, null, 2) + "\n");
 writeFileSync(join(resultsDir, `${stamp}.md`), md + "\n");
 console.log("\n" + md);
+// The remote gateways' upstream would keep the process up.
+benchUpstream?.stop();
 
 /**
  * Each *_entities scenario and its *_no_entities twin again, in alternating runs (plain, entities,
