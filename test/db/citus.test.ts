@@ -19,12 +19,13 @@ const onCitus = (await testOne<{ citus: boolean }>(db, "citus_installed"))?.citu
 
 const TENANT_TABLES = [
   "api_key_expiry_notices", "api_key_rate_buckets", "api_key_usage_daily", "api_keys", "approval_votes", "approvals", "audit_outbox",
-  "entities", "entity_heads", "feature_grants", "idempotency_keys", "member_invitations", "members", "policies", "policy_tests", "receipt_heads", "receipt_tree_nodes",
+  "entities", "entity_heads", "feature_grants", "idempotency_keys", "mcp_gateway_secrets", "mcp_gateways", "member_invitations", "members",
+  "oauth_codes", "oauth_grants", "oauth_tokens", "policies", "policy_tests", "receipt_heads", "receipt_tree_nodes",
   "receipts", "tenants", "upgrade_requests", "usage_counters", "usage_daily", "webhook_deliveries", "webhooks",
 ];
 const REFERENCE_TABLES = [
-  "accounts", "auth_tokens", "features", "invitation_routes", "key_routes", "member_routes", "mfa_recovery_codes", "mfa_totp", "plans",
-  "server_secrets", "session_revocations", "signing_keys",
+  "accounts", "auth_tokens", "features", "invitation_routes", "key_routes", "mcp_gateway_routes", "member_routes", "mfa_recovery_codes", "mfa_totp",
+  "oauth_clients", "plans", "server_secrets", "session_revocations", "signing_keys",
 ];
 const COORDINATOR_TABLES = ["auth_rate_limits", "outbox", "schema_version"];
 
