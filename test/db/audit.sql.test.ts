@@ -184,18 +184,31 @@ describe("operators' events (audit_outbox)", () => {
   });
 
   test("the worker claims tenant by tenant, each tenant's events in order, the longest waiting first; another claim meanwhile skips them", async () => {
-    const a = await sqlTenant(db, "audit-claim-a");
-    const b = await sqlTenant(db, "audit-claim-b");
-    for (const [t, n] of [[a, 1], [b, 1], [a, 2], [b, 2], [a, 3]] as const) {
-      await testQuery(db, "audit_outbox_add", [t.tenantId, "feature.granted", "ops-alice", { n }]);
+    // A service of this test process may run its audit worker on this database, and take the
+    // events first (it appends them): then the claim is tried again with new ones, at most 3 times.
+    for (let attempt = 1; ; attempt++) {
+      const a = await sqlTenant(db, "audit-claim-a");
+      const b = await sqlTenant(db, "audit-claim-b");
+      for (const [t, n] of [[a, 1], [b, 1], [a, 2], [b, 2], [a, 3]] as const) {
+        await testQuery(db, "audit_outbox_add", [t.tenantId, "feature.granted", "ops-alice", { n }]);
+      }
+      const ours = (rows: { tenant_id: string; target: unknown }[]) =>
+        rows.filter((r) => r.tenant_id === a.tenantId || r.tenant_id === b.tenantId).map((r) => `${r.tenant_id === a.tenantId ? "a" : "b"}${(r.target as { n: number }).n}`);
+      let claimed: string[] = [];
+      await rolledBack(async (q) => {
+        // Other tests' tenants may have events waiting too: these two come in this order among them.
+        claimed = ours(await q.query("audit/outbox_claim", [10_000]));
+        if (claimed.length < 5) return;
+        expect(claimed).toEqual(["a1", "a2", "a3", "b1", "b2"]);
+        // Another instance's worker, on a connection of its own, takes none of them while they are held.
+        if (db.kind !== "embedded") expect(ours(await db.query("audit/outbox_claim", [10_000]))).toEqual([]);
+      });
+      if (claimed.length === 5) break;
+      // Fewer only when a worker took some: those are appended now, and what was claimed kept the order.
+      const appended = (await Promise.all([a, b].map((t) => testQuery<{ receipt_id: string | null }>(db, "audit_outbox_rows", [t.tenantId])))).flat();
+      expect(appended.some((r) => r.receipt_id !== null)).toBe(true);
+      expect(claimed).toEqual(["a1", "a2", "a3", "b1", "b2"].filter((e) => claimed.includes(e)));
+      expect(attempt).toBeLessThan(3);
     }
-    const ours = (rows: { tenant_id: string; target: unknown }[]) =>
-      rows.filter((r) => r.tenant_id === a.tenantId || r.tenant_id === b.tenantId).map((r) => `${r.tenant_id === a.tenantId ? "a" : "b"}${(r.target as { n: number }).n}`);
-    await rolledBack(async (q) => {
-      // Other tests' tenants may have events waiting too: these two come in this order among them.
-      expect(ours(await q.query("audit/outbox_claim", [10_000]))).toEqual(["a1", "a2", "a3", "b1", "b2"]);
-      // Another instance's worker, on a connection of its own, takes none of them while they are held.
-      if (db.kind !== "embedded") expect(ours(await db.query("audit/outbox_claim", [10_000]))).toEqual([]);
-    });
   });
 });
