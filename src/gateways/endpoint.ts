@@ -42,7 +42,10 @@ export function metadataUrl(publicUrl: string, gatewayId: string): string {
 
 /** The gateway the URL names when it serves: unknown, deleted and disabled gateways are not found. */
 export async function servingGateway(db: Queryable, gatewayId: string): Promise<GatewayResource> {
-  const gateway = await findGateway(db, gatewayId);
+  return serving(await findGateway(db, gatewayId));
+}
+
+function serving(gateway: GatewayResource | null): GatewayResource {
   if (!gateway || gateway.status === "deleted") throw new AppError("not_found", "No such gateway.");
   if (gateway.status !== "active") throw new AppError("not_found", "This gateway is disabled.");
   return gateway;
@@ -72,7 +75,9 @@ export async function authorize(deps: Pick<EndpointDeps, "publicUrl" | "accessTo
     });
   }
   const resource = gatewayResource(deps.publicUrl, named);
-  const grant = await deps.accessTokens.verify(token, resource);
+  // Read once: the token's check and the 404 below both stand on it.
+  const found = await findGateway(deps.db, gatewayId);
+  const grant = await deps.accessTokens.verify(token, resource, found);
   const invalid = () =>
     new AppError("unauthorized", "The access token is not valid for this gateway (expired, revoked, or issued for another resource).", {
       headers: { "www-authenticate": challenge(deps, named, "invalid_token") },
@@ -84,7 +89,7 @@ export async function authorize(deps: Pick<EndpointDeps, "publicUrl" | "accessTo
       headers: { "www-authenticate": challenge(deps, named, "insufficient_scope") },
     });
   }
-  const gateway = await servingGateway(deps.db, gatewayId);
+  const gateway = serving(found);
   // ... and of this gateway's tenant.
   if (grant.tenant_id !== gateway.tenant_id) throw invalid();
   checkOrigin(deps.publicUrl, request, grant);

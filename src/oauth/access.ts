@@ -2,6 +2,7 @@
 // the person who consented (account and member, with the member's role), the agent (the OAuth
 // client) and the resource the token is bound to (RFC 8707). Warden is the authorization server
 // (src/oauth/) and every gateway a resource server (src/gateways/): this is the one thing they share.
+import type { GatewayResource } from "./resources.ts";
 
 /** A valid access token's grant, as the resource server sees it. */
 export interface AccessGrant {
@@ -30,6 +31,8 @@ export interface AccessTokens {
   /**
    * The grant of `token` when it is a live access token (not expired, its grant not revoked)
    * issued for exactly `resource`; null otherwise (the caller answers 401 with WWW-Authenticate).
+   * `gateway`: the resource's gateway as the caller already read it (null: none), so that it is
+   * not read again.
    */
-  verify(token: string, resource: string): Promise<AccessGrant | null>;
+  verify(token: string, resource: string, gateway?: GatewayResource | null): Promise<AccessGrant | null>;
 }

@@ -11,7 +11,7 @@ import { sha256PlainHexSync } from "../crypto/sync.ts";
 import type { Queryable } from "../db/index.ts";
 import { randomBase62 } from "../ids.ts";
 import type { AccessGrant, AccessTokens } from "./access.ts";
-import { findGateway, gatewayIdOf, gatewayResource } from "./resources.ts";
+import { findGateway, gatewayIdOf, gatewayResource, type GatewayResource } from "./resources.ts";
 
 /** How long each kind lives, in seconds. */
 export interface TokenLifetimes {
@@ -86,11 +86,12 @@ export class OAuthTokens implements AccessTokens {
     readonly lifetimes: TokenLifetimes = DEFAULT_LIFETIMES,
   ) {}
 
-  /** The grant of a live access token issued for exactly `resource`; null otherwise. */
-  async verify(token: string, resource: string): Promise<AccessGrant | null> {
+  /** The grant of a live access token issued for exactly `resource`; null otherwise. `known`: the resource's gateway as the caller read it. */
+  async verify(token: string, resource: string, known?: GatewayResource | null): Promise<AccessGrant | null> {
     const gatewayId = tokenGateway("wat_", token);
     if (!gatewayId || gatewayIdOf(this.publicUrl, resource) !== gatewayId) return null;
-    const gateway = await findGateway(this.db, gatewayId);
+    const gateway = known !== undefined ? known : await findGateway(this.db, gatewayId);
+    if (gateway && gateway.gateway_id !== gatewayId) return null;
     if (!gateway || gateway.status !== "active") return null;
     const row = await this.db.one("oauth/access_verify", [gateway.tenant_id, hash(token), gatewayId, this.now()]);
     if (!row) return null;
