@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { freePort } from "../../scripts/free-port.ts";
 import { serve } from "../../src/app/server.ts";
 import { createLogger } from "../../src/log.ts";
 import { gatewayResource } from "../../src/oauth/resources.ts";
@@ -41,13 +42,6 @@ async function conformance(url: string): Promise<{ scenarios: Map<string, { pass
   const total = /Total: (\d+) passed, (\d+) failed/.exec(out);
   return { scenarios, passed: Number(total?.[1] ?? 0), failed: Number(total?.[2] ?? 0), output: out + err };
 }
-
-const freePort = () => {
-  const probe = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
-  const port = probe.port;
-  probe.stop(true);
-  return port;
-};
 
 describe("the MCP conformance suite through a remote gateway", () => {
   let everything: ReturnType<typeof Bun.spawn>;
