@@ -14,6 +14,7 @@ import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { loadTls } from "../../src/http/tls.ts";
+import { s256 } from "../../src/oauth/tokens.ts";
 
 const insecure = { tls: { rejectUnauthorized: false } } as RequestInit;
 /** The gateway's tenant's policy: the tool the calls use is allowed. */
@@ -63,7 +64,7 @@ async function gatewayWithToken(serviceUrl: string, account: { token: string }, 
   const redirect = "http://127.0.0.1:9/callback";
   const client = await json(`${serviceUrl}/oauth/register`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ client_name: "bench agent", redirect_uris: [redirect] }) });
   const verifier = Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64url");
-  const challenge = new Bun.CryptoHasher("sha256").update(verifier).digest("base64url");
+  const challenge = s256(verifier);
   const request = { response_type: "code", client_id: client.client_id, redirect_uri: redirect, code_challenge: challenge, code_challenge_method: "S256", state: "bench", scope: "mcp", resource: gateway.url };
   // The consent page's call, as the console makes it from its own origin.
   const consent = await json(`${serviceUrl}/oauth/consent`, { method: "POST", headers: { ...session, origin: new URL(serviceUrl).origin, "sec-fetch-site": "same-origin" }, body: JSON.stringify({ ...request, approve: true }) });
