@@ -49,7 +49,7 @@ let service: Service;
 let front: Listener;
 let upstream: ReturnType<typeof Bun.serve>;
 let upstreamUrl: string;
-const seen: { authorization: string | null; method: string; body: string }[] = [];
+const seen: { authorization: string | null; method: string; body: string; session: string | null }[] = [];
 const logLines: string[] = [];
 
 /** An access token of `memberId` for the gateway, through a grant to an agent (revoked with DELETE /customer/oauth/grants/{grant_id}). */
@@ -128,7 +128,7 @@ beforeAll(async () => {
     tls: { cert: readFileSync(cert, "utf8"), key: readFileSync(key, "utf8") },
     async fetch(request) {
       const body = request.method === "POST" ? await request.clone().text() : "";
-      seen.push({ authorization: request.headers.get("authorization"), method: request.method, body });
+      seen.push({ authorization: request.headers.get("authorization"), method: request.method, body, session: request.headers.get("mcp-session-id") });
       // No stream for server-to-client messages (the transport allows 405 for GET).
       if (request.method === "GET") return new Response(null, { status: 405, headers: { allow: "POST, DELETE" } });
       const server = upstreamServer(() => {});
@@ -482,7 +482,9 @@ describe("calls through the gateway (the SDK's client and server)", () => {
       await reply.body?.cancel();
       // The upstream's own answer: 405 for the stream it does not offer; 200 for the session's end.
       expect(reply.status).toBe(method === "GET" ? 405 : 200);
-      expect(seen.slice(before).map((s) => [s.method, s.authorization])).toEqual([[method, `Bearer ${SHARED_SECRET}`]]);
+      // Only this session's requests: an SDK client of an earlier test may still open its own GET stream.
+      const ours = seen.slice(before).filter((s) => s.session === "s-1");
+      expect(ours.map((s) => [s.method, s.authorization])).toEqual([[method, `Bearer ${SHARED_SECRET}`]]);
     }
   });
 
