@@ -94,20 +94,11 @@ END $$;
 COMMENT ON FUNCTION entities_guard() IS 'Refuses an entity that entity_problem() finds wrong, or a write that does not move its version forward (WE001).';
 CREATE TRIGGER entities_guard BEFORE INSERT OR UPDATE ON entities FOR EACH ROW EXECUTE FUNCTION entities_guard();
 
--- Heard at commit by a process that caches entities (the embedded database's service). Not from a
--- shard of a cluster (entity_heads_1020xx), where no one listens and a NOTIFY would stop a
--- transaction over several workers from committing (docs/scaling.md); there the lookups compare
--- the head's version instead.
-CREATE FUNCTION entity_heads_notify() RETURNS trigger
-LANGUAGE plpgsql VOLATILE AS $$
-BEGIN
-  IF TG_TABLE_NAME = 'entity_heads' THEN
-    PERFORM pg_notify('entities', NEW.tenant_id);
-  END IF;
-  RETURN NULL;
-END $$;
-COMMENT ON FUNCTION entity_heads_notify() IS 'Announces a tenant whose entities changed on channel entities (on one server: not from a cluster''s shard).';
-CREATE TRIGGER entity_heads_notify AFTER INSERT OR UPDATE ON entity_heads FOR EACH ROW EXECUTE FUNCTION entity_heads_notify();
+-- An entity write moves the tenant's key_context_epoch (key_context_changed(), sql/schema/05_keys.sql),
+-- as every change a key's context depends on does: a decision made with an API key has read that
+-- epoch already (src/keys/authenticate.ts), so the entities it reads are checked against it at no
+-- further cost (src/entities/lookup.ts). The move is announced on channel key_context.
+CREATE TRIGGER entity_heads_key_context AFTER INSERT OR UPDATE ON entity_heads FOR EACH ROW EXECUTE FUNCTION key_context_changed();
 
 -- p_entities: a JSON array of {type, id, attributes, parents?}, as the service wrote it (json, not
 -- jsonb, so that each entity's size is measured on its text). All or nothing: one entity that is
@@ -193,10 +184,9 @@ END $$;
 COMMENT ON FUNCTION entity_delete(text, text, text, text) IS
   'Deletes one entity of a tenant, by an admin or owner; WE003 when there is none. Moves the tenant''s entity head.';
 
--- The tenants' entity versions, for reusing entities read earlier (src/entities/lookup.ts); a
--- tenant that never wrote one has no row (version 0 to its caller). A function so that PGlite, which
--- plans every unnamed statement anew, keeps its plan (as tenant_key_context_epochs(),
--- sql/schema/05_keys.sql); no outer join, so that a cluster routes it to each tenant's shard.
+-- The tenants' entity head versions (sql/queries/entities/heads.sql); a tenant that never wrote an
+-- entity has no row (version 0 to its caller). No outer join, so that a cluster routes it to each
+-- tenant's shard.
 CREATE FUNCTION entity_head_versions(p_tenant_ids text[])
 RETURNS TABLE (tenant_id text, version bigint)
 LANGUAGE plpgsql STABLE SET enable_seqscan = off SET jit = off AS $$
@@ -207,18 +197,19 @@ END $$;
 COMMENT ON FUNCTION entity_head_versions(text[]) IS 'Each named tenant''s entity head version, for the tenants that wrote an entity: moves with every entity write.';
 
 -- The entities named (pairs of p_types and p_ids) of one tenant, after a first row that holds only
--- the tenant's head version (0: none written). STABLE: both statements read with the caller's
--- snapshot, so the version is the one the entities were read at.
+-- the tenant's key context epoch (tenant_key_context_epochs(), sql/schema/05_keys.sql), which every
+-- entity write moves. Read first: an entity written between the two reads is then newer than the
+-- epoch it is kept under, and read again at the next check, never the other way round.
 CREATE FUNCTION entity_lookup(p_tenant_id text, p_types text[], p_ids text[])
-RETURNS TABLE (head bigint, type text, id text, attributes jsonb, parents jsonb, version bigint)
+RETURNS TABLE (epoch bigint, type text, id text, attributes jsonb, parents jsonb, version bigint)
 LANGUAGE plpgsql STABLE SET jit = off AS $$
 #variable_conflict use_column
 BEGIN
-  RETURN QUERY SELECT coalesce((SELECT h.version FROM entity_heads h WHERE h.tenant_id = p_tenant_id), 0::bigint),
+  RETURN QUERY SELECT coalesce((SELECT k.key_context_epoch FROM tenant_key_context_epochs(ARRAY[p_tenant_id]) k), 0::bigint),
     NULL::text, NULL::text, NULL::jsonb, NULL::jsonb, NULL::bigint;
   RETURN QUERY SELECT NULL::bigint, e.type, e.id, e.attributes, e.parents, e.version
     FROM entities e
     WHERE e.tenant_id = p_tenant_id AND (e.type, e.id) IN (SELECT r.type, r.id FROM unnest(p_types, p_ids) AS r(type, id));
 END $$;
 COMMENT ON FUNCTION entity_lookup(text, text[], text[]) IS
-  'A first row with the tenant''s entity head version (0: none), then the named entities of the tenant, read in one snapshot.';
+  'A first row with the tenant''s key context epoch, which entity writes move, then the named entities of the tenant.';

@@ -166,7 +166,7 @@ export async function searchEntities(
   // The other side's stored entity, read once (only under a policy that reads attributes).
   let fixed: EntityRecord | null | undefined;
   if (reads) {
-    fixed = (await deps.entities.find(principal.tenant_id, { [other]: entityRefs(probe)[other] }))[other];
+    fixed = (await deps.entities.find(principal.tenant_id, { [other]: entityRefs(probe)[other] }, principal.context_epoch))[other];
   }
 
   const results: { type: string; id: string }[] = [];
@@ -232,7 +232,7 @@ export async function searchActions(deps: Searching, principal: KeyPrincipal, bo
   const policy = await deps.policies.forRef(principal.tenant_id, principal.policy);
   const doc = policy.document;
   const names = actionCandidates(doc, principal).filter((a) => after === undefined || a > after);
-  const entities: EntityFacts | undefined = readsEntities(doc) ? await deps.entities.find(principal.tenant_id, entityRefs(probe)) : undefined;
+  const entities: EntityFacts | undefined = readsEntities(doc) ? await deps.entities.find(principal.tenant_id, entityRefs(probe), principal.context_epoch) : undefined;
   const candidates = names.map((name) => ({ result: { name }, input: toProtectInput(evaluation(name)), entities }));
   const verdicts = await allowed(deps, principal, doc, candidates);
   const results: { name: string }[] = [];

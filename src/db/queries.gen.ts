@@ -417,7 +417,7 @@ export interface Queries {
   "entities/lookup": {
     params: [string, readonly string[], readonly string[]];
     row: {
-      head: number | null;
+      epoch: number | null;
       type: string | null;
       id: string | null;
       attributes: unknown;

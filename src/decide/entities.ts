@@ -117,9 +117,12 @@ export function readsEntities(doc: PolicyDocument): boolean {
   return reads;
 }
 
-/** The store as a decision asks it: the input's subject and resource of a tenant, as stored (null: not stored). */
+/**
+ * The store as a decision asks it: the input's subject and resource of a tenant, as stored (null:
+ * not stored). `epoch`: the tenant's key context epoch the request's key check read, when it has one.
+ */
 export interface EntityFinder {
-  find(tenantId: string, refs: { subject?: EntityRef; resource?: EntityRef }): Promise<EntityFacts>;
+  find(tenantId: string, refs: { subject?: EntityRef; resource?: EntityRef }, epoch?: number): Promise<EntityFacts>;
 }
 
 /** The facts for an input from entities given inline: each found by type and id (version 0), else not stored. */

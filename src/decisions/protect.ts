@@ -35,7 +35,7 @@ export async function protect(deps: Recording & { policies: PolicyVersions; enti
   if (principal.rules !== null) await admitProtect(deps.db, principal.tenant_id, principal.key_id, principal.rules, input.action);
   const policy = await deps.policies.forRef(principal.tenant_id, principal.policy);
   // The input's subject and resource as stored, only under a policy that reads their attributes.
-  const entities: EntityFacts | undefined = deps.entities && readsEntities(policy.document) ? await deps.entities.find(principal.tenant_id, entityRefs(input)) : undefined;
+  const entities: EntityFacts | undefined = deps.entities && readsEntities(policy.document) ? await deps.entities.find(principal.tenant_id, entityRefs(input), principal.context_epoch) : undefined;
   const at = deps.now();
   const needs = usageNeeds(input, policy.document, callerOf(payloadPrincipal(policy.document, principal.key_id, via) ?? { key_id: principal.key_id }), at.toISOString(), entities);
   let opened: OpenedApproval | undefined;

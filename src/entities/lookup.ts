@@ -16,10 +16,10 @@ export interface FoundEntities {
   resource?: EntityRecord | null;
 }
 
-/** An entity (or its absence) as read, with the tenant's head version it was read at. */
+/** An entity (or its absence) as read, with the tenant's key context epoch read just before it. */
 interface Known {
   tenantId: string;
-  head: number;
+  epoch: number;
   entity: EntityRecord | null;
 }
 
@@ -29,14 +29,15 @@ const keyOf = (tenantId: string, ref: EntityRef) => JSON.stringify([tenantId, re
 export class EntityLookup {
   /**
    * Entities (and absences) read lately, by tenant, type and id. Freshness: every entity write
-   * moves its tenant's entity head (entities_upsert(), entity_delete(), sql/schema/15_entities.sql)
-   * and announces it on channel entities. Where the database tells this process of every change before the change's own answer
-   * (embedded), a changed tenant's entries are dropped when the notice comes; elsewhere they are
-   * reused only while the tenant's head version, read after the request arrived, still matches.
+   * moves its tenant's key context epoch (sql/schema/15_entities.sql) and announces it on channel
+   * key_context. Where the database tells this process of every change before the change's own
+   * answer (embedded), a changed tenant's entries are dropped when the notice comes; elsewhere they
+   * are reused only while the tenant's epoch, read after the request arrived, still matches: the
+   * one the API key's check read (src/keys/authenticate.ts), or one read here for a session.
    * Either way a write is seen by the next decision, on every instance.
    */
   private readonly known = new BoundedMap<string, Known>(10_000);
-  private readonly heads: Coalescer<string, number>;
+  private readonly epochs: Coalescer<string, number>;
   /** Set once notices drive freshness; counts them, so a lookup that ran across one is not kept. */
   private notices: number | undefined;
 
@@ -44,39 +45,43 @@ export class EntityLookup {
   static async open(db: Db): Promise<EntityLookup> {
     const lookup = new EntityLookup(db);
     if (db.listen) {
-      await db.listen("entities", (tenant) => lookup.changed(tenant));
+      await db.listen("key_context", (tenant) => lookup.changed(tenant));
       lookup.notices = 0;
     }
     return lookup;
   }
 
   constructor(private readonly db: Db) {
-    this.heads = new Coalescer(
+    this.epochs = new Coalescer(
       async (tenants) => {
-        const rows = await db.query("entities/heads", [tenants]);
-        const byTenant = new Map(rows.map((r) => [r.tenant_id, Number(r.version)]));
+        const rows = await db.query("keys/epochs", [tenants]);
+        const byTenant = new Map(rows.map((r) => [r.tenant_id, Number(r.key_context_epoch)]));
         return tenants.map((t) => byTenant.get(t) ?? 0);
       },
       { maxBatch: 256, maxInFlight: 2 },
     );
   }
 
-  /** The tenant's entities named by refs (null: none stored), as of a moment after this call began. */
-  async find(tenantId: string, refs: EntityRefs): Promise<FoundEntities> {
+  /**
+   * The tenant's entities named by refs (null: none stored), as of a moment after the request
+   * arrived. `epoch`: the tenant's key context epoch as read after the request arrived (an API
+   * key's, KeyPrincipal.context_epoch); without it, one is read here when an entry needs checking.
+   */
+  async find(tenantId: string, refs: EntityRefs, epoch?: number): Promise<FoundEntities> {
     const subjectKey = refs.subject && keyOf(tenantId, refs.subject);
     const resourceKey = refs.resource && keyOf(tenantId, refs.resource);
     if (subjectKey === undefined && resourceKey === undefined) return {};
     let subject = subjectKey === undefined ? undefined : this.known.get(subjectKey);
     let resource = resourceKey === undefined ? undefined : this.known.get(resourceKey);
     // Listening, a kept entry is current: its tenant's writes would have dropped it. Otherwise
-    // entries stand only while the tenant's head, read now, is the one they were read at.
+    // entries stand only while the tenant's epoch, read after the request arrived, is the one they were read at.
     if ((subject || resource) && this.notices === undefined) {
-      const head = await this.heads.submit(tenantId);
-      if (subject && subject.head !== head) subject = undefined;
-      if (resource && resource.head !== head) resource = undefined;
+      const now = epoch ?? (await this.epochs.submit(tenantId));
+      if (subject && subject.epoch !== now) subject = undefined;
+      if (resource && resource.epoch !== now) resource = undefined;
     }
     if ((subjectKey !== undefined && !subject) || (resourceKey !== undefined && !resource)) {
-      // Both read again, in one snapshot: a subject and a resource are never of two heads.
+      // Both read again, together: a subject and a resource are never of two epochs.
       const wanted = [refs.subject, refs.resource].filter((r): r is EntityRef => r !== undefined);
       const read = await this.read(tenantId, wanted);
       subject = subjectKey === undefined ? undefined : read.get(subjectKey);
@@ -88,13 +93,13 @@ export class EntityLookup {
     return found;
   }
 
-  /** Reads the refs with the tenant's head in one snapshot; kept when no notice came meanwhile. */
+  /** Reads the refs after the tenant's epoch; kept when no notice came meanwhile. */
   private async read(tenantId: string, refs: EntityRef[]): Promise<Map<string, Known>> {
     const noticesBefore = this.notices;
     const rows = await this.db.query("entities/lookup", [tenantId, refs.map((r) => r.type), refs.map((r) => r.id)]);
-    // entity_lookup()'s first row holds the head, and only it.
-    const head = Number(rows[0]!.head);
-    const read = new Map<string, Known>(refs.map((ref) => [keyOf(tenantId, ref), { tenantId, head, entity: null }]));
+    // entity_lookup()'s first row holds the epoch, and only it.
+    const epoch = Number(rows[0]!.epoch);
+    const read = new Map<string, Known>(refs.map((ref) => [keyOf(tenantId, ref), { tenantId, epoch, entity: null }]));
     for (const row of rows) {
       if (row.type === null || row.id === null) continue;
       const entity: EntityRecord = {
@@ -105,7 +110,7 @@ export class EntityLookup {
         parents: row.parents as EntityRef[],
         version: Number(row.version),
       };
-      read.set(keyOf(tenantId, entity), { tenantId, head, entity });
+      read.set(keyOf(tenantId, entity), { tenantId, epoch, entity });
     }
     const keep = this.notices === noticesBefore;
     for (const [key, known] of read) {

@@ -20,6 +20,12 @@ export interface KeyPrincipal {
   features: Record<string, FeatureVerdict>;
   /** What the key itself may do (src/keys/rules.ts); null: nothing beyond its tenant's plan and policy. */
   rules: KeyRules | null;
+  /**
+   * The tenant's key context epoch, read after the request arrived where the database does not
+   * announce changes (embedded: as of the last announcement). Entity writes move it too, so a
+   * decision checks the entities it has kept against it (src/entities/lookup.ts).
+   */
+  context_epoch: number;
 }
 
 /** A key's context as read, with its rules parsed once. */
@@ -166,5 +172,6 @@ function principalOf(row: Row, rules: KeyRules | null): KeyPrincipal {
     policy: row.policy_id === null ? null : { policy_id: row.policy_id, version: Number(row.policy_version), hash: row.policy_hash! },
     features,
     rules,
+    context_epoch: Number(row.key_context_epoch),
   };
 }

@@ -90,7 +90,7 @@ export function simulationRoutes(deps: SimulationDeps) {
     // the store's, under a policy that reads attributes.
     let entities: EntityFacts | undefined;
     if (input && body.entities) entities = inlineFacts(input, body.entities);
-    else if (input && deps.entities && readsEntities(policy.document)) entities = await deps.entities.find(tenantId, entityRefs(input));
+    else if (input && deps.entities && readsEntities(policy.document)) entities = await deps.entities.find(tenantId, entityRefs(input), caller.key?.context_epoch);
     const needs = input ? usageNeeds(input, policy.document, { key_id: keyId }, timestamp, entities) : [];
     let usage: UsageFacts | undefined;
     if (needs.length > 0) {

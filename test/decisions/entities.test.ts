@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { verifyResult } from "../../src/sdk/verify.ts";
 import { runCli } from "../helpers/cli.ts";
 import { apiKey, bearer, protect, setPlan } from "../helpers/customer.ts";
-import { call, signup } from "../helpers/service.ts";
+import { call, secondInstance, signup } from "../helpers/service.ts";
 
 type Tenant = Awaited<ReturnType<typeof signup>>;
 
@@ -74,6 +74,24 @@ describe("protect over stored entities", () => {
     const read = after.body.payload.entities.find((r: { id: string }) => r.id === "bob");
     expect(read.value).toEqual(["viewer", "payer"]);
     expect(read.version).toBeGreaterThan(version);
+  });
+
+  test("a write through another instance applies to the next protect here, where the key and the entity were read before it", async () => {
+    const two = await secondInstance();
+    try {
+      const ask = () => call("POST", "/v1/protect", { json: payment("cy", "acme"), headers: apiKey(tenant.apiKey) });
+      expect((await putEntities(tenant, [{ type: "user", id: "cy", attributes: { roles: ["viewer"] } }])).status).toBe(200);
+      // Twice here: the key's context and cy are now kept by this instance.
+      expect((await ask()).body.decision).toBe("DENIED");
+      expect((await ask()).body.decision).toBe("DENIED");
+      const written = await call("PUT", "/customer/entities", { json: { entities: [{ type: "user", id: "cy", attributes: { roles: ["payer"] } }] }, headers: bearer(tenant.token), service: two.service });
+      expect(written.status).toBe(200);
+      const after = await ask();
+      expect(after.body.decision).toBe("ALLOWED");
+      expect(after.body.payload.entities.find((r: { id: string }) => r.id === "cy").value).toEqual(["payer"]);
+    } finally {
+      await two.close();
+    }
   });
 
   test("an entity the store does not hold has no attributes, and the payload says so (never a 500)", async () => {

@@ -239,21 +239,41 @@ describe("EntityLookup: what decisions read", () => {
     expect(await service.deps.entities.find(user.tenantId, {})).toEqual({});
   });
 
-  test("a lookup held is reused while the tenant's head stands (one small query: the head), read again once a write moved it", async () => {
+  test("a lookup held is reused while the tenant's epoch stands (one small query: the epoch), read again once a write moved it", async () => {
     const user = await proUser();
     await put(user.token, [ALICE]);
     const { db } = await testService();
     const asked: string[] = [];
-    // Without listening (as on PostgreSQL): freshness by the head's version, on either database.
+    // Without listening (as on PostgreSQL): freshness by the key context epoch, on either database.
     const counting = { ...db, query: (name: string, params: unknown[]) => (asked.push(name), db.query(name as any, params as any)) } as unknown as Db;
     const lookup = new EntityLookup(counting);
     const ref = { subject: { type: "user", id: "alice" } };
     expect((await lookup.find(user.tenantId, ref)).subject?.version).toBe(1);
     expect((await lookup.find(user.tenantId, ref)).subject?.version).toBe(1);
-    expect(asked).toEqual(["entities/lookup", "entities/heads"]);
+    expect(asked).toEqual(["entities/lookup", "keys/epochs"]);
     await put(user.token, [{ ...ALICE, attributes: { department: "legal" } }]);
     expect((await lookup.find(user.tenantId, ref)).subject).toMatchObject({ attributes: { department: "legal" }, version: 2 });
-    expect(asked).toEqual(["entities/lookup", "entities/heads", "entities/heads", "entities/lookup"]);
+    expect(asked).toEqual(["entities/lookup", "keys/epochs", "keys/epochs", "entities/lookup"]);
+  });
+
+  test("with the epoch an API key's check read, a kept lookup costs no query; a write moves that epoch, and the next is read again", async () => {
+    const user = await proUser();
+    await put(user.token, [ALICE]);
+    const { db, service } = await testService();
+    const asked: string[] = [];
+    const counting = { ...db, query: (name: string, params: unknown[]) => (asked.push(name), db.query(name as any, params as any)) } as unknown as Db;
+    const lookup = new EntityLookup(counting);
+    const ref = { subject: { type: "user", id: "alice" } };
+    const epochOf = async () => (await service.deps.keys.authenticate(user.apiKey)).context_epoch;
+    const before = await epochOf();
+    expect((await lookup.find(user.tenantId, ref, before)).subject?.version).toBe(1);
+    expect((await lookup.find(user.tenantId, ref, before)).subject?.version).toBe(1);
+    expect(asked).toEqual(["entities/lookup"]);
+    await put(user.token, [{ ...ALICE, attributes: { department: "legal" } }]);
+    const after = await epochOf();
+    expect(after).toBeGreaterThan(before);
+    expect((await lookup.find(user.tenantId, ref, after)).subject).toMatchObject({ attributes: { department: "legal" }, version: 2 });
+    expect(asked).toEqual(["entities/lookup", "entities/lookup"]);
   });
 
   test("a write on one instance is seen by the next lookup on another (cached there before the write)", async () => {
