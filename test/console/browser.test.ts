@@ -14,7 +14,7 @@ import { chromiumAvailable, codeEditor, expectOnlyOwnOrigin, insecure, openConso
 import { generate, generateURI } from "otplib";
 import { encode } from "uqr";
 
-const STEP_MS = 60_000;
+const STEP_MS = 90_000;
 
 testChromiumInstalled();
 
@@ -297,6 +297,7 @@ describe.skipIf(!chromiumAvailable)("console in Chromium", () => {
     "plan: request an upgrade, see it approved by the operator script; cancel one, see a rejection's note",
     async () => {
       await goTo("Policy", "Policy");
+      await run.loaded(page.getByTestId("policy-version"), "the policy");
       await expect(page.getByTestId("policy-version").textContent()).resolves.toBe("pol_default v1");
       await expect(page.locator("textarea").count()).resolves.toBe(0);
       // Reads work on every plan: the versions are listed, with no restore.
@@ -356,6 +357,7 @@ describe.skipIf(!chromiumAvailable)("console in Chromium", () => {
       await protectNow({ action: "document.read", resource: "docs/handbook" });
 
       await goTo("Policy", "Policy");
+      await run.loaded(page.getByTestId("policy-version"), "the policy");
       await expect(page.getByTestId("policy-version").textContent()).resolves.toBe("pol_default v1");
       await page.locator('[data-testid="versions"] tr[data-version="1"].current').waitFor();
       // The code editors (CodeMirror, docs/console.md); test/console/policy-code-editor.test.ts drives their completion.

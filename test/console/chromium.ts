@@ -2,10 +2,10 @@
 // certificate, a temporary DATA_DIR; PostgreSQL when TEST_DATABASE_URL is set) whose mail goes to
 // an SMTP server started here, and Debian's Chromium driven by playwright-core.
 import { expect, test } from "bun:test";
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { BrowserContext, Page } from "playwright-core";
+import type { BrowserContext, Locator, Page } from "playwright-core";
 import { buildConsole } from "../../src/console/build.ts";
 import { serve } from "../../src/app/server.ts";
 import type { Config } from "../../src/config.ts";
@@ -46,8 +46,17 @@ export interface ConsoleInBrowser {
   heading: (title: string | RegExp) => Promise<void>;
   /** Waits until an element matching `selector` (with `text`, when given) is visible. */
   seen: (selector: string, text?: string | RegExp) => Promise<void>;
+  /**
+   * Waits for what a page shows once its data has loaded; if it never does, writes what the page
+   * showed, the requests still open or failed and the server's last log lines to
+   * test/artifacts/<prefix>-stalled.txt (.ci/run prints it after a failed suite), then fails.
+   */
+  loaded: (locator: Locator, what: string) => Promise<void>;
   close: () => Promise<void>;
 }
+
+/** How long a page may take to show its data: generous, as a loaded CI machine may need it. */
+const LOAD_MS = 45_000;
 
 /** `config` overrides the test server's configuration (webhook delivery, for one). */
 export async function openConsoleInBrowser(prefix: string, overrides: Partial<Config> = {}): Promise<ConsoleInBrowser> {
@@ -80,6 +89,17 @@ export async function openConsoleInBrowser(prefix: string, overrides: Partial<Co
   const cspViolations: string[] = [];
   const pageErrors: string[] = [];
   context.on("request", (r) => requests.push(r.url()));
+  // Requests with when they were sent and how they ended, for loaded()'s report.
+  const traffic = new Map<object, { url: string; method: string; sent: number; ended?: string }>();
+  context.on("request", (r) => traffic.set(r, { url: r.url(), method: r.method(), sent: Date.now() }));
+  context.on("requestfinished", (r) => {
+    const t = traffic.get(r);
+    if (t) void r.response().then((a) => (t.ended = `${a?.status() ?? "?"} after ${Date.now() - t.sent} ms`), () => (t.ended = "finished"));
+  });
+  context.on("requestfailed", (r) => {
+    const t = traffic.get(r);
+    if (t) t.ended = `failed (${r.failure()?.errorText}) after ${Date.now() - t.sent} ms`;
+  });
   const page = context.pages()[0] ?? (await context.newPage());
   page.setDefaultTimeout(20_000);
   page.on("console", (m) => {
@@ -109,6 +129,18 @@ export async function openConsoleInBrowser(prefix: string, overrides: Partial<Co
     shot: (name) => page.screenshot({ path: join(ARTIFACTS, `${prefix}-${name}.png`), fullPage: true }),
     heading: (title) => page.getByRole("heading", { level: 1, name: title }).waitFor(),
     seen: (selector, text) => page.locator(selector, text === undefined ? {} : { hasText: text }).first().waitFor(),
+    loaded: async (locator, what) => {
+      try {
+        await locator.waitFor({ timeout: LOAD_MS });
+      } catch (error) {
+        const main = await page.locator("main").innerHTML({ timeout: 1000 }).catch((e) => `(unreadable: ${e})`);
+        const recent = [...traffic.values()].slice(-20).map((t) => `${t.method} ${t.url}: ${t.ended ?? `open for ${Date.now() - t.sent} ms`}`);
+        const report = [`${what} did not show within ${LOAD_MS} ms at ${page.url()}`, "", "main:", main.slice(0, 4000), "", "requests:", ...recent, "", "server log:", ...logLines.slice(-30).map((l) => l.slice(0, 500))].join("\n");
+        writeFileSync(join(ARTIFACTS, `${prefix}-stalled.txt`), report);
+        console.error(report);
+        throw error;
+      }
+    },
     close: async () => {
       await context.close().catch(() => {});
       await server.stop();

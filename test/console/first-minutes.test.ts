@@ -13,7 +13,7 @@ import { uniqueEmail } from "../helpers/service.ts";
 import { planSetAsApproved, testQuery } from "../helpers/sql.ts";
 import { chromiumAvailable, codeEditor, expectOnlyOwnOrigin, insecure, openConsoleInBrowser, testChromiumInstalled, type ConsoleInBrowser } from "./chromium.ts";
 
-const STEP_MS = 60_000;
+const STEP_MS = 90_000;
 
 type Box = { x: number; y: number; width: number; height: number };
 const overlap = (a: Box, b: Box) => a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height;
@@ -224,6 +224,7 @@ describe.skipIf(!chromiumAvailable)("the console's first minutes, in Chromium", 
     async () => {
       const own = `pol_${user.tenantId.slice("cust_".length)}`;
       await goTo("Policy", "Policy");
+      await run.loaded(page.getByTestId("policy-version"), "the policy");
       await expect(page.getByTestId("policy-version").textContent()).resolves.toBe("pol_default v1");
       const note = page.getByTestId("first-publish-note");
       await expect(note.textContent()).resolves.toContain(`${own} version 2`);
