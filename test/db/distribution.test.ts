@@ -24,6 +24,7 @@ const LEFT = [
  */
 const TRIGGER_WRITERS = [
   "api_keys.api_keys_key_context -> tenants",
+  "entity_heads.entity_heads_key_context -> tenants",
   "feature_grants.feature_grants_key_context -> tenants",
   "policies.policies_key_context -> tenants",
 ];
