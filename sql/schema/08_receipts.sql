@@ -634,7 +634,20 @@ BEGIN
         SELECT r.kind, r.decision, r.issued_at FROM receipts r
         WHERE r.tenant_id = coalesce(p_tenant, i.tenant_id) AND r.receipt_id >= i.protect_receipt_id AND r.receipt_id <= i.protect_receipt_id
         ORDER BY r.receipt_id LIMIT 1
-      ) p ON true
+      ) stored ON true
+      LEFT JOIN LATERAL (
+        -- Or a protect earlier in this call, of the same tenant and not refused so far: a caller
+        -- that stores a protect and its execute together (docs/api.md, "Remote MCP gateways").
+        -- receipt_execute_rules_after() refuses the execute if a later rule refuses that protect.
+        SELECT c.kind, c.decision, c.issued_at FROM unnest(p_items) AS c
+        WHERE stored.kind IS NULL AND i.kind = 'execute' AND c.idx < i.idx AND c.tenant_id = i.tenant_id
+          AND c.receipt_id = i.protect_receipt_id AND c.kind = 'protect' AND c.refusal IS NULL
+        LIMIT 1
+      ) called ON true
+      CROSS JOIN LATERAL (
+        SELECT coalesce(stored.kind, called.kind) AS kind, coalesce(stored.decision, called.decision) AS decision,
+               coalesce(stored.issued_at, called.issued_at) AS issued_at
+      ) p
       LEFT JOIN LATERAL (
         -- As in receipt_by_id(): a range of one id, in order, keeps the probe on receipts_execute_once.
         SELECT true AS executed FROM receipts x
@@ -666,8 +679,33 @@ END $$;
 COMMENT ON FUNCTION receipt_execute_rules(text, receipt_append_item[]) IS
   'The execute rules of receipt_append() (p_tenant: NULL, or the one tenant of the items): each execute not refused yet needs a stored ALLOWED protect receipt of the '
   'tenant younger than receipt_execute_window() (WR004), or an approved approval''s outcome receipt (kind approval, ALLOWED) from the key that '
-  'asked (WR011) before its execute_before (WR010) (WR002, WR003), not executed before, in the table or earlier in the call (WR007). Sets those '
+  'asked (WR011) before its execute_before (WR010) (WR002, WR003), not executed before, in the table or earlier in the call (WR007). The protect '
+  'may also be an item earlier in the call, of the same tenant, not refused so far (then receipt_execute_rules_after() holds the execute to its fate). Sets those '
   'refusals; other items are returned as they came.';
+
+-- An execute whose protect came earlier in the same call stands only if that protect is stored:
+-- after every rule that may refuse an item, an execute of a protect refused meanwhile is WR002,
+-- as if it had come alone after that refusal.
+CREATE FUNCTION receipt_execute_rules_after(p_items receipt_append_item[]) RETURNS receipt_append_item[]
+LANGUAGE plpgsql IMMUTABLE AS $$
+DECLARE
+  v record;
+BEGIN
+  IF NOT EXISTS (SELECT 1 FROM unnest(p_items) AS i WHERE i.refusal IS NULL AND i.kind = 'execute') THEN
+    RETURN p_items;
+  END IF;
+  FOR v IN
+    SELECT i.idx FROM unnest(p_items) AS i
+    WHERE i.refusal IS NULL AND i.kind = 'execute'
+      AND EXISTS (SELECT 1 FROM unnest(p_items) AS c
+                  WHERE c.idx < i.idx AND c.tenant_id = i.tenant_id AND c.receipt_id = i.protect_receipt_id AND c.refusal IS NOT NULL)
+  LOOP
+    p_items[v.idx + 1].refusal := 'WR002';
+  END LOOP;
+  RETURN p_items;
+END $$;
+COMMENT ON FUNCTION receipt_execute_rules_after(receipt_append_item[]) IS
+  'The last rule of receipt_append(): an execute of a protect earlier in the call that a rule refused after receipt_execute_rules() is WR002.';
 
 CREATE FUNCTION receipt_quota_rules(p_tenant text, p_items receipt_append_item[]) RETURNS receipt_append_item[]
 LANGUAGE plpgsql STABLE AS $$

@@ -20,6 +20,7 @@ BEGIN
   v_items := receipt_quota_rules(p_tenant, v_items);
   v_items := receipt_approval_rules(p_tenant, v_items);
   v_items := receipt_usage_rules(p_tenant, v_items, true);
+  v_items := receipt_execute_rules_after(v_items);
   v_items := receipt_link(p_tenant, v_items);
 
   -- Checks the keys, moves the heads, inserts the accepted items and grows the stored tree.

@@ -6,7 +6,7 @@ import { AppError } from "../http/errors.ts";
 import type { Outcome } from "../http/idempotency.ts";
 import type { KeyPrincipal } from "../keys/authenticate.ts";
 import { assertActionAllowed } from "../keys/rules.ts";
-import { getReceiptRow } from "../receipts/store.ts";
+import { getReceiptRow, type DecisionReceiptView } from "../receipts/store.ts";
 import { buildPayload, type ResultPayload } from "../decide/payload.ts";
 import type { OutcomePayload } from "../receipts/approval-payload.ts";
 import { recordDecision, type Recording } from "./record.ts";
@@ -34,13 +34,14 @@ export async function execute(deps: Recording, principal: KeyPrincipal, protectR
   const decided = deps.receipts.issuedProtect(principal.tenant_id, protectReceiptId) ?? (await storedProtect(deps.db, principal.tenant_id, protectReceiptId));
   // A key limited to some actions executes only those (docs/api.md, "Keys for agents").
   if (principal.rules !== null) assertActionAllowed(principal.rules, decided.input.action);
-  // The execution carries the decision it executes: same input, policy version, reasons, rule and principal.
-  const { input, policy, decision, reasons, rule, requires_approval, outcome } = decided;
-  const payload = buildPayload({ kind: "execute", input, policy, decision, reasons, rule, principal: decided.principal, requires_approval, outcome });
-  return recordDecision(deps, { tenantId: principal.tenant_id, keyId: principal.key_id, requestId, payload, protectReceiptId }, (receipt) => ({
-    ok: true,
-    executed: true,
-    verified: false,
-    ...receipt,
-  }));
+  return recordDecision(deps, { tenantId: principal.tenant_id, keyId: principal.key_id, requestId, payload: executePayload(decided), protectReceiptId }, executedBody);
 }
+
+/** The execution carries the decision it executes: same input, policy version, reasons, rule and principal. */
+export function executePayload(decided: ResultPayload): ResultPayload {
+  const { input, policy, decision, reasons, rule, requires_approval, outcome } = decided;
+  return buildPayload({ kind: "execute", input, policy, decision, reasons, rule, principal: decided.principal, requires_approval, outcome });
+}
+
+/** POST /v1/execute's answer around the stored receipt. */
+export const executedBody = (receipt: DecisionReceiptView) => ({ ok: true, executed: true, verified: false, ...receipt });

@@ -5,7 +5,7 @@
 // transaction that stores it, and names the facts it read.
 import type { Outcome } from "../http/idempotency.ts";
 import type { KeyPrincipal } from "../keys/authenticate.ts";
-import { admitProtect } from "../keys/rules.ts";
+import { admitProtect, assertActionAllowed } from "../keys/rules.ts";
 import { decide, type UsageFacts } from "../decide/engine.ts";
 import { usageNeeds } from "../decide/usage-needs.ts";
 import { entityRefs, readsEntities, type EntityFacts, type EntityFinder } from "../decide/entities.ts";
@@ -15,7 +15,8 @@ import type { PolicyVersions } from "../policies/store.ts";
 import type { AnsweredApproval, OpenedApproval } from "../receipts/append.ts";
 import type { DecisionReceiptView } from "../receipts/store.ts";
 import { newId } from "../ids.ts";
-import { recordDecision, type Recording } from "./record.ts";
+import { executedBody, executePayload } from "./execute.ts";
+import { recordDecision, recordWithExecute, type Recording } from "./record.ts";
 
 /** The decision, its payload and the approval it opens, with the usage facts given (none: no usage rule) and the entities found. */
 function decided(input: ProtectInput, policy: { ref: PolicyRef; document: PolicyDocument }, keyId: string, via: GatewayCaller | undefined, facts?: UsageFacts, entities?: EntityFacts): { payload: ResultPayload; approval?: OpenedApproval } {
@@ -26,11 +27,10 @@ function decided(input: ProtectInput, policy: { ref: PolicyRef; document: Policy
   return { payload, approval };
 }
 
-/**
- * `via`: the call came through a remote MCP gateway (src/gateways/), under the gateway's own key,
- * for this person and agent; the payload names them and policies read them.
- */
-export async function protect(deps: Recording & { policies: PolicyVersions; entities?: EntityFinder }, principal: KeyPrincipal, input: ProtectInput, requestId: string, via?: GatewayCaller): Promise<Outcome> {
+type ProtectDeps = Recording & { policies: PolicyVersions; entities?: EntityFinder };
+
+/** What a protect reads before it decides: the key's own admission, the policy, the entities, the usage rules that apply. */
+async function prepare(deps: ProtectDeps, principal: KeyPrincipal, input: ProtectInput, via?: GatewayCaller) {
   // A key's own actions and daily limit (docs/api.md, "Keys for agents"): refused before anything is stored.
   if (principal.rules !== null) await admitProtect(deps.db, principal.tenant_id, principal.key_id, principal.rules, input.action);
   const policy = await deps.policies.forRef(principal.tenant_id, principal.policy);
@@ -38,6 +38,43 @@ export async function protect(deps: Recording & { policies: PolicyVersions; enti
   const entities: EntityFacts | undefined = deps.entities && readsEntities(policy.document) ? await deps.entities.find(principal.tenant_id, entityRefs(input), principal.context_epoch) : undefined;
   const at = deps.now();
   const needs = usageNeeds(input, policy.document, callerOf(payloadPrincipal(policy.document, principal.key_id, via) ?? { key_id: principal.key_id }), at.toISOString(), entities);
+  return { policy, entities, at, needs };
+}
+
+/**
+ * `via`: the call came through a remote MCP gateway (src/gateways/), under the gateway's own key,
+ * for this person and agent; the payload names them and policies read them.
+ */
+export async function protect(deps: ProtectDeps, principal: KeyPrincipal, input: ProtectInput, requestId: string, via?: GatewayCaller): Promise<Outcome> {
+  return protectPrepared(deps, principal, input, requestId, via, await prepare(deps, principal, input, via));
+}
+
+/**
+ * A protect and, when it is ALLOWED outright (no approval, no usage rules), its execute, stored in
+ * one call to the log: what a remote MCP gateway does for each tools/call (src/gateways/). The
+ * execute is the one POST /v1/execute would store, and is refused as that would be (`execute`
+ * an Error). Otherwise the protect alone, as protect() stores it (no `execute`).
+ */
+export async function protectAndExecute(deps: ProtectDeps, principal: KeyPrincipal, input: ProtectInput, requestId: string, via?: GatewayCaller): Promise<{ protect: Outcome; execute?: Outcome | Error }> {
+  const prepared = await prepare(deps, principal, input, via);
+  if (prepared.needs.length > 0) return { protect: await protectPrepared(deps, principal, input, requestId, via, prepared) };
+  const { payload, approval } = decided(input, prepared.policy, principal.key_id, via, undefined, prepared.entities);
+  if (payload.decision !== "ALLOWED" || approval) return { protect: await protectPrepared(deps, principal, input, requestId, via, prepared, { payload, approval }) };
+  // A key limited to some actions executes only those, as POST /v1/execute holds it (admitProtect() already asked the same).
+  if (principal.rules !== null) assertActionAllowed(principal.rules, input.action);
+  const args = { tenantId: principal.tenant_id, keyId: principal.key_id, requestId, payload, execute: executePayload(payload) };
+  return recordWithExecute(deps, args, { protect: (receipt) => ({ ok: true, verified: false, ...receipt }), execute: executedBody });
+}
+
+async function protectPrepared(
+  deps: ProtectDeps,
+  principal: KeyPrincipal,
+  input: ProtectInput,
+  requestId: string,
+  via: GatewayCaller | undefined,
+  { policy, entities, at, needs }: Awaited<ReturnType<typeof prepare>>,
+  made?: { payload: ResultPayload; approval?: OpenedApproval },
+): Promise<Outcome> {
   let opened: OpenedApproval | undefined;
   // A retry of a held action answers the approval it already has (one per key and action hash):
   // no second approval, no second mail to the approvers.
@@ -59,7 +96,7 @@ export async function protect(deps: Recording & { policies: PolicyVersions; enti
   });
   const args = { tenantId: principal.tenant_id, keyId: principal.key_id, requestId };
   if (needs.length === 0) {
-    const { payload, approval } = decided(input, policy, principal.key_id, via, undefined, entities);
+    const { payload, approval } = made ?? decided(input, policy, principal.key_id, via, undefined, entities);
     opened = approval;
     return recordDecision(deps, { ...args, payload, approval }, shape);
   }

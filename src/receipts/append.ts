@@ -93,15 +93,28 @@ export async function appendItems(q: Queryable, items: AppendItem[], tenantId?: 
   });
 }
 
-/** An item waiting for its batch, and whether its call may run on its tenant's worker of a cluster. */
+/**
+ * Items waiting for their batch, always in one call together and in this order (a protect and its
+ * execute), and whether their call may run on their tenant's worker of a cluster.
+ */
 interface Waiting {
-  item: AppendItem;
+  items: AppendItem[];
   /**
-   * False when storing it writes the coordinator's outbox (the mail and webhook events of an approval
+   * False when storing one writes the coordinator's outbox (the mail and webhook events of an approval
    * it opens or an outcome it executes: receipt_approval_open(), receipt_approval_executed()).
    */
   onWorker: boolean;
 }
+
+/** One call for the batch's groups of items; each group's answers, in its order. */
+async function appendGroups(q: Queryable, groups: Waiting[], tenantId?: string): Promise<(AppendRow | Error)[][]> {
+  const answers = await appendItems(q, groups.flatMap((g) => g.items), tenantId);
+  let at = 0;
+  return groups.map((g) => answers.slice(at, (at += g.items.length)));
+}
+
+/** An item may run on its tenant's worker unless storing it writes the coordinator's outbox (Waiting). */
+const onWorker = (item: AppendItem, payload: ResultPayload) => item.approval === null && payload.outcome === undefined;
 
 /** How many one-tenant batches a cluster's appender keeps in flight, over the pool (docs/scaling.md). */
 const CLUSTER_IN_FLIGHT = 4;
@@ -116,7 +129,7 @@ export class ReceiptAppender {
    * batches of different tenants run side by side over the pool. A caller is answered only after its
    * batch committed.
    */
-  private readonly batches: Coalescer<Waiting, AppendRow>;
+  private readonly batches: Coalescer<Waiting, (AppendRow | Error)[]>;
   /**
    * The ALLOWED protects this process stored lately, by receipt_id, for the execute that usually
    * follows within milliseconds. Freshness: stored receipts never change (receipts_append_only),
@@ -134,16 +147,16 @@ export class ReceiptAppender {
     this.batches = opts.citus
       ? new Coalescer(
           async (waiting) => {
-            metrics.receiptBatch(waiting.length);
+            metrics.receiptBatch(waiting.reduce((n, w) => n + w.items.length, 0));
             const first = waiting[0]!;
-            return appendItems(db, waiting.map((w) => w.item), first.onWorker ? first.item.tenant_id : undefined);
+            return appendGroups(db, waiting, first.onWorker ? first.items[0]!.tenant_id : undefined);
           },
-          { maxBatch: MAX_BATCH, maxInFlight: CLUSTER_IN_FLIGHT, key: (w) => `${w.onWorker ? "worker" : "coordinator"} ${w.item.tenant_id}` },
+          { maxBatch: MAX_BATCH, maxInFlight: CLUSTER_IN_FLIGHT, key: (w) => `${w.onWorker ? "worker" : "coordinator"} ${w.items[0]!.tenant_id}` },
         )
       : new Coalescer(
           async (waiting) => {
-            metrics.receiptBatch(waiting.length);
-            return appendItems(db.pipeline, waiting.map((w) => w.item));
+            metrics.receiptBatch(waiting.reduce((n, w) => n + w.items.length, 0));
+            return appendGroups(db.pipeline, waiting);
           },
           // On the embedded database, whose one thread runs the calls one after another, a call sent
           // while another runs waits a moment for more: fewer, larger calls (+16-19% protect; on
@@ -201,11 +214,27 @@ export class ReceiptAppender {
 
   /** A signed item (`payload` is the one its content_hash covers) joins the next batch. */
   async appendSigned(item: AppendItem, payload: ResultPayload): Promise<Appended> {
-    const onWorker = item.approval === null && payload.outcome === undefined;
-    return this.stored(item, await this.batches.submit({ item, onWorker }), payload);
+    const [row] = await this.batches.submit({ items: [item], onWorker: onWorker(item, payload) });
+    if (row instanceof Error) throw row;
+    return this.stored(item, row!, payload);
   }
 
   async append(args: { tenantId: string; keyId: string; requestId: string; payload: ResultPayload; protectReceiptId?: string; approval?: OpenedApproval }): Promise<Appended> {
     return this.appendSigned(await this.signed({ ...args, at: this.now() }), args.payload);
+  }
+
+  /**
+   * An ALLOWED protect (no approval) and its execute, in one call to receipt_append(), which takes
+   * an execute of a protect earlier in the same call and holds it to that protect's fate: one
+   * round trip and one commit for both. Throws the protect's refusal (the execute is then refused
+   * too); answers the execute's refusal as an Error beside the stored protect.
+   */
+  async appendWithExecute(args: { tenantId: string; keyId: string; requestId: string; payload: ResultPayload; execute: ResultPayload }): Promise<[Appended, Appended | Error]> {
+    const asked = await this.signed({ ...args, at: this.now() });
+    const done = await this.signed({ ...args, payload: args.execute, protectReceiptId: asked.receipt_id, at: this.now() });
+    const [protectRow, executeRow] = await this.batches.submit({ items: [asked, done], onWorker: onWorker(asked, args.payload) && onWorker(done, args.execute) });
+    if (protectRow instanceof Error) throw protectRow;
+    const stored = this.stored(asked, protectRow!, args.payload);
+    return [stored, executeRow instanceof Error ? executeRow : this.stored(done, executeRow!, args.execute)];
   }
 }

@@ -125,6 +125,38 @@ describe("receipt_append(json): refusals, answered per item", () => {
     expect(await testQuery(db, "receipts_execute_once_probe", [p2.receipt_id])).toEqual([{ executes: 1 }]);
   });
 
+  test("an execute may follow its protect in the same call: both stored, linked in order; once only; not another tenant's, not a DENIED one, not before it", async () => {
+    const [a, other] = [await tenant(), await tenant()];
+    const p = await item(a);
+    const denied = await item(a, { decision: "DENIED" });
+    const foreign = await item(other);
+    const rows = await append([
+      await item(a, { kind: "execute", protectId: p.receipt_id }),
+      p,
+      await item(a, { kind: "execute", protectId: p.receipt_id }),
+      await item(a, { kind: "execute", protectId: p.receipt_id }),
+      denied,
+      await item(a, { kind: "execute", protectId: denied.receipt_id }),
+      foreign,
+      await item(a, { kind: "execute", protectId: foreign.receipt_id }),
+    ]);
+    // Before its protect: none yet (WR002); after it: the first stands, the second is WR007.
+    expect(refusals(rows)).toEqual(["WR002", null, null, "WR007", null, "WR003", null, "WR002"]);
+    expect(rows.map((r) => r.seq)).toEqual([null, 0, 1, null, 2, null, 0, null]);
+    expect(await usage(a)).toMatchObject({ protect_today: 2, execute_today: 1, receipts_stored: 3 });
+    expect(await testQuery(db, "receipts_execute_once_probe", [p.receipt_id])).toEqual([{ executes: 1 }]);
+  });
+
+  test("an execute whose protect in the same call is refused by a later rule (the daily quota) is refused too (WR002), and counts nothing", async () => {
+    const a = await tenant();
+    const day = new Date().toISOString().slice(0, 10);
+    await testQuery(db, "usage_set", [a.tenantId, day, 999, 0]);
+    const [fits, over] = [await item(a), await item(a)];
+    const rows = await append([fits, await item(a, { kind: "execute", protectId: fits.receipt_id }), over, await item(a, { kind: "execute", protectId: over.receipt_id })]);
+    expect(refusals(rows)).toEqual([null, null, "WQ001", "WR002"]);
+    expect(await usage(a, day)).toMatchObject({ protect_today: 1000, execute_today: 1, receipts_stored: 2 });
+  });
+
   test("WQ001 / WQ002: a day's quota counts earlier items of the batch; refused items count towards nothing", async () => {
     const a = await tenant();
     const day = new Date().toISOString().slice(0, 10);
