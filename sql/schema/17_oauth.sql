@@ -194,3 +194,37 @@ END
 $$;
 COMMENT ON FUNCTION oauth_refresh_rotate(text, text, text, text, text, timestamptz, text, timestamptz, timestamptz) IS
   'Rotates a refresh token (used once; client and gateway checked); a second use revokes its grant and every token of it.';
+
+-- The grant of a live access token for a gateway, with the gateway: the token unexpired, its grant
+-- active, the member still active (with their role now), the gateway active. No row: the token does
+-- not hold. With the gateway's sealed secrets a call needs (its key's, its shared one, the member's
+-- own: NULL when none). The gateway's tenant from its route first, then one statement in that
+-- tenant (on a cluster, one shard): a call through a gateway reads all it needs at once. A
+-- function, so that PGlite keeps its plan (mcp_gateway_resolve(), sql/schema/16_mcp_gateways.sql).
+CREATE FUNCTION oauth_access_grant(p_gateway_id text, p_token_hash text, p_now timestamptz)
+RETURNS TABLE (grant_id text, tenant_id text, account_id text, member_id text, role text, client_id text, client_name text,
+               redirect_uri text, gateway_id text, scope text, expires_at timestamptz,
+               gateway_name text, upstream_url text, upstream_auth text, gateway_status text,
+               key_secret_sealed text, secret_sealed text, member_secret_sealed text)
+LANGUAGE plpgsql STABLE SET jit = off AS $$
+#variable_conflict use_column
+DECLARE
+  v_tenant text;
+BEGIN
+  SELECT r.tenant_id INTO v_tenant FROM mcp_gateway_routes r WHERE r.gateway_id = p_gateway_id;
+  IF v_tenant IS NULL THEN
+    RETURN;
+  END IF;
+  RETURN QUERY SELECT g.grant_id, g.tenant_id, m.account_id, g.member_id, m.role, g.client_id, g.client_name, g.redirect_uri, g.gateway_id, g.scope, t.expires_at,
+                      w.name, w.upstream_url, w.upstream_auth, w.status, w.key_secret_sealed, w.secret_sealed, s.secret_sealed
+    FROM oauth_tokens t
+    JOIN oauth_grants g ON g.tenant_id = t.tenant_id AND g.grant_id = t.grant_id
+    JOIN members m ON m.tenant_id = g.tenant_id AND m.member_id = g.member_id
+    JOIN mcp_gateways w ON w.tenant_id = g.tenant_id AND w.gateway_id = g.gateway_id
+    LEFT JOIN mcp_gateway_secrets s ON s.tenant_id = g.tenant_id AND s.gateway_id = g.gateway_id AND s.member_id = g.member_id
+    WHERE t.tenant_id = v_tenant AND t.token_hash = p_token_hash AND t.kind = 'access' AND t.expires_at > p_now
+      AND g.gateway_id = p_gateway_id AND g.status = 'active' AND m.status = 'active' AND w.status = 'active';
+END $$;
+COMMENT ON FUNCTION oauth_access_grant(text, text, timestamptz) IS
+  'The grant of a live access token for a gateway (token unexpired, grant, member and gateway active), with the gateway and its sealed secrets for the member; '
+  'no row: the token does not hold.';

@@ -857,7 +857,7 @@ export interface Queries {
     };
   };
   "oauth/access_verify": {
-    params: [string, string, string, Date | string];
+    params: [string, string, Date | string];
     row: {
       grant_id: string;
       tenant_id: string;
@@ -870,6 +870,13 @@ export interface Queries {
       gateway_id: string;
       scope: string;
       expires_at: Date;
+      gateway_name: string;
+      upstream_url: string;
+      upstream_auth: string;
+      gateway_status: string;
+      key_secret_sealed: string | null;
+      secret_sealed: string | null;
+      member_secret_sealed: string | null;
     };
   };
   "oauth/client_create": {

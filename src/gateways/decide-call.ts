@@ -1,7 +1,8 @@
 // A tools/call through a remote gateway, decided in this process exactly as the stdio gateway has
 // warden decide it (docs/mcp.md, "Remote gateways"): action mcp.<gateway name>.<tool>, the
 // arguments flattened into the context with their JCS SHA-256, a protect under the gateway's key
-// naming the person, the agent and the gateway; ALLOWED: an execute, then the call goes upstream;
+// naming the person, the agent and the gateway; ALLOWED: an execute (stored with the protect in one
+// call to the log when the policy allows outright), then the call goes upstream;
 // DENIED: refused; held for approval: waited for, within a bound. Anything failing refuses the
 // call (fail closed).
 import type { JSONRPCRequest } from "@modelcontextprotocol/sdk/types.js";
@@ -10,7 +11,7 @@ import type { ApprovalWaiters } from "../approvals/waiters.ts";
 import type { EntityFinder } from "../decide/entities.ts";
 import type { GatewayCaller } from "../decide/policy.ts";
 import { execute } from "../decisions/execute.ts";
-import { protect } from "../decisions/protect.ts";
+import { protect, protectAndExecute } from "../decisions/protect.ts";
 import type { Recording } from "../decisions/record.ts";
 import { assertVerdict } from "../features/gate.ts";
 import type { KeyPrincipal } from "../keys/authenticate.ts";
@@ -45,8 +46,13 @@ export async function decideCall(
   const { context, argumentsSha256 } = await callContext(params.arguments);
   const { principal } = o;
   assertVerdict("protect", principal.features.protect);
-  const asked = (await protect(deps, principal, { action, context }, o.requestId, o.via)).body as unknown as Decided;
+  // ALLOWED outright: the protect and its execute go to the log in one call. Without the execute
+  // feature, the protect alone, and executed() refuses as POST /v1/execute would.
+  const both = principal.features.execute?.verdict === "allowed" ? await protectAndExecute(deps, principal, { action, context }, o.requestId, o.via) : { protect: await protect(deps, principal, { action, context }, o.requestId, o.via) };
+  const asked = both.protect.body as unknown as Decided;
   const record: CallRecord = { action, arguments_sha256: argumentsSha256, decision: asked.decision, reasons: asked.reasons, receipt_id: asked.receipt_id };
+  if (both.execute instanceof Error) throw both.execute;
+  if (both.execute) return { forward: true, record: { ...record, execute_receipt_id: (both.execute.body as unknown as Decided).receipt_id } };
   if (asked.decision === "ALLOWED") return executed(deps, o, record, asked.receipt_id);
   if (!asked.approval) return { forward: false, record, text: `Refused by warden: ${action} is DENIED (${asked.reasons.join(", ")}); receipt ${asked.receipt_id}. The call was not forwarded.` };
   // Held for people: wait (bounded) for the approval to leave pending; a retry of the same call

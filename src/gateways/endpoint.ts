@@ -75,9 +75,7 @@ export async function authorize(deps: Pick<EndpointDeps, "publicUrl" | "accessTo
     });
   }
   const resource = gatewayResource(deps.publicUrl, named);
-  // Read once: the token's check and the 404 below both stand on it.
-  const found = await findGateway(deps.db, gatewayId);
-  const grant = await deps.accessTokens.verify(token, resource, found);
+  const grant = await deps.accessTokens.verify(token, resource);
   const invalid = () =>
     new AppError("unauthorized", "The access token is not valid for this gateway (expired, revoked, or issued for another resource).", {
       headers: { "www-authenticate": challenge(deps, named, "invalid_token") },
@@ -89,7 +87,8 @@ export async function authorize(deps: Pick<EndpointDeps, "publicUrl" | "accessTo
       headers: { "www-authenticate": challenge(deps, named, "insufficient_scope") },
     });
   }
-  const gateway = serving(found);
+  // The gateway as read with the grant (OAuthTokens reads both at once), else read here.
+  const gateway = serving(grant.gateway ?? (await findGateway(deps.db, gatewayId)));
   // ... and of this gateway's tenant.
   if (grant.tenant_id !== gateway.tenant_id) throw invalid();
   checkOrigin(deps.publicUrl, request, grant);
@@ -130,7 +129,10 @@ interface Passage {
 /** POST, GET or DELETE /mcp/{gateway_id}, authorized: decided where it is a tools/call, else passed through. */
 export async function serveMcp(deps: EndpointDeps, request: Request, gateway: GatewayResource, grant: AccessGrant, parsed: unknown): Promise<Response> {
   noteCaller(request, gateway.tenant_id, undefined);
-  const credentials = (await deps.db.one("gateways/credentials", [gateway.tenant_id, gateway.gateway_id, grant.member_id]))!;
+  // Read with the token (OAuthTokens.verify()); read here for a token store that did not.
+  const credentials = gateway.sealed
+    ? { key_secret_sealed: gateway.sealed.key, secret_sealed: gateway.sealed.shared, member_secret_sealed: gateway.sealed.member }
+    : (await deps.db.one("gateways/credentials", [gateway.tenant_id, gateway.gateway_id, grant.member_id]))!;
   const upstreamHeaders = new Headers();
   for (const name of PASSED_REQUEST_HEADERS) {
     const value = request.headers.get(name);

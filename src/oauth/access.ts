@@ -24,6 +24,8 @@ export interface AccessGrant {
   /** Space-separated scopes granted. */
   scope: string;
   expires_at: string;
+  /** The gateway, active, as read with the grant, when the token store read it (OAuthTokens does). */
+  gateway?: GatewayResource;
 }
 
 /** Checks access tokens for a resource server. */
@@ -31,8 +33,6 @@ export interface AccessTokens {
   /**
    * The grant of `token` when it is a live access token (not expired, its grant not revoked)
    * issued for exactly `resource`; null otherwise (the caller answers 401 with WWW-Authenticate).
-   * `gateway`: the resource's gateway as the caller already read it (null: none), so that it is
-   * not read again.
    */
-  verify(token: string, resource: string, gateway?: GatewayResource | null): Promise<AccessGrant | null>;
+  verify(token: string, resource: string): Promise<AccessGrant | null>;
 }

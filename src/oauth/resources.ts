@@ -10,6 +10,12 @@ export interface GatewayResource {
   upstream_url: string;
   upstream_auth: "none" | "shared" | "per_member";
   status: "active" | "disabled" | "deleted";
+  /**
+   * What a call through it needs, sealed (src/gateways/manage.ts opens them), for the member whose
+   * token it was read with: its key's secret, its shared secret, the member's own (null: none).
+   * Read with the token (OAuthTokens.verify()), so that a call reads once.
+   */
+  sealed?: { key: string | null; shared: string | null; member: string | null };
 }
 
 /** The scope a token needs for a gateway's endpoint (tools/list, tools/call and the rest of MCP). */

@@ -16,7 +16,7 @@ import type { AccessGrant, AccessTokens } from "../../src/oauth/access.ts";
 import { authorize } from "../../src/gateways/endpoint.ts";
 import { grantWithTokens } from "../helpers/oauth.ts";
 import { listen, type Listener } from "../../src/runtime.ts";
-import { bearer, setPlan } from "../helpers/customer.ts";
+import { bearer, setPlan, setUsage } from "../helpers/customer.ts";
 import { addMember, type Member } from "../helpers/members.ts";
 import { BASE, call, expectErrorShape, signup, subjectOf, testConfig, testService, toReply } from "../helpers/service.ts";
 import { devCertificate } from "../security/helpers.ts";
@@ -384,6 +384,30 @@ describe("calls through the gateway (the SDK's client and server)", () => {
     const verified = await call("POST", "/v1/verify", { json: { receipt: receipt.body.receipt }, headers: { "x-api-key": owner.apiKey }, service });
     expect(verified.body.checks.decision).toBe(true);
     expect(verified.body.verified).toBe(true);
+    // The execute, stored in the same call to the log, names the protect and is the next link of the chain.
+    const executed = await call("GET", `/customer/receipts/${record.execute_receipt_id}`, { headers: bearer(owner.token), service });
+    expect(executed.body.receipt).toMatchObject({ kind: "execute", protect_receipt_id: record.receipt_id, seq: receipt.body.receipt.seq + 1, prev_hash: receipt.body.receipt.chain_hash });
+    expect((await call("POST", "/v1/verify", { json: { receipt: executed.body.receipt }, headers: { "x-api-key": owner.apiKey }, service })).body.verified).toBe(true);
+  });
+
+  test("an execute the log refuses (the day's executes used up) refuses the call: the protect is stored, nothing goes upstream", async () => {
+    const fresh = await signup();
+    await setPlan(fresh.tenantId, "pro");
+    expect((await call("PUT", "/customer/policy", { json: { document: POLICY }, headers: bearer(fresh.token), service })).status).toBe(200);
+    const made = await call("POST", "/customer/mcp/gateways", { json: { name: "fix", upstream_url: upstreamUrl, upstream_auth: "none" }, headers: bearer(fresh.token), service });
+    expect(made.status).toBe(201);
+    const gw = { gatewayId: made.body.gateway_id, tenantId: fresh.tenantId, name: "fix", resource: `${publicUrl()}/mcp/${made.body.gateway_id}` };
+    const token = (await grantWithTokens(gw, fresh.memberId, { clientId: CLIENT_ID, service })).access_token;
+    await setUsage(fresh.tenantId, 0, 500);
+    const before = seen.length;
+    const result = await callTool(await connect(gw.gatewayId, token), "echo", { text: "over" });
+    expect(result.isError).toBe(true);
+    expect(result.content[0]!.text).toContain("quota_exceeded");
+    expect(result.content[0]!.text).toContain("fails closed");
+    expect(seen.slice(before).some((s) => s.body.includes("tools/call"))).toBe(false);
+    const receipts = await call("GET", "/customer/receipts?limit=50", { headers: bearer(fresh.token), service });
+    const decisions = receipts.body.receipts.filter((r: { kind: string }) => r.kind === "protect" || r.kind === "execute");
+    expect(decisions.map((r: { kind: string; decision: string }) => [r.kind, r.decision])).toEqual([["protect", "ALLOWED"]]);
   });
 
   test("a denied call is an isError result naming the reason and the receipt; nothing goes upstream", async () => {
