@@ -75,8 +75,9 @@ The upstream is called with the gateway's own credentials, never the client's to
 \`upstream_auth\` \`none\`, \`shared\` (\`secret\`, given at registration, sent as
 \`Authorization: Bearer\`) or \`per_member\` (each member stores their own with
 \`PUT .../secret\`; a member without one gets a JSON-RPC error \`-32001\` saying so). Secrets are
-sealed at rest and never shown back. An upstream answering 401 or 403 is reported to the agent as
-a JSON-RPC error \`-32002\`, not as a challenge. Registering, disabling, enabling and deleting a
+sealed at rest and never shown back; a member's own are erased when they leave or are removed.
+An upstream answering 401 or 403 is reported to the agent as a JSON-RPC error \`-32002\`, not as
+a challenge. Registering, disabling, enabling and deleting a
 gateway and setting or erasing one's secret are events of the audit trail (\`gateway.*\`).
 Listing and reading are for every member; registering, disabling and deleting need an admin or an
 owner (403 \`forbidden_role\`). Each gateway takes one of the tenant's active API keys (at most

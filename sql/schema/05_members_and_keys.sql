@@ -62,6 +62,8 @@ BEGIN
   UPDATE members m SET status = 'removed', removed_at = p_now, removed_by = p_actor, session_epoch = m.session_epoch + 1
    WHERE m.tenant_id = p_tenant_id AND m.member_id = p_member_id;
   DELETE FROM member_routes r WHERE r.account_id = v_account AND r.tenant_id = p_tenant_id;
+  -- Their own secrets for gateways' upstreams (sql/schema/16_mcp_gateways.sql) go with them.
+  DELETE FROM mcp_gateway_secrets s WHERE s.tenant_id = p_tenant_id AND s.member_id = p_member_id;
   SELECT coalesce(p_revoke_keys, false) OR t.revoke_keys_on_member_removal INTO v_revoke FROM tenants t WHERE t.tenant_id = p_tenant_id;
   SELECT coalesce(jsonb_agg(jsonb_build_object('key_id', k.key_id, 'label', k.label, 'hint', k.hint) ORDER BY k.created_at, k.key_id), '[]'::jsonb)
     INTO v_keys FROM api_keys_of_member(p_tenant_id, p_member_id, v_revoke) k;
@@ -73,6 +75,6 @@ BEGIN
   END IF;
 END $$;
 COMMENT ON FUNCTION member_remove(text, text, text, timestamptz, boolean) IS
-  'A member leaves, or an admin (an owner, for owners) removes one: its sessions of the tenant end at once. With p_revoke_keys or the tenant''s '
+  'A member leaves, or an admin (an owner, for owners) removes one: its sessions of the tenant end at once, its own gateway secrets are erased. With p_revoke_keys or the tenant''s '
   'revoke_keys_on_member_removal, the keys the member created that still work are revoked (revoked_keys); otherwise they are listed (kept_keys). '
   'WT001 unknown member, WT02x actor''s role, WT003 the last owner.';

@@ -524,4 +524,15 @@ describe("calls through the gateway (the SDK's client and server)", () => {
     expect(listed.status).toBe(200);
     expect(seen.slice(before).map((s) => s.authorization)).toEqual(["Bearer approver-own-secret"]);
   });
+
+  test("a member who leaves takes their own upstream secrets with them: erased, not only unused", async () => {
+    const gw = await register("fix-leaver", "per_member");
+    const leaver = await addMember(owner.token, "developer");
+    expect((await call("PUT", `/customer/mcp/gateways/${gw}/secret`, { json: { secret: "leaver-own-secret" }, headers: bearer(leaver.token), service })).status).toBe(200);
+    const { db } = await testService();
+    const stored = () => db.one("gateways/credentials", [owner.tenantId, gw, leaver.memberId]);
+    expect((await stored())!.member_secret_sealed).not.toBeNull();
+    expect((await call("DELETE", `/customer/members/${leaver.memberId}`, { headers: bearer(owner.token), service })).status).toBe(200);
+    expect((await stored())!.member_secret_sealed).toBeNull();
+  });
 });
