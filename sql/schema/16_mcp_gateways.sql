@@ -236,39 +236,3 @@ BEGIN
 END $$;
 COMMENT ON FUNCTION mcp_gateway_secret_reseal(text, text, text, text, text) IS
   'Replaces a member''s sealed upstream secret by the same secret sealed under the new service secret, only if it is still the one read; true when replaced.';
-
--- The reads of every call through a gateway, as functions so that PGlite, which plans every
--- unnamed statement anew, keeps their plans (each took 0.5 ms a call planned anew; docs/performance.md).
-
--- A gateway by its id alone: its tenant from the routes, then the gateway read in its tenant (on a
--- cluster, one shard). No row: no such gateway.
-CREATE FUNCTION mcp_gateway_resolve(p_gateway_id text)
-RETURNS TABLE (gateway_id text, tenant_id text, name text, upstream_url text, upstream_auth text, status text)
-LANGUAGE plpgsql STABLE SET jit = off AS $$
-#variable_conflict use_column
-DECLARE
-  v_tenant text;
-BEGIN
-  SELECT r.tenant_id INTO v_tenant FROM mcp_gateway_routes r WHERE r.gateway_id = p_gateway_id;
-  IF v_tenant IS NULL THEN
-    RETURN;
-  END IF;
-  RETURN QUERY SELECT g.gateway_id, g.tenant_id, g.name, g.upstream_url, g.upstream_auth, g.status
-    FROM mcp_gateways g WHERE g.tenant_id = v_tenant AND g.gateway_id = p_gateway_id;
-END $$;
-COMMENT ON FUNCTION mcp_gateway_resolve(text) IS 'A gateway by its id alone (its tenant from mcp_gateway_routes); no row: no such gateway.';
-
--- What a call through a gateway needs besides the gateway: its key's sealed secret, its shared
--- secret and the calling member's own secret, each sealed (NULL: none).
-CREATE FUNCTION mcp_gateway_credentials(p_tenant_id text, p_gateway_id text, p_member_id text)
-RETURNS TABLE (key_secret_sealed text, secret_sealed text, member_secret_sealed text)
-LANGUAGE plpgsql STABLE SET jit = off AS $$
-#variable_conflict use_column
-BEGIN
-  RETURN QUERY SELECT g.key_secret_sealed, g.secret_sealed, s.secret_sealed
-    FROM mcp_gateways g
-    LEFT JOIN mcp_gateway_secrets s ON s.tenant_id = g.tenant_id AND s.gateway_id = g.gateway_id AND s.member_id = p_member_id
-    WHERE g.tenant_id = p_tenant_id AND g.gateway_id = p_gateway_id;
-END $$;
-COMMENT ON FUNCTION mcp_gateway_credentials(text, text, text) IS
-  'A gateway''s sealed key secret, its shared secret and the member''s own secret (NULL: none); no row: no such gateway in the tenant.';

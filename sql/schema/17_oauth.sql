@@ -200,7 +200,7 @@ COMMENT ON FUNCTION oauth_refresh_rotate(text, text, text, text, text, timestamp
 -- not hold. With the gateway's sealed secrets a call needs (its key's, its shared one, the member's
 -- own: NULL when none). The gateway's tenant from its route first, then one statement in that
 -- tenant (on a cluster, one shard): a call through a gateway reads all it needs at once. A
--- function, so that PGlite keeps its plan (mcp_gateway_resolve(), sql/schema/16_mcp_gateways.sql).
+-- function, so that PGlite, which plans every unnamed statement anew, keeps its plan.
 CREATE FUNCTION oauth_access_grant(p_gateway_id text, p_token_hash text, p_now timestamptz)
 RETURNS TABLE (grant_id text, tenant_id text, account_id text, member_id text, role text, client_id text, client_name text,
                redirect_uri text, gateway_id text, scope text, expires_at timestamptz,

@@ -1,4 +1,7 @@
 -- A gateway by its id alone (the id in its URL, or in an OAuth resource indicator): its tenant
 -- from the routes, then the gateway in its tenant. No row: no such gateway.
 -- $1 gateway_id
-SELECT gateway_id, tenant_id, name, upstream_url, upstream_auth, status FROM mcp_gateway_resolve($1::text);
+SELECT g.gateway_id, g.tenant_id, g.name, g.upstream_url, g.upstream_auth, g.status
+FROM mcp_gateway_routes r
+JOIN mcp_gateways g ON g.tenant_id = r.tenant_id AND g.gateway_id = r.gateway_id
+WHERE r.gateway_id = $1;
