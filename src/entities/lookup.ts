@@ -3,6 +3,7 @@
 import { BoundedMap } from "../bounded-map.ts";
 import { Coalescer } from "../db/coalescer.ts";
 import type { Db } from "../db/index.ts";
+import { contextEpochs } from "../keys/authenticate.ts";
 import type { AttributeValue, EntityRecord, EntityRef } from "../decide/entities.ts";
 
 export interface EntityRefs {
@@ -37,7 +38,7 @@ export class EntityLookup {
    * Either way a write is seen by the next decision, on every instance.
    */
   private readonly known = new BoundedMap<string, Known>(10_000);
-  private readonly epochs: Coalescer<string, number>;
+  private readonly epochs: Coalescer<string, number | undefined>;
   /** Set once notices drive freshness; counts them, so a lookup that ran across one is not kept. */
   private notices: number | undefined;
 
@@ -52,14 +53,7 @@ export class EntityLookup {
   }
 
   constructor(private readonly db: Db) {
-    this.epochs = new Coalescer(
-      async (tenants) => {
-        const rows = await db.query("keys/epochs", [tenants]);
-        const byTenant = new Map(rows.map((r) => [r.tenant_id, Number(r.key_context_epoch)]));
-        return tenants.map((t) => byTenant.get(t) ?? 0);
-      },
-      { maxBatch: 256, maxInFlight: 2 },
-    );
+    this.epochs = contextEpochs(db);
   }
 
   /**

@@ -80,14 +80,7 @@ export class KeyAuthenticator {
       },
       { maxBatch: 256, maxInFlight: 2 },
     );
-    this.epochs = new Coalescer(
-      async (tenants) => {
-        const rows = await db.query("keys/epochs", [tenants]);
-        const byTenant = new Map(rows.map((r) => [r.tenant_id, r.key_context_epoch]));
-        return tenants.map((t) => byTenant.get(t));
-      },
-      { maxBatch: 256, maxInFlight: 2 },
-    );
+    this.epochs = contextEpochs(db);
   }
 
   /**
@@ -159,6 +152,22 @@ export class KeyAuthenticator {
     this.notices! += 1;
     for (const [hash, { row }] of this.known) if (row.tenant_id === tenant) this.known.delete(hash);
   }
+}
+
+/**
+ * The tenants' key context epochs (tenant_key_context_epochs()), each read by a query started after
+ * it was asked for, coalesced; undefined for a tenant that does not exist. Key contexts and the
+ * entities a decision kept (src/entities/lookup.ts) are reused while it stands.
+ */
+export function contextEpochs(db: Db): Coalescer<string, number | undefined> {
+  return new Coalescer(
+    async (tenants) => {
+      const rows = await db.query("keys/epochs", [tenants]);
+      const byTenant = new Map(rows.map((r) => [r.tenant_id, r.key_context_epoch]));
+      return tenants.map((t) => byTenant.get(t));
+    },
+    { maxBatch: 256, maxInFlight: 2 },
+  );
 }
 
 function principalOf(row: Row, rules: KeyRules | null): KeyPrincipal {
