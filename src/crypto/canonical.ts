@@ -16,9 +16,10 @@ export function canonicalJson(value: unknown): string {
  * ECMAScript's, that is JSON.stringify's, and its keys sort by UTF-16 code units, as
  * Array.prototype.sort does: so a copy with every object's keys inserted in that order, written by
  * the engine's own JSON.stringify, is the JCS text, in a third of the library's time for a payload
- * (docs/decisions.md, "Canonical JSON"). An array-index key would be written first whatever its
- * place, hence the library for those. test/crypto/canonical.test.ts holds this to the library and
- * to an independent implementation on arbitrary values.
+ * (docs/decisions.md, "Canonical JSON"). Only what is out of order is copied: an object or array
+ * whose members are all in order already is written as it is. An array-index key would be written
+ * first whatever its place, hence the library for those. test/crypto/canonical.test.ts holds this
+ * to the library and to an independent implementation on arbitrary values.
  */
 export function plainJson(value: unknown): string | undefined {
   const copy = sortedCopy(value, 0);
@@ -28,6 +29,11 @@ export function plainJson(value: unknown): string | undefined {
 const NOT_PLAIN = Symbol("not plain JSON");
 const ARRAY_INDEX = /^(0|[1-9][0-9]{0,9})$/;
 
+/**
+ * value with every object's keys in sorted order: value itself when they all are (most objects
+ * warden signs are built in order), else a copy of the parts that are not; NOT_PLAIN for a value
+ * JSON.stringify would not write as JCS.
+ */
 function sortedCopy(value: unknown, depth: number): unknown {
   switch (typeof value) {
     case "string":
@@ -41,19 +47,19 @@ function sortedCopy(value: unknown, depth: number): unknown {
       // Deeper than any value warden signs: perhaps a cycle, which the library names as one.
       if (depth > 64) return NOT_PLAIN;
       if (Array.isArray(value)) {
-        const out = new Array<unknown>(value.length);
+        let out: unknown[] | undefined;
         for (let i = 0; i < value.length; i++) {
           const item = sortedCopy(value[i], depth + 1);
           if (item === NOT_PLAIN) return NOT_PLAIN;
-          out[i] = item;
+          if (item !== value[i]) (out ??= value.slice(0, i)).push(item);
+          else out?.push(item);
         }
-        return out;
+        return out ?? value;
       }
       const proto = Object.getPrototypeOf(value);
       const record = value as Record<string, unknown>;
       if ((proto !== Object.prototype && proto !== null) || typeof record.toJSON === "function") return NOT_PLAIN;
       const keys = Object.keys(record);
-      // Most objects warden signs are built with their keys in order already: sort only when not.
       let sorted = true;
       let plainKeys = true;
       for (let i = 0; i < keys.length; i++) {
@@ -63,15 +69,30 @@ function sortedCopy(value: unknown, depth: number): unknown {
         if (first >= 48 && first <= 57 && ARRAY_INDEX.test(key) && Number(key) < 2 ** 32 - 1) return NOT_PLAIN;
         if (key === "__proto__") plainKeys = false;
       }
-      if (!sorted) keys.sort();
+      // The members as written: allocated only once one differs from the object's own, or the
+      // keys need sorting.
+      let members: unknown[] | undefined = sorted ? undefined : new Array<unknown>(keys.length);
+      for (let i = 0; i < keys.length; i++) {
+        const own = record[keys[i]!];
+        const member = sortedCopy(own, depth + 1);
+        if (member === NOT_PLAIN) return NOT_PLAIN;
+        if (members !== undefined) members[i] = member;
+        else if (member !== own) {
+          members = new Array<unknown>(keys.length);
+          for (let j = 0; j < i; j++) members[j] = record[keys[j]!];
+          members[i] = member;
+        }
+      }
+      // In order, and every member as it is: the object itself (JSON.stringify writes an own
+      // "__proto__" member as any other).
+      if (members === undefined) return value;
       // No prototype when a key is "__proto__": it is then a member like any other. Otherwise an
       // ordinary object, which the engine's JSON.stringify writes fastest.
       const out: Record<string, unknown> = plainKeys ? {} : Object.create(null);
-      for (let i = 0; i < keys.length; i++) {
-        const key = keys[i]!;
-        const member = sortedCopy(record[key], depth + 1);
-        if (member === NOT_PLAIN) return NOT_PLAIN;
-        out[key] = member;
+      if (sorted) for (let i = 0; i < keys.length; i++) out[keys[i]!] = members[i];
+      else {
+        const order = Array.from(keys.keys()).sort((a, b) => (keys[a]! < keys[b]! ? -1 : 1));
+        for (const i of order) out[keys[i]!] = members[i];
       }
       return out;
     }
@@ -90,12 +111,15 @@ function sortedCopy(value: unknown, depth: number): unknown {
 export function flatScalarsJson(value: unknown): string | undefined {
   if (value === null || typeof value !== "object" || Array.isArray(value) || Object.getPrototypeOf(value) !== Object.prototype) return undefined;
   const record = value as Record<string, unknown>;
+  // A member that is not a scalar fails it: found before anything is sorted (a payload's input is one).
+  for (const key in record) {
+    const v = record[key];
+    if (!(typeof v === "string" || v === null || Number.isSafeInteger(v))) return undefined;
+  }
   const keys = Object.keys(record).sort();
   let out = "{";
   for (let i = 0; i < keys.length; i++) {
-    const v = record[keys[i]];
-    if (!(typeof v === "string" || v === null || Number.isSafeInteger(v))) return undefined;
-    out += (i === 0 ? "" : ",") + JSON.stringify(keys[i]) + ":" + JSON.stringify(v);
+    out += (i === 0 ? "" : ",") + JSON.stringify(keys[i]) + ":" + JSON.stringify(record[keys[i]]);
   }
   return out + "}";
 }

@@ -57,7 +57,8 @@ export function buildPayload(args: Omit<ResultPayload, "v">): ResultPayload {
   if (usage !== undefined && usage.length > 0) payload.usage = usage.map((u) => ({ rule: u.rule, window_start: u.window_start, before: u.before }));
   // Only when some attribute was read: payloads of policies without entity conditions keep their hash.
   if (entities !== undefined && entities.length > 0) {
-    payload.entities = entities.map((r) => ({ entity: r.entity, type: r.type, id: r.id, attribute: r.attribute, value: Array.isArray(r.value) ? [...r.value] : r.value, version: r.version }));
+    // Each read's members in JCS order, so canonicalJson() writes them as they are.
+    payload.entities = entities.map((r) => ({ attribute: r.attribute, entity: r.entity, id: r.id, type: r.type, value: Array.isArray(r.value) ? [...r.value] : r.value, version: r.version }));
   }
   return payload;
 }
