@@ -203,7 +203,7 @@ async function benchDatabase(
       );
     }
   }
-  entityAlternating.push(...(await alternateEntityTwins(url, scenarios(accounts, password, budget, entityTenant), label)));
+  entityAlternating.push(...(await alternateEntityTwins(url, proc.pid, scenarios(accounts, password, budget, entityTenant), label)));
   // One more tenant: a remote MCP gateway in front of the bench's upstream, one caller.
   if (benchUpstream && (!ONLY || ONLY.includes("remote_mcp"))) {
     const line = remoteMcpLine(await remoteMcpLatency(url, started.accounts[TENANTS + (SCALE ? 1 : 0) + 3]!, benchUpstream, label));
@@ -416,23 +416,33 @@ console.log("\n" + md);
 benchUpstream?.stop();
 
 /**
- * Each *_entities scenario and its *_no_entities twin again, in alternating runs (plain, entities,
- * entities, plain, plain, entities) of half the usual length: whichever runs first on a service
- * pays for its warm-up, an order effect larger than the entities' cost. The ratio of the medians.
+ * Each *_entities scenario and its *_no_entities twin again, in five alternating pairs (plain,
+ * entities, entities, plain, ...) of half the usual length: whichever runs first on a service pays
+ * for its warm-up, an order effect larger than the entities' cost, and one pair moves by more than
+ * the entities cost on a shared machine. The ratio of the medians, of throughput and of the
+ * service's CPU a request (all its threads; the steadier of the two).
  */
-async function alternateEntityTwins(url: string, shapes: Record<string, Shape>, label: string): Promise<string[]> {
+async function alternateEntityTwins(url: string, pid: number, shapes: Record<string, Shape>, label: string): Promise<string[]> {
   const lines: string[] = [];
   for (const name of ["simulate", "protect"]) {
     const plain = shapes[`${name}_no_entities`];
     const entities = shapes[`${name}_entities`];
     if (!plain || !entities || (ONLY && !ONLY.includes(`${name}_entities`))) continue;
     const runs = { plain: [] as number[], entities: [] as number[] };
-    for (const which of ["plain", "entities", "entities", "plain", "plain", "entities"] as const) {
-      const r = await wrk(url, which === "plain" ? plain : entities, Math.max(2, SECONDS / 2));
-      runs[which].push(Math.round(r.requests / (r.duration_us / 1e6)));
+    const cpu = { plain: [] as number[], entities: [] as number[] };
+    for (let pair = 0; pair < 5; pair++) {
+      for (const which of pair % 2 === 0 ? (["plain", "entities"] as const) : (["entities", "plain"] as const)) {
+        const before = cpuSeconds(pid);
+        const r = await wrk(url, which === "plain" ? plain : entities, Math.max(2, SECONDS / 2));
+        runs[which].push(Math.round(r.requests / (r.duration_us / 1e6)));
+        cpu[which].push(Math.round(((cpuSeconds(pid) - before) / r.requests) * 1e7) / 10);
+      }
     }
-    const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[1]!;
-    const line = `Entities (${label}, alternating): ${name}_entities ${runs.entities.join(", ")} req/s against ${name}_no_entities ${runs.plain.join(", ")}: ${Math.round((med(runs.entities) / med(runs.plain)) * 1000) / 10}% (medians).`;
+    const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+    const pct = (x: number) => Math.round(x * 1000) / 10;
+    const line =
+      `Entities (${label}, alternating): ${name}_entities ${runs.entities.join(", ")} req/s against ${name}_no_entities ${runs.plain.join(", ")}: ${pct(med(runs.entities) / med(runs.plain))}% (medians); ` +
+      `service CPU a request ${med(cpu.entities)} µs against ${med(cpu.plain)} µs: ${pct(med(cpu.plain) / med(cpu.entities))}%.`;
     console.log(`bench: ${line}`);
     lines.push(line);
   }
