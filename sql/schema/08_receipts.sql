@@ -361,9 +361,13 @@ DECLARE
   v_seq bigint;
   v_prev text;
 BEGIN
-  SELECT h.tree_size, h.head_hash INTO v_size, v_head FROM receipt_heads h WHERE h.tenant_id = NEW.tenant_id;
-  SELECT r.seq, r.chain_hash INTO v_seq, v_prev
-  FROM receipts r WHERE r.tenant_id = NEW.tenant_id AND r.seq < NEW.seq ORDER BY r.seq DESC LIMIT 1;
+  -- One statement for both reads (an append's fixed cost is mostly its statements); no head, no row.
+  SELECT h.tree_size, h.head_hash, p.seq, p.chain_hash INTO v_size, v_head, v_seq, v_prev
+  FROM receipt_heads h
+  LEFT JOIN LATERAL (
+    SELECT r.seq, r.chain_hash FROM receipts r WHERE r.tenant_id = NEW.tenant_id AND r.seq < NEW.seq ORDER BY r.seq DESC LIMIT 1
+  ) p ON true
+  WHERE h.tenant_id = NEW.tenant_id;
   IF v_size IS NULL OR NEW.seq >= v_size
      OR (NEW.seq = v_size - 1 AND NEW.chain_hash IS DISTINCT FROM v_head)
      OR (NEW.seq > 0 AND (v_seq IS DISTINCT FROM NEW.seq - 1 OR NEW.prev_hash IS DISTINCT FROM v_prev))
@@ -411,14 +415,19 @@ LANGUAGE plpgsql VOLATILE SET enable_seqscan = off SET jit = off AS $$
 DECLARE
   v_seq bigint;
   v_chain text;
+  v_events bigint;
 BEGIN
-  SELECT r.seq, r.chain_hash INTO v_seq, v_chain
-  FROM receipts r WHERE r.tenant_id = NEW.tenant_id AND r.seq < NEW.tree_size ORDER BY r.seq DESC LIMIT 1;
+  -- Both reads in one statement (an append's fixed cost is mostly its statements).
+  SELECT l.seq, l.chain_hash, e.events INTO v_seq, v_chain, v_events
+  FROM (SELECT count(*) FILTER (WHERE s.kind IN ('event', 'vote', 'approval')) AS events
+        FROM (SELECT r.kind FROM receipts r
+              WHERE r.tenant_id = NEW.tenant_id AND r.seq >= OLD.tree_size AND r.seq < NEW.tree_size
+              ORDER BY r.seq) s) e
+  LEFT JOIN LATERAL (
+    SELECT r.seq, r.chain_hash FROM receipts r WHERE r.tenant_id = NEW.tenant_id AND r.seq < NEW.tree_size ORDER BY r.seq DESC LIMIT 1
+  ) l ON true;
   IF v_seq IS DISTINCT FROM NEW.tree_size - 1 OR v_chain IS DISTINCT FROM NEW.head_hash
-     OR NEW.event_count <> OLD.event_count + (SELECT count(*) FILTER (WHERE s.kind IN ('event', 'vote', 'approval'))
-                                              FROM (SELECT r.kind FROM receipts r
-                                                    WHERE r.tenant_id = NEW.tenant_id AND r.seq >= OLD.tree_size AND r.seq < NEW.tree_size
-                                                    ORDER BY r.seq) s) THEN
+     OR NEW.event_count <> OLD.event_count + v_events THEN
     RAISE EXCEPTION 'receipt log heads only advance, to a stored receipt, counting its events' USING ERRCODE = 'WR001';
   END IF;
   -- The last node of each level the head crossed a boundary of (receipt_tree_node_hash() made each
@@ -500,13 +509,18 @@ CREATE FUNCTION receipt_append_parse(p_items json) RETURNS receipt_append_item[]
 LANGUAGE plpgsql STABLE AS $$
 DECLARE
   v_items receipt_append_item[];
-  v_bad text;
+  v_bad_ts text;
+  v_bad_kinds text[];
 BEGIN
+  -- One statement: the items, and the first of each kind of fault below (a call's fixed cost is
+  -- mostly its statements, docs/performance.md).
   SELECT array_agg(ROW((x.ord - 1)::integer, x.receipt_id, x.tenant_id, x.key_id, x.kind, x.request_id,
                        x."timestamp", x."timestamp"::timestamptz, (x."timestamp"::timestamptz AT TIME ZONE 'UTC')::date,
                        x.decision, x.payload, x.content_hash, x.signature, x.protect_receipt_id, x.approval, x.usage,
-                       NULL, NULL, NULL, NULL, NULL, NULL)::receipt_append_item ORDER BY x.ord)
-  INTO v_items
+                       NULL, NULL, NULL, NULL, NULL, NULL)::receipt_append_item ORDER BY x.ord),
+         (array_agg(x."timestamp" ORDER BY x.ord) FILTER (WHERE iso_time(x."timestamp"::timestamptz) IS DISTINCT FROM x."timestamp"))[1],
+         array_agg(coalesce(x.kind, 'NULL') ORDER BY x.ord) FILTER (WHERE x.kind IS DISTINCT FROM 'protect' AND x.kind IS DISTINCT FROM 'execute')
+  INTO v_items, v_bad_ts, v_bad_kinds
   FROM ROWS FROM (json_to_recordset(p_items) AS (
          receipt_id text, tenant_id text, key_id text, kind text, request_id text, "timestamp" text, decision text,
          payload text, content_hash text, signature text, protect_receipt_id text, approval json, usage json)) WITH ORDINALITY
@@ -514,14 +528,12 @@ BEGIN
             protect_receipt_id, approval, usage, ord);
   -- The chain hashes the timestamp text and stores the instant, so the two must be one: a text
   -- that iso_time() would not give back is the caller's bug, and the whole call fails.
-  SELECT i.ts INTO v_bad FROM unnest(v_items) AS i WHERE iso_time(i.issued_at) IS DISTINCT FROM i.ts LIMIT 1;
-  IF FOUND THEN
-    RAISE EXCEPTION 'timestamp % is not in the canonical form', v_bad USING ERRCODE = '22007';
+  IF v_bad_ts IS NOT NULL THEN
+    RAISE EXCEPTION 'timestamp % is not in the canonical form', v_bad_ts USING ERRCODE = '22007';
   END IF;
   -- Decisions only: events go through receipt_event_append(), which counts them toward nothing.
-  SELECT i.kind INTO v_bad FROM unnest(v_items) AS i WHERE i.kind IS DISTINCT FROM 'protect' AND i.kind IS DISTINCT FROM 'execute' LIMIT 1;
-  IF FOUND THEN
-    RAISE EXCEPTION 'receipt_append() stores protect and execute decisions, not %', coalesce(v_bad, 'NULL') USING ERRCODE = '22023';
+  IF v_bad_kinds IS NOT NULL THEN
+    RAISE EXCEPTION 'receipt_append() stores protect and execute decisions, not %', v_bad_kinds[1] USING ERRCODE = '22023';
   END IF;
   RETURN v_items;
 END $$;
@@ -536,8 +548,13 @@ LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
   v_tenant text;
 BEGIN
+  -- Each tenant once, in order: sorted here unless there is one (most calls name one tenant, and
+  -- sorting one costs a statement).
+  IF cardinality(p_tenants) > 1 THEN
+    p_tenants := ARRAY(SELECT DISTINCT t FROM unnest(p_tenants) AS t ORDER BY 1);
+  END IF;
   -- One statement per tenant, each naming it: on a Citus cluster each is its tenant's shard's.
-  FOR v_tenant IN SELECT DISTINCT t FROM unnest(p_tenants) AS t ORDER BY 1 LOOP
+  FOREACH v_tenant IN ARRAY coalesce(p_tenants, '{}') LOOP
     PERFORM 1 FROM receipt_heads h WHERE h.tenant_id = v_tenant FOR UPDATE;
     IF NOT FOUND THEN
       INSERT INTO receipt_heads (tenant_id) VALUES (v_tenant) ON CONFLICT DO NOTHING;
@@ -855,27 +872,35 @@ DECLARE
   v_hi1 bigint;
   v_hash text;
   v_events bigint;
+  v_no_key boolean;
+  v_no_protect boolean;
 BEGIN
-  -- What the foreign keys would check, one probe each: a receipt's key is its tenant's, and so is
-  -- the protect receipt a vote or an outcome names (an execute's is receipt_execute_rules()' WR002).
-  FOR v IN SELECT DISTINCT i.tenant_id, i.key_id FROM unnest(p_items) AS i WHERE i.refusal IS NULL AND i.key_id IS NOT NULL LOOP
-    PERFORM 1 FROM api_keys k WHERE k.tenant_id = v.tenant_id AND k.key_id = v.key_id;
-    IF NOT FOUND THEN
-      RAISE EXCEPTION 'a receipt names a key that is not its tenant''s'
-        USING ERRCODE = 'foreign_key_violation', CONSTRAINT = 'receipts_key_fkey';
-    END IF;
-  END LOOP;
-  FOR v IN SELECT i.tenant_id, i.protect_receipt_id FROM unnest(p_items) AS i
-           WHERE i.refusal IS NULL AND i.protect_receipt_id IS NOT NULL AND i.kind <> 'execute' LOOP
+  -- What the foreign keys would check, one probe each, all in one statement: a receipt's key is its
+  -- tenant's, and so is the protect receipt a vote or an outcome names (an execute's is
+  -- receipt_execute_rules()' WR002).
+  SELECT coalesce(bool_or(i.key_id IS NOT NULL AND k.key_id IS NULL), false),
+         coalesce(bool_or(i.protect_receipt_id IS NOT NULL AND i.kind <> 'execute' AND r.receipt_id IS NULL), false)
+  INTO v_no_key, v_no_protect
+  FROM unnest(p_items) AS i
+  LEFT JOIN LATERAL (
+    SELECT k.key_id FROM api_keys k WHERE k.tenant_id = coalesce(p_tenant, i.tenant_id) AND k.key_id = i.key_id LIMIT 1
+  ) k ON true
+  LEFT JOIN LATERAL (
     -- As in receipt_by_id(), written out so that the statement names its tenant's table itself.
-    PERFORM 1 FROM receipts r
-    WHERE r.tenant_id = v.tenant_id AND r.receipt_id >= v.protect_receipt_id AND r.receipt_id <= v.protect_receipt_id
-    ORDER BY r.receipt_id LIMIT 1;
-    IF NOT FOUND THEN
-      RAISE EXCEPTION 'a receipt names a protect receipt that is not its tenant''s'
-        USING ERRCODE = 'foreign_key_violation', CONSTRAINT = 'receipts_protect_receipt_fkey';
-    END IF;
-  END LOOP;
+    SELECT r.receipt_id FROM receipts r
+    WHERE i.kind <> 'execute' AND r.tenant_id = coalesce(p_tenant, i.tenant_id)
+      AND r.receipt_id >= i.protect_receipt_id AND r.receipt_id <= i.protect_receipt_id
+    ORDER BY r.receipt_id LIMIT 1
+  ) r ON true
+  WHERE i.refusal IS NULL;
+  IF v_no_key THEN
+    RAISE EXCEPTION 'a receipt names a key that is not its tenant''s'
+      USING ERRCODE = 'foreign_key_violation', CONSTRAINT = 'receipts_key_fkey';
+  END IF;
+  IF v_no_protect THEN
+    RAISE EXCEPTION 'a receipt names a protect receipt that is not its tenant''s'
+      USING ERRCODE = 'foreign_key_violation', CONSTRAINT = 'receipts_protect_receipt_fkey';
+  END IF;
   -- Each tenant's head moves once, past its new receipts, before they are inserted: the rows are
   -- checked against it (receipts_link_guard), and it against them at commit (receipt_heads_covered).
   IF p_tenant IS NULL THEN
@@ -926,7 +951,13 @@ BEGIN
     v_hi := ARRAY[v_hi1];
   END IF;
   -- The stored Merkle tree grows with the heads: every subtree of 16 leaves or more they complete.
-  PERFORM receipt_tree_grow(v_tenants, v_lo, v_hi);
+  -- Called only when a head crossed a multiple of 16 (its settings cost a call even when it adds nothing).
+  FOR k IN 1 .. cardinality(v_tenants) LOOP
+    IF (v_hi[k] >> 4) > (v_lo[k] >> 4) THEN
+      PERFORM receipt_tree_grow(v_tenants, v_lo, v_hi);
+      EXIT;
+    END IF;
+  END LOOP;
 END $$;
 COMMENT ON FUNCTION receipt_log_store(text, receipt_append_item[]) IS
   'Stores the linked items not refused (receipt_link(); heads locked by the caller; p_tenant: NULL, or the one tenant of the items) as '

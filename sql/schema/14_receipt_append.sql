@@ -10,25 +10,50 @@ CREATE FUNCTION receipt_append_run(p_tenant text, p_items receipt_append_item[])
 LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
   v_items receipt_append_item[] := p_items;
+  v_tenants text[];
+  v_executes boolean;
+  v_usage boolean;
+  v_approvals boolean;
 BEGIN
+  -- What the call holds, in one statement: a piece with nothing of its kind to see is not called
+  -- (each would find that out with a statement of its own, and most calls are protects alone).
+  SELECT array_agg(i.tenant_id), bool_or(i.kind = 'execute'), bool_or(i.usage IS NOT NULL), bool_or(i.approval IS NOT NULL)
+  INTO v_tenants, v_executes, v_usage, v_approvals
+  FROM unnest(p_items) AS i;
   -- Locked before the rules read anything, so they see every earlier append of these tenants.
-  PERFORM receipt_heads_lock(ARRAY(SELECT i.tenant_id FROM unnest(p_items) AS i));
-  v_items := receipt_execute_rules(p_tenant, v_items);
+  PERFORM receipt_heads_lock(v_tenants);
+  IF v_executes THEN
+    v_items := receipt_execute_rules(p_tenant, v_items);
+  END IF;
   -- Before the quota, so that a decision made on stale usage counts toward nothing; again after
   -- the quota and approval rules, which may refuse an item whose addition a later one counted on.
-  v_items := receipt_usage_rules(p_tenant, v_items, false);
+  IF v_usage THEN
+    v_items := receipt_usage_rules(p_tenant, v_items, false);
+  END IF;
   v_items := receipt_quota_rules(p_tenant, v_items);
-  v_items := receipt_approval_rules(p_tenant, v_items);
-  v_items := receipt_usage_rules(p_tenant, v_items, true);
-  v_items := receipt_execute_rules_after(v_items);
+  IF v_approvals THEN
+    v_items := receipt_approval_rules(p_tenant, v_items);
+  END IF;
+  IF v_usage THEN
+    v_items := receipt_usage_rules(p_tenant, v_items, true);
+  END IF;
+  IF v_executes THEN
+    v_items := receipt_execute_rules_after(v_items);
+  END IF;
   v_items := receipt_link(p_tenant, v_items);
 
   -- Checks the keys, moves the heads, inserts the accepted items and grows the stored tree.
   PERFORM receipt_log_store(p_tenant, v_items);
   PERFORM receipt_usage_add(p_tenant, v_items);
-  PERFORM receipt_usage_counters_add(p_tenant, v_items);
-  PERFORM receipt_approval_open(p_tenant, v_items);
-  PERFORM receipt_approval_executed(p_tenant, v_items);
+  IF v_usage THEN
+    PERFORM receipt_usage_counters_add(p_tenant, v_items);
+  END IF;
+  IF v_approvals THEN
+    PERFORM receipt_approval_open(p_tenant, v_items);
+  END IF;
+  IF v_executes THEN
+    PERFORM receipt_approval_executed(p_tenant, v_items);
+  END IF;
   RETURN v_items;
 END $$;
 COMMENT ON FUNCTION receipt_append_run(text, receipt_append_item[]) IS
