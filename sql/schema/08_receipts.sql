@@ -874,6 +874,8 @@ DECLARE
   v_events bigint;
   v_no_key boolean;
   v_no_protect boolean;
+  v_first text;
+  v_last text;
 BEGIN
   -- What the foreign keys would check, one probe each, all in one statement: a receipt's key is its
   -- tenant's, and so is the protect receipt a vote or an outcome names (an execute's is
@@ -903,8 +905,25 @@ BEGIN
   END IF;
   -- Each tenant's head moves once, past its new receipts, before they are inserted: the rows are
   -- checked against it (receipts_link_guard), and it against them at commit (receipt_heads_covered).
-  IF p_tenant IS NULL THEN
-    -- One server: every tenant of the call in one statement each.
+  -- What the accepted items span, in one statement: their tenants (first and last), and for one
+  -- tenant its new range, last link and events.
+  SELECT min(i.tenant_id), max(i.tenant_id), min(i.seq), max(i.seq) + 1, (array_agg(i.chain_hash ORDER BY i.seq DESC))[1],
+         count(*) FILTER (WHERE i.kind IN ('event', 'vote', 'approval'))
+  INTO v_first, v_last, v_lo1, v_hi1, v_hash, v_events
+  FROM unnest(p_items) AS i WHERE i.refusal IS NULL;
+  IF v_first IS NULL THEN
+    RETURN; -- nothing to store (every item of a call refused)
+  END IF;
+  IF v_first = v_last THEN
+    -- One tenant (always on a cluster; most calls on one server): its head by one UPDATE naming it,
+    -- a third of the set-based form's time on PGlite.
+    UPDATE receipt_heads h SET tree_size = v_hi1, head_hash = v_hash, event_count = h.event_count + v_events
+    WHERE h.tenant_id = v_first;
+    v_tenants := ARRAY[v_first];
+    v_lo := ARRAY[v_lo1];
+    v_hi := ARRAY[v_hi1];
+  ELSE
+    -- Several tenants (one server only): every one in one statement.
     WITH moved AS (
       UPDATE receipt_heads h SET tree_size = l.hi, head_hash = l.chain_hash, event_count = h.event_count + l.events
       FROM (
@@ -918,9 +937,9 @@ BEGIN
     SELECT array_agg(m.tenant_id ORDER BY m.tenant_id), array_agg(m.lo ORDER BY m.tenant_id), array_agg(m.hi ORDER BY m.tenant_id)
     INTO v_tenants, v_lo, v_hi
     FROM moved m;
-    IF v_tenants IS NULL THEN
-      RETURN; -- nothing to store (every item of a call refused)
-    END IF;
+  END IF;
+  IF p_tenant IS NULL THEN
+    -- One server: every receipt of the call in one statement.
     INSERT INTO receipts (receipt_id, tenant_id, seq, kind, key_id, request_id, issued_at, decision, payload,
                           content_hash, signature, prev_hash, chain_hash, protect_receipt_id)
     SELECT i.receipt_id, i.tenant_id, i.seq, i.kind, i.key_id, i.request_id, i.issued_at, i.decision, i.payload,
@@ -929,26 +948,15 @@ BEGIN
     WHERE i.refusal IS NULL
     ORDER BY i.tenant_id, i.seq;
   ELSE
-    -- One tenant (a cluster): the head by one UPDATE naming it, then one receipt per statement:
-    -- Citus routes an INSERT ... VALUES to the tenant's shard and keeps a refusal's SQLSTATE, where
-    -- it would copy an INSERT ... SELECT's rows (COPY answers a CHECK's refusal as XX000).
-    SELECT min(i.seq), max(i.seq) + 1, (array_agg(i.chain_hash ORDER BY i.seq DESC))[1], count(*) FILTER (WHERE i.kind IN ('event', 'vote', 'approval'))
-    INTO v_lo1, v_hi1, v_hash, v_events
-    FROM unnest(p_items) AS i WHERE i.refusal IS NULL;
-    IF v_hi1 IS NULL THEN
-      RETURN; -- nothing to store (every item of a call refused)
-    END IF;
-    UPDATE receipt_heads h SET tree_size = v_hi1, head_hash = v_hash, event_count = h.event_count + v_events
-    WHERE h.tenant_id = p_tenant;
+    -- A cluster: one receipt per statement. Citus routes an INSERT ... VALUES to the tenant's shard
+    -- and keeps a refusal's SQLSTATE, where it would copy an INSERT ... SELECT's rows (COPY answers
+    -- a CHECK's refusal as XX000).
     FOR v IN SELECT * FROM unnest(p_items) AS i WHERE i.refusal IS NULL ORDER BY i.seq LOOP
       INSERT INTO receipts (receipt_id, tenant_id, seq, kind, key_id, request_id, issued_at, decision, payload,
                             content_hash, signature, prev_hash, chain_hash, protect_receipt_id)
       VALUES (v.receipt_id, p_tenant, v.seq, v.kind, v.key_id, v.request_id, v.issued_at, v.decision, v.payload,
               v.content_hash, v.signature, v.prev_hash, v.chain_hash, v.protect_receipt_id);
     END LOOP;
-    v_tenants := ARRAY[p_tenant];
-    v_lo := ARRAY[v_lo1];
-    v_hi := ARRAY[v_hi1];
   END IF;
   -- The stored Merkle tree grows with the heads: every subtree of 16 leaves or more they complete.
   -- Called only when a head crossed a multiple of 16 (its settings cost a call even when it adds nothing).
