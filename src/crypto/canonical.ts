@@ -111,15 +111,12 @@ function sortedCopy(value: unknown, depth: number): unknown {
 export function flatScalarsJson(value: unknown): string | undefined {
   if (value === null || typeof value !== "object" || Array.isArray(value) || Object.getPrototypeOf(value) !== Object.prototype) return undefined;
   const record = value as Record<string, unknown>;
-  // A member that is not a scalar fails it: found before anything is sorted (a payload's input is one).
-  for (const key in record) {
-    const v = record[key];
-    if (!(typeof v === "string" || v === null || Number.isSafeInteger(v))) return undefined;
-  }
   const keys = Object.keys(record).sort();
   let out = "{";
   for (let i = 0; i < keys.length; i++) {
-    out += (i === 0 ? "" : ",") + JSON.stringify(keys[i]) + ":" + JSON.stringify(record[keys[i]]);
+    const v = record[keys[i]];
+    if (!(typeof v === "string" || v === null || Number.isSafeInteger(v))) return undefined;
+    out += (i === 0 ? "" : ",") + JSON.stringify(keys[i]) + ":" + JSON.stringify(v);
   }
   return out + "}";
 }
