@@ -9,37 +9,19 @@
 // APPEND_ROUNDS (500).
 import { openDb, type QueryParams } from "../../src/db/index.ts";
 import { migrate } from "../../src/db/migrate.ts";
-import { newId } from "../../src/ids.ts";
-import { hashSecret, newSecret, secretHint } from "../../src/keys/secret.ts";
-import { canonicalJson } from "../../src/crypto/canonical.ts";
-import { sha256HexSync } from "../../src/crypto/sync.ts";
+import { appendItems, appendTenants, PER_TENANT_LIMIT, TENANTS } from "./append-items.ts";
 
 const ROUNDS = Number(process.env.APPEND_ROUNDS ?? 500);
-const TENANTS = 16;
-if ((ROUNDS + 50) / TENANTS >= 1000) throw new Error("fewer rounds: a free tenant stores 1,000 receipts");
+if ((ROUNDS + 50) / TENANTS >= PER_TENANT_LIMIT) throw new Error("fewer rounds: a free tenant stores 1,000 receipts");
 const db = await openDb({ databaseUrl: process.env.DATABASE_URL || undefined, dataDir: "memory://", poolSize: 1 });
 await migrate(db);
 const raw = (text: string) => db.runScriptStatement("append-functions", text, []);
 
-const tenants: { tenantId: string; keyId: string }[] = [];
-for (let i = 0; i < TENANTS; i++) {
-  const secret = newSecret();
-  const t = { tenantId: newId("cust_"), keyId: newId("key_") };
-  await db.query("accounts/signup", [t.tenantId, newId("acct_"), newId("mbr_"), `append.${Date.now()}.${i}@example.com`, "$2b$04$abcdefghijklmnopqrstuuABCDEFGHIJKLMNOPQRSTUVWXYZ01234", t.keyId, await hashSecret(secret), secretHint(secret)]);
-  tenants.push(t);
-}
-let n = 0;
-function item() {
-  const t = tenants[n++ % TENANTS]!;
-  const payload = canonicalJson({ v: 2, kind: "protect", input: { action: "document.read", resource: `docs/${n}` }, policy: { policy_id: "pol_default", version: 1, hash: "0x" + "ab".repeat(32) }, decision: "ALLOWED", reasons: ["read_only"], rule: "allow_document_read" });
-  return {
-    receipt_id: newId("rcpt_"), tenant_id: t.tenantId, key_id: t.keyId, kind: "protect", request_id: newId("req_"),
-    timestamp: new Date().toISOString(), decision: "ALLOWED", payload, content_hash: sha256HexSync(payload),
-    signature: "eyJhbGciOiJFZERTQSJ9." + "x".repeat(250) + "." + "y".repeat(86), protect_receipt_id: null,
-  };
-}
+const tenants = await appendTenants(db);
+let calls = 0;
+// One receipt a call, each call the next tenant's.
 const append = async () => {
-  const rows = await db.query("receipts/append", [[item()]] as QueryParams<"receipts/append">);
+  const rows = await db.query("receipts/append", [appendItems(tenants, 1, calls++)] as QueryParams<"receipts/append">);
   if (rows.some((r) => r.refusal)) throw new Error("refused");
 };
 for (let i = 0; i < 40; i++) await append();

@@ -13,44 +13,23 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openDb, type QueryParams } from "../../src/db/index.ts";
 import { migrate } from "../../src/db/migrate.ts";
-import { newId } from "../../src/ids.ts";
-import { hashSecret, newSecret, secretHint } from "../../src/keys/secret.ts";
-import { canonicalJson } from "../../src/crypto/canonical.ts";
-import { sha256HexSync } from "../../src/crypto/sync.ts";
+import { appendItems, appendTenants, PER_TENANT_LIMIT, TENANTS } from "./append-items.ts";
 
 const ROUNDS = Number(process.env.APPEND_ROUNDS ?? 40);
 const SIZES = (process.env.APPEND_SIZES ?? "1,8,32,128").split(",").map(Number);
-const TENANTS = 16;
-// A free tenant stores 1,000 receipts and counts 1,000 protects a day: stay below both.
+// Stay below a free tenant's limits.
 const perTenant = Math.ceil(((ROUNDS + 5) * SIZES.reduce((a, b) => a + b, 0)) / TENANTS);
-if (perTenant >= 1000) throw new Error(`${perTenant} receipts per tenant would pass the free plan's limits: fewer rounds or smaller sizes`);
+if (perTenant >= PER_TENANT_LIMIT) throw new Error(`${perTenant} receipts per tenant would pass the free plan's limits: fewer rounds or smaller sizes`);
 
 const dir = process.env.DATABASE_URL || process.env.APPEND_MEMORY ? undefined : mkdtempSync(join(tmpdir(), "warden-append-"));
 const db = await openDb({ databaseUrl: process.env.DATABASE_URL || undefined, dataDir: dir ?? "memory://", poolSize: 4 });
 await migrate(db);
 
-const tenants: { tenantId: string; keyId: string }[] = [];
-for (let i = 0; i < TENANTS; i++) {
-  const secret = newSecret();
-  const t = { tenantId: newId("cust_"), keyId: newId("key_") };
-  await db.query("accounts/signup", [t.tenantId, newId("acct_"), newId("mbr_"), `append.${Date.now()}.${i}@example.com`, "$2b$04$abcdefghijklmnopqrstuuABCDEFGHIJKLMNOPQRSTUVWXYZ01234", t.keyId, await hashSecret(secret), secretHint(secret)]);
-  tenants.push(t);
-}
-
-let n = 0;
-function item(t: (typeof tenants)[number]) {
-  n++;
-  const payload = canonicalJson({ v: 2, kind: "protect", input: { action: "document.read", resource: `docs/${n}` }, policy: { policy_id: "pol_default", version: 1, hash: "0x" + "ab".repeat(32) }, decision: "ALLOWED", reasons: ["read_only"], rule: "allow_document_read" });
-  return {
-    receipt_id: newId("rcpt_"), tenant_id: t.tenantId, key_id: t.keyId, kind: "protect", request_id: newId("req_"),
-    timestamp: new Date().toISOString(), decision: "ALLOWED", payload, content_hash: sha256HexSync(payload),
-    signature: "eyJhbGciOiJFZERTQSJ9." + "x".repeat(250) + "." + "y".repeat(86), protect_receipt_id: null,
-  };
-}
+const tenants = await appendTenants(db);
 
 // The items are made before the clock starts: the time is the append's alone.
-const items = (size: number) => Array.from({ length: size }, (_, i) => item(tenants[i % TENANTS]));
-const append = async (batch: ReturnType<typeof item>[]) => {
+const items = (size: number) => appendItems(tenants, size);
+const append = async (batch: ReturnType<typeof items>) => {
   const rows = await db.query("receipts/append", [batch] as QueryParams<"receipts/append">);
   const refused = rows.find((r) => r.refusal);
   if (refused) throw new Error(`receipt_append refused an item: ${refused.refusal}`);
