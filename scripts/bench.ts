@@ -26,6 +26,7 @@ import { scaleScenario, scaleTable, type ScaleResult } from "./bench/scale.ts";
 import { BUDGET_POLICY, loadEntityTenant, scenarios } from "./bench/scenarios.ts";
 import { remoteMcpLatency, remoteMcpLine, startBenchUpstream, type BenchUpstream } from "./bench/remote-mcp.ts";
 import { cliOps, freshPostgresDatabase, insecure, type Account, startWithTenants, stopService } from "./bench/service.ts";
+import { alternateTwins, twinRatios, type TwinRun } from "./bench/twins.ts";
 import { ensureWrk, type Shape, wrk as runWrk } from "./bench/wrk.ts";
 
 const ROOT = join(import.meta.dir, "..");
@@ -416,11 +417,10 @@ console.log("\n" + md);
 benchUpstream?.stop();
 
 /**
- * Each *_entities scenario and its *_no_entities twin again, in five alternating pairs (plain,
- * entities, entities, plain, ...) of half the usual length: whichever runs first on a service pays
- * for its warm-up, an order effect larger than the entities' cost, and one pair moves by more than
- * the entities cost on a shared machine. The ratio of the medians, of throughput and of the
- * service's CPU a request (all its threads; the steadier of the two).
+ * Each *_entities scenario and its *_no_entities twin again, in five alternating pairs of half the
+ * usual length (scripts/bench/twins.ts): one pair moves by more than the entities cost on a shared
+ * machine. The ratio of the medians, of throughput and of the service's CPU a request (all its
+ * threads; the steadier of the two).
  */
 async function alternateEntityTwins(url: string, pid: number, shapes: Record<string, Shape>, label: string): Promise<string[]> {
   const lines: string[] = [];
@@ -428,21 +428,14 @@ async function alternateEntityTwins(url: string, pid: number, shapes: Record<str
     const plain = shapes[`${name}_no_entities`];
     const entities = shapes[`${name}_entities`];
     if (!plain || !entities || (ONLY && !ONLY.includes(`${name}_entities`))) continue;
-    const runs = { plain: [] as number[], entities: [] as number[] };
-    const cpu = { plain: [] as number[], entities: [] as number[] };
-    for (let pair = 0; pair < 5; pair++) {
-      for (const which of pair % 2 === 0 ? (["plain", "entities"] as const) : (["entities", "plain"] as const)) {
-        const before = cpuSeconds(pid);
-        const r = await wrk(url, which === "plain" ? plain : entities, Math.max(2, SECONDS / 2));
-        runs[which].push(Math.round(r.requests / (r.duration_us / 1e6)));
-        cpu[which].push(Math.round(((cpuSeconds(pid) - before) / r.requests) * 1e7) / 10);
-      }
-    }
-    const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+    const runs = await alternateTwins(pid, (shape) => wrk(url, shape, Math.max(2, SECONDS / 2)), { plain, entities }, 5);
+    const r = twinRatios(runs);
+    const rps = (xs: TwinRun[]) => xs.map((x) => Math.round(x.rps)).join(", ");
     const pct = (x: number) => Math.round(x * 1000) / 10;
+    const us = (x: number) => Math.round(x * 10) / 10;
     const line =
-      `Entities (${label}, alternating): ${name}_entities ${runs.entities.join(", ")} req/s against ${name}_no_entities ${runs.plain.join(", ")}: ${pct(med(runs.entities) / med(runs.plain))}% (medians); ` +
-      `service CPU a request ${med(cpu.entities)} µs against ${med(cpu.plain)} µs: ${pct(med(cpu.plain) / med(cpu.entities))}%.`;
+      `Entities (${label}, alternating): ${name}_entities ${rps(runs.entities)} req/s against ${name}_no_entities ${rps(runs.plain)}: ${pct(r.rps)}% (medians); ` +
+      `service CPU a request ${us(r.us.entities)} µs against ${us(r.us.plain)} µs: ${pct(r.cpu)}%.`;
     console.log(`bench: ${line}`);
     lines.push(line);
   }

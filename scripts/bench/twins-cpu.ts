@@ -7,10 +7,10 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { cpuSeconds } from "./proc.ts";
 import { loadEntityTenant, scenarios } from "./scenarios.ts";
 import { startWithTenants, stopService, toolDatabase } from "./service.ts";
-import { ensureWrk, startWrk } from "./wrk.ts";
+import { alternateTwins, twinRatios } from "./twins.ts";
+import { ensureWrk, type Shape, wrk } from "./wrk.ts";
 
 const ROOT = process.env.BENCH_ROOT ?? join(import.meta.dir, "../..");
 const kind = process.argv[2] ?? "simulate";
@@ -26,30 +26,18 @@ const { service, accounts } = await startWithTenants(ROOT, env, { tenants: 4, na
 const entities = { tenant: accounts.pop()!, twin: accounts.pop()! };
 await loadEntityTenant(service.url, entities.tenant, entities.twin);
 const shapes = scenarios(accounts, password, undefined, entities);
-const names = [`${kind}_entities`, `${kind}_no_entities`];
 
-async function round(name: string, seconds: number) {
-  const before = cpuSeconds(service.proc.pid);
-  const r = await startWrk(service.url, shapes[name]!, { seconds, connections: 32, threads: 1 }).result;
-  const cpu = cpuSeconds(service.proc.pid) - before;
-  return { rps: r.requests / (r.duration_us / 1e6), us: (cpu / r.requests) * 1e6 };
-}
+const run = (seconds: number) => (shape: Shape) => wrk(service.url, shape, { seconds, connections: 32, threads: 1 });
+const twins = { plain: shapes[`${kind}_no_entities`]!, entities: shapes[`${kind}_entities`]! };
 
 try {
-  for (const name of names) await round(name, 3); // warm-up
-  const got: Record<string, { rps: number; us: number }[]> = { [names[0]!]: [], [names[1]!]: [] };
-  for (let i = 0; i < ROUNDS; i++) {
-    const order = i % 2 === 0 ? names : [...names].reverse();
-    for (const name of order) {
-      const r = await round(name, SECONDS);
-      got[name]!.push(r);
-      console.log(`${name}: ${r.rps.toFixed(0)} req/s, ${r.us.toFixed(1)} µs CPU a request`);
-    }
-  }
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-  const [e, t] = names.map((n) => got[n]!);
-  console.log(`medians: ${names[0]} ${median(e!.map((r) => r.rps)).toFixed(0)} req/s ${median(e!.map((r) => r.us)).toFixed(1)} µs; ${names[1]} ${median(t!.map((r) => r.rps)).toFixed(0)} req/s ${median(t!.map((r) => r.us)).toFixed(1)} µs`);
-  console.log(`ratio (req/s, medians): ${((median(e!.map((r) => r.rps)) / median(t!.map((r) => r.rps))) * 100).toFixed(1)}%; CPU: ${((median(t!.map((r) => r.us)) / median(e!.map((r) => r.us))) * 100).toFixed(1)}%`);
+  await alternateTwins(service.proc.pid, run(3), twins, 1); // warm-up
+  const runs = await alternateTwins(service.proc.pid, run(SECONDS), twins, ROUNDS, (which, r) =>
+    console.log(`${kind}_${which === "plain" ? "no_entities" : "entities"}: ${r.rps.toFixed(0)} req/s, ${r.us.toFixed(1)} µs CPU a request`),
+  );
+  const r = twinRatios(runs);
+  console.log(`medians: ${kind}_entities ${r.medianRps.entities.toFixed(0)} req/s ${r.us.entities.toFixed(1)} µs; ${kind}_no_entities ${r.medianRps.plain.toFixed(0)} req/s ${r.us.plain.toFixed(1)} µs`);
+  console.log(`ratio (req/s, medians): ${(r.rps * 100).toFixed(1)}%; CPU: ${(r.cpu * 100).toFixed(1)}%`);
 } finally {
   await stopService(service);
   await database.drop();
