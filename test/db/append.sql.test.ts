@@ -262,6 +262,18 @@ describe("receipt_append(json): errors", () => {
     expect(await db.one("receipts/head", [a.tenantId])).toEqual({ tenant_id: a.tenantId, tree_size: 0, head_hash: null, event_count: 0 });
   });
 
+  test("an item that is not a protect or an execute fails the whole call (22023), naming its kind; nothing stored", async () => {
+    const a = await tenant();
+    for (const kind of ["event", undefined]) {
+      const odd = { ...(await item(a)), kind };
+      const err = await append([await item(a), odd]).then(() => undefined, (e: unknown) => e);
+      expect(err).toBeInstanceOf(DbError);
+      expect((err as DbError).sqlstate).toBe("22023");
+      expect((err as DbError).message).toContain(`not ${kind ?? "NULL"}`);
+    }
+    expect(await db.one("receipts/head", [a.tenantId])).toEqual({ tenant_id: a.tenantId, tree_size: 0, head_hash: null, event_count: 0 });
+  });
+
   test("receipt_append_tenant() (a cluster's one-tenant batches) appends as receipt_append() does, and refuses an item of another tenant (22023)", async () => {
     const [a, b] = [await tenant(), await tenant()];
     const rows = await db.query("receipts/append_tenant", [a.tenantId, [await item(a), await item(a)]]);
