@@ -264,7 +264,7 @@ describe("receipt_append(json): errors", () => {
 
   test("an item that is not a protect or an execute fails the whole call (22023), naming its kind; nothing stored", async () => {
     const a = await tenant();
-    for (const kind of ["event", undefined]) {
+    for (const kind of ["event", null]) {
       const odd = { ...(await item(a)), kind };
       const err = await append([await item(a), odd]).then(() => undefined, (e: unknown) => e);
       expect(err).toBeInstanceOf(DbError);
