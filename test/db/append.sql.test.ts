@@ -265,7 +265,8 @@ describe("receipt_append(json): errors", () => {
   test("an item that is not a protect or an execute fails the whole call (22023), naming its kind; nothing stored", async () => {
     const a = await tenant();
     for (const kind of ["event", null]) {
-      const odd = { ...(await item(a)), kind };
+      // Not an Item on purpose: what a buggy caller might send.
+      const odd = { ...(await item(a)), kind } as unknown as Item;
       const err = await append([await item(a), odd]).then(() => undefined, (e: unknown) => e);
       expect(err).toBeInstanceOf(DbError);
       expect((err as DbError).sqlstate).toBe("22023");
